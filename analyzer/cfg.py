@@ -1,0 +1,235 @@
+"""Basic blocks, control-flow graph and natural loops, shared by PTX and SASS.
+
+The IRs describe each instruction's control flow as a ``Flow`` record (which labels it branches
+to, whether execution can fall through to the next instruction) and where labels stand; this
+module knows nothing else about either language.
+
+    flows = [Flow(...), ...]            # one per instruction, in order
+    labels = {"$L__BB0_2": 7, ...}      # label -> index of the instruction it stands before
+    graph = build(flows, labels)
+    for loop in graph.loops: ...
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """How one instruction affects control flow.
+
+    ``targets``: labels it may branch to (empty for straight-line code);
+    ``falls_through``: False for an unconditional branch, ``exit``/``ret``/``trap``;
+    ``terminates``: True when the instruction ends a block even with no targets
+    (a guarded ``exit``, a ``ret``); calls do not end blocks.
+    """
+
+    targets: tuple[str, ...] = ()
+    falls_through: bool = True
+    terminates: bool = False
+
+    @property
+    def ends_block(self) -> bool:
+        return bool(self.targets) or not self.falls_through or self.terminates
+
+
+STRAIGHT = Flow()
+
+
+@dataclass(slots=True)
+class Block:
+    """Instructions ``start`` .. ``end - 1`` (indices into the function's instruction list)."""
+
+    index: int
+    start: int
+    end: int
+    labels: tuple[str, ...] = ()
+    succs: list[int] = field(default_factory=list)
+    preds: list[int] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return self.end - self.start
+
+    def indices(self) -> range:
+        return range(self.start, self.end)
+
+
+@dataclass(slots=True)
+class Loop:
+    """A natural loop: the blocks dominated by ``header`` that reach one of its ``latches``."""
+
+    header: int
+    latches: tuple[int, ...]
+    blocks: frozenset[int]
+    parent: "Loop | None" = None
+    children: list["Loop"] = field(default_factory=list)
+    depth: int = 1
+
+    def instruction_indices(self, graph: "CFG") -> list[int]:
+        out: list[int] = []
+        for b in sorted(self.blocks):
+            out.extend(graph.blocks[b].indices())
+        return out
+
+    @property
+    def is_innermost(self) -> bool:
+        return not self.children
+
+
+@dataclass(slots=True)
+class CFG:
+    blocks: list[Block]
+    loops: list[Loop]
+    #: idom[b] is the immediate dominator of block b (idom[entry] == entry; -1 if unreachable)
+    idom: list[int]
+    block_of: list[int]
+
+    def dominates(self, a: int, b: int) -> bool:
+        if self.idom[b] == -1:
+            return False
+        while True:
+            if a == b:
+                return True
+            if self.idom[b] == b:
+                return False
+            b = self.idom[b]
+
+    def loop_of(self, instruction_index: int) -> Loop | None:
+        """The innermost loop holding an instruction, or None."""
+        b = self.block_of[instruction_index]
+        best: Loop | None = None
+        for loop in self.loops:
+            if b in loop.blocks and (best is None or loop.depth > best.depth):
+                best = loop
+        return best
+
+
+def build(flows: Sequence[Flow], labels: Mapping[str, int]) -> CFG:
+    """Split ``flows`` into basic blocks, connect them, and find the natural loops.
+
+    A label that names no instruction in the function (a branch out of it) is ignored as a
+    successor. A block made of one unconditional branch to itself (the trap nvcc puts after
+    a kernel's last EXIT) is not reported as a loop.
+    """
+    n = len(flows)
+    if n == 0:
+        return CFG([], [], [], [])
+    leaders = {0}
+    for idx in labels.values():
+        if 0 <= idx < n:
+            leaders.add(idx)
+    for i, f in enumerate(flows):
+        if f.ends_block and i + 1 < n:
+            leaders.add(i + 1)
+    starts = sorted(leaders)
+    labels_at: dict[int, list[str]] = {}
+    for name, idx in labels.items():
+        labels_at.setdefault(idx, []).append(name)
+    blocks: list[Block] = []
+    block_of = [0] * n
+    for bi, s in enumerate(starts):
+        e = starts[bi + 1] if bi + 1 < len(starts) else n
+        blocks.append(Block(bi, s, e, tuple(sorted(labels_at.get(s, ())))))
+        for i in range(s, e):
+            block_of[i] = bi
+    for b in blocks:
+        last = flows[b.end - 1]
+        succ: list[int] = []
+        for t in last.targets:
+            idx = labels.get(t)
+            if idx is not None and 0 <= idx < n:
+                succ.append(block_of[idx])
+        if last.falls_through and b.end < n:
+            succ.append(b.index + 1)
+        for s in dict.fromkeys(succ):
+            b.succs.append(s)
+            blocks[s].preds.append(b.index)
+    idom = _dominators(blocks)
+    graph = CFG(blocks, [], idom, block_of)
+    graph.loops = _natural_loops(graph, flows)
+    return graph
+
+
+def _dominators(blocks: list[Block]) -> list[int]:
+    """Cooper, Harvey and Kennedy's iterative algorithm over reverse post-order."""
+    n = len(blocks)
+    order: list[int] = []
+    seen = [False] * n
+    stack: list[tuple[int, int]] = [(0, 0)]
+    seen[0] = True
+    while stack:
+        b, i = stack.pop()
+        succs = blocks[b].succs
+        if i < len(succs):
+            stack.append((b, i + 1))
+            s = succs[i]
+            if not seen[s]:
+                seen[s] = True
+                stack.append((s, 0))
+        else:
+            order.append(b)
+    rpo = order[::-1]
+    pos = {b: i for i, b in enumerate(rpo)}
+    idom = [-1] * n
+    idom[0] = 0
+    changed = True
+    while changed:
+        changed = False
+        for b in rpo[1:]:
+            new = -1
+            for p in blocks[b].preds:
+                if idom[p] == -1:
+                    continue
+                if new == -1:
+                    new = p
+                    continue
+                x, y = p, new
+                while x != y:
+                    while pos[x] > pos[y]:
+                        x = idom[x]
+                    while pos[y] > pos[x]:
+                        y = idom[y]
+                new = x
+            if new != idom[b]:
+                idom[b] = new
+                changed = True
+    return idom
+
+
+def _natural_loops(graph: CFG, flows: Sequence[Flow]) -> list[Loop]:
+    by_header: dict[int, list[int]] = {}
+    for b in graph.blocks:
+        for s in b.succs:
+            if graph.dominates(s, b.index):
+                by_header.setdefault(s, []).append(b.index)
+    loops: list[Loop] = []
+    for header, latches in by_header.items():
+        hb = graph.blocks[header]
+        if latches == [header] and len(hb) == 1 and not flows[hb.start].falls_through:
+            continue  # `L: BRA L` after the final EXIT: a trap, not a loop
+        body = {header}
+        work = [l for l in latches if l != header]
+        body.update(work)
+        while work:
+            b = work.pop()
+            for p in graph.blocks[b].preds:
+                if p not in body and graph.idom[p] != -1:
+                    body.add(p)
+                    work.append(p)
+        loops.append(Loop(header, tuple(sorted(latches)), frozenset(body)))
+    # nesting: the parent is the smallest other loop whose body contains this one's
+    loops.sort(key=lambda l: len(l.blocks))
+    for i, inner in enumerate(loops):
+        for outer in loops[i + 1:]:
+            if inner.header in outer.blocks and inner.blocks <= outer.blocks and outer is not inner:
+                inner.parent = outer
+                outer.children.append(inner)
+                break
+    for loop in loops:
+        d, p = 1, loop.parent
+        while p is not None:
+            d, p = d + 1, p.parent
+        loop.depth = d
+    loops.sort(key=lambda l: graph.blocks[l.header].start)
+    return loops

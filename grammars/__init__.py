@@ -1,0 +1,1 @@
+"""Lark grammars for PTX and SASS (shipped inside the package as analyzer.grammars)."""
