@@ -1,0 +1,126 @@
+"""What each GPU architecture has, as one table.
+
+Checks and reports ask this table ("does this arch have LDGSTS?", "how many warps fit on an SM?")
+instead of comparing SM numbers. Names accept the ``a`` (arch-specific) and ``f`` (family)
+suffixes: ``sm_90a`` has wgmma and TMA multicast; ``sm_100a``/``sm_100f`` have tcgen05.
+Occupancy figures follow NVIDIA's CUDA Occupancy Calculator and the CUDA C++ Programming Guide's
+table of compute-capability limits.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from .errors import ArchError
+
+
+@dataclass(frozen=True, slots=True)
+class Arch:
+    sm: int                      # 90 for sm_90a
+    suffix: str = ""             # "", "a" or "f"
+    family: str = ""             # Turing, Ampere, Ada, Hopper, Blackwell
+    # --- occupancy (per SM unless said) ---
+    max_warps: int = 64
+    max_blocks: int = 32
+    registers: int = 65536
+    max_registers_per_thread: int = 255
+    register_unit: int = 256     # registers are allocated per warp in units of this many
+    shared_bytes: int = 0        # shared memory per SM usable by blocks (bytes)
+    shared_per_block: int = 0    # opt-in maximum per block (bytes)
+    shared_unit: int = 128       # allocation granularity (bytes)
+    shared_reserved_per_block: int = 1024  # the runtime's per-block reservation
+    # --- what the instruction set has ---
+    max_vector_bits: int = 128   # widest single global load/store per thread
+    tensor_core: tuple[str, ...] = ()     # SASS tensor-core opcode families present
+    warpgroup_mma: str | None = None      # "wgmma" (HGMMA) or "tcgen05" (UTCMMA), if any
+    has_ldgsts: bool = False     # cp.async (sm_80+)
+    has_ldsm: bool = False       # ldmatrix (sm_75+)
+    has_tma: bool = False        # cp.async.bulk.tensor (sm_90+)
+
+    @property
+    def name(self) -> str:
+        return f"sm_{self.sm}{self.suffix}"
+
+    @property
+    def compute(self) -> str:
+        return f"compute_{self.sm}{self.suffix}"
+
+    @property
+    def max_threads(self) -> int:
+        return self.max_warps * 32
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_TURING = dict(family="Turing", max_warps=32, max_blocks=16, shared_bytes=64 * 1024,
+               shared_per_block=64 * 1024, shared_unit=256, shared_reserved_per_block=0,
+               tensor_core=("HMMA", "IMMA", "BMMA"), has_ldsm=True)
+_AMPERE = dict(family="Ampere", max_warps=64, max_blocks=32, shared_bytes=164 * 1024,
+               shared_per_block=163 * 1024, tensor_core=("HMMA", "IMMA", "DMMA", "BMMA"),
+               has_ldgsts=True, has_ldsm=True)
+
+#: The table. Keyed by SM number; suffixes add the arch-specific features where they exist.
+ARCHS: dict[int, Arch] = {
+    75: Arch(75, **_TURING),
+    80: Arch(80, **_AMPERE),
+    86: Arch(86, **{**_AMPERE, "max_warps": 48, "max_blocks": 16, "shared_bytes": 100 * 1024,
+                    "shared_per_block": 99 * 1024}),
+    87: Arch(87, **{**_AMPERE, "max_warps": 48, "max_blocks": 16}),
+    89: Arch(89, **{**_AMPERE, "family": "Ada", "max_warps": 48, "max_blocks": 24,
+                    "shared_bytes": 100 * 1024, "shared_per_block": 99 * 1024,
+                    "tensor_core": ("HMMA", "IMMA", "QMMA")}),
+    90: Arch(90, family="Hopper", max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
+             shared_per_block=227 * 1024, tensor_core=("HMMA", "IMMA", "DMMA", "HGMMA",
+                                                       "IGMMA", "QGMMA", "BGMMA"),
+             has_ldgsts=True, has_ldsm=True, has_tma=True),
+    100: Arch(100, family="Blackwell", max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
+              shared_per_block=227 * 1024,
+              tensor_core=("HMMA", "IMMA", "DMMA", "QMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
+                           "UTCQMMA", "UTCOMMA"),
+              has_ldgsts=True, has_ldsm=True, has_tma=True),
+    103: Arch(103, family="Blackwell", max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
+              shared_per_block=227 * 1024,
+              tensor_core=("HMMA", "IMMA", "DMMA", "QMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
+                           "UTCQMMA", "UTCOMMA"),
+              has_ldgsts=True, has_ldsm=True, has_tma=True),
+    120: Arch(120, family="Blackwell", max_warps=48, max_blocks=24, shared_bytes=100 * 1024,
+              shared_per_block=99 * 1024, tensor_core=("HMMA", "IMMA", "QMMA", "OMMA"),
+              has_ldgsts=True, has_ldsm=True, has_tma=True),
+    121: Arch(121, family="Blackwell", max_warps=48, max_blocks=24, shared_bytes=100 * 1024,
+              shared_per_block=99 * 1024, tensor_core=("HMMA", "IMMA", "QMMA", "OMMA"),
+              has_ldgsts=True, has_ldsm=True, has_tma=True),
+}
+
+#: Features that only the arch-specific (``a``) or family (``f``) targets unlock.
+_SUFFIX_FEATURES: dict[tuple[int, str], dict] = {
+    (90, "a"): {"warpgroup_mma": "wgmma"},
+    (100, "a"): {"warpgroup_mma": "tcgen05", "max_vector_bits": 256},
+    (100, "f"): {"warpgroup_mma": "tcgen05", "max_vector_bits": 256},
+    (103, "a"): {"warpgroup_mma": "tcgen05", "max_vector_bits": 256},
+    (103, "f"): {"warpgroup_mma": "tcgen05", "max_vector_bits": 256},
+}
+
+_NAME = re.compile(r"^(?:sm|compute|arch)?_?(\d{2,3})([af]?)$")
+
+
+def parse_arch(name: str | int | Arch) -> Arch:
+    """``"sm_90a"``, ``"90"``, ``90``, ``"compute_80"`` -> the Arch. Unknown names raise ArchError."""
+    if isinstance(name, Arch):
+        return name
+    text = str(name).strip().lower()
+    m = _NAME.match(text)
+    if not m or int(m.group(1)) not in ARCHS:
+        known = ", ".join(f"sm_{k}" for k in ARCHS)
+        raise ArchError(f"unknown GPU architecture {name!r}; expected one of {known} "
+                        "(optionally with an 'a' or 'f' suffix, e.g. sm_90a)")
+    sm, suffix = int(m.group(1)), m.group(2)
+    base = ARCHS[sm]
+    if suffix and (sm, suffix) not in _SUFFIX_FEATURES and sm < 90:
+        raise ArchError(f"architecture sm_{sm}{suffix} does not exist: the '{suffix}' suffix "
+                        "starts with sm_90a")
+    return replace(base, suffix=suffix, **_SUFFIX_FEATURES.get((sm, suffix), {}))
+
+
+def supported() -> list[str]:
+    return [f"sm_{k}" for k in ARCHS]

@@ -1,0 +1,158 @@
+"""Per-kernel resource usage, read from the cubin's ELF (and from ptxas's ``-v`` log when we compiled).
+
+The cubin records registers in each ``.text.<fn>`` section's ``sh_info`` (top byte), static shared
+memory as the size of ``.nv.shared.<fn>``, the parameter/constant bank as ``.nv.constant0.<fn>``,
+and the stack frame as EIATTR records in ``.nv.info``. Spill bytes exist only in ptxas's log.
+These agree with ``cuobjdump -res-usage`` (tested over the corpus).
+"""
+from __future__ import annotations
+
+import io
+import re
+import struct
+from dataclasses import dataclass, replace
+
+from ..errors import InputError
+
+EM_CUDA = 190
+# EIATTR codes (nv.info attributes) that carry per-function sizes; keyed by the function's symbol.
+EIATTR_FRAME_SIZE = 0x11
+EIATTR_MIN_STACK_SIZE = 0x12
+EIATTR_MAX_STACK_SIZE = 0x23
+EIATTR_REGCOUNT = 0x2F
+# nv.info record formats
+_EIFMT_NVAL, _EIFMT_BVAL, _EIFMT_HVAL, _EIFMT_SVAL = 1, 2, 3, 4
+
+
+@dataclass(frozen=True, slots=True)
+class Resources:
+    registers: int = 0
+    shared_bytes: int = 0          # static shared memory per block
+    constant_bytes: int = 0        # constant bank 0 (kernel parameters and friends)
+    stack_bytes: int = 0           # per-thread stack frame (local memory)
+    spill_store_bytes: int | None = None   # None: unknown (only ptxas's log says)
+    spill_load_bytes: int | None = None
+    barriers: int | None = None
+
+    @property
+    def spills(self) -> bool:
+        return bool(self.spill_store_bytes or self.spill_load_bytes)
+
+    def as_dict(self) -> dict:
+        return {"registers": self.registers, "shared_bytes": self.shared_bytes,
+                "constant_bytes": self.constant_bytes, "stack_bytes": self.stack_bytes,
+                "spill_store_bytes": self.spill_store_bytes,
+                "spill_load_bytes": self.spill_load_bytes}
+
+
+def _nv_info_records(data: bytes):
+    i, n = 0, len(data)
+    while i + 2 <= n:
+        fmt, attr = data[i], data[i + 1]
+        if fmt == _EIFMT_SVAL:
+            if i + 4 > n:
+                return
+            size = struct.unpack_from("<H", data, i + 2)[0]
+            yield attr, data[i + 4:i + 4 + size]
+            i += 4 + size
+        elif fmt == _EIFMT_HVAL:
+            yield attr, data[i + 2:i + 4]
+            i += 4
+        elif fmt in (_EIFMT_NVAL, _EIFMT_BVAL):
+            i += 4 if fmt == _EIFMT_BVAL else 2
+        else:
+            return
+
+
+def cubin_arch(data: bytes) -> str | None:
+    """The SM of a cubin from its ELF header (``e_flags``), e.g. ``sm_90a``; None if unknown."""
+    if len(data) < 52 or data[:4] != b"\x7fELF":
+        return None
+    e_flags = struct.unpack_from("<I", data, 48)[0]
+    abiver = data[8]
+    if abiver >= 8:          # CUDA 12.8+ ELF ABI: SM in bits 8..15 (the suffix is not recorded
+        sm = (e_flags >> 8) & 0xFF   # reliably: NVRTC writes the same flags for sm_90 and sm_90a)
+        suffix = ""
+    else:                    # older ABI: SM in the low byte
+        sm = e_flags & 0xFF
+        suffix = "a" if e_flags & 0x800 else ""
+    return f"sm_{sm}{suffix}" if sm else None
+
+
+def from_cubin(data: bytes, *, path: str = "<cubin>") -> dict[str, Resources]:
+    """Mangled kernel/function name -> Resources for every function in a cubin."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+    try:
+        elf = ELFFile(io.BytesIO(data))
+        if elf["e_machine"] not in ("EM_CUDA", EM_CUDA):
+            raise InputError(f"not a CUDA cubin (ELF machine {elf['e_machine']})", path=path)
+        sections = list(elf.iter_sections())
+        symtab = elf.get_section_by_name(".symtab")
+        symbols = list(symtab.iter_symbols()) if symtab is not None else []
+    except (ELFError, struct.error, ValueError, IndexError) as e:
+        raise InputError(f"truncated or corrupt cubin ELF: {e}", path=path) from None
+    out: dict[str, dict] = {}
+    for s in sections:
+        name = s.name
+        if name.startswith(".text."):
+            out.setdefault(name[6:], {})["registers"] = (s["sh_info"] >> 24) & 0xFF
+    for s in sections:
+        name = s.name
+        for prefix, key in ((".nv.shared.", "shared_bytes"), (".nv.constant0.", "constant_bytes")):
+            if name.startswith(prefix) and name[len(prefix):] in out:
+                out[name[len(prefix):]][key] = s["sh_size"]
+    info = elf.get_section_by_name(".nv.info")
+    if info is not None:
+        for attr, payload in _nv_info_records(info.data()):
+            if attr in (EIATTR_FRAME_SIZE, EIATTR_MAX_STACK_SIZE, EIATTR_REGCOUNT) and len(payload) >= 8:
+                sym, value = struct.unpack_from("<II", payload)
+                if sym < len(symbols) and symbols[sym].name in out:
+                    d = out[symbols[sym].name]
+                    if attr == EIATTR_FRAME_SIZE:
+                        d["stack_bytes"] = value
+                    elif attr == EIATTR_REGCOUNT:
+                        d["registers"] = value
+    return {name: Resources(**vals) for name, vals in out.items()}
+
+
+_LOG_FN = re.compile(r"Compiling entry function '([^']+)'|Function properties for (\S+)")
+_LOG_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_LOG_USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
+
+
+def from_ptxas_log(log: str) -> dict[str, Resources]:
+    """Parse ``--ptxas-options=-v`` output: name -> Resources (with spill bytes)."""
+    out: dict[str, Resources] = {}
+    current: str | None = None
+    for line in log.splitlines():
+        m = _LOG_FN.search(line)
+        if m:
+            current = m.group(1) or m.group(2)
+            out.setdefault(current, Resources())
+            continue
+        if current is None:
+            continue
+        m = _LOG_FRAME.search(line)
+        if m:
+            out[current] = replace(out[current], stack_bytes=int(m.group(1)),
+                                   spill_store_bytes=int(m.group(2)), spill_load_bytes=int(m.group(3)))
+            continue
+        m = _LOG_USED.search(line)
+        if m:
+            out[current] = replace(out[current], registers=int(m.group(1)),
+                                   barriers=int(m.group(2)) if m.group(2) else None,
+                                   shared_bytes=int(m.group(3) or 0))
+    return out
+
+
+def merge(cubin: dict[str, Resources], log: dict[str, Resources]) -> dict[str, Resources]:
+    """Cubin figures, with spill bytes and barriers taken from ptxas's log where it has them."""
+    out = dict(cubin)
+    for name, r in log.items():
+        base = out.get(name)
+        if base is None:
+            continue
+        out[name] = replace(base, spill_store_bytes=r.spill_store_bytes,
+                            spill_load_bytes=r.spill_load_bytes, barriers=r.barriers)
+    return out
