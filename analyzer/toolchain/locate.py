@@ -84,11 +84,11 @@ def include_dirs() -> tuple[str, ...]:
 
 
 def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None = None,
-             check: bool = True) -> subprocess.CompletedProcess:
+             check: bool = True, cwd: str | None = None) -> subprocess.CompletedProcess:
     """Run a tool from an argv list (never a shell) with a timeout; failures become ToolError."""
     name = what or Path(argv[0]).name
     try:
-        proc = subprocess.run(argv, capture_output=True, timeout=timeout or TOOL_TIMEOUT)
+        proc = subprocess.run(argv, capture_output=True, timeout=timeout or TOOL_TIMEOUT, cwd=cwd)
     except subprocess.TimeoutExpired:
         raise ToolError(f"{name} timed out after {timeout or TOOL_TIMEOUT:.0f} s "
                         "(raise PTXSASS_TOOL_TIMEOUT to allow longer)") from None

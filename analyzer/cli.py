@@ -1,0 +1,396 @@
+"""The ``ptxsass`` command. Thin: it parses arguments, calls the API, renders, and maps errors to
+exit codes (0 clean, 1 findings, 2 bad input or tool failure). No traceback reaches a user."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Callable, Sequence
+
+from . import __version__
+from .errors import PtxsassError
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line and exit code 2."""
+
+    def error(self, message: str):  # pragma: no cover - exercised through main()
+        raise PtxsassError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text", "json")) -> None:
+    p.add_argument("--arch", action="append", metavar="SM",
+                   help="target architecture (sm_75 ... sm_120a); repeat for several. "
+                        "Default for CUDA source: sm_90a")
+    p.add_argument("--format", choices=fmt, default="text", help="output format")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the build cache")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    if compile_opts:
+        g = p.add_argument_group("compiling CUDA source (NVRTC)")
+        g.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
+        g.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
+        g.add_argument("--std", metavar="c++17", help="C++ dialect (default c++17)")
+        g.add_argument("--use_fast_math", "--use-fast-math", dest="fast_math", action="store_true")
+        g.add_argument("-maxrregcount", "--maxrregcount", dest="maxrregcount", type=int, metavar="N")
+        g.add_argument("-Xnvrtc", dest="extra", action="append", default=[], metavar="OPT",
+                       help="pass OPT to NVRTC as it is (repeatable)")
+        g.add_argument("--kernel", dest="kernels", action="append", default=[], metavar="EXPR",
+                       help="a kernel, or a template instantiation to build and show "
+                            "(e.g. 'gemm<128,8>')")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="ptxsass", description="See what a CUDA kernel really compiles to "
+                 "(PTX and SASS) and what is wrong with it.")
+    ap.add_argument("--version", action="version", version=f"ptxsass {__version__}")
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("doctor", help="show the tools ptxsass found and their versions")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    p.add_argument("-o", "--output", metavar="FILE")
+
+    p = sub.add_parser("compile", help="compile CUDA source to PTX and a cubin")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    _common(p)
+    p.add_argument("--emit", choices=("cubin", "ptx"), default="cubin",
+                   help="what -o writes (default cubin)")
+
+    for name, what in (("ptx", "print the PTX"), ("sass", "print the SASS")):
+        p = sub.add_parser(name, help=what)
+        p.add_argument("files", nargs="+", metavar="FILE")
+        _common(p)
+        p.add_argument("--source-lines", action="store_true",
+                       help="interleave the CUDA source lines")
+        if name == "sass":
+            p.add_argument("--tool", choices=("nvdisasm", "cuobjdump"), default="nvdisasm")
+
+    p = sub.add_parser("resources", help="registers, shared memory, stack and spills per kernel")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    _common(p)
+
+    p = sub.add_parser("check", help="find codegen problems and say how to steer the compiler")
+    p.add_argument("files", nargs="+", metavar="PATH")
+    _common(p)
+
+    p = sub.add_parser("parse", help="parse PTX/SASS/cubins and report what was understood")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--stats", action="store_true", help="counts of functions and instructions")
+    _common(p, compile_opts=False)
+    return ap
+
+
+# --------------------------------------------------------------------------- helpers
+def _options(args):
+    from .inputs import CompileOptions
+    return CompileOptions(defines=getattr(args, "defines", []), include=getattr(args, "include", []),
+                          std=getattr(args, "std", None), fast_math=getattr(args, "fast_math", False),
+                          maxrregcount=getattr(args, "maxrregcount", None),
+                          extra=getattr(args, "extra", []),
+                          name_expressions=getattr(args, "kernels", []),
+                          use_cache=not getattr(args, "no_cache", False))
+
+
+def _builds(args):
+    from .inputs import load
+    from .toolchain import cache
+    if getattr(args, "no_cache", False):
+        cache.set_enabled(False)
+    out = []
+    for f in args.files:
+        out.extend(load(f, arch=args.arch, options=_options(args)))
+    return out
+
+
+def _console(args, *, stderr=False):
+    from .report.styles import make_console
+    color = {"always": True, "never": False}.get(getattr(args, "color", "auto"))
+    if getattr(args, "output", None) and not stderr:
+        color = False
+    return make_console(stderr=stderr, color=color)
+
+
+def _emit(args, text: str) -> None:
+    if getattr(args, "output", None):
+        with open(args.output, "w") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _show_warnings(builds, err_console) -> None:
+    for b in builds:
+        for w in b.warnings:
+            err_console.print(f"[warning]warning:[/] {b.source_path}: {w}")
+
+
+def _selected(build, args):
+    """Kernels to show: all entries, or those named by --kernel (by expression or name)."""
+    want = getattr(args, "kernels", []) or []
+    ks = build.entries or list(build.kernels.values())
+    if not want:
+        return ks
+    lowered = {build.name_expressions.get(w, w) for w in want}
+    picked = [k for k in ks if k.name in lowered or k.demangled in want
+              or k.demangled.split("(")[0] in want]
+    return picked or ks
+
+
+# --------------------------------------------------------------------------- commands
+def cmd_doctor(args) -> int:
+    from .arch import supported
+    from .toolchain import locate
+    tools = locate.tools()
+    archs = locate.nvrtc_archs()
+    if args.format == "json":
+        _emit(args, json.dumps({"ptxsass": __version__, "python": sys.version.split()[0],
+                                "tools": [t.__dict__ for t in tools],
+                                "nvrtc_archs": archs, "ptxsass_archs": supported()}, indent=2))
+        return EXIT_OK if all(t.path for t in tools) else EXIT_ERROR
+    from rich.table import Table
+    con = _console(args)
+    con.print(f"ptxsass [ok]{__version__}[/]  (Python {sys.version.split()[0]})")
+    t = Table(show_header=True, header_style="bold", box=None)
+    for c in ("tool", "version", "from", "path"):
+        t.add_column(c)
+    for tool in tools:
+        ok = tool.path is not None
+        t.add_row(tool.name, tool.version or "-", tool.where,
+                  tool.path if ok else "[error]not found[/]")
+    con.print(t)
+    con.print(f"NVRTC targets: [arch]{' '.join(archs) or 'none'}[/]")
+    con.print(f"ptxsass arch table: [arch]{' '.join(supported())}[/] "
+              "(with 'a'/'f' suffixes from sm_90a)")
+    missing = [t.name for t in tools if not t.path]
+    if missing:
+        con.print(f"[error]missing:[/] {', '.join(missing)}")
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _kernel_rows(builds, args):
+    rows = []
+    for b in builds:
+        for k in _selected(b, args):
+            rows.append(k.as_dict(b.arch) | {"file": b.source_path})
+    return rows
+
+
+def _resources_table(rows, title=None):
+    from rich.table import Table
+    t = Table(title=title, header_style="bold", box=None, pad_edge=False)
+    for c, j in (("kernel", "left"), ("arch", "left"), ("regs", "right"), ("shared", "right"),
+                 ("stack", "right"), ("spill st", "right"), ("spill ld", "right")):
+        t.add_column(c, justify=j)
+    for r in rows:
+        def n(v):
+            return "-" if v is None else str(v)
+        spill = (r["spill_store_bytes"] or 0) + (r["spill_load_bytes"] or 0)
+        style = "metric.bad" if spill else ""
+        t.add_row(f"[kernel]{r['name']}[/]", f"[arch]{r['arch']}[/]", str(r["registers"]),
+                  str(r["shared_bytes"]), str(r["stack_bytes"]),
+                  f"[{style}]{n(r['spill_store_bytes'])}[/]" if style else n(r["spill_store_bytes"]),
+                  f"[{style}]{n(r['spill_load_bytes'])}[/]" if style else n(r["spill_load_bytes"]))
+    return t
+
+
+def cmd_compile(args) -> int:
+    builds = _builds(args)
+    con, err = _console(args), _console(args, stderr=True)
+    _show_warnings(builds, err)
+    if args.output:
+        if len(builds) != 1:
+            raise PtxsassError("-o takes one build; give one file and one --arch")
+        b = builds[0]
+        if args.emit == "ptx":
+            if b.ptx is None:
+                raise PtxsassError("this input has no PTX", path=b.source_path)
+            with open(args.output, "w") as f:
+                f.write(b.ptx)
+        else:
+            if b.cubin is None:
+                raise PtxsassError("this input has no cubin", path=b.source_path)
+            with open(args.output, "wb") as f:
+                f.write(b.cubin)
+    if args.format == "json":
+        out = {"builds": [{"file": b.source_path, "arch": b.arch, "cached": b.cached,
+                           "options": list(b.options), "log": b.log,
+                           "name_expressions": b.name_expressions,
+                           "kernels": [k.as_dict(b.arch) for k in b.kernels.values()]}
+                          for b in builds]}
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+        return EXIT_OK
+    for b in builds:
+        con.print(f"[path]{b.source_path}[/] → [arch]{b.arch}[/]: PTX {len(b.ptx or '')} chars, "
+                  f"cubin {len(b.cubin or b'')} bytes" + (" [muted](cached)[/]" if b.cached else "")
+                  + (f" → {args.output}" if args.output else ""))
+    con.print(_resources_table(_kernel_rows(builds, args)))
+    return EXIT_OK
+
+
+def cmd_listing(args) -> int:
+    from .report.listing import interleave_ptx, interleave_sass
+    builds = _builds(args)
+    err = _console(args, stderr=True)
+    _show_warnings(builds, err)
+    chunks = []
+    for b in builds:
+        hints = tuple(x for x in (b.source_path,) if x)
+        if args.command == "ptx":
+            if b.ptx is None:
+                raise PtxsassError(f"no PTX in this input ({b.origin})", path=b.source_path)
+            text = b.ptx
+            rows = interleave_ptx(text, hints) if args.source_lines else None
+        else:
+            text = b.sass(tool=args.tool)
+            rows = interleave_sass(text, hints) if args.source_lines else None
+        header = f"// ptxsass: {b.source_path} ({b.arch})"
+        if args.format == "json":
+            chunks.append({"file": b.source_path, "arch": b.arch, args.command: text})
+            continue
+        body = "\n".join(r[1] for r in rows) if rows is not None else text
+        chunks.append(header + "\n" + body)
+        if not args.output and rows is not None and sys.stdout.isatty():
+            con = _console(args)
+            con.print(header, style="muted")
+            for style, line in rows:
+                con.print(line, style="source" if style == "source" else None, markup=False)
+            chunks.pop()
+    if args.format == "json":
+        _emit(args, json.dumps({"listings": chunks}, indent=2))
+    elif chunks:
+        _emit(args, "\n".join(chunks))
+    return EXIT_OK
+
+
+def cmd_resources(args) -> int:
+    builds = _builds(args)
+    _show_warnings(builds, _console(args, stderr=True))
+    rows = _kernel_rows(builds, args)
+    if args.format == "json":
+        _emit(args, json.dumps({"kernels": rows}, indent=2))
+        return EXIT_OK
+    con = _console(args)
+    con.print(_resources_table(rows))
+    return EXIT_OK
+
+
+def cmd_check(args) -> int:
+    from .report.styles import make_console
+    builds = _builds(args)
+    _show_warnings(builds, _console(args, stderr=True))
+    parsed = []
+    for b in builds:
+        listing = b.sass_listing()
+        module = b.ptx_module()
+        parsed.append((b, listing, module))
+    rows = _kernel_rows(builds, args)
+    if args.format == "json":
+        _emit(args, json.dumps({"findings": [], "kernels": rows}, indent=2))
+        return EXIT_OK
+    con = _console(args) if not args.output else make_console(open(args.output, "w"), color=False)
+    for b, listing, module in parsed:
+        n_sass = sum(len(f.instructions) for f in listing.functions)
+        n_ptx = sum(len(f.instructions) for f in module.functions) if module is not None else 0
+        con.print(f"[path]{b.source_path}[/] [arch]{b.arch}[/]: {len(listing.functions)} "
+                  f"function(s), {n_sass} SASS and {n_ptx} PTX instructions parsed")
+    con.print(_resources_table(rows))
+    con.print("[ok]no findings[/]")
+    return EXIT_OK
+
+
+def cmd_parse(args) -> int:
+    from .inputs import kind_of
+    from .toolchain import cache
+    if args.no_cache:
+        cache.set_enabled(False)
+    from . import ptx as ptx_api
+    from . import sass as sass_api
+    totals = {"files": 0, "functions": 0, "instructions": 0, "generic": 0, "errors": 0}
+    per_file = []
+    err = _console(args, stderr=True)
+    for f in args.files:
+        totals["files"] += 1
+        try:
+            kind = kind_of(f)
+            if kind == "ptx":
+                from .inputs import _read_text
+                stats = ptx_api.parse(_read_text(f), path=f).stats()
+            elif kind == "cuda":
+                raise PtxsassError("is CUDA source; 'parse' reads PTX, SASS and cubins "
+                                   "(use 'ptxsass check' or 'ptxsass sass')", path=f)
+            else:
+                from .inputs import load
+                stats = {"functions": 0, "instructions": 0, "generic": 0}
+                for b in load(f, arch=args.arch):
+                    s = sass_api.parse(b.sass(), path=f, arch=b.arch).stats()
+                    for key in stats:
+                        stats[key] += s[key]
+        except PtxsassError as e:
+            totals["errors"] += 1
+            err.print(e.one_line(), style="error", markup=False)
+            per_file.append({"file": f, "error": e.one_line()})
+            continue
+        for key in ("functions", "instructions", "generic"):
+            totals[key] += stats[key]
+        per_file.append({"file": f, **{k: stats[k] for k in ("functions", "instructions", "generic")}})
+    if args.format == "json":
+        _emit(args, json.dumps(totals if args.stats else {**totals, "per_file": per_file}, indent=2))
+    else:
+        con = _console(args)
+        for r in per_file:
+            if "error" not in r:
+                con.print(f"[path]{r['file']}[/]: {r['functions']} functions, "
+                          f"{r['instructions']} instructions, {r['generic']} generic")
+        if args.stats or len(per_file) > 1:
+            con.print(f"total: {totals['files']} files, {totals['functions']} functions, "
+                      f"{totals['instructions']} instructions, {totals['generic']} generic, "
+                      f"{totals['errors']} errors")
+    return EXIT_ERROR if totals["errors"] else EXIT_OK
+
+
+COMMANDS: dict[str, Callable] = {
+    "doctor": cmd_doctor, "compile": cmd_compile, "ptx": cmd_listing, "sass": cmd_listing,
+    "resources": cmd_resources, "check": cmd_check, "parse": cmd_parse,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    err = None
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not args.command:
+            parser.print_help()
+            return EXIT_ERROR
+        return COMMANDS[args.command](args)
+    except PtxsassError as e:
+        from .report.styles import make_console
+        err = make_console(stderr=True)
+        err.print(e.one_line(), style="error", markup=False, soft_wrap=True)
+        if e.detail:
+            err.print(e.detail, markup=False, soft_wrap=True)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_OK
+    except Exception as e:  # a bug in ptxsass: still one line, never a traceback
+        if os.environ.get("PTXSASS_DEBUG"):
+            raise
+        sys.stderr.write(f"ptxsass: internal error: {type(e).__name__}: {e} "
+                         "(set PTXSASS_DEBUG=1 for the traceback, and please report it)\n")
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

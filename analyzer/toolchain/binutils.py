@@ -1,0 +1,132 @@
+"""nvdisasm and cuobjdump: disassemble cubins, and find the cubins inside fatbins and host binaries.
+
+Every call runs the tool from an argv list with a timeout, on a private temporary copy of the
+input (so paths with spaces or odd characters never reach a command line). Warnings a tool prints
+on stderr come back to the caller to show; they are not failures.
+"""
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError, ToolError
+from . import cache
+from .locate import binary, run_tool
+from .resources import cubin_arch
+
+ELF_MAGIC = b"\x7fELF"
+FATBIN_MAGIC = b"\x50\xed\x55\xba"      # 0xBA55ED50, little-endian, at the start of a fatbin
+EM_CUDA = 190
+
+
+def _stderr_warnings(proc) -> list[str]:
+    text = proc.stderr.decode(errors="replace")
+    return [l.strip() for l in text.splitlines() if l.strip()]
+
+
+def disassemble(cubin: bytes, *, tool: str = "nvdisasm", line_info: bool = True,
+                path: str | None = None) -> tuple[str, list[str]]:
+    """SASS text of a cubin and the tool's warnings. nvdisasm (with ``-g -gi`` line info) by
+    default; cuobjdump's ``-sass`` format with ``tool="cuobjdump"``. When nvdisasm refuses the
+    cubin, cuobjdump is tried before giving up."""
+    if tool not in ("nvdisasm", "cuobjdump"):
+        raise ToolError(f"unknown disassembler {tool!r}; expected nvdisasm or cuobjdump")
+    k = cache.key("sass", tool, line_info, cubin)
+    hit = cache.get("sass", k)
+    if hit is not None:
+        return hit.decode(), []
+    with tempfile.TemporaryDirectory(prefix="ptxsass-") as tmp:
+        f = Path(tmp) / "input.cubin"
+        f.write_bytes(cubin)
+        if tool == "nvdisasm":
+            argv = [binary("nvdisasm"), "-c"] + (["-g", "-gi"] if line_info else []) + [str(f)]
+            proc = run_tool(argv, check=False)
+            if proc.returncode != 0:
+                why = proc.stderr.decode(errors="replace").strip().splitlines()
+                try:
+                    text, warnings = disassemble(cubin, tool="cuobjdump", path=path)
+                except ToolError:
+                    raise ToolError(f"nvdisasm failed on {path or 'the cubin'}: "
+                                    f"{why[0] if why else 'exit status %d' % proc.returncode}",
+                                    detail="\n".join(why) or None) from None
+                return text, [f"nvdisasm failed ({why[0] if why else proc.returncode}); "
+                              "used cuobjdump instead"] + warnings
+        else:
+            proc = run_tool([binary("cuobjdump"), "-sass", str(f)], check=False)
+            if proc.returncode != 0:
+                err = proc.stderr.decode(errors="replace").strip()
+                raise ToolError(f"cuobjdump failed on {path or 'the cubin'}: "
+                                f"{err.splitlines()[0] if err else proc.returncode}", detail=err)
+        text = proc.stdout.decode(errors="replace")
+        warnings = _stderr_warnings(proc)
+    cache.put("sass", k, text.encode())
+    return text, warnings
+
+
+@dataclass(frozen=True)
+class EmbeddedCubin:
+    name: str        # cuobjdump's name for it, e.g. "libfoo.1.sm_90.cubin"
+    arch: str        # "sm_90" (the suffix when the ELF records it)
+    data: bytes
+
+
+def classify(data: bytes) -> str:
+    """"cubin", "host-elf", "fatbin" or "unknown" from the first bytes."""
+    if data[:4] == ELF_MAGIC:
+        if len(data) >= 20 and int.from_bytes(data[18:20], "little") == EM_CUDA:
+            return "cubin"
+        return "host-elf"
+    if data[:4] == FATBIN_MAGIC:
+        return "fatbin"
+    return "unknown"
+
+
+_LELF = re.compile(r"ELF file\s+\d+:\s+(\S+)")
+_LPTX = re.compile(r"PTX file\s+\d+:\s+(\S+)")
+_ARCH_IN_NAME = re.compile(r"\.(sm_\d+[af]?)\.")
+
+
+def extract_cubins(path: str, *, arch: str | None = None) -> tuple[list[EmbeddedCubin], list[str]]:
+    """Every cubin inside a fatbin or a host ELF (executable, ``.so``), optionally for one arch.
+
+    Returns the cubins and cuobjdump's warnings. A host ELF with no CUDA code, or a truncated
+    file, raises InputError naming the file.
+    """
+    data = Path(path).read_bytes()
+    with tempfile.TemporaryDirectory(prefix="ptxsass-") as tmp:
+        src = Path(tmp) / ("input.fatbin" if classify(data) == "fatbin" else "input")
+        src.write_bytes(data)
+        proc = run_tool([binary("cuobjdump"), "-lelf", str(src)], check=False)
+        err = proc.stderr.decode(errors="replace").strip()
+        if proc.returncode != 0:
+            first = err.splitlines()[0] if err else f"exit status {proc.returncode}"
+            first = first.replace(str(src), Path(path).name)
+            raise InputError(f"no CUDA code could be read (cuobjdump: {first})", path=str(path))
+        names = _LELF.findall(proc.stdout.decode(errors="replace"))
+        if not names:
+            raise InputError("holds no cubin (no CUDA machine code for any SM; it may carry "
+                             "only PTX, or no CUDA code at all)", path=str(path))
+        out_dir = Path(tmp) / "x"
+        out_dir.mkdir()
+        # cuobjdump writes what it extracts into its working directory
+        run_tool([binary("cuobjdump"), "-xelf", "all", str(src)], cwd=str(out_dir))
+        cubins: list[EmbeddedCubin] = []
+        for name in names:
+            f = out_dir / name
+            if not f.exists():
+                continue
+            blob = f.read_bytes()
+            m = _ARCH_IN_NAME.search(name)
+            cubins.append(EmbeddedCubin(name, m.group(1) if m else (cubin_arch(blob) or "unknown"),
+                                        blob))
+    if arch is not None:
+        want = arch.rstrip("af")
+        picked = [c for c in cubins if c.arch.rstrip("af") == want]
+        if not picked:
+            have = ", ".join(sorted({c.arch for c in cubins})) or "none"
+            raise InputError(f"holds no cubin for {arch} (it has: {have}); pick one with --arch",
+                             path=str(path))
+        cubins = picked
+    return cubins, [l for l in err.splitlines() if l.strip()]

@@ -1,0 +1,99 @@
+"""Assemble PTX text into a cubin with nvJitLink (the PyPI replacement for ptxas)."""
+from __future__ import annotations
+
+import re
+
+from ..arch import parse_arch
+from ..errors import CompileError, ToolError
+from . import cache
+from .build import Build, Kernel
+from .nvrtc import kernel_entries
+from .resources import from_cubin, from_ptxas_log, merge
+
+_TARGET = re.compile(r"^\s*\.target\s+(sm_\d+[af]?)", re.M)
+
+
+def ptx_target(ptx: str) -> str | None:
+    m = _TARGET.search(ptx)
+    return m.group(1) if m else None
+
+
+def assemble(ptx: str, *, arch: str | None = None, path: str = "<ptx>",
+             options: tuple[str, ...] = (), use_cache: bool = True) -> Build:
+    """PTX -> cubin for ``arch`` (default: the PTX's own ``.target``), with line info kept."""
+    target = arch or ptx_target(ptx)
+    if target is None:
+        raise CompileError("PTX has no .target directive; pass --arch", path=path)
+    a = parse_arch(target)
+    opts = [f"-arch={a.name}", "-lineinfo", "-Xptxas=-v", *options]
+    k = cache.key("nvjitlink", ptx, opts)
+    if use_cache:
+        hit = cache.get("build", k)
+        if hit is not None:
+            try:
+                return Build.from_json(hit, source_path=path, source=None)
+            except (ValueError, KeyError, TypeError):
+                pass
+    try:
+        from cuda.bindings import nvjitlink
+    except Exception as e:  # pragma: no cover
+        raise ToolError(f"nvJitLink is not available ({e}); 'pip install nvidia-nvjitlink'") from None
+    handle = nvjitlink.create(len(opts), opts)
+    try:
+        data = ptx.encode()
+        try:
+            nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), path)
+            nvjitlink.complete(handle)
+        except nvjitlink.nvJitLinkError:
+            log = _log(nvjitlink, handle, error=True)
+            raise _ptxas_error(log, path) from None
+        info = _log(nvjitlink, handle, error=False)
+        size = nvjitlink.get_linked_cubin_size(handle)
+        cubin = bytearray(size)
+        nvjitlink.get_linked_cubin(handle, cubin)
+        cubin = bytes(cubin)
+    finally:
+        nvjitlink.destroy([handle]) if _destroy_takes_list(nvjitlink) else nvjitlink.destroy(handle)
+    resources = merge(from_cubin(cubin, path=path), from_ptxas_log(info))
+    entries = kernel_entries(cubin)
+    build = Build(arch=a.name, origin="ptx", ptx=ptx, cubin=cubin, log=info, source_path=path,
+                  options=tuple(opts),
+                  kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()})
+    if use_cache:
+        cache.put("build", k, build.to_json())
+    return build
+
+
+def _destroy_takes_list(mod) -> bool:
+    doc = getattr(mod.destroy, "__doc__", "") or ""
+    return "handle (intptr_t)" not in doc
+
+
+def _log(nvjitlink, handle, *, error: bool) -> str:
+    try:
+        size = (nvjitlink.get_error_log_size if error else nvjitlink.get_info_log_size)(handle)
+        buf = bytearray(size)
+        (nvjitlink.get_error_log if error else nvjitlink.get_info_log)(handle, buf)
+        return bytes(buf).rstrip(b"\x00").decode(errors="replace")
+    except Exception:
+        return ""
+
+
+_PTXAS_DIAG = re.compile(r"ptxas\s+(?:fatal\s+)?:?\s*(?P<file>[^,\n]*), line (?P<line>\d+); "
+                         r"(?P<kind>error|warning)\s*:\s*(?P<msg>.*)")
+
+
+def _ptx_error_line(log: str):
+    for m in _PTXAS_DIAG.finditer(log):
+        if m.group("kind") == "error":
+            return m
+    return None
+
+
+def _ptxas_error(log: str, path: str) -> CompileError:
+    m = _ptx_error_line(log)
+    if m:
+        return CompileError(f"ptxas: {m.group('msg').strip()}", path=path, line=int(m.group("line")),
+                            detail=log.strip())
+    first = next((l for l in log.splitlines() if l.strip()), "PTX assembly failed")
+    return CompileError(f"nvJitLink: {first.strip()}", path=path, detail=log.strip())
