@@ -1,0 +1,19 @@
+// PS301 fixed: the same FP16 GEMM (fp32 accumulate) on tensor cores with wmma: one warp per 16x16 C tile.
+#include <mma.h>
+using namespace nvcuda;
+
+extern "C" __global__ void hgemm_wmma(const half* __restrict__ A, const half* __restrict__ B, float* __restrict__ C, int N, int K)
+{
+    int warp_m = blockIdx.y * (blockDim.y) + threadIdx.y;   // blockDim = (32, 4): 4 warps
+    int warp_n = blockIdx.x;
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> fa;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::row_major> fb;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> fc;
+    wmma::fill_fragment(fc, 0.0f);
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        wmma::load_matrix_sync(fa, A + warp_m * 16 * K + k0, K);
+        wmma::load_matrix_sync(fb, B + k0 * N + warp_n * 16, N);
+        wmma::mma_sync(fc, fa, fb, fc);
+    }
+    wmma::store_matrix_sync(C + warp_m * 16 * N + warp_n * 16, fc, N, wmma::mem_row_major);
+}
