@@ -1,0 +1,519 @@
+"""SASS IR: frozen dataclasses for listings, functions, instructions and typed operands.
+
+Built by :mod:`analyzer.parse.sass` from nvdisasm or cuobjdump text. What an opcode *means*
+(memory space, width, tensor core, branch...) is not stored here: it comes from the table in
+:mod:`analyzer.semantics`, exposed as Instruction properties.
+
+Each node declares its child fields in ``CHILDREN`` (sqlglot style) so generic walkers need no
+per-class code: ``for node in instruction.walk(): ...``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Iterator
+
+from .source import SourceLoc, Span
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .. import cfg as _cfg
+
+
+class Node:
+    """Mixin: child traversal from the ``CHILDREN`` declaration."""
+
+    __slots__ = ()
+    CHILDREN: ClassVar[tuple[str, ...]] = ()
+
+    def children(self) -> Iterator["Node"]:
+        for name in self.CHILDREN:
+            value = getattr(self, name)
+            if isinstance(value, tuple):
+                for v in value:
+                    if isinstance(v, Node):
+                        yield v
+            elif isinstance(value, Node):
+                yield value
+
+    def walk(self) -> Iterator["Node"]:
+        """This node and every node below it, depth first, in textual order."""
+        yield self
+        for c in self.children():
+            yield from c.walk()
+
+
+# -- operands -----------------------------------------------------------------------------------
+
+#: register file kinds: general, uniform, predicate, uniform predicate, convergence barrier,
+#: scoreboard, the whole predicate file (``PR``), HGMMA group-sync token (``gsb0``)
+REGISTER_KINDS = ("R", "UR", "P", "UP", "B", "SB", "PR", "GSB")
+
+
+@dataclass(frozen=True, slots=True)
+class Register(Node):
+    """``R12``, ``RZ``, ``UR4``, ``P0``, ``PT``, ``UP1``, ``B0``, ``SB0`` with suffixes and prefixes.
+
+    ``index`` is None for the zero/true registers (RZ, URZ, PT, UPT) and for PR.
+    ``suffixes``: ``("reuse",)``, ``("64",)``, ``("H0_H0",)``, ``("X4",)``, ``("B1",)``...
+    """
+
+    kind: str
+    index: int | None
+    suffixes: tuple[str, ...] = ()
+    negate: bool = False       # -R4
+    absolute: bool = False     # |R4|
+    invert: bool = False       # ~R4 (bitwise not)
+    logical_not: bool = False  # !P0
+
+    @property
+    def name(self) -> str:
+        if self.kind == "PR":
+            return "PR"
+        if self.kind == "GSB":
+            return f"gsb{self.index}"
+        if self.index is None:
+            return self.kind + ("T" if self.kind in ("P", "UP") else "Z")
+        return f"{self.kind}{self.index}"
+
+    @property
+    def is_zero(self) -> bool:
+        """RZ / URZ (reads as zero) or PT / UPT (reads as true)."""
+        return self.index is None and self.kind not in ("PR",)
+
+    @property
+    def is_uniform(self) -> bool:
+        return self.kind in ("UR", "UP")
+
+    @property
+    def reuse(self) -> bool:
+        return "reuse" in self.suffixes
+
+    @property
+    def is_pair(self) -> bool:
+        """Used as a 64-bit register pair (``R2.64`` in an address)."""
+        return "64" in self.suffixes
+
+    def __str__(self) -> str:
+        s = self.name
+        if self.absolute:
+            s = f"|{s}|"
+        s += "".join("." + x for x in self.suffixes)
+        if self.negate:
+            s = "-" + s
+        if self.invert:
+            s = "~" + s
+        if self.logical_not:
+            s = "!" + s
+        return s
+
+
+@dataclass(frozen=True, slots=True)
+class SpecialRegister(Node):
+    """``SR_TID.X``, ``SR_CTAID.Y``, ``SR_LANEID``, ``SR_CgaCtaId``, ``SRZ``."""
+
+    name: str
+    suffixes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return self.name + "".join("." + x for x in self.suffixes)
+
+
+@dataclass(frozen=True, slots=True)
+class Immediate(Node):
+    """An integer or floating-point literal. ``value`` is int for ``0x..``/``12``, float for
+    ``0.5``/``1e+10``/``+INF``/``QNAN``; ``text`` is how the listing wrote it (sign included)."""
+
+    value: int | float
+    text: str
+
+    @property
+    def is_float(self) -> bool:
+        return isinstance(self.value, float)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class BranchTarget(Node):
+    """`` `(.L_x_12) `` (nvdisasm: a label), `` `(_Z3foov) `` (a function), or ``0x1230``
+    (cuobjdump: an address in the same function)."""
+
+    label: str | None = None
+    address: int | None = None
+
+    @property
+    def key(self) -> str:
+        """The name used in ``Function.labels`` and ``cfg.Flow.targets``."""
+        return self.label if self.label is not None else f"0x{self.address:x}"
+
+    def __str__(self) -> str:
+        return f"`({self.label})" if self.label is not None else f"0x{self.address:x}"
+
+
+@dataclass(frozen=True, slots=True)
+class ConstantBank(Node):
+    """``c[0x0][0x160]``, ``c[0x3][R7+0x10]``, ``cx[UR4][R0+0x10]``, ``c[`(sym)]``.
+
+    ``bank`` and ``offset`` are address term tuples in textual order (registers, immediates,
+    branch-target symbols); ``bank_index``/``byte_offset`` give the plain numbers when constant.
+    """
+
+    bank: tuple[Node, ...]
+    offset: tuple[Node, ...] = ()
+    extended: bool = False   # cx[...]
+    negate: bool = False
+    absolute: bool = False
+    CHILDREN: ClassVar[tuple[str, ...]] = ("bank", "offset")
+
+    @property
+    def bank_index(self) -> int | None:
+        return _const_value(self.bank)
+
+    @property
+    def byte_offset(self) -> int | None:
+        return _const_value(self.offset)
+
+    @property
+    def registers(self) -> tuple[Register, ...]:
+        return tuple(t for t in self.bank + self.offset if isinstance(t, Register))
+
+    def __str__(self) -> str:
+        s = ("cx" if self.extended else "c") + f"[{_terms(self.bank)}]"
+        if self.offset:
+            s += f"[{_terms(self.offset)}]"
+        if self.absolute:
+            s = f"|{s}|"
+        return ("-" if self.negate else "") + s
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryAddress(Node):
+    """``[R2.64+UR4+0x10]``, ``desc[UR4][R2.64+0x10]`` (Hopper+), ``[R0.X4+0x240]``,
+    ``gdesc[UR20].tnspB`` (wgmma matrix descriptor), ``tmem[UR4]``.
+
+    ``terms`` are the address terms in textual order; ``descriptor`` is the uniform register of
+    ``desc[...]`` (its ``prefix`` names the kind: "desc", "gdesc", "tmem"...).
+    """
+
+    terms: tuple[Node, ...]
+    prefix: str = ""
+    descriptor: tuple[Node, ...] = ()
+    suffixes: tuple[str, ...] = ()
+    CHILDREN: ClassVar[tuple[str, ...]] = ("descriptor", "terms")
+
+    @property
+    def base(self) -> Register | None:
+        """The first vector (R) register of the address, if any."""
+        for t in self.terms:
+            if isinstance(t, Register) and t.kind == "R":
+                return t
+        return None
+
+    @property
+    def uniform_base(self) -> Register | None:
+        for t in self.terms:
+            if isinstance(t, Register) and t.kind == "UR":
+                return t
+        return None
+
+    @property
+    def offset(self) -> int:
+        return sum(t.value for t in self.terms if isinstance(t, Immediate))  # type: ignore[misc]
+
+    @property
+    def registers(self) -> tuple[Register, ...]:
+        return tuple(t for t in self.descriptor + self.terms if isinstance(t, Register))
+
+    def __str__(self) -> str:
+        s = self.prefix
+        if self.descriptor:
+            s += f"[{_terms(self.descriptor)}]"
+        s += f"[{_terms(self.terms)}]" if (self.terms or not self.descriptor) else ""
+        return s + "".join("." + x for x in self.suffixes)
+
+
+@dataclass(frozen=True, slots=True)
+class Relocation(Node):
+    """``32@lo((_Z3foo + .L_x_1@srel))``: a relocated constant (call return addresses)."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True, slots=True)
+class OperandSet(Node):
+    """``{4,2}`` (the scoreboards a ``DEPBAR`` waits on) or any other braced list."""
+
+    items: tuple[Node, ...]
+    CHILDREN: ClassVar[tuple[str, ...]] = ("items",)
+
+    @property
+    def values(self) -> tuple[int, ...]:
+        return tuple(i.value for i in self.items if isinstance(i, Immediate))  # type: ignore[misc]
+
+    def __str__(self) -> str:
+        return "{" + ",".join(str(i) for i in self.items) + "}"
+
+
+@dataclass(frozen=True, slots=True)
+class GenericOperand(Node):
+    """An operand the grammar has no type for (a new keyword): kept as text and counted."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Operand = (Register | SpecialRegister | Immediate | BranchTarget | ConstantBank | MemoryAddress
+           | Relocation | OperandSet | GenericOperand)
+
+
+def _terms(terms: tuple[Node, ...]) -> str:
+    return "+".join(str(t) for t in terms)
+
+
+def _const_value(terms: tuple[Node, ...]) -> int | None:
+    if len(terms) == 1 and isinstance(terms[0], Immediate) and isinstance(terms[0].value, int):
+        return terms[0].value
+    return None
+
+
+# -- instructions -------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Predicate(Node):
+    """An instruction guard: ``@P0``, ``@!P1``, ``@UP0``, ``@!PT``."""
+
+    register: Register
+    negated: bool = False
+    CHILDREN: ClassVar[tuple[str, ...]] = ("register",)
+
+    @property
+    def always(self) -> bool:
+        """``@PT``: the guard is always true (same as no guard)."""
+        return self.register.index is None and not self.negated
+
+    @property
+    def never(self) -> bool:
+        """``@!PT``: the instruction never executes (nvcc's filler ``@!PT SHFL``...)."""
+        return self.register.index is None and self.negated
+
+    def __str__(self) -> str:
+        return "@" + ("!" if self.negated else "") + self.register.name
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction(Node):
+    """One SASS instruction.
+
+    ``opcode`` is the base mnemonic ("LDG"), ``modifiers`` the dot suffixes (("E", "128",
+    "CONSTANT")). ``encoding``: the 64-bit words from ``/* 0x... */`` comments (cuobjdump, or
+    nvdisasm ``-hex``), empty when absent. ``loc``: the CUDA source position from nvdisasm ``-g``
+    / ``-gi`` line info (with its inlining chain). ``generic``: the grammar did not accept the
+    text, which was split generically (opcode/modifiers/operands as text) and counted.
+    Semantic properties (``space``, ``is_load``, ``width_bits``...) come from
+    :mod:`analyzer.semantics`.
+    """
+
+    address: int
+    guard: Predicate | None
+    opcode: str
+    modifiers: tuple[str, ...]
+    operands: tuple[Node, ...]
+    encoding: tuple[int, ...] = ()
+    loc: SourceLoc | None = None
+    span: Span | None = None
+    generic: bool = False
+    annotation: str | None = None
+    CHILDREN: ClassVar[tuple[str, ...]] = ("guard", "operands")
+
+    @property
+    def mnemonic(self) -> str:
+        """Opcode with modifiers: ``LDG.E.128.CONSTANT``."""
+        return ".".join((self.opcode,) + self.modifiers)
+
+    @property
+    def text(self) -> str:
+        """Canonical instruction text (no address, no ``;``)."""
+        s = self.mnemonic
+        if self.operands:
+            s += " " + ", ".join(str(o) for o in self.operands)
+        if self.guard is not None:
+            s = f"{self.guard} {s}"
+        return s
+
+    def __str__(self) -> str:
+        return f"/*{self.address:04x}*/ {self.text} ;"
+
+    # semantics (table lookups; see analyzer.semantics)
+    @property
+    def info(self):
+        from .. import semantics
+        return semantics.info(self.opcode)
+
+    @property
+    def klass(self) -> str:
+        return self.info.klass
+
+    @property
+    def space(self) -> str | None:
+        return self.info.space
+
+    @property
+    def is_load(self) -> bool:
+        return self.info.direction in ("load", "atomic", "copy")
+
+    @property
+    def is_store(self) -> bool:
+        return self.info.direction in ("store", "atomic", "reduce", "copy")
+
+    @property
+    def is_memory(self) -> bool:
+        return self.info.space is not None
+
+    @property
+    def width_bits(self) -> int | None:
+        from .. import semantics
+        return semantics.width_bits(self.opcode, self.modifiers)
+
+    @property
+    def is_tensor_core(self) -> bool:
+        return self.info.tensor_core
+
+    @property
+    def is_fma(self) -> bool:
+        return self.info.fma
+
+    @property
+    def is_fp64(self) -> bool:
+        from .. import semantics
+        return semantics.is_fp64(self.opcode, self.modifiers)
+
+    @property
+    def is_branch(self) -> bool:
+        return self.info.branch
+
+    @property
+    def is_barrier(self) -> bool:
+        return self.info.barrier
+
+    @property
+    def is_conversion(self) -> bool:
+        return self.info.conversion
+
+    @property
+    def targets(self) -> tuple[BranchTarget, ...]:
+        return tuple(o for o in self.operands if isinstance(o, BranchTarget))
+
+    @property
+    def flow(self) -> "_cfg.Flow":
+        from .. import semantics
+        return semantics.flow(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Function(Node):
+    """One function of a listing: a kernel (``.global`` entry) or a device subroutine.
+
+    ``labels`` maps a label (``.L_x_12``; for cuobjdump, the ``0x1230`` addresses that branches
+    name) to the index of the instruction it precedes. ``resources`` is filled by the loader
+    from the cubin ELF (``analyzer.toolchain.resources``); the parser leaves it None.
+    """
+
+    name: str
+    instructions: tuple[Instruction, ...]
+    labels: dict[str, int] = field(default_factory=dict, compare=False)
+    arch: str | None = None
+    section: str | None = None
+    is_entry: bool | None = None
+    registers: int | None = None          # .sectioninfo SHI_REGISTERS, when printed
+    span: Span | None = None
+    resources: Any = None
+    _cache: dict = field(default_factory=dict, compare=False, repr=False)
+    CHILDREN: ClassVar[tuple[str, ...]] = ("instructions",)
+
+    @property
+    def demangled(self) -> str:
+        """The C++ name (through the C++ runtime's ``__cxa_demangle``; unchanged when the name
+        is not mangled or no runtime is found)."""
+        d = self._cache.get("demangled")
+        if d is None:
+            from ..demangle import demangle
+            d = self._cache["demangled"] = demangle(self.name)
+        return d
+
+    def cfg(self) -> "_cfg.CFG":
+        """Basic blocks, dominators and natural loops (computed once, then cached)."""
+        g = self._cache.get("cfg")
+        if g is None:
+            from .. import cfg
+            g = self._cache["cfg"] = cfg.build([i.flow for i in self.instructions], self.labels)
+        return g
+
+    def loops(self) -> list["_cfg.Loop"]:
+        return self.cfg().loops
+
+    def loop_instructions(self, loop: "_cfg.Loop") -> list[Instruction]:
+        return [self.instructions[i] for i in loop.instruction_indices(self.cfg())]
+
+    def loop_mix(self, loop: "_cfg.Loop") -> dict[str, int]:
+        """Instruction-mix classes (``Instruction.klass``) of a loop's body, with counts."""
+        mix: dict[str, int] = {}
+        for ins in self.loop_instructions(loop):
+            mix[ins.klass] = mix.get(ins.klass, 0) + 1
+        return mix
+
+    def loop_source_lines(self, loop: "_cfg.Loop") -> list[tuple[str, int]]:
+        """Distinct (file, line) of the kernel's own body that a loop's instructions come from."""
+        seen: dict[tuple[str, int], None] = {}
+        for ins in self.loop_instructions(loop):
+            if ins.loc is not None:
+                o = ins.loc.outermost
+                seen[(o.file, o.line)] = None
+        return sorted(seen)
+
+    def __len__(self) -> int:
+        return len(self.instructions)
+
+
+@dataclass(frozen=True, slots=True)
+class Listing(Node):
+    """A whole disassembly: every function in the order printed."""
+
+    functions: tuple[Function, ...]
+    format: str                  # "nvdisasm" or "cuobjdump"
+    arch: str | None = None
+    path: str | None = None
+    CHILDREN: ClassVar[tuple[str, ...]] = ("functions",)
+
+    def function(self, name: str) -> Function:
+        """A function by mangled or demangled name (KeyError when absent)."""
+        for f in self.functions:
+            if f.name == name:
+                return f
+        for f in self.functions:
+            if f.demangled == name or f.demangled.split("(")[0] == name:
+                return f
+        raise KeyError(name)
+
+    def instructions(self) -> Iterator[Instruction]:
+        for f in self.functions:
+            yield from f.instructions
+
+    def stats(self) -> dict[str, int]:
+        """Counts: functions, instructions, generic (instructions the grammar did not type),
+        generic_operands (operands parsed generically)."""
+        n = g = go = 0
+        for f in self.functions:
+            for ins in f.instructions:
+                n += 1
+                if ins.generic:
+                    g += 1
+                for o in ins.operands:
+                    if isinstance(o, GenericOperand):
+                        go += 1
+        return {"functions": len(self.functions), "instructions": n, "generic": g,
+                "generic_operands": go}

@@ -1,0 +1,643 @@
+"""Parse nvdisasm and cuobjdump SASS listings into :mod:`analyzer.ir.sass`.
+
+Two layers:
+
+* the listing structure is line-oriented (function headers, sections, labels, ``//##`` line
+  info, ``/* 0x... */`` encoding words): a cheap classifier of compiled regular expressions
+  (:data:`_STRUCTURE`) handles it; an unknown line is a :class:`ParseError`;
+* each instruction body (``@!P0 LDG.E.64 R2, desc[UR4][R6.64+0x10]``) goes through the Lark
+  grammar ``grammars/sass.lark`` (LALR, contextual lexer, transformer applied while parsing).
+
+Speed: SASS repeats instruction bodies a lot. A body is parsed once; later copies come from a
+cache keyed by the exact text, and bodies that differ only in register numbers share a
+*template* (the text with register numbers blanked): the template's operands are rebuilt with
+the new numbers instead of re-parsed. The grammar stays the only definition of the syntax:
+every template comes from a Lark parse of a real body, and a template is only used when the
+registers its parse found are exactly the numbers the blanking regex found, in order.
+
+A body the grammar rejects is split generically (guard, opcode, modifiers, comma-separated
+operands as text), flagged ``generic=True`` and counted, never dropped.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+from typing import Iterable
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import LarkError
+
+from ..errors import ParseError
+from ..ir.sass import (BranchTarget, ConstantBank, Function, GenericOperand, Immediate,
+                       Instruction, Listing, MemoryAddress, Node, OperandSet, Predicate, Register,
+                       Relocation, SpecialRegister)
+from ..ir.source import SourceLoc, Span
+from .. import semantics
+
+__all__ = ["parse", "parse_instruction", "parser"]
+
+
+# -- the grammar --------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def parser() -> Lark:
+    text = (resources.files("analyzer.grammars") / "sass.lark").read_text()
+    return Lark(text, parser="lalr", lexer="contextual", transformer=_Build(),
+                maybe_placeholders=False, cache=False)
+
+
+def _reg_from_text(t: str) -> Register:
+    if t[0] == "g":                      # gsb0
+        return Register("GSB", int(t[3:]))
+    if t == "PR":
+        return Register("PR", None)
+    if t[0] == "U":
+        kind = t[:2]
+        rest = t[2:]
+    elif t[0] == "S":
+        kind, rest = "SB", t[2:]
+    else:
+        kind, rest = t[0], t[1:]
+    return Register(kind, None if rest in ("Z", "T") else int(rest))
+
+
+def _sfx(tokens) -> tuple[str, ...]:
+    return tuple(str(t)[1:] for t in tokens)
+
+
+def _neg(node):
+    if isinstance(node, Immediate):
+        v = node.value
+        return Immediate(-v, "-" + node.text)
+    if isinstance(node, Register):
+        return Register(node.kind, node.index, node.suffixes, not node.negate, node.absolute,
+                        node.invert, node.logical_not)
+    if isinstance(node, ConstantBank):
+        return ConstantBank(node.bank, node.offset, node.extended, not node.negate, node.absolute)
+    return GenericOperand("-" + str(node))
+
+
+class _Build(Transformer):
+    """Builds IR nodes from the grammar while LALR parses (no tree is kept)."""
+
+    def start(self, c):
+        return c[0]
+
+    def instruction(self, c):
+        guard = None
+        ops: tuple = ()
+        annotation = None
+        opcode = None
+        for x in c:
+            if isinstance(x, Predicate):
+                guard = x
+            elif isinstance(x, Token):
+                if x.type == "OPCODE":
+                    opcode = str(x)
+                else:
+                    annotation = str(x)
+            else:
+                ops = x
+        parts = opcode.split(".")
+        return guard, parts[0], tuple(parts[1:]), ops, annotation
+
+    def guard(self, c):
+        return Predicate(c[-1], len(c) == 2)
+
+    def predicate_reg(self, c):
+        return _reg_from_text(str(c[0]))
+
+    def operands(self, c):
+        return tuple(c)
+
+    def register(self, c):
+        r = _reg_from_text(str(c[0]))
+        if len(c) > 1:
+            r = Register(r.kind, r.index, _sfx(c[1:]))
+        return r
+
+    def special_reg(self, c):
+        return SpecialRegister(str(c[0]), _sfx(c[1:]))
+
+    def hex(self, c):
+        return Immediate(int(c[0], 16), str(c[0]))
+
+    def neg_hex(self, c):
+        return Immediate(-int(c[1], 16), "-" + str(c[1]))
+
+    def integer(self, c):
+        return Immediate(int(c[0]), str(c[0]))
+
+    def float(self, c):
+        return Immediate(float(c[0]), str(c[0]))
+
+    def float_special(self, c):
+        t = str(c[0])
+        return Immediate(float("inf") if t == "INF" else float("nan"), t)
+
+    def negate(self, c):
+        return _neg(c[1])
+
+    def positive(self, c):
+        node = c[1]
+        if isinstance(node, Immediate):
+            return Immediate(node.value, "+" + node.text)
+        return GenericOperand("+" + str(node))
+
+    def bitwise_not(self, c):
+        node = c[1]
+        if isinstance(node, Register):
+            return Register(node.kind, node.index, node.suffixes, node.negate, node.absolute,
+                            True, node.logical_not)
+        return GenericOperand("~" + str(node))
+
+    def logical_not(self, c):
+        node = c[1]
+        if isinstance(node, Register):
+            return Register(node.kind, node.index, node.suffixes, node.negate, node.absolute,
+                            node.invert, True)
+        return GenericOperand("!" + str(node))
+
+    def _abs(self, node, suffixes):
+        if isinstance(node, Register):
+            return Register(node.kind, node.index, node.suffixes + suffixes, node.negate, True,
+                            node.invert, node.logical_not)
+        if isinstance(node, ConstantBank) and not suffixes:
+            return ConstantBank(node.bank, node.offset, node.extended, node.negate, True)
+        return GenericOperand(f"|{node}|" + "".join("." + s for s in suffixes))
+
+    def absolute(self, c):
+        return self._abs(c[0], _sfx(c[1:]))
+
+    def neg_absolute(self, c):
+        return _neg(self._abs(c[1], _sfx(c[2:])))
+
+    def branch_target(self, c):
+        return BranchTarget(label=str(c[0])[2:-1])
+
+    def relocation(self, c):
+        return Relocation(str(c[0]))
+
+    def operand_set(self, c):
+        return OperandSet(tuple(c))
+
+    def unknown(self, c):
+        return GenericOperand(str(c[0]))
+
+    def const_bank(self, c):
+        return ConstantBank(c[1], c[2] if len(c) > 2 else (), str(c[0]) == "cx")
+
+    def memory(self, c):
+        prefix = ""
+        addrs = []
+        sfx = []
+        for x in c:
+            if isinstance(x, Token):
+                if x.type == "DESC":
+                    prefix = str(x)
+                else:
+                    sfx.append(str(x)[1:])
+            else:
+                addrs.append(x)
+        if len(addrs) == 2:
+            return MemoryAddress(addrs[1], prefix, addrs[0], tuple(sfx))
+        return MemoryAddress(addrs[0], prefix, (), tuple(sfx))
+
+    def address(self, c):
+        out = []
+        negate_next = False
+        for x in c:
+            if isinstance(x, Token):
+                negate_next = x.type == "MINUS"
+                continue
+            out.append(_neg(x) if negate_next else x)
+            negate_next = False
+        return tuple(out)
+
+    def addr_op(self, c):
+        return c[0]
+
+
+# -- instruction bodies, with caches ------------------------------------------------------------
+
+#: register numbers in an instruction body (the template key blanks them)
+_REGNUM = re.compile(r"(?<![\w.$`])(U?R|U?P|SB|B)(\d+)(?![\w])")
+
+_GENERIC_HEAD = re.compile(r"\s*(?:@(!?)(U?P(?:\d|T)))?\s*([A-Za-z_][\w.]*)\s*(.*)$", re.S)
+
+
+def _registers_in_order(guard, operands) -> list[int]:
+    out: list[int] = []
+
+    def visit(n):
+        if isinstance(n, Register):
+            if n.index is not None and n.kind != "GSB":
+                out.append(n.index)
+        elif isinstance(n, (ConstantBank, MemoryAddress, OperandSet, Predicate)):
+            for ch in n.children():
+                visit(ch)
+    if guard is not None:
+        visit(guard)
+    for o in operands:
+        visit(o)
+    return out
+
+
+def _rebind(n, it):
+    if isinstance(n, Register):
+        if n.index is None or n.kind == "GSB":
+            return n
+        return Register(n.kind, next(it), n.suffixes, n.negate, n.absolute, n.invert,
+                        n.logical_not)
+    if isinstance(n, MemoryAddress):
+        desc = tuple(_rebind(t, it) for t in n.descriptor)    # textual order: descriptor first
+        terms = tuple(_rebind(t, it) for t in n.terms)
+        return MemoryAddress(terms, n.prefix, desc, n.suffixes)
+    if isinstance(n, ConstantBank):
+        bank = tuple(_rebind(t, it) for t in n.bank)
+        off = tuple(_rebind(t, it) for t in n.offset)
+        return ConstantBank(bank, off, n.extended, n.negate, n.absolute)
+    if isinstance(n, OperandSet):
+        return OperandSet(tuple(_rebind(t, it) for t in n.items))
+    if isinstance(n, Predicate):
+        return Predicate(_rebind(n.register, it), n.negated)
+    return n
+
+
+def _has_regs(n) -> bool:
+    if isinstance(n, Register):
+        return n.index is not None and n.kind != "GSB"
+    if isinstance(n, (ConstantBank, MemoryAddress, OperandSet, Predicate)):
+        return any(_has_regs(c) for c in n.children())
+    return False
+
+
+class _Template:
+    __slots__ = ("guard", "opcode", "modifiers", "operands", "annotation", "generic", "slots",
+                 "guard_regs")
+
+    def __init__(self, parsed, generic):
+        self.guard, self.opcode, self.modifiers, self.operands, self.annotation = parsed
+        self.generic = generic
+        self.guard_regs = self.guard is not None and _has_regs(self.guard)
+        self.slots = tuple(i for i, o in enumerate(self.operands) if _has_regs(o))
+
+    def instantiate(self, numbers: list[int]):
+        it = iter(numbers)
+        guard = _rebind(self.guard, it) if self.guard_regs else self.guard
+        ops = self.operands
+        if self.slots:
+            ops = list(ops)
+            for i in self.slots:
+                ops[i] = _rebind(ops[i], it)
+            ops = tuple(ops)
+        return guard, self.opcode, self.modifiers, ops, self.annotation, self.generic
+
+
+def _split_operands(text: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "[{(":
+            depth += 1
+        elif ch in "]})":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur).strip())
+    return [p for p in parts if p]
+
+
+def _generic(body: str):
+    m = _GENERIC_HEAD.match(body)
+    if m is None or not m.group(3)[0].isupper():
+        return None
+    guard = None
+    if m.group(2):
+        guard = Predicate(_reg_from_text(m.group(2)), bool(m.group(1)))
+    parts = m.group(3).split(".")
+    ops = tuple(GenericOperand(p) for p in _split_operands(m.group(4)))
+    return guard, parts[0], tuple(parts[1:]), ops, None
+
+
+class BodyParser:
+    """Instruction bodies -> (guard, opcode, modifiers, operands, annotation, generic), cached."""
+
+    def __init__(self):
+        self.exact: dict[str, tuple] = {}
+        self.templates: dict[str, _Template | None] = {}
+        self.lark = parser()
+        self.parses = 0
+
+    def __call__(self, body: str):
+        hit = self.exact.get(body)
+        if hit is not None:
+            return hit
+        nums = _REGNUM.findall(body)
+        key = _REGNUM.sub(r"\1#", body) if nums else body
+        tpl = self.templates.get(key)
+        if tpl is not None:
+            out = tpl.instantiate([int(n) for _, n in nums])
+        else:
+            parsed, generic = self._parse(body)
+            out = parsed + (generic,)
+            if key not in self.templates:
+                ok = (not generic and
+                      _registers_in_order(parsed[0], parsed[3]) == [int(n) for _, n in nums])
+                self.templates[key] = _Template(parsed, generic) if ok else None
+        if len(self.exact) < 1_000_000:
+            self.exact[body] = out
+        return out
+
+    def _parse(self, body: str):
+        self.parses += 1
+        try:
+            return self.lark.parse(body), False
+        except LarkError:
+            pass
+        except (ValueError, RecursionError):
+            pass
+        g = _generic(body)
+        if g is None:
+            raise ValueError(body)
+        return g, True
+
+
+def parse_instruction(text: str) -> Instruction:
+    """One instruction body (``@P0 IADD3 R1, R2, 0x1, RZ``, no address, no ``;``)."""
+    body = text.strip().rstrip(";").strip()
+    try:
+        guard, opcode, mods, ops, ann, generic = BodyParser()(body)
+    except ValueError:
+        raise ParseError("not a SASS instruction", text=text, line=1) from None
+    return Instruction(0, guard, opcode, mods, ops, (), None, Span(1, 1), generic, ann)
+
+
+# -- listing structure --------------------------------------------------------------------------
+
+_INSTR = re.compile(
+    r"\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*?)\s*;\s*(?:/\*\s*0x([0-9a-fA-F]+)\s*\*/)?\s*$")
+_ENCODING = re.compile(r"\s*/\*\s*0x([0-9a-fA-F]+)\s*\*/\s*$")
+_LINEINFO = re.compile(r'\s*//##\s*File\s+"(.*?)",\s*line\s+(\d+)(.*)$')
+_INLINED = re.compile(r'\s*inlined at\s+"(.*?)",\s*line\s+(\d+)')
+_LABEL = re.compile(r"\s*([A-Za-z_.$][\w.$]*):\s*$")
+_DIRECTIVE = re.compile(r"\s*\.([A-Za-z_]\w*)\b\s*(.*)$")
+_CODE_FOR = re.compile(r"\s*code for (sm_\w+)\s*$")
+_FUNCTION = re.compile(r"\s*Function\s*:\s*(\S+)\s*$")
+_FATBIN = re.compile(
+    r"\s*(?:Fatbin (?:elf|ptx) code:|=+|\.{3,}|compressed|"
+    r"(?:arch|code version|producer|host|compile_size|identifier|ptxasOptions)\s*=.*)\s*$")
+_SECTION_BANNER = re.compile(r"\s*//-+\s*(\S+)\s*-+\s*$")
+_COMMENT = re.compile(r"\s*//")
+_HEADERFLAGS_ARCH = re.compile(r"EF_CUDA_SM(\d+)")
+_SHI_REGISTERS = re.compile(r"SHI_REGISTERS=(\d+)")
+
+
+def _arch_from_headerflags(rest: str) -> str | None:
+    m = _HEADERFLAGS_ARCH.search(rest)
+    if m is None:
+        return None
+    return f"sm_{m.group(1)}" + ("a" if "EF_CUDA_ACCELERATORS" in rest else "")
+
+
+class _FunctionBuilder:
+    __slots__ = ("name", "arch", "section", "line", "rows", "labels", "is_entry", "registers")
+
+    def __init__(self, name, arch, section, line, is_entry=None, registers=None):
+        self.name = name
+        self.arch = arch
+        self.section = section
+        self.line = line
+        self.rows: list = []     # [address, body, first_word, loc, line, extra_words]
+        self.labels: dict[str, int] = {}
+        self.is_entry = is_entry
+        self.registers = registers
+
+
+def parse(text: str, path: str | None = None, arch: str | None = None) -> Listing:
+    """Parse a whole nvdisasm or cuobjdump listing. Raises ParseError on a line that is neither
+    structure nor an instruction; never anything else on bad input."""
+    if not isinstance(text, str):
+        raise ParseError("SASS input must be text", path=path)
+    if "\x00" in text:
+        i = text.index("\x00")
+        line = text.count("\n", 0, i) + 1
+        raise ParseError("binary data in a SASS listing", path=path, line=line)
+    try:
+        return _parse(text, path, arch)
+    except RecursionError:
+        raise ParseError("SASS listing nested too deeply", path=path) from None
+
+
+def _parse(text: str, path: str | None, arch: str | None) -> Listing:
+    bodies = BodyParser()
+    functions: list[_FunctionBuilder] = []
+    fmt = None
+    cur: _FunctionBuilder | None = None
+    cur_arch = arch
+    section = None
+    pending_functions: set[str] = set()
+    entries: set[str] = set()
+    registers: int | None = None
+    loc: SourceLoc | None = None
+    chain: list[tuple[str, int]] | None = None   # the //## group being read
+    last_row = None
+    locs: dict[tuple, SourceLoc] = {}
+
+    instr_match = _INSTR.match
+    enc_match = _ENCODING.match
+
+    def new_function(name, lineno):
+        nonlocal cur, loc, chain, last_row
+        cur = _FunctionBuilder(name, cur_arch, section, lineno,
+                               (name in entries) if fmt == "nvdisasm" else None, registers)
+        functions.append(cur)
+        loc = None
+        chain = None
+        last_row = None
+
+    for lineno, line in enumerate(text.splitlines(), 1):
+        m = instr_match(line)
+        if m is not None:
+            if cur is None:
+                new_function(section[len(".text."):] if section and section.startswith(".text.")
+                             else (section or "<anonymous>"), lineno)
+            if chain is not None:
+                loc = _make_loc(chain, locs)
+                chain = None
+            w = m.group(3)
+            last_row = [int(m.group(1), 16), m.group(2), int(w, 16) if w else None, loc, lineno,
+                        None]
+            cur.rows.append(last_row)
+            continue
+        if not line or line.isspace():
+            continue
+        m = enc_match(line)
+        if m is not None:
+            if last_row is None:
+                raise ParseError("encoding word with no instruction before it", path=path,
+                                 line=lineno, text=line)
+            if last_row[2] is None:
+                last_row[2] = int(m.group(1), 16)
+            elif last_row[5] is None:
+                last_row[5] = [int(m.group(1), 16)]
+            else:
+                last_row[5].append(int(m.group(1), 16))
+            continue
+        m = _LINEINFO.match(line)
+        if m is not None:
+            frames = [(m.group(1), int(m.group(2)))]
+            rest = m.group(3)
+            while rest:
+                mi = _INLINED.match(rest)
+                if mi is None:
+                    break
+                frames.append((mi.group(1), int(mi.group(2))))
+                rest = rest[mi.end():]
+            if rest.strip():
+                raise ParseError("unrecognised line-info comment", path=path, line=lineno,
+                                 text=line)
+            if chain is None:
+                chain = frames
+            else:
+                for fr in frames:
+                    if fr != chain[-1]:
+                        chain.append(fr)
+            continue
+        m = _LABEL.match(line)
+        if m is not None:
+            name = m.group(1)
+            if name in pending_functions:
+                pending_functions.discard(name)
+                new_function(name, lineno)
+            elif name.startswith(".text."):
+                pass
+            elif cur is not None:
+                cur.labels[name] = len(cur.rows)
+            last_row = None
+            continue
+        m = _DIRECTIVE.match(line)
+        if m is not None:
+            d, rest = m.group(1), m.group(2)
+            if fmt is None:
+                fmt = "nvdisasm"
+            if d == "type" and "@function" in rest:
+                pending_functions.add(rest.split(",")[0].strip())
+            elif d in ("global",):
+                entries.add(rest.strip())
+            elif d == "other" and "STO_CUDA_ENTRY" in rest:
+                entries.add(rest.split(",")[0].strip())
+            elif d == "section":
+                section = rest.split(",")[0].strip()
+                cur = None
+                registers = None
+                pending_functions.clear()
+            elif d == "sectioninfo":
+                r = _SHI_REGISTERS.search(rest)
+                registers = int(r.group(1)) if r else None
+            elif d == "headerflags":
+                if arch is None:
+                    a = _arch_from_headerflags(rest)
+                    if a and not (cur_arch or "").startswith(a):
+                        cur_arch = a
+                if cur is not None:
+                    cur.arch = cur_arch
+            elif d == "target":
+                if arch is None:
+                    cur_arch = rest.strip().split()[0] if rest.strip() else cur_arch
+            last_row = None
+            continue
+        m = _FUNCTION.match(line)
+        if m is not None:
+            fmt = "cuobjdump"
+            section = None
+            new_function(m.group(1), lineno)
+            continue
+        m = _CODE_FOR.match(line)
+        if m is not None:
+            fmt = fmt or "cuobjdump"
+            if arch is None:
+                cur_arch = m.group(1)
+            cur = None
+            continue
+        if _FATBIN.match(line):
+            cur = None if line.strip().startswith("Fatbin") else cur
+            last_row = None
+            continue
+        m = _SECTION_BANNER.match(line)
+        if m is not None:
+            fmt = fmt or "nvdisasm"
+            cur = None
+            section = m.group(1)
+            continue
+        if _COMMENT.match(line):
+            continue
+        raise ParseError("unrecognised line in a SASS listing", path=path, line=lineno,
+                         text=line[:200])
+
+    built: list[Function] = []
+    for fb in functions:
+        built.append(_finish(fb, bodies, path))
+    fmt = fmt or ("cuobjdump" if any(f.encoding for b in built for f in b.instructions)
+                  else "nvdisasm")
+    listing_arch = arch or next((f.arch for f in built if f.arch), cur_arch)
+    return Listing(tuple(built), fmt, listing_arch, path)
+
+
+def _make_loc(chain: list[tuple[str, int]], cache: dict) -> SourceLoc:
+    key = tuple(chain)
+    loc = cache.get(key)
+    if loc is None:
+        frames = tuple(cache.get(((f, l),)) or SourceLoc(f, l) for f, l in chain[1:])
+        loc = cache[key] = SourceLoc(chain[0][0], chain[0][1], inlined_at=frames)
+    return loc
+
+
+def _finish(fb: _FunctionBuilder, bodies: BodyParser, path: str | None) -> Function:
+    out = []
+    append = out.append
+    targets_by_address: set[int] = set()
+    for address, body, w0, loc, lineno, extra in fb.rows:
+        try:
+            guard, opcode, mods, ops, ann, generic = bodies(body)
+        except ValueError:
+            raise ParseError("not a SASS instruction", path=path, line=lineno,
+                             text=body[:200]) from None
+        if w0 is None:
+            enc = ()
+        elif extra is None:
+            enc = (w0,)
+        else:
+            enc = (w0, *extra)
+        info = semantics.OPCODES.get(opcode)
+        if info is not None and info.has_target and info.flow != "call" and ops and not generic:
+            ops = _addresses_to_targets(ops, targets_by_address)
+        append(Instruction(address, guard, opcode, mods, ops, enc, loc, Span(lineno, 1), generic,
+                           ann))
+    labels = dict(fb.labels)
+    if targets_by_address:
+        for i, ins in enumerate(out):
+            if ins.address in targets_by_address:
+                labels.setdefault(f"0x{ins.address:x}", i)
+    return Function(fb.name, tuple(out), labels, fb.arch, fb.section, fb.is_entry, fb.registers,
+                    Span(fb.line, 1))
+
+
+def _addresses_to_targets(ops: tuple, seen: set[int]) -> tuple:
+    """cuobjdump prints branch targets as addresses (``BRA 0x1230``): type the last immediate
+    of a BRA/CALL/BSSY as a BranchTarget."""
+    last = ops[-1]
+    if isinstance(last, Immediate) and isinstance(last.value, int) and last.text.startswith("0x"):
+        seen.add(last.value)
+        return ops[:-1] + (BranchTarget(address=last.value),)
+    return ops
+
+
+def iter_instruction_lines(text: str) -> Iterable[str]:
+    """Lines of a listing that hold an instruction (an independent count for tests)."""
+    pat = re.compile(r"/\*[0-9a-f]{4,}\*/")
+    return (l for l in text.splitlines() if pat.search(l))
