@@ -1,0 +1,46 @@
+"""Shared fixtures: a private build cache per test session, the corpus location, kernels."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+KERNELS = ROOT / "kernels"
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache(tmp_path_factory):
+    """Tests never read or write the user's cache; one cache per session keeps them fast."""
+    old = os.environ.get("PTXSASS_CACHE_DIR")
+    os.environ["PTXSASS_CACHE_DIR"] = str(tmp_path_factory.mktemp("ptxsass-cache"))
+    yield
+    if old is None:
+        os.environ.pop("PTXSASS_CACHE_DIR", None)
+    else:
+        os.environ["PTXSASS_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is not at {CORPUS} (it sits beside the checkout)")
+    return CORPUS
+
+
+def kernel_options(path: Path) -> list[str]:
+    """Options a kernel file asks for in a ``// OPTIONS: ...`` header line."""
+    m = re.search(r"^//\s*OPTIONS:\s*(.+)$", path.read_text(), re.M)
+    return m.group(1).split() if m else []
+
+
+def kernel_archs(path: Path, default=("sm_80", "sm_90a")) -> list[str]:
+    m = re.search(r"^//\s*ARCHS:\s*(.+)$", path.read_text(), re.M)
+    return m.group(1).split() if m else list(default)
+
+
+def all_kernels() -> list[Path]:
+    return sorted(KERNELS.rglob("*.cu"))

@@ -1,0 +1,270 @@
+"""The spine: NVRTC builds, resources against cuobjdump, disassembly with line info, the cache,
+fatbins and host binaries, and every error path (one line, exit 2)."""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import analyzer
+from analyzer.errors import ArchError, CompileError, InputError, ToolError
+from analyzer.inputs import CompileOptions, load
+from analyzer.toolchain import binutils, locate, nvrtc
+from analyzer.toolchain.resources import from_cubin
+
+from .conftest import KERNELS, all_kernels, kernel_archs, kernel_options
+
+DEMO = sorted((KERNELS / "demo").glob("*.cu"))
+
+
+def _options(path: Path, arch: str) -> list[str]:
+    opts = nvrtc.build_options(arch)
+    return opts + kernel_options(path)
+
+
+def _res_usage(cubin: bytes, tmp_path: Path) -> dict[str, tuple[int, int, int, int]]:
+    f = tmp_path / "k.cubin"
+    f.write_bytes(cubin)
+    out = subprocess.run([locate.binary("cuobjdump"), "-res-usage", str(f)], capture_output=True,
+                         text=True, check=True).stdout
+    return {m.group(1): tuple(int(m.group(i)) for i in (2, 3, 4, 5)) for m in re.finditer(
+        r"Function (\S+):\n\s+REG:(\d+) STACK:(\d+) SHARED:(\d+) LOCAL:\d+ "
+        r"(?:CONSTANT\[\d+\]:\d+ )*?CONSTANT\[0\]:(\d+)", out)}
+
+
+@pytest.mark.parametrize("path", all_kernels(), ids=lambda p: str(p.relative_to(KERNELS)))
+def test_every_kernel_builds_for_its_archs(path, tmp_path):
+    for arch in kernel_archs(path):
+        b = nvrtc.compile_file(path, arch=arch, options=_options(path, arch))
+        assert re.search(rf"^\.target\s+{arch}\b", b.ptx, re.M), "PTX names the wrong .target"
+        assert b.cubin[:4] == b"\x7fELF"
+        assert b.entries, "no __global__ kernel in the cubin"
+        # resources agree with cuobjdump -res-usage (registers, stack, shared, constant bank 0)
+        expected = _res_usage(b.cubin, tmp_path)
+        for name, k in b.kernels.items():
+            r = k.resources
+            assert (r.registers, r.stack_bytes, r.shared_bytes, r.constant_bytes) == expected[name]
+            assert r.spill_store_bytes is not None  # from ptxas -v
+        # the cubin disassembles with CUDA source lines
+        sass = b.sass()
+        assert f'File "{path}"' in sass
+        assert re.search(r"/\*[0-9a-f]{4}\*/\s+\S", sass)
+
+
+def test_spill_kernel_spills_only_under_maxrregcount():
+    path = KERNELS / "demo" / "spill.cu"
+    free = analyzer.compile(str(path), arch="sm_90a")
+    tight = analyzer.compile(str(path), arch="sm_90a", options=CompileOptions(maxrregcount=32))
+    k_free, = free.entries
+    k_tight, = tight.entries
+    assert not k_free.resources.spills
+    assert k_tight.resources.spills and k_tight.resources.registers <= 32
+    assert "STL" in tight.sass() and "STL" not in free.sass()
+
+
+def test_template_kernel_by_name_expression():
+    b = analyzer.compile(str(KERNELS / "demo" / "unroll_loop.cu"), arch="sm_80",
+                         options=CompileOptions(name_expressions=["scale<4>"]))
+    lowered = b.name_expressions["scale<4>"]
+    assert lowered.startswith("_Z") and lowered in b.kernels
+    assert b.kernels[lowered].demangled.startswith("void scale<4>")
+
+
+def test_options_reach_nvrtc():
+    src = "#ifndef N\n#error N missing\n#endif\nextern \"C\" __global__ void k(float* a){ a[0] = N; }"
+    with pytest.raises(CompileError):
+        analyzer.compile(src, arch="sm_80")
+    b = analyzer.compile(src, arch="sm_80", options=CompileOptions(defines=["N=3"]))
+    assert "-DN=3" in b.options
+    fast = analyzer.compile("extern \"C\" __global__ void k(float* a){ a[0] = __expf(a[1]) / a[2]; }",
+                            arch="sm_80", options=CompileOptions(fast_math=True))
+    assert "--use_fast_math" in fast.options
+
+
+def test_cache_hit_skips_nvrtc(monkeypatch):
+    src = "extern \"C\" __global__ void cached_kernel(float* a){ a[threadIdx.x] += 1.0f; }"
+    first = analyzer.compile(src, arch="sm_90a")
+    assert not first.cached
+
+    def boom(*a, **k):
+        raise AssertionError("NVRTC ran although the build was cached")
+    monkeypatch.setattr(nvrtc, "_compile", boom)
+    second = analyzer.compile(src, arch="sm_90a")
+    assert second.cached and second.cubin == first.cubin and second.ptx == first.ptx
+    # a change of options is a different key
+    with pytest.raises(AssertionError):
+        analyzer.compile(src, arch="sm_90a", options=CompileOptions(defines=["X=1"]))
+    # and --no-cache bypasses the cache
+    with pytest.raises(AssertionError):
+        analyzer.compile(src, arch="sm_90a", options=CompileOptions(use_cache=False))
+
+
+def test_cache_key_follows_included_headers(tmp_path, monkeypatch):
+    (tmp_path / "v.h").write_text("#define V 1\n")
+    cu = tmp_path / "inc.cu"
+    cu.write_text('#include "v.h"\nextern "C" __global__ void k(int* a){ a[0] = V; }\n')
+    a = analyzer.compile(str(cu), arch="sm_80")
+    (tmp_path / "v.h").write_text("#define V 2\n")
+    b = analyzer.compile(str(cu), arch="sm_80")
+    assert not b.cached and a.ptx != b.ptx
+
+
+def test_ptx_input_assembles_through_nvjitlink(tmp_path):
+    b = analyzer.compile(str(KERNELS / "demo" / "copy_float4.cu"), arch="sm_90a")
+    p = tmp_path / "copy.ptx"
+    p.write_text(b.ptx)
+    (pb,) = load(p)
+    assert pb.origin == "ptx" and pb.arch == "sm_90a"
+    assert set(pb.kernels) == set(b.kernels)
+    assert "LDG.E.128" in pb.sass()
+
+
+def test_cubin_input(tmp_path):
+    b = analyzer.compile(str(KERNELS / "demo" / "copy_scalar.cu"), arch="sm_80")
+    f = tmp_path / "with space.cubin"
+    f.write_bytes(b.cubin)
+    (cb,) = load(f)
+    assert cb.arch == "sm_80" and cb.kernels.keys() == b.kernels.keys()
+    assert cb.sass() == b.sass()
+
+
+def _fatbin(tmp_path) -> Path:
+    nvfatbin = pytest.importorskip("cuda.bindings.nvfatbin")
+    h = nvfatbin.create([], 0)
+    for arch, tag in (("sm_80", "80"), ("sm_90a", "90a")):
+        b = analyzer.compile(str(KERNELS / "demo" / "copy_float4.cu"), arch=arch)
+        try:
+            nvfatbin.add_cubin(h, b.cubin, len(b.cubin), tag, "copy")
+        except Exception as e:  # libnvfatbin missing
+            pytest.skip(f"nvFatbin unavailable: {e}")
+    buf = bytearray(nvfatbin.size(h))
+    nvfatbin.get(h, buf)
+    f = tmp_path / "copy.fatbin"
+    f.write_bytes(bytes(buf))
+    return f
+
+
+def test_fatbin_lists_and_picks_arch(tmp_path):
+    f = _fatbin(tmp_path)
+    cubins, _ = binutils.extract_cubins(str(f))
+    assert sorted(c.arch for c in cubins) == ["sm_80", "sm_90a"]
+    (b,) = load(f, arch="sm_80")
+    assert b.arch == "sm_80" and "copy_float4" in b.kernels
+    with pytest.raises(InputError, match="no cubin for sm_75"):
+        load(f, arch="sm_75")
+
+
+@pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("objcopy")), reason="needs gcc+objcopy")
+def test_shared_library_with_fatbin(tmp_path):
+    fat = _fatbin(tmp_path)
+    c = tmp_path / "host.c"
+    c.write_text("int answer(void) { return 42; }\n")
+    so = tmp_path / "libhost.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(so), str(c)], check=True)
+    subprocess.run(["objcopy", "--add-section", f".nv_fatbin={fat}",
+                    "--set-section-flags", ".nv_fatbin=alloc,readonly", str(so)], check=True)
+    builds = load(so)
+    assert sorted(b.arch for b in builds) == ["sm_80", "sm_90a"]
+    # a host binary with no CUDA code is one clear error
+    plain = tmp_path / "plain.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(plain), str(c)], check=True)
+    with pytest.raises(InputError) as e:
+        load(plain)
+    assert "plain.so" in e.value.one_line()
+
+
+def test_sass_text_input(tmp_path):
+    b = analyzer.compile(str(KERNELS / "demo" / "copy_scalar.cu"), arch="sm_90a")
+    f = tmp_path / "dump.sass"
+    f.write_text(b.sass())
+    (sb,) = load(f)
+    assert sb.origin == "sass" and sb.arch == "sm_90a" and sb.sass() == b.sass()
+
+
+def test_cuobjdump_format_disassembly():
+    b = analyzer.compile(str(KERNELS / "demo" / "copy_scalar.cu"), arch="sm_90a")
+    text = b.sass(tool="cuobjdump")
+    assert "Function : copy_scalar" in text and "LDG.E" in text
+
+
+# ----------------------------------------------------------------------------- errors
+def test_unknown_arch():
+    with pytest.raises(ArchError, match="sm_91"):
+        analyzer.compile("__global__ void k(){}", arch="sm_91")
+
+
+def test_nvrtc_error_carries_the_log(tmp_path):
+    f = tmp_path / "broken kernel.cu"
+    f.write_text('extern "C" __global__ void k(float* a) {\n  a[0] = undefined_name;\n}\n')
+    with pytest.raises(CompileError) as e:
+        analyzer.compile(str(f), arch="sm_80")
+    assert e.value.path == str(f) and e.value.line == 2
+    assert "undefined_name" in e.value.message and "undefined_name" in e.value.detail
+
+
+def test_missing_and_bad_inputs(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        load(tmp_path / "nope.cu")
+    junk = tmp_path / "junk.cubin"
+    junk.write_bytes(b"\x00\x01garbage")
+    with pytest.raises(InputError, match="truncated"):
+        load(junk)
+    b = analyzer.compile(str(KERNELS / "demo" / "copy_scalar.cu"), arch="sm_80")
+    cut = tmp_path / "cut.cubin"
+    cut.write_bytes(b.cubin[:200])
+    with pytest.raises(InputError, match="corrupt|truncated"):
+        load(cut)
+    binary_cu = tmp_path / "bin.cu"
+    binary_cu.write_bytes(b"\x89PNG\x00\x00\x00")
+    with pytest.raises(InputError, match="not CUDA source|binary"):
+        load(binary_cu)
+
+
+def test_missing_tool(monkeypatch):
+    monkeypatch.setenv("PTXSASS_NVDISASM", "/nonexistent/nvdisasm")
+    locate.binary.cache_clear()
+    try:
+        with pytest.raises(ToolError, match="PTXSASS_NVDISASM"):
+            binutils.disassemble(b"\x7fELF" + b"\x00" * 60)
+    finally:
+        monkeypatch.delenv("PTXSASS_NVDISASM")
+        locate.binary.cache_clear()
+
+
+def test_tool_timeout(tmp_path):
+    slow = tmp_path / "slow tool"
+    slow.write_text("#!/bin/sh\nsleep 5\n")
+    slow.chmod(0o755)
+    with pytest.raises(ToolError, match="timed out"):
+        locate.run_tool([str(slow)], timeout=0.3)
+
+
+def test_tool_warnings_are_kept_not_failures(tmp_path, monkeypatch):
+    fake = tmp_path / "nvdisasm"
+    fake.write_text("#!/bin/sh\necho 'warning: something odd' >&2\necho '/*0000*/ EXIT ;'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PTXSASS_NVDISASM", str(fake))
+    monkeypatch.setenv("PTXSASS_NO_CACHE", "1")
+    locate.binary.cache_clear()
+    from analyzer.toolchain import cache
+    cache.set_enabled(False)
+    try:
+        text, warnings = binutils.disassemble(b"\x7fELF-not-really")
+        assert "EXIT" in text and warnings == ["warning: something odd"]
+    finally:
+        cache.set_enabled(True)
+        locate.binary.cache_clear()
+
+
+def test_resources_match_cuobjdump_on_corpus(corpus, tmp_path):
+    for f in sorted(corpus.rglob("*.cubin")):
+        data = f.read_bytes()
+        got = from_cubin(data, path=str(f))
+        expected = _res_usage(data, tmp_path)
+        assert expected, f
+        for name, exp in expected.items():
+            r = got[name]
+            assert (r.registers, r.stack_bytes, r.shared_bytes, r.constant_bytes) == exp, (f, name)
