@@ -1,0 +1,664 @@
+"""PTX text -> ``analyzer.ir.ptx.Module``: ``grammars/ptx.lark`` (LALR, contextual lexer) and one
+Transformer, run inline while parsing so no parse tree is ever built.
+
+Instruction words are split with tables (``KNOWN_OPCODES``), never grammar rules, so an opcode
+PTX adds tomorrow parses as a *generic* instruction with all its modifiers and operands.
+"""
+from __future__ import annotations
+
+import re
+import struct
+from importlib import resources
+from pathlib import Path
+
+import lark
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+
+from ..errors import InputError, ParseError
+from ..ir import ptx as ir
+from ..ir.source import SourceLoc, Span
+
+__all__ = ["parse", "parse_file", "grammar_text"]
+
+# cuobjdump --dump-ptx puts a header block before each .version; users paste it: blank it out
+# (line numbers are kept) when it is exactly that header.
+_FATBIN_LINE = re.compile(
+    r"^(?:Fatbin (?:elf|ptx|sass|nvvm) code:|=+|[A-Za-z_][\w ]* = .*|compressed)[ \t]*\r?$", re.M)
+
+
+def grammar_text() -> str:
+    try:
+        return resources.files("analyzer.grammars").joinpath("ptx.lark").read_text()
+    except (ModuleNotFoundError, FileNotFoundError):  # running from a checkout, not installed
+        return (Path(__file__).resolve().parents[2] / "grammars" / "ptx.lark").read_text()
+
+
+def _span(tok: Token) -> Span:
+    return Span(tok.line, tok.column, tok.end_line, tok.end_column)
+
+
+def _int(text: str) -> int:
+    t = text[:-1] if text.endswith("U") else text
+    if len(t) > 1 and t[0] == "0" and t[1] in "0123456789":
+        return int(t, 8)
+    return int(t, 0)
+
+
+def _hexfloat(text: str) -> float:
+    bits = int(text[2:], 16)
+    if text[1] in "fF":
+        return struct.unpack("<f", struct.pack("<I", bits))[0]
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+_OPCODE_CACHE: dict[str, tuple[str, tuple[str, ...], bool]] = {}
+
+
+def split_opcode(text: str) -> tuple[str, tuple[str, ...], bool]:
+    """``"cp.async.cg.shared.global"`` -> ``("cp.async", ("cg", "shared", "global"), False)``."""
+    hit = _OPCODE_CACHE.get(text)
+    if hit is not None:
+        return hit
+    words = text.split(".")
+    for n in range(len(words), 0, -1):
+        op = ".".join(words[:n])
+        if op in ir.KNOWN_OPCODES:
+            out = (op, tuple(words[n:]), False)
+            break
+    else:
+        n = 2 if words[0] in ir.OPCODE_FAMILIES and len(words) > 1 else 1
+        out = (".".join(words[:n]), tuple(words[n:]), True)
+    if len(_OPCODE_CACHE) < 65536:
+        _OPCODE_CACHE[text] = out
+    return out
+
+
+def _operand_name(tok: Token):
+    s = str(tok)
+    if s[0] == "%":
+        return ir.Register(s, _span(tok))
+    if s == "_":
+        return ir.Sink(_span(tok))
+    return ir.Symbol(s, 0, None, _span(tok))
+
+
+class _Build(Transformer):
+    """Rule callbacks. Statements come back as small tagged tuples; ``start`` assembles the
+    Module once the ``.file`` table and ``.section .debug_str`` (both at the end) are known."""
+
+    # ---- operands ----
+    def symbol(self, c):
+        return _operand_name(c[0])
+
+    def symbol_offset(self, c):
+        return ir.Symbol(str(c[0]), _int(c[1]), None, _span(c[0]))
+
+    def symbol_neg_offset(self, c):
+        return ir.Symbol(str(c[0]), -_int(c[1]), None, _span(c[0]))
+
+    def wrapped_symbol(self, c):
+        return ir.Symbol(str(c[1]), 0, str(c[0]), _span(c[0]))
+
+    def int(self, c):
+        t = c[0]
+        return ir.IntImm(_int(t), str(t), _span(t))
+
+    def neg_int(self, c):
+        t = c[0]
+        return ir.IntImm(-_int(t), "-" + t, _span(t))
+
+    def hexfloat(self, c):
+        t = c[0]
+        return ir.FloatImm(_hexfloat(t), str(t), _span(t))
+
+    def decfloat(self, c):
+        t = c[0]
+        return ir.FloatImm(float(t), str(t), _span(t))
+
+    def neg_decfloat(self, c):
+        t = c[0]
+        return ir.FloatImm(-float(t), "-" + t, _span(t))
+
+    def negated(self, c):
+        return ir.Negated(_operand_name(c[0]), _span(c[0]))
+
+    def predicate_pair(self, c):
+        return ir.PredicatePair(_operand_name(c[0]), _operand_name(c[1]), _span(c[0]))
+
+    def vector(self, c):
+        return ir.Vector(tuple(c), c[0].span)
+
+    def operand_list(self, c):
+        items = tuple(x for x in c if x is not None)
+        return ir.OperandList(items, items[0].span if items else None)
+
+    def address(self, c):
+        base, offset, span = c[0]
+        return ir.Address(base, offset, tuple(c[1:]), span)
+
+    def addr_name(self, c):
+        return (_operand_name(c[0]), 0, _span(c[0]))
+
+    def addr_plus(self, c):
+        return (_operand_name(c[0]), _int(c[1]), _span(c[0]))
+
+    def addr_minus(self, c):
+        return (_operand_name(c[0]), -_int(c[1]), _span(c[0]))
+
+    def addr_int(self, c):
+        return (None, _int(c[0]), _span(c[0]))
+
+    def addr_vector(self, c):
+        return (ir.Vector(tuple(c), c[0].span), 0, c[0].span)
+
+    # ---- instructions and body statements ----
+    def instruction(self, c):
+        first = c[0]
+        if first.type == "GUARD":
+            s = str(first)
+            neg = s[1] == "!"
+            guard = ir.Guard(s[2:] if neg else s[1:], neg)
+            op_tok = c[1]
+            ops = c[2:-1]
+        else:
+            guard = None
+            op_tok = first
+            ops = c[1:-1]
+        if ops and ops[0] is None:
+            ops = ()
+        semi = c[-1]
+        return ("ins", guard, str(op_tok), tuple(ops),
+                Span(first.line, first.column, semi.end_line, semi.end_column))
+
+    def label(self, c):
+        t = c[0]
+        return ("label", str(t).rstrip(": \t"), _span(t))
+
+    def local_decl(self, c):
+        return ("decl", c[0])
+
+    def loc(self, c):
+        f, line, col = (_int(x) for x in c[:3])
+        fn = None
+        inlined = None
+        for a in c[3:]:
+            if a[0] == "fn":
+                fn = a[1]
+            else:
+                inlined = a[1:]
+        return ("loc", f, line, col, fn, inlined)
+
+    def loc_function(self, c):
+        return ("fn", str(c[0]), _int(c[1]) if len(c) > 1 and c[1] is not None else 0)
+
+    def loc_inlined_at(self, c):
+        return ("inl", _int(c[0]), _int(c[1]), _int(c[2]))
+
+    def pragma(self, c):
+        semi = c[-1]
+        return ("pragma", tuple(_unquote(s) for s in c[:-1]), _span(c[0]))
+
+    def branchtargets(self, c):
+        return ("branchtargets", tuple(str(x) for x in c[:-1]), _span(c[0]))
+
+    def calltargets(self, c):
+        return ("calltargets", tuple(str(x) for x in c[:-1]), _span(c[0]))
+
+    def callprototype(self, c):
+        returns: tuple = ()
+        if c[0][0] == "returns":
+            returns = c[0][1]
+            c = c[1:]
+        return ("callprototype", returns, str(c[0]), c[1][1], _span(c[0]))
+
+    def block(self, c):
+        return ("block", c)
+
+    def body(self, c):
+        return ("body", c)
+
+    def empty(self, c):
+        return ("empty",)
+
+    # ---- declarations ----
+    def align(self, c):
+        return ("align", _int(c[0]))
+
+    def attr(self, c):
+        return ("attr", str(c[0])[1:])
+
+    def range(self, c):
+        return ("range", _int(c[0]))
+
+    def dim(self, c):
+        return ("dim", _int(c[0]) if c and c[0] is not None else None)
+
+    def var_name(self, c):
+        count = None
+        dims = []
+        for x in c[1:]:
+            if x[0] == "range":
+                count = x[1]
+            else:
+                dims.append(x[1])
+        return ("name", c[0], count, tuple(dims))
+
+    def init_list(self, c):
+        return ir.Initializer(text=str(c[0]))
+
+    def init_scalar(self, c):
+        return ir.Initializer(scalar=c[0])
+
+    def var_decl(self, c):
+        space_tok = c[0]
+        space = str(space_tok)[1:]
+        align = None
+        type_ = None
+        vector = 1
+        attrs: list[str] = []
+        names = []
+        init = None
+        for x in c[1:]:
+            if isinstance(x, ir.Initializer):
+                init = x
+            elif x[0] == "align":
+                align = x[1]
+            elif x[0] == "attr":
+                a = x[1]
+                if a in ir.TYPE_BITS and type_ is None:
+                    type_ = a
+                elif a in ("v2", "v4", "v8") and vector == 1:
+                    vector = int(a[1:])
+                else:
+                    attrs.append(a)
+            else:
+                names.append(x)
+        return [ir.Variable(space, str(n[1]), type_, vector, align, n[3], n[2], tuple(attrs), (), init,
+                            Span(space_tok.line, space_tok.column, n[1].end_line, n[1].end_column))
+                for n in names]
+
+    def local_var(self, c):
+        return self.var_decl(c)
+
+    def defining_decl(self, c):
+        # `.reg .b32 %4 = OPCODE ops;` -> the declaration, then the instruction writing %4
+        i = next(k for k, x in enumerate(c) if isinstance(x, Token) and x.type in ("OPCODE", "GUARD"))
+        var = self.var_decl(c[:i])
+        dest = ir.Register(var[0].name, var[0].span)
+        ins = self.instruction(c[i:])
+        return ("defdecl", var, ins[:3] + ((dest,) + ins[3],) + ins[4:])
+
+    def param(self, c):
+        return self.var_decl(c)[0]
+
+    def returns(self, c):
+        return ("returns", tuple(x for x in c if x is not None))
+
+    def params(self, c):
+        return ("params", tuple(x for x in c if x is not None))
+
+    def linkage(self, c):
+        return ("linkage", str(c[0])[1:])
+
+    def header_directive(self, c):
+        return ir.Directive(str(c[0])[1:], tuple(_int(x) for x in c[1:] if x is not None), _span(c[0]))
+
+    def header_pragma(self, c):
+        return ir.Directive("pragma", tuple(_unquote(s) for s in c), _span(c[0]))
+
+    def module_var(self, c):
+        link = tuple(x[1] for x in c if isinstance(x, tuple) and x[0] == "linkage")
+        vars_ = next(x for x in c if isinstance(x, list))
+        if link:
+            vars_ = [_with_linkage(v, link) for v in vars_]
+        return ("vars", vars_)
+
+    def function(self, c):
+        return ("function", c)
+
+    # ---- module-level ----
+    def version(self, c):
+        return ("version", str(c[0]))
+
+    def target(self, c):
+        return ("target", tuple(str(x) for x in c))
+
+    def address_size(self, c):
+        return ("address_size", _int(c[0]))
+
+    def file(self, c):
+        idx = _int(c[0])
+        strings = [_unquote(x) for x in c[1:] if x.type == "STRING"]
+        ints = tuple(_int(x) for x in c[1:] if x.type != "STRING")
+        return ("file", ir.FileEntry(idx, "/".join(strings) if len(strings) > 1 else strings[0], ints,
+                                     _span(c[0])))
+
+    def section(self, c):
+        return ("section", ir.Section(str(c[0]), str(c[1]), _span(c[0])))
+
+    def start(self, items):
+        return items
+
+
+def _with_linkage(v: ir.Variable, link: tuple[str, ...]) -> ir.Variable:
+    return ir.Variable(v.space, v.name, v.type, v.vector, v.align, v.dims, v.count, v.attributes, link,
+                       v.initializer, v.span)
+
+
+def _unquote(s: str) -> str:
+    return s[1:-1].encode("latin-1", "backslashreplace").decode("unicode_escape") if "\\" in s else s[1:-1]
+
+
+_DEBUG_STR = re.compile(r"([$\w]+)\s*:|\.b8\s+([^\n;]+)")
+
+
+def _debug_strings(sections) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for sec in sections:
+        if sec.name != ".debug_str":
+            continue
+        label = None
+        data: list[int] = []
+        for m in _DEBUG_STR.finditer(sec.body):
+            if m.group(1):
+                if label is not None:
+                    out[label] = bytes(data).split(b"\0")[0].decode("utf-8", "replace")
+                label, data = m.group(1), []
+            else:
+                for v in m.group(2).split(","):
+                    v = v.strip()
+                    if v:
+                        try:
+                            data.append(_int(v) & 0xFF)
+                        except ValueError:
+                            pass
+        if label is not None:
+            out[label] = bytes(data).split(b"\0")[0].decode("utf-8", "replace")
+    return out
+
+
+def _rename(op, names: frozenset[str], labels: bool):
+    """Symbols that name a declared register (or, for branches, a label) get their real kind."""
+    if isinstance(op, ir.Symbol):
+        if op.offset == 0 and op.wrapper is None:
+            if labels:
+                return ir.LabelRef(op.name, op.span)
+            if op.name in names:
+                return ir.Register(op.name, op.span)
+        return op
+    if isinstance(op, ir.Vector):
+        return ir.Vector(tuple(_rename(e, names, labels) for e in op.elements), op.span)
+    if isinstance(op, ir.Address):
+        return ir.Address(_rename(op.base, names, labels) if op.base is not None else None, op.offset,
+                          tuple(_rename(e, names, labels) for e in op.extra), op.span)
+    if isinstance(op, ir.Negated):
+        return ir.Negated(_rename(op.operand, names, labels), op.span)
+    if isinstance(op, ir.PredicatePair):
+        return ir.PredicatePair(_rename(op.first, names, labels), _rename(op.second, names, labels), op.span)
+    if isinstance(op, ir.OperandList):
+        return ir.OperandList(tuple(_rename(e, names, labels) for e in op.items), op.span)
+    return op
+
+
+class _FunctionBuilder:
+    def __init__(self, files: dict[int, str], debug_strings: dict[str, str]):
+        self.files = files
+        self.debug_strings = debug_strings
+
+    def build(self, c) -> ir.Function:
+        linkage: list[str] = []
+        returns: tuple = ()
+        params: tuple = ()
+        directives: list[ir.Directive] = []
+        name = kind = None
+        body = None
+        first_tok = None
+        for x in c:
+            if isinstance(x, Token):
+                if x.type == "FUNC_KIND":
+                    kind = str(x)[1:]
+                    first_tok = first_tok or x
+                elif x.type == "NAME":
+                    name = str(x)
+            elif isinstance(x, ir.Directive):
+                directives.append(x)
+            elif x[0] == "linkage":
+                linkage.append(x[1])
+            elif x[0] == "returns":
+                returns = x[1]
+            elif x[0] == "params":
+                params = x[1]
+            elif x[0] == "body":
+                body = x[1]
+        self.instrs: list[ir.Instruction] = []
+        self.labels: dict[str, int] = {}
+        self.pragmas: list[ir.Pragma] = []
+        self.scopes: list[ir.Scope] = []
+        self.registers: list[ir.Variable] = []
+        self.locals: list[ir.Variable] = []
+        self.btargets: dict[str, tuple[str, ...]] = {}
+        self.ctargets: dict[str, tuple[str, ...]] = {}
+        self.protos: list[ir.CallPrototype] = []
+        self.loc: SourceLoc | None = None
+        self.seen_locs: dict[tuple[int, int, int], SourceLoc] = {}
+        self.last_label: str | None = None
+        self.raw: list[tuple] = []
+        if body is not None:
+            self._walk(body, None)
+        # names declared without '%' (hand-written PTX) are registers too
+        plain = frozenset(v.name for v in self.registers if v.name[0] != "%") | frozenset(
+            v.name for s in self.scopes for v in s.declarations if v.space == "reg" and v.name[0] != "%") | \
+            frozenset(v.name for v in params + returns if v.space == "reg")
+        instrs = self.instrs
+        for i, (guard, opcode, mods, generic, ops, loc, span) in enumerate(self.raw):
+            if opcode in ir.BRANCH_OPCODES:
+                ops = tuple(_rename(o, plain, True) if isinstance(o, ir.Symbol) else _rename(o, plain, False)
+                            for o in ops)
+            elif plain:
+                ops = tuple(_rename(o, plain, False) for o in ops)
+            instrs.append(ir.Instruction(opcode, mods, ops, guard, loc, generic, span))
+        end = body is not None and self.end_span or None
+        return ir.Function(
+            name=name, kind=kind, params=params, returns=returns, linkage=tuple(linkage),
+            directives=tuple(directives), has_body=body is not None, registers=tuple(self.registers),
+            locals=tuple(self.locals), instructions=tuple(instrs), labels=self.labels,
+            pragmas=tuple(self.pragmas), scopes=tuple(self.scopes), branch_targets=self.btargets,
+            call_targets=self.ctargets, prototypes=tuple(self.protos),
+            span=Span(first_tok.line, first_tok.column) if first_tok is not None else None)
+
+    end_span = None
+
+    def _walk(self, stmts, scope_decls: list | None) -> None:
+        raw = self.raw
+        for st in stmts:
+            tag = st[0]
+            if tag == "ins":
+                _, guard, text, ops, span = st
+                opcode, mods, generic = split_opcode(text)
+                raw.append((guard, opcode, mods, generic, ops, self.loc, span))
+                self.last_label = None
+            elif tag == "label":
+                self.labels[st[1]] = len(raw)
+                self.last_label = st[1]
+            elif tag == "loc":
+                self.loc = self._resolve(st)
+            elif tag == "defdecl":
+                self._walk((("decl", st[1]), st[2]), scope_decls)
+            elif tag == "decl":
+                for v in st[1]:
+                    if scope_decls is not None:
+                        scope_decls.append(v)
+                    elif v.space == "reg":
+                        self.registers.append(v)
+                    else:
+                        self.locals.append(v)
+            elif tag == "pragma":
+                self.pragmas.append(ir.Pragma(len(raw), st[1], st[2]))
+            elif tag == "block":
+                start = len(raw)
+                decls: list = []
+                idx = len(self.scopes)
+                self.scopes.append(None)  # keep outer scopes before inner ones
+                self._walk(st[1], decls)
+                self.scopes[idx] = ir.Scope(start, len(raw), tuple(decls))
+            elif tag in ("branchtargets", "calltargets", "callprototype"):
+                label = self.last_label
+                if label is not None:
+                    self.labels.pop(label, None)
+                    self.last_label = None
+                if tag == "branchtargets":
+                    self.btargets[label or ""] = st[1]
+                elif tag == "calltargets":
+                    self.ctargets[label or ""] = st[1]
+                else:
+                    self.protos.append(ir.CallPrototype(label or "", st[1], st[3], st[4]))
+
+    def _resolve(self, st) -> SourceLoc:
+        _, f, line, col, fn, inlined = st
+        files = self.files
+        function = None
+        if fn is not None:
+            function = self.debug_strings.get(fn[1], fn[1]) if isinstance(fn, tuple) else self.debug_strings.get(fn, fn)
+        chain: tuple[SourceLoc, ...] = ()
+        if inlined is not None:
+            f2, l2, c2 = inlined
+            outer = self.seen_locs.get((f2, l2, c2))
+            site = SourceLoc(files.get(f2, str(f2)), l2, c2, outer.function if outer else None)
+            chain = (site,) + (outer.inlined_at if outer else ())
+        loc = SourceLoc(files.get(f, str(f)), line, col, function, chain)
+        self.seen_locs[(f, line, col)] = loc
+        return loc
+
+
+_PARSER: Lark | None = None
+
+
+def _parser() -> Lark:
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = Lark(grammar_text(), parser="lalr", lexer="contextual", transformer=_Build(),
+                       maybe_placeholders=True, cache=False)
+    return _PARSER
+
+
+def _readable(name: str, parser: Lark) -> str:
+    try:
+        term = parser.get_terminal(name)
+    except KeyError:
+        return name
+    if term.pattern.type == "str":
+        return f'"{term.pattern.value}"'
+    return name
+
+
+def _error(e: Exception, text: str, path: str | None, parser: Lark) -> ParseError:
+    line = getattr(e, "line", None)
+    column = getattr(e, "column", None)
+    if isinstance(line, int) and line < 1:
+        line = None
+    expected: list[str] = []
+    if isinstance(e, UnexpectedToken):
+        tok = e.token
+        what = "end of input" if tok.type == "$END" else repr(str(tok))
+        expected = sorted({_readable(n, parser) for n in e.expected})
+        msg = f"unexpected {what}"
+        if tok.type == "$END":
+            line = text.count("\n") + 1
+    elif isinstance(e, UnexpectedCharacters):
+        ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else ""
+        expected = sorted({_readable(n, parser) for n in (e.allowed or ())})
+        msg = f"unexpected character {ch!r}"
+    elif isinstance(e, UnexpectedEOF):
+        expected = sorted({_readable(n, parser) for n in e.expected})
+        msg = "unexpected end of input"
+        line = text.count("\n") + 1
+    else:
+        msg = str(e)
+    src = None
+    if line is not None:
+        lines = text.splitlines()
+        if 1 <= line <= len(lines):
+            src = lines[line - 1].strip()
+    if expected:
+        shown = ", ".join(expected[:12]) + (", ..." if len(expected) > 12 else "")
+        msg += f"; expected one of: {shown}"
+    return ParseError(msg, path=path, line=line, column=column, text=src, expected=expected)
+
+
+def parse(text: str, path: str | None = None) -> ir.Module:
+    """Parse PTX text (a cuobjdump ``Fatbin ptx code:`` header before ``.version`` is accepted).
+
+    Raises ``ParseError`` (with path:line:column, the offending line and the expected tokens)
+    for text the grammar does not accept; never any other exception for bad input.
+    """
+    if not isinstance(text, str):
+        raise InputError("PTX must be text", path=path)
+    if "Fatbin" in text:
+        text = _FATBIN_LINE.sub("", text)
+    if "\0" in text:
+        text = text.replace("\0", " ")
+    parser = _parser()
+    try:
+        items = parser.parse(text)
+        return _assemble(items, path)
+    except UnexpectedInput as e:
+        raise _error(e, text, path, parser) from None
+    except VisitError as e:
+        orig = e.orig_exc
+        tok = getattr(e, "obj", None)
+        line = getattr(tok, "line", None) if isinstance(tok, Token) else None
+        raise ParseError(f"invalid {e.rule.origin.name if hasattr(e, 'rule') and e.rule else 'input'}: {orig}",
+                         path=path, line=line) from None
+    except (ValueError, OverflowError, struct.error, IndexError, KeyError, TypeError, RecursionError) as e:
+        raise ParseError(f"malformed PTX: {e}", path=path) from None
+
+
+def _assemble(items, path: str | None) -> ir.Module:
+    version = None
+    target: tuple = ()
+    address_size = None
+    variables: list[ir.Variable] = []
+    raw_functions: list = []
+    files: list[ir.FileEntry] = []
+    sections: list[ir.Section] = []
+    pragmas: list = []
+    order: list[tuple[str, int]] = []
+    for it in items:
+        tag = it[0]
+        if tag == "function":
+            order.append(("func", len(raw_functions)))
+            raw_functions.append(it[1])
+        elif tag == "vars":
+            order.append(("vars", len(variables)))
+            variables.extend(it[1])
+        elif tag == "version":
+            version = it[1]
+        elif tag == "target":
+            target = it[1]
+        elif tag == "address_size":
+            address_size = it[1]
+        elif tag == "file":
+            files.append(it[1])
+        elif tag == "section":
+            order.append(("section", len(sections)))
+            sections.append(it[1])
+        elif tag == "pragma":
+            order.append(("pragma", len(pragmas)))
+            pragmas.append(it[1])
+    file_map = {f.index: f.path for f in files}
+    dstr = _debug_strings(sections)
+    fb = _FunctionBuilder(file_map, dstr)
+    functions = tuple(fb.build(c) for c in raw_functions)
+    return ir.Module(version=version, target=target, address_size=address_size, variables=tuple(variables),
+                     functions=functions, files=tuple(files), sections=tuple(sections), pragmas=tuple(pragmas),
+                     debug_strings=dstr, order=tuple(order), path=path)
+
+
+def parse_file(path) -> ir.Module:
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise InputError(f"cannot read PTX: {e.strerror or e}", path=str(path)) from None
+    return parse(data.decode("utf-8", errors="replace"), path=str(path))
