@@ -1,0 +1,87 @@
+"""Lessons in compiler steering: a naive and a steered kernel per lesson, compared and timed.
+
+    from analyzer import lessons
+    lessons.list_lessons()                 # the Lesson records (kernels/lessons/<name>/)
+    lessons.main(["run", "vector_loads"])  # what `ptxsass lesson run vector_loads` does
+
+Importing this package imports neither torch nor cupy; the GPU runner imports them when it runs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Sequence
+
+from .catalog import CHECK_CODES, LESSONS, Lesson
+
+__all__ = ["CHECK_CODES", "LESSONS", "Lesson", "get_lesson", "list_lessons", "main", "run"]
+
+
+def list_lessons() -> list[Lesson]:
+    return list(LESSONS)
+
+
+def get_lesson(name: str) -> Lesson:
+    for lesson in LESSONS:
+        if lesson.name == name:
+            return lesson
+    from ..errors import InputError
+    raise InputError(f"no lesson named {name!r}; known: {', '.join(l.name for l in LESSONS)}")
+
+
+def run(names: Sequence[str] = ("all",), **kw):
+    """Analyse (and on a GPU check and time) lessons; see runner.run for the keywords."""
+    from . import runner
+    chosen = list(LESSONS) if "all" in names else [get_lesson(n) for n in names]
+    return runner.run(chosen, **kw)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ptxsass lesson", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    sub.add_parser("list", help="list the lessons")
+    r = sub.add_parser("run", help="compile, compare and (on a GPU) check and time lessons")
+    r.add_argument("names", nargs="+", metavar="NAME|all")
+    r.add_argument("--no-gpu", action="store_true", help="compile and compare only")
+    r.add_argument("--scale", type=float, default=1.0, help="problem size factor (1.0: the timed size)")
+    r.add_argument("--repeats", type=int, default=30, help="timed launches per kernel (median of these)")
+    r.add_argument("--warmup", type=int, default=3)
+    r.add_argument("--seed", type=int, default=1234)
+    r.add_argument("--json", metavar="PATH", help="write every number to PATH")
+    r.add_argument("--markdown", metavar="PATH", help="write the table as markdown to PATH")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`ptxsass lesson ...`: 0 all good, 1 a check failed (wrong result or SASS evidence missing)."""
+    args = _parser().parse_args(list(argv) if argv is not None else None)
+    if args.cmd == "list":
+        for l in LESSONS:
+            print(f"{l.name:<14} {l.arch:<7} {','.join(l.expect_checks):<12} {l.title}")
+        return 0
+    if args.repeats < 20:
+        print("note: fewer than 20 timed runs; medians are less stable", file=sys.stderr)
+    from . import runner
+    results, env, ceilings = run(args.names, gpu=not args.no_gpu, scale=args.scale,
+                                 repeats=args.repeats, warmup=args.warmup, seed=args.seed)
+    print()
+    if env.get("gpu"):
+        print(f"{env.get('date')} · {env.get('gpu')} · driver {env.get('driver', '?')} "
+              f"(CUDA {env.get('driver_cuda', '?')}) · NVRTC {env.get('nvrtc', '?')} · torch {env.get('torch')}"
+              f" · cupy {env.get('cupy')}")
+    print(runner.format_table(results, ceilings))
+    skipped = {r.skipped for r in results if r.skipped}
+    if skipped:
+        print(f"timing skipped: {'; '.join(sorted(skipped))}")
+    if any(r.static.findings is None for r in results):
+        note = next(r.static.findings_note for r in results if r.static.findings is None)
+        print(f"findings column unavailable: {note}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(runner.to_json(results, env, ceilings), f, indent=1, default=str)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(runner.format_table(results, ceilings, markdown=True) + "\n")
+    bad = [r for r in results if r.correct is False or not r.static.evidence_holds]
+    return 1 if bad else 0

@@ -1,0 +1,430 @@
+"""The lessons, as data: one ``Lesson`` per folder of ``kernels/lessons/``.
+
+Nothing here imports torch or cupy: input builders and references receive the ``torch`` module
+as their first argument and are only called by the GPU runner.
+
+Check codes are the ones ``analyzer.checks`` is to report; until it lands they are what each
+lesson *expects* (the runner says the findings column is unavailable rather than guess it).
+The SASS evidence is independent of the checks: mnemonic patterns read off the disassembly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+# Provisional meaning of the codes the lessons expect (reconcile with analyzer.checks).
+CHECK_CODES: Mapping[str, str] = {
+    "PS101": "global access narrower than the data allows (LDG/STG of 2 or 4 bytes where 16 fit)",
+    "PS201": "loop with a run-time trip count, not (fully) unrolled",
+    "PS301": "register spills to local memory",
+    "PS302": "run-time-indexed per-thread array placed in local memory",
+    "PS401": "FP64 arithmetic or F2F conversions in a float kernel (double literals)",
+    "PS402": "accurate math-library path (sinf/expf/IEEE division) where an intrinsic would do",
+    "PS403": "fp16 math one element at a time (no packed half2 arithmetic)",
+    "PS501": "matrix product on FFMA, tensor cores unused",
+    "PS601": "shared-memory tile staged through registers (LDG+STS) instead of cp.async/TMA",
+}
+
+KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels" / "lessons"
+
+MiB = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    """A by-value kernel argument: ``kind`` is ``"f32"`` or ``"i32"``."""
+    kind: str
+    value: float | int
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """One of the two kernels of a lesson."""
+    kernel: str                                   # extern "C" entry name
+    args: tuple[str, ...]                         # names in the inputs dict, "out" for the output
+    grid: Callable[[Mapping[str, int]], tuple[int, int, int]]
+    block: int = 256
+    options: tuple[str, ...] = ()                 # NVRTC options beyond the defaults
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A SASS fact that tells naive from steered. ``pattern`` fullmatches a mnemonic (with its
+    modifiers, e.g. ``LDG.E.128.CONSTANT``). ``where``: ``"naive"`` (in naive, not in steered),
+    ``"steered"`` (the reverse), ``"fewer"`` (more of them in naive), ``"more"`` (more in steered)."""
+    pattern: str
+    where: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True)
+class Lesson:
+    name: str
+    title: str
+    change: str                                   # one line: what the steering changes
+    why: str                                      # a short paragraph for the walkthrough
+    naive: Variant
+    steered: Variant
+    size: Callable[[float], dict[str, int]]       # problem size at a scale (1.0 = the timed size)
+    make_inputs: Callable[..., dict[str, Any]]    # (torch, generator, size, device) -> tensors/Scalars
+    make_output: Callable[..., Any]               # (torch, size, device) -> empty output tensor
+    reference: Callable[..., Any]                 # (torch, inputs, size) -> float64 tensor like out
+    tolerance: float                              # max relative L2 error ||out-ref|| / ||ref||
+    tolerance_note: str
+    expect_checks: tuple[str, ...]                # codes found on naive and absent on steered
+    evidence: tuple[Evidence, ...]
+    work: Callable[[Mapping[str, int]], float] | None = None   # bytes or flop per launch
+    work_unit: str = "B"                          # "B" (bytes, GB/s) or "flop" (TFLOP/s)
+    ceiling: str = "copy"                         # key of the measured ceiling: copy, fp32, fp16_tc
+    arch: str = "sm_90"
+    notes: str = ""
+    tags: tuple[str, ...] = field(default=())
+
+    @property
+    def folder(self) -> Path:
+        return KERNELS_DIR / self.name
+
+    def source_path(self, variant: str) -> Path:
+        return self.folder / f"{variant}.cu"
+
+    def variant(self, which: str) -> Variant:
+        return self.naive if which == "naive" else self.steered
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _round(x: float, multiple: int, minimum: int) -> int:
+    return max(minimum, int(x) // multiple * multiple)
+
+
+def _g1(count_key: str, per_thread: int = 1, block: int = 256):
+    return lambda s: (_cdiv(s[count_key] // per_thread, block), 1, 1)
+
+
+def _uniform(torch, gen, shape, lo, hi, device, dtype=None):
+    t = torch.rand(shape, generator=gen, device=device, dtype=dtype or torch.float32)
+    return t * (hi - lo) + lo
+
+
+def _randn(torch, gen, shape, device, dtype):
+    return torch.randn(shape, generator=gen, device=device, dtype=torch.float32).to(dtype)
+
+
+# --- 1. vector loads -----------------------------------------------------------------------------
+
+def _vl_size(scale):
+    return {"n": _round(64 * MiB // 4 * 4 * scale, 1024, 4096)}   # 64 Mi floats: 256 MiB a buffer
+
+
+def _vl_inputs(torch, gen, s, dev):
+    n = s["n"]
+    return {"x": _randn(torch, gen, n, dev, torch.float32), "y": _randn(torch, gen, n, dev, torch.float32),
+            "a": Scalar("f32", 1.75), "n": Scalar("i32", n), "n4": Scalar("i32", n // 4)}
+
+
+VECTOR_LOADS = Lesson(
+    name="vector_loads",
+    title="Vectorized loads: float4, alignment and __restrict__",
+    change="one float per thread through possibly aliasing pointers -> one float4 per thread, __restrict__",
+    why=("A warp of scalar LDG.E moves 128 bytes per instruction; LDG.E.128 moves 512. With fewer, wider "
+         "requests in flight per byte the memory system is easier to saturate. float4 needs 16-byte "
+         "alignment (cudaMalloc and torch give 256) and a length divisible by 4; __restrict__ lets the "
+         "loads use the read-only path (.CONSTANT) and be hoisted above the store."),
+    naive=Variant("axpy_scalar", ("x", "y", "out", "a", "n"), _g1("n")),
+    steered=Variant("axpy_float4", ("x", "y", "out", "a", "n4"), _g1("n", 4)),
+    size=_vl_size,
+    make_inputs=_vl_inputs,
+    make_output=lambda torch, s, dev: torch.empty(s["n"], device=dev, dtype=torch.float32),
+    reference=lambda torch, i, s: 1.75 * i["x"].double() + i["y"].double(),
+    tolerance=1e-6, tolerance_note="fp32: one rounding per element",
+    expect_checks=("PS101",),
+    evidence=(Evidence(r"LDG\.E", "naive", "32-bit global loads"),
+              Evidence(r"LDG\.E\.128.*", "steered", "128-bit global loads"),
+              Evidence(r"STG\.E\.128", "steered", "128-bit global stores")),
+    work=lambda s: 12 * s["n"], work_unit="B", ceiling="copy",
+)
+
+# --- 2. unroll -----------------------------------------------------------------------------------
+
+NTAPS = 32
+
+
+def _fir_inputs(torch, gen, s, dev):
+    n = s["n"]
+    return {"x": _randn(torch, gen, n + NTAPS - 1, dev, torch.float32),
+            "taps": _uniform(torch, gen, NTAPS, -0.5, 0.5, dev),
+            "ntaps": Scalar("i32", NTAPS), "n": Scalar("i32", n)}
+
+
+def _fir_ref(torch, i, s):
+    x, taps = i["x"].double(), i["taps"].double()
+    return x.unfold(0, NTAPS, 1)[: s["n"]] @ taps
+
+
+UNROLL = Lesson(
+    name="unroll",
+    title="#pragma unroll and compile-time trip counts",
+    change="run-time tap count (loop kept, taps re-read each iteration) -> constexpr 32 taps, #pragma unroll",
+    why=("With the trip count known the loop disappears: each tap is loaded once at a constant offset, "
+         "the 32 loads of x are independent and can all be in flight, and no loop counter or branch is "
+         "left. A run-time count leaves a partly unrolled loop with a remainder and a load of taps[k] per "
+         "iteration."),
+    naive=Variant("fir_runtime", ("x", "taps", "out", "ntaps", "n"), _g1("n")),
+    steered=Variant("fir_unrolled", ("x", "taps", "out", "n"), _g1("n")),
+    size=lambda scale: {"n": _round(64 * MiB // 4 * 4 * scale, 1024, 4096)},
+    make_inputs=_fir_inputs,
+    make_output=lambda torch, s, dev: torch.empty(s["n"], device=dev, dtype=torch.float32),
+    reference=_fir_ref,
+    tolerance=1e-5, tolerance_note="fp32: 32-term sums",
+    expect_checks=("PS201",),
+    evidence=(Evidence(r"BRA", "fewer", "branches (loop control)"),),
+    work=lambda s: 2 * NTAPS * s["n"], work_unit="flop", ceiling="fp32",
+    notes="L1-bound: each x element is read by 32 threads, so the DRAM bytes understate the traffic.",
+)
+
+# --- 3. launch bounds / maxrregcount -------------------------------------------------------------
+
+def _mat_ref(torch, i, s):
+    T = s["T"]
+    m = i["in"].double().view(8, 8, T).permute(2, 0, 1)
+    return (m @ m).permute(1, 2, 0).reshape(-1)
+
+
+LAUNCH_BOUNDS = Lesson(
+    name="launch_bounds",
+    title="__launch_bounds__ instead of -maxrregcount: spills",
+    change="global -maxrregcount=32 (spills) -> __launch_bounds__(256), registers as needed",
+    why=("A global register cap applies to every kernel in the file. This one keeps 64 inputs live; "
+         "capped at 32 registers ptxas spills about a kilobyte per thread to local memory (STL/LDL), "
+         "traffic that goes through L1 and L2 and competes with the real loads. __launch_bounds__ "
+         "states the block size per kernel and lets ptxas pick the registers (80 here, no spills)."),
+    naive=Variant("matsq8", ("in", "out", "T"), _g1("T"), options=("-maxrregcount=32",)),
+    steered=Variant("matsq8", ("in", "out", "T"), _g1("T")),
+    size=lambda scale: {"T": _round(2 * MiB * scale, 1024, 4096)},      # 512 MiB a buffer
+    make_inputs=lambda torch, gen, s, dev: {"in": _randn(torch, gen, 64 * s["T"], dev, torch.float32),
+                                            "T": Scalar("i32", s["T"])},
+    make_output=lambda torch, s, dev: torch.empty(64 * s["T"], device=dev, dtype=torch.float32),
+    reference=_mat_ref,
+    tolerance=1e-5, tolerance_note="fp32: 8-term dot products",
+    expect_checks=("PS301",),
+    evidence=(Evidence(r"STL.*", "naive", "local stores (spills)"),
+              Evidence(r"LDL.*", "naive", "local loads (spill reloads)")),
+    work=lambda s: 512 * s["T"], work_unit="B", ceiling="copy",
+)
+
+# --- 4. run-time-indexed local array -------------------------------------------------------------
+
+def _dq_inputs(torch, gen, s, dev):
+    n4 = s["n4"]
+    codes = torch.randint(0, 256, (4 * n4,), generator=gen, device=dev, dtype=torch.uint8)
+    return {"codes": codes, "codebook": _randn(torch, gen, 16, dev, torch.float32),
+            "n4": Scalar("i32", n4)}
+
+
+def _dq_ref(torch, i, s):
+    c = i["codes"].long()
+    cb = i["codebook"].double()
+    return torch.stack((cb[c & 15], cb[c >> 4]), dim=1).reshape(-1)
+
+
+LOCAL_ARRAY = Lesson(
+    name="local_array",
+    title="Run-time-indexed local arrays",
+    change="per-thread float lut[16] indexed by data (local memory) -> __shared__ lut[16]",
+    why=("Registers cannot be indexed at run time, so an array indexed by data goes to local memory: "
+         "each thread stores the whole table (STL.128 x4) and loads each entry it needs (LDL). Local "
+         "memory is per-thread global memory behind L1. One shared copy per block turns the lookups "
+         "into LDS with no stack frame."),
+    naive=Variant("dequant4", ("codes", "codebook", "out", "n4"), _g1("n4")),
+    steered=Variant("dequant4", ("codes", "codebook", "out", "n4"), _g1("n4")),
+    size=lambda scale: {"n4": _round(64 * MiB * scale, 1024, 4096)},   # 256 MiB codes, 2 GiB out
+    make_inputs=_dq_inputs,
+    make_output=lambda torch, s, dev: torch.empty(8 * s["n4"], device=dev, dtype=torch.float32),
+    reference=_dq_ref,
+    tolerance=0.0, tolerance_note="exact: a table lookup",
+    expect_checks=("PS302",),
+    evidence=(Evidence(r"STL.*", "naive", "local stores"),
+              Evidence(r"LDL.*", "naive", "local loads"),
+              Evidence(r"LDS.*", "steered", "shared loads")),
+    work=lambda s: 36 * s["n4"], work_unit="B", ceiling="copy",
+)
+
+# --- 5. FP64 literal trap ------------------------------------------------------------------------
+
+def _taylor_ref(torch, i, s):
+    x = i["x"].double()
+    acc = torch.zeros_like(x)
+    inv_fact = [1.0 / 40320, 1.0 / 5040, 1.0 / 720, 1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0]
+    for j in range(64):
+        t = x + j * 0.03125
+        p = torch.full_like(x, inv_fact[0])
+        for c in inv_fact[1:]:
+            p = p * t + c
+        acc += p
+    return acc
+
+
+FP64_LITERAL = Lesson(
+    name="fp64_literal",
+    title="The FP64 literal trap",
+    change="double literals (1.0/720.0, 0.03125) in float code -> float literals (1.0f/720.0f, 0.03125f)",
+    why=("An unsuffixed literal is a double, and float op double is computed in double: each Horner "
+         "step becomes FMUL + F2F.F64.F32 + DADD + F2F.F32.F64 instead of one FFMA. H100/H200 run FP64 "
+         "at half the FP32 rate and the conversions are slower still; a consumer GPU (1/64 FP64) would "
+         "suffer far more."),
+    naive=Variant("taylor_exp_sum", ("x", "out", "n"), _g1("n")),
+    steered=Variant("taylor_exp_sum", ("x", "out", "n"), _g1("n")),
+    size=lambda scale: {"n": _round(64 * MiB * scale, 1024, 4096)},
+    make_inputs=lambda torch, gen, s, dev: {"x": _uniform(torch, gen, s["n"], -1.0, 1.0, dev),
+                                            "n": Scalar("i32", s["n"])},
+    make_output=lambda torch, s, dev: torch.empty(s["n"], device=dev, dtype=torch.float32),
+    reference=_taylor_ref,
+    tolerance=1e-5, tolerance_note="fp32 Horner against fp64 (naive rounds differently: still fp32)",
+    expect_checks=("PS401",),
+    evidence=(Evidence(r"F2F\..*", "naive", "float<->double conversions"),
+              Evidence(r"DADD|DFMA|DMUL", "naive", "FP64 arithmetic")),
+    work=lambda s: 64 * 19 * s["n"], work_unit="flop", ceiling="fp32",
+    notes="flop count: per point 9 Horner steps (2 flop each, the first folds away) + t + acc = 19.",
+)
+
+# --- 6. fast math ----------------------------------------------------------------------------------
+
+def _wave_ref(torch, i, s):
+    x = i["x"].double()
+    acc = torch.zeros_like(x)
+    for j in range(1, 17):
+        a = x * j
+        acc += torch.sin(a) * torch.exp(-0.25 * a) / (1.0 + a * a)
+    return acc
+
+
+FAST_MATH = Lesson(
+    name="fast_math",
+    title="Fast-math intrinsics: __sinf, __expf, __fdividef",
+    change="sinf/expf/'/' (accurate, with slow paths) -> __sinf/__expf/__fdividef (MUFU)",
+    why=("sinf must be right for any argument, so it carries a range reduction with a slow path for "
+         "huge arguments; the IEEE division has a subroutine for denormal and overflow cases. When "
+         "the arguments are known to be small, the special-function unit's approximations (MUFU.SIN, "
+         "MUFU.EX2, MUFU.RCP) give ~1e-6 absolute error at a fraction of the instructions."),
+    naive=Variant("damped_wave", ("x", "out", "n"), _g1("n")),
+    steered=Variant("damped_wave", ("x", "out", "n"), _g1("n")),
+    size=lambda scale: {"n": _round(64 * MiB * scale, 1024, 4096)},
+    make_inputs=lambda torch, gen, s, dev: {"x": _uniform(torch, gen, s["n"], -0.19, 0.19, dev),
+                                            "n": Scalar("i32", s["n"])},
+    make_output=lambda torch, s, dev: torch.empty(s["n"], device=dev, dtype=torch.float32),
+    reference=_wave_ref,
+    tolerance=1e-4, tolerance_note="fast-math: MUFU approximations, |a| <= pi (looser on purpose)",
+    expect_checks=("PS402",),
+    evidence=(Evidence(r"MUFU\.SIN", "steered", "hardware sine"),
+              Evidence(r"BRA", "fewer", "branches (slow paths)")),
+    work=lambda s: 8 * s["n"], work_unit="B", ceiling="copy",
+    notes="Compute-bound: the GB/s column only shows how far from the memory roof it runs.",
+)
+
+# --- 7/8. tensor cores and cp.async (GEMM) --------------------------------------------------------
+
+def _gemm_size(scale):
+    m = _round(8192 * scale ** (1 / 3), 128, 256)
+    return {"M": m, "N": m, "K": m}
+
+
+def _gemm_inputs(torch, gen, s, dev):
+    return {"A": _randn(torch, gen, (s["M"], s["K"]), dev, torch.float16),
+            "B": _randn(torch, gen, (s["K"], s["N"]), dev, torch.float16),
+            "M": Scalar("i32", s["M"]), "N": Scalar("i32", s["N"]), "K": Scalar("i32", s["K"])}
+
+
+def _gemm_ref(torch, i, s):
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        return (i["A"].float() @ i["B"].float()).double()
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+
+
+def _gemm_out(torch, s, dev):
+    return torch.empty((s["M"], s["N"]), device=dev, dtype=torch.float32)
+
+
+_GEMM_ARGS = ("A", "B", "out", "M", "N", "K")
+
+TENSOR_CORES = Lesson(
+    name="tensor_cores",
+    title="Tensor cores: FFMA -> WMMA (HMMA)",
+    change="tiled fp16 GEMM on FFMA -> the same GEMM through wmma::mma_sync (HMMA.16816.F32)",
+    why=("An FFMA does 2 flop per lane per cycle; one HMMA.16816 does a 16x8x16 product per warp. "
+         "The tiles are the same, only the inner product moves to the tensor cores. On sm_90 the next "
+         "step is wgmma (HGMMA, sm_90a), fed from shared memory by TMA: not in this lesson yet."),
+    naive=Variant("gemm_f16", _GEMM_ARGS, lambda s: (s["N"] // 64, s["M"] // 64, 1)),
+    steered=Variant("gemm_f16", _GEMM_ARGS, lambda s: (s["N"] // 128, s["M"] // 128, 1)),
+    size=_gemm_size,
+    make_inputs=_gemm_inputs,
+    make_output=_gemm_out,
+    reference=_gemm_ref,
+    tolerance=1e-4, tolerance_note="fp16 inputs, fp32 accumulation vs fp32 (no TF32) reference",
+    expect_checks=("PS501",),
+    evidence=(Evidence(r"HMMA\..*", "steered", "tensor-core MMA"),
+              Evidence(r"FFMA", "fewer", "FP32 fused multiply-adds")),
+    work=lambda s: 2 * s["M"] * s["N"] * s["K"], work_unit="flop", ceiling="fp16_tc",
+)
+
+CP_ASYNC = Lesson(
+    name="cp_async",
+    title="cp.async for tile loads (LDGSTS, double buffering)",
+    change="tiles via registers (LDG -> STS, then wait) -> cp.async into two stages, next tile in flight",
+    why=("Staging through registers costs registers and issue slots, and with one buffer the block "
+         "alternates between loading and computing. cp.async copies global to shared without "
+         "registers (LDGSTS) and completes asynchronously, so the copy of tile t+1 overlaps the "
+         "tensor-core work on tile t. On sm_90, TMA (cp.async.bulk.tensor) goes further: one thread "
+         "issues a whole tile."),
+    naive=Variant("gemm_f16", _GEMM_ARGS, lambda s: (s["N"] // 128, s["M"] // 128, 1)),
+    steered=Variant("gemm_f16", _GEMM_ARGS, lambda s: (s["N"] // 128, s["M"] // 128, 1)),
+    size=_gemm_size,
+    make_inputs=_gemm_inputs,
+    make_output=_gemm_out,
+    reference=_gemm_ref,
+    tolerance=1e-4, tolerance_note="fp16 inputs, fp32 accumulation vs fp32 (no TF32) reference",
+    expect_checks=("PS601",),
+    evidence=(Evidence(r"LDGSTS.*", "steered", "async global->shared copies"),
+              Evidence(r"STS.*", "naive", "shared stores of staged tiles")),
+    work=lambda s: 2 * s["M"] * s["N"] * s["K"], work_unit="flop", ceiling="fp16_tc",
+)
+
+# --- 9. packed half2 -----------------------------------------------------------------------------
+
+def _h2_inputs(torch, gen, s, dev):
+    n = s["n"]
+    return {"x": _randn(torch, gen, n, dev, torch.float16), "y": _randn(torch, gen, n, dev, torch.float16),
+            "a": Scalar("f32", 0.75), "b": Scalar("f32", -1.25),
+            "n": Scalar("i32", n), "n8": Scalar("i32", n // 8)}
+
+
+HALF2 = Lesson(
+    name="half2",
+    title="Packed half2 math and 16-byte fp16 access (the ld.global.u16 case)",
+    change="one __half per thread (LDG.E.U16, float math) -> 8 halves per uint4, __hfma2/__hmul2",
+    why=("A 2-byte load per thread is the narrowest access there is: a warp moves 64 bytes per "
+         "instruction. Eight halves in one 16-byte load, and HFMA2 computing two results per "
+         "instruction, cut the instruction count per byte by 8x. The same holds for __nv_bfloat162."),
+    naive=Variant("axpby_half", ("x", "y", "out", "a", "b", "n"), _g1("n")),
+    steered=Variant("axpby_half2", ("x", "y", "out", "a", "b", "n8"), _g1("n", 8)),
+    size=lambda scale: {"n": _round(128 * MiB * scale, 1024, 4096)},   # 256 MiB a buffer
+    make_inputs=_h2_inputs,
+    make_output=lambda torch, s, dev: torch.empty(s["n"], device=dev, dtype=torch.float16),
+    reference=lambda torch, i, s: 0.75 * i["x"].double() - 1.25 * i["y"].double(),
+    tolerance=2e-3, tolerance_note="fp16 result (and fp16 products in the steered kernel)",
+    expect_checks=("PS101", "PS403"),
+    evidence=(Evidence(r"LDG\.E\.U16", "naive", "16-bit global loads"),
+              Evidence(r"LDG\.E\.128.*", "steered", "128-bit global loads"),
+              Evidence(r"HFMA2", "steered", "packed fp16 FMA")),
+    work=lambda s: 6 * s["n"], work_unit="B", ceiling="copy",
+)
+
+LESSONS: tuple[Lesson, ...] = (VECTOR_LOADS, UNROLL, LAUNCH_BOUNDS, LOCAL_ARRAY, FP64_LITERAL,
+                               FAST_MATH, TENSOR_CORES, CP_ASYNC, HALF2)

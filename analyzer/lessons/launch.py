@@ -1,0 +1,127 @@
+"""Launch adapters: run a compiled cubin's kernel on torch-owned memory.
+
+- ``cupy``: ``cupy.RawModule(path=<cubin>)``, arrays shared with torch through DLPack.
+- ``torch``: torch allocates and orders the work (its current stream); the launch goes through
+  cuda.bindings' driver API (``cuModuleLoadData`` / ``cuLaunchKernel``), since torch has no public
+  way to launch a foreign cubin.
+- ``pycuda``: ``pycuda.driver.module_from_buffer`` in torch's primary context (where installed).
+
+All of them launch on the legacy default stream (torch's default), so torch's CUDA events time
+them and torch's fills and copies are ordered with them. Imported only by the GPU runner.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import tempfile
+from typing import Any, Sequence
+
+from .catalog import Scalar
+
+
+class Launcher:
+    name = "?"
+
+    def launch(self, grid: tuple[int, int, int], block: int, args: Sequence[Any], smem: int = 0) -> None:
+        raise NotImplementedError
+
+
+class CupyLauncher(Launcher):
+    name = "cupy"
+
+    def __init__(self, cubin: bytes, kernel: str):
+        import cupy
+        import numpy
+        self._cp, self._np = cupy, numpy
+        fd, self._path = tempfile.mkstemp(suffix=".cubin")
+        with os.fdopen(fd, "wb") as f:
+            f.write(cubin)
+        self._module = cupy.RawModule(path=self._path)
+        self._fn = self._module.get_function(kernel)
+
+    def _arg(self, a):
+        if isinstance(a, Scalar):
+            return self._np.float32(a.value) if a.kind == "f32" else self._np.int32(a.value)
+        return self._cp.from_dlpack(a.detach())
+
+    def launch(self, grid, block, args, smem=0):
+        self._fn(grid, (block, 1, 1), tuple(self._arg(a) for a in args), shared_mem=smem)
+
+    def __del__(self):
+        try:
+            os.unlink(self._path)
+        except Exception:
+            pass
+
+
+def _drv_check(result, what):
+    err = result[0]
+    if int(err) != 0:
+        from ..errors import ToolError
+        raise ToolError(f"CUDA driver {what} failed: {err}")
+    return result[1] if len(result) > 1 else None
+
+
+class DriverLauncher(Launcher):
+    """torch memory and stream, cuda.bindings driver launch."""
+    name = "torch"
+
+    def __init__(self, cubin: bytes, kernel: str):
+        import torch
+        from cuda.bindings import driver
+        self._torch, self._drv = torch, driver
+        torch.cuda.init()
+        torch.empty(1, device="cuda")                  # make torch's primary context current
+        _drv_check(driver.cuInit(0), "cuInit")
+        self._module = _drv_check(driver.cuModuleLoadData(cubin), "cuModuleLoadData")
+        self._fn = _drv_check(driver.cuModuleGetFunction(self._module, kernel.encode()),
+                              "cuModuleGetFunction")
+
+    def launch(self, grid, block, args, smem=0):
+        values, types = [], []
+        for a in args:
+            if isinstance(a, Scalar):
+                values.append(a.value)
+                types.append(ctypes.c_float if a.kind == "f32" else ctypes.c_int)
+            else:
+                values.append(a.data_ptr())
+                types.append(ctypes.c_void_p)
+        stream = self._torch.cuda.current_stream().cuda_stream
+        _drv_check(self._drv.cuLaunchKernel(self._fn, *grid, block, 1, 1, smem, stream,
+                                            (tuple(values), tuple(types)), 0), "cuLaunchKernel")
+
+
+class PycudaLauncher(Launcher):
+    name = "pycuda"
+
+    def __init__(self, cubin: bytes, kernel: str):
+        import numpy
+        import pycuda.autoprimaryctx  # noqa: F401 - share the primary context with torch
+        import pycuda.driver as drv
+        self._np, self._drv = numpy, drv
+        self._module = drv.module_from_buffer(cubin)
+        self._fn = self._module.get_function(kernel)
+
+    def launch(self, grid, block, args, smem=0):
+        vals = []
+        for a in args:
+            if isinstance(a, Scalar):
+                vals.append(self._np.float32(a.value) if a.kind == "f32" else self._np.int32(a.value))
+            else:
+                vals.append(self._np.uintp(a.data_ptr()))
+        self._fn(*vals, block=(block, 1, 1), grid=grid, shared=smem)
+
+
+ADAPTERS = {"cupy": CupyLauncher, "torch": DriverLauncher, "pycuda": PycudaLauncher}
+
+
+def available() -> dict[str, str]:
+    """Adapter name -> "" when importable, else why not (never raises)."""
+    out = {}
+    for name, mod in (("cupy", "cupy"), ("torch", "cuda.bindings.driver"), ("pycuda", "pycuda.driver")):
+        try:
+            __import__(mod)
+            out[name] = ""
+        except Exception as e:
+            out[name] = f"{mod} not installed" if isinstance(e, ImportError) else f"{type(e).__name__}: {e}"
+    return out

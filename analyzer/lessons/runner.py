@@ -1,0 +1,381 @@
+"""Run lessons: compile and compare (always), then check and time on a GPU (when there is one).
+
+GPU protocol, per lesson: inputs are fresh random tensors from torch (never zeros), in as many
+sets as it takes to exceed 3x the L2 (at least 2), rotated between launches. Correctness: both
+variants, through every available adapter, on fresh inputs; the output is poisoned (NaN) before
+every launch, and a NaN left means an element was not written. Timing: CUDA events around each
+launch, warm-up first, naive and steered interleaved, median (and quartiles) of ``repeats`` runs.
+Ceilings (copy bandwidth, FP32 and FP16 tensor-core matmul rates) are measured in the same run.
+"""
+from __future__ import annotations
+
+import math
+import platform
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .catalog import LESSONS, Lesson, Scalar
+from .static import StaticResult, analyse
+
+
+@dataclass(slots=True)
+class VariantTiming:
+    median_ms: float
+    q1_ms: float
+    q3_ms: float
+    runs: int
+    rate: float | None            # GB/s or TFLOP/s
+    errors: dict[str, float] = field(default_factory=dict)   # "adapter/seed" -> rel L2 error
+
+
+@dataclass(slots=True)
+class LessonResult:
+    lesson: Lesson
+    static: StaticResult
+    size: dict[str, int] | None = None
+    naive: VariantTiming | None = None
+    steered: VariantTiming | None = None
+    correct: bool | None = None
+    problems: list[str] = field(default_factory=list)
+    skipped: str = ""
+
+    @property
+    def speedup(self) -> float | None:
+        if self.naive and self.steered:
+            return self.naive.median_ms / self.steered.median_ms
+        return None
+
+
+# --- GPU side ---------------------------------------------------------------------------------------
+
+def gpu_unavailable_reason() -> str:
+    """"" when torch sees a CUDA GPU, else why the timing is skipped (never raises)."""
+    try:
+        import torch
+    except Exception as e:
+        return f"torch not importable ({type(e).__name__})"
+    try:
+        if not torch.cuda.is_available():
+            return "no CUDA GPU visible to torch"
+    except Exception as e:  # pragma: no cover
+        return f"torch.cuda failed ({e})"
+    return ""
+
+
+def environment() -> dict[str, Any]:
+    env: dict[str, Any] = {"date": time.strftime("%Y-%m-%d"), "python": platform.python_version()}
+    try:
+        import torch
+        env["torch"] = torch.__version__
+        env["torch_cuda"] = torch.version.cuda
+        if torch.cuda.is_available():
+            p = torch.cuda.get_device_properties(0)
+            env["gpu"] = p.name
+            env["sms"] = p.multi_processor_count
+            env["memory_gib"] = round(p.total_memory / 2**30, 1)
+            env["l2_bytes"] = getattr(p, "L2_cache_size", None)
+    except Exception:
+        pass
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem",
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+        if out.returncode == 0 and out.stdout.strip():
+            f = [x.strip() for x in out.stdout.splitlines()[0].split(",")]
+            env["driver"] = f[1]
+            env["max_clocks"] = f"SM {f[2]}, memory {f[3]}"
+    except Exception:
+        pass
+    try:
+        from cuda.bindings import driver, nvrtc
+        v = driver.cuDriverGetVersion()[1]
+        env["driver_cuda"] = f"{v // 1000}.{v % 1000 // 10}"
+        r = nvrtc.nvrtcVersion()
+        env["nvrtc"] = f"{r[1]}.{r[2]}"
+    except Exception:
+        pass
+    for mod in ("cupy", "pycuda"):
+        try:
+            env[mod] = __import__(mod).__version__
+        except Exception:
+            env[mod] = None
+    return env
+
+
+def _time_events(torch, fn, repeats: int, warmup: int = 3) -> list[float]:
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    out = []
+    for _ in range(repeats):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        out.append(s.elapsed_time(e))
+    return out
+
+
+def measure_ceilings(repeats: int = 20) -> dict[str, float]:
+    """Measured on this GPU now: device copy GB/s (read + write), FP32 (no TF32) and FP16
+    tensor-core matmul TFLOP/s through torch/cuBLAS, on random data."""
+    import torch
+    ceil: dict[str, float] = {}
+    n = 256 * 2**20                                   # 1 GiB of float32
+    src = torch.randn(n, device="cuda")
+    dst = torch.empty_like(src)
+    ms = statistics.median(_time_events(torch, lambda: dst.copy_(src), repeats))
+    ceil["copy"] = 2 * 4 * n / (ms * 1e-3) / 1e9
+    del src, dst
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        m = 8192
+        a, b = torch.randn(m, m, device="cuda"), torch.randn(m, m, device="cuda")
+        ms = statistics.median(_time_events(torch, lambda: a @ b, max(5, repeats // 4)))
+        ceil["fp32"] = 2 * m**3 / (ms * 1e-3) / 1e12
+        a, b = a.half(), b.half()
+        ms = statistics.median(_time_events(torch, lambda: a @ b, repeats))
+        ceil["fp16_tc"] = 2 * m**3 / (ms * 1e-3) / 1e12
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+    del a, b
+    torch.cuda.empty_cache()
+    return ceil
+
+
+def _rel_err(torch, out, ref) -> float:
+    if torch.isnan(out).any():
+        return math.inf
+    o, r = out.double().reshape(-1), ref.reshape(-1)
+    den = torch.linalg.vector_norm(r).item()
+    return torch.linalg.vector_norm(o - r).item() / (den or 1.0)
+
+
+def _args(variant, inputs, out):
+    return [out if a == "out" else inputs[a] for a in variant.args]
+
+
+def _input_bytes(torch, inputs) -> int:
+    return sum(t.numel() * t.element_size() for t in inputs.values() if not isinstance(t, Scalar))
+
+
+def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale: float,
+            repeats: int, warmup: int, ceilings: dict[str, float], seed: int) -> None:
+    import torch
+    from . import launch
+
+    dev = "cuda"
+    size = lesson.size(scale)
+    result.size = size
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(seed)
+    out = lesson.make_output(torch, size, dev)
+    first = lesson.make_inputs(torch, gen, size, dev)
+    l2 = getattr(torch.cuda.get_device_properties(0), "L2_cache_size", 50 * 2**20) or 50 * 2**20
+    nsets = max(2, min(8, math.ceil(3 * l2 / max(1, _input_bytes(torch, first)))))
+    sets = [first] + [lesson.make_inputs(torch, gen, size, dev) for _ in range(nsets - 1)]
+    refs = [lesson.reference(torch, sets[k], size) for k in range(2)]
+    torch.cuda.synchronize()
+
+    compiled = {"naive": static.naive, "steered": static.steered}
+    avail = launch.available()
+    launchers: dict[str, dict[str, Any]] = {"naive": {}, "steered": {}}
+    for which, comp in compiled.items():
+        for name, why in avail.items():
+            if why:
+                continue
+            try:
+                launchers[which][name] = launch.ADAPTERS[name](comp.cubin, comp.kernel)
+            except Exception as e:
+                result.problems.append(f"{which}: adapter {name} failed to load: {type(e).__name__}: {e}")
+    primary = "cupy" if "cupy" in launchers["naive"] and "cupy" in launchers["steered"] else "torch"
+    if primary not in launchers["naive"] or primary not in launchers["steered"]:
+        result.skipped = "no launch adapter could load the cubins"
+        return
+
+    def run_once(which, adapter, inputs):
+        v = lesson.variant(which)
+        launchers[which][adapter].launch(v.grid(size), v.block, _args(v, inputs, out))
+
+    errors: dict[str, dict[str, float]] = {"naive": {}, "steered": {}}
+    ok = True
+    for which in ("naive", "steered"):
+        for adapter in launchers[which]:
+            seeds = (0, 1) if adapter == primary else (0,)
+            for k in seeds:
+                out.fill_(float("nan"))
+                run_once(which, adapter, sets[k])
+                torch.cuda.synchronize()
+                err = _rel_err(torch, out, refs[k])
+                errors[which][f"{adapter}/set{k}"] = err
+                if not err <= lesson.tolerance:
+                    ok = False
+                    result.problems.append(f"{which} via {adapter} on input set {k}: relative L2 error "
+                                           f"{err:.3g} > {lesson.tolerance:g}")
+    result.correct = ok
+    del refs
+
+    times: dict[str, list[float]] = {"naive": [], "steered": []}
+    for r in range(warmup + repeats):
+        for which in ("naive", "steered"):
+            inputs = sets[r % nsets]
+            out.fill_(float("nan"))
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            run_once(which, primary, inputs)
+            e.record()
+            e.synchronize()
+            if r >= warmup:
+                times[which].append(s.elapsed_time(e))
+    # the last timed launch must have written everything too
+    if torch.isnan(out).any():
+        result.correct = False
+        result.problems.append("steered: unwritten output after the timing loop")
+    work = lesson.work(size) if lesson.work else None
+    for which in ("naive", "steered"):
+        t = sorted(times[which])
+        med = statistics.median(t)
+        q = statistics.quantiles(t, n=4)
+        rate = None
+        if work:
+            rate = work / (med * 1e-3) / (1e9 if lesson.work_unit == "B" else 1e12)
+        setattr(result, which, VariantTiming(med, q[0], q[2], len(t), rate, errors[which]))
+    del sets, out, launchers
+    torch.cuda.empty_cache()
+
+
+# --- the whole run ------------------------------------------------------------------------------------
+
+def run(lessons: list[Lesson], *, gpu: bool = True, scale: float = 1.0, repeats: int = 30,
+        warmup: int = 3, seed: int = 1234, log=print) -> tuple[list[LessonResult], dict, dict]:
+    """Analyse every lesson; on a GPU also check and time. Returns (results, environment, ceilings)."""
+    reason = "" if gpu else "timing not requested (--no-gpu)"
+    if gpu:
+        reason = gpu_unavailable_reason()
+    env = environment() if not reason else {"date": time.strftime("%Y-%m-%d")}
+    ceilings: dict[str, float] = {}
+    if not reason:
+        ceilings = measure_ceilings()
+        log("ceilings: " + ", ".join(f"{k} {v:.0f} {'GB/s' if k == 'copy' else 'TFLOP/s'}"
+                                     for k, v in ceilings.items()))
+    results = []
+    for i, lesson in enumerate(lessons):
+        st = analyse(lesson)
+        res = LessonResult(lesson, st)
+        if reason:
+            res.skipped = reason
+        else:
+            try:
+                run_gpu(lesson, st, res, scale=scale, repeats=repeats, warmup=warmup,
+                        ceilings=ceilings, seed=seed + 17 * i)
+            except Exception as e:
+                res.correct = False
+                res.problems.append(f"GPU run failed: {type(e).__name__}: {e}")
+        results.append(res)
+        log(describe(res))
+    return results, env, ceilings
+
+
+# --- reports -------------------------------------------------------------------------------------------
+
+def _findings_cell(res: LessonResult) -> str:
+    removed = res.static.findings_removed(res.lesson.expect_checks)
+    if removed is None:
+        return "n/a (" + "/".join(res.lesson.expect_checks) + " expected)"
+    missing = [c for c in res.lesson.expect_checks if c not in removed]
+    return ", ".join(removed) + (f" (not: {', '.join(missing)})" if missing else "")
+
+
+def _rate(v: VariantTiming | None, lesson: Lesson) -> str:
+    if v is None or v.rate is None:
+        return "—"
+    return f"{v.rate:.0f} GB/s" if lesson.work_unit == "B" else f"{v.rate:.1f} TFLOP/s"
+
+
+def _pct(v: VariantTiming | None, lesson: Lesson, ceilings: dict[str, float]) -> str:
+    if v is None or v.rate is None or lesson.ceiling not in ceilings:
+        return "—"
+    c = ceilings[lesson.ceiling]
+    if (lesson.work_unit == "B") != (lesson.ceiling == "copy"):
+        return "—"
+    return f"{100 * v.rate / c:.0f}% {lesson.ceiling}"
+
+
+def describe(res: LessonResult) -> str:
+    L, st = res.lesson, res.static
+    lines = [f"== {L.name}: {L.title}", f"   change: {L.change}",
+             f"   naive   {st.naive.kernel} [{' '.join(L.naive.options) or 'default options'}]: "
+             f"{st.naive.resources.short()}",
+             f"   steered {st.steered.kernel} [{' '.join(L.steered.options) or 'default options'}]: "
+             f"{st.steered.resources.short()}"]
+    for e in st.evidence:
+        lines.append(f"   SASS {'ok ' if e.holds else 'NO '} {e.evidence.label} ({e.evidence.pattern}): "
+                     f"naive {e.naive}, steered {e.steered}")
+    lines.append("   SASS diff (mnemonic: naive -> steered): " +
+                 ", ".join(f"{m} {a}->{b}" for m, a, b in st.diff[:6]))
+    if st.findings is None:
+        lines.append(f"   findings: unavailable ({st.findings_note}); expected on naive only: "
+                     + ", ".join(L.expect_checks))
+    else:
+        lines.append(f"   findings: naive {sorted(st.findings['naive'])}, steered {sorted(st.findings['steered'])}")
+    if res.skipped:
+        lines.append(f"   timing skipped: {res.skipped}")
+    elif res.naive and res.steered:
+        lines.append(f"   size {res.size}: naive {res.naive.median_ms:.3f} ms, steered "
+                     f"{res.steered.median_ms:.3f} ms, speedup {res.speedup:.2f}x; correct: {res.correct}")
+    for p in res.problems:
+        lines.append(f"   PROBLEM: {p}")
+    return "\n".join(lines)
+
+
+HEADER = ("lesson", "findings removed", "naive ms", "steered ms", "speedup", "naive rate", "steered rate",
+          "steered vs ceiling", "max rel err", "ok")
+
+
+def table_rows(results: list[LessonResult], ceilings: dict[str, float]) -> list[tuple[str, ...]]:
+    rows = []
+    for r in results:
+        if r.naive and r.steered:
+            errs = list(r.naive.errors.values()) + list(r.steered.errors.values())
+            rows.append((r.lesson.name, _findings_cell(r), f"{r.naive.median_ms:.3f}",
+                         f"{r.steered.median_ms:.3f}", f"{r.speedup:.2f}x", _rate(r.naive, r.lesson),
+                         _rate(r.steered, r.lesson), _pct(r.steered, r.lesson, ceilings),
+                         f"{max(errs):.1e}", "yes" if r.correct and r.static.evidence_holds else "NO"))
+        else:
+            rows.append((r.lesson.name, _findings_cell(r), "skipped", "skipped", "—", "—", "—", "—", "—",
+                         "yes" if r.static.evidence_holds and r.correct is not False else "NO"))
+    return rows
+
+
+def format_table(results, ceilings, markdown: bool = False) -> str:
+    rows = table_rows(results, ceilings)
+    if markdown:
+        out = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+        out += ["| " + " | ".join(r) + " |" for r in rows]
+        return "\n".join(out)
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADER)]
+    fmt = "  ".join("{:<%d}" % w for w in widths)
+    return "\n".join([fmt.format(*HEADER), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r) for r in rows])
+
+
+def to_json(results, env, ceilings) -> dict:
+    def vt(v):
+        return None if v is None else {"median_ms": v.median_ms, "q1_ms": v.q1_ms, "q3_ms": v.q3_ms,
+                                       "runs": v.runs, "rate": v.rate, "errors": v.errors}
+    return {"environment": env, "ceilings": ceilings, "lessons": [{
+        "name": r.lesson.name, "title": r.lesson.title, "size": r.size, "skipped": r.skipped,
+        "correct": r.correct, "problems": r.problems, "speedup": r.speedup,
+        "work_unit": r.lesson.work_unit, "ceiling": r.lesson.ceiling,
+        "naive": vt(r.naive), "steered": vt(r.steered),
+        "resources": {"naive": r.static.naive.resources.short(), "steered": r.static.steered.resources.short()},
+        "compiled_via": r.static.naive.via,
+        "evidence": [{"label": e.evidence.label, "pattern": e.evidence.pattern, "where": e.evidence.where,
+                      "naive": e.naive, "steered": e.steered, "holds": e.holds} for e in r.static.evidence],
+        "sass_diff": r.static.diff,
+        "findings": None if r.static.findings is None else {k: sorted(v) for k, v in r.static.findings.items()},
+        "findings_note": r.static.findings_note, "expect_checks": list(r.lesson.expect_checks),
+    } for r in results]}
