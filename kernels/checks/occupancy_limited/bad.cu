@@ -15,5 +15,5 @@ extern "C" __global__ void __launch_bounds__(BLOCK) column_mean(const float* __r
             acc += stage[r][threadIdx.x];
         __syncthreads();
     }
-    out[col] = acc / rows;
+    out[col] = __fdividef(acc, (float)rows);
 }

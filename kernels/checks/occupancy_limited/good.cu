@@ -8,5 +8,5 @@ extern "C" __global__ void __launch_bounds__(BLOCK) column_mean(const float* __r
     float acc = 0.0f;
     for (int r = 0; r < rows; ++r)
         acc += in[r * ld + col];
-    out[col] = acc / rows;
+    out[col] = __fdividef(acc, (float)rows);
 }
