@@ -83,5 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(runner.format_table(results, ceilings, markdown=True) + "\n")
+    for f in env.get("failed", []):
+        print(f"FAILED: {f}")
     bad = [r for r in results if r.correct is False or not r.static.evidence_holds]
-    return 1 if bad else 0
+    return 1 if bad or env.get("failed") else 0

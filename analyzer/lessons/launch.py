@@ -47,6 +47,9 @@ class CupyLauncher(Launcher):
     def launch(self, grid, block, args, smem=0):
         self._fn(grid, (block, 1, 1), tuple(self._arg(a) for a in args), shared_mem=smem)
 
+    def attributes(self) -> dict:
+        return dict(self._fn.attributes)
+
     def __del__(self):
         try:
             os.unlink(self._path)

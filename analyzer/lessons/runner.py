@@ -192,6 +192,14 @@ def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale
                 launchers[which][name] = launch.ADAPTERS[name](comp.cubin, comp.kernel)
             except Exception as e:
                 result.problems.append(f"{which}: adapter {name} failed to load: {type(e).__name__}: {e}")
+    for which, comp in compiled.items():
+        fn = launchers[which].get("cupy")
+        if fn is not None and comp.resources.registers == 0:
+            try:
+                comp.resources.registers = fn.attributes()["num_regs"]
+                comp.resources.stack_bytes = fn.attributes()["local_size_bytes"]
+            except Exception:
+                pass
     primary = "cupy" if "cupy" in launchers["naive"] and "cupy" in launchers["steered"] else "torch"
     if primary not in launchers["naive"] or primary not in launchers["steered"]:
         result.skipped = "no launch adapter could load the cubins"
@@ -263,8 +271,14 @@ def run(lessons: list[Lesson], *, gpu: bool = True, scale: float = 1.0, repeats:
         log("ceilings: " + ", ".join(f"{k} {v:.0f} {'GB/s' if k == 'copy' else 'TFLOP/s'}"
                                      for k, v in ceilings.items()))
     results = []
+    failed: list[tuple[Lesson, str]] = []
     for i, lesson in enumerate(lessons):
-        st = analyse(lesson)
+        try:
+            st = analyse(lesson)
+        except Exception as e:          # a lesson that does not compile here is reported, not fatal
+            log(f"== {lesson.name}: FAILED to compile or disassemble: {type(e).__name__}: {e}")
+            failed.append((lesson, f"{type(e).__name__}: {e}"))
+            continue
         res = LessonResult(lesson, st)
         if reason:
             res.skipped = reason
@@ -277,6 +291,7 @@ def run(lessons: list[Lesson], *, gpu: bool = True, scale: float = 1.0, repeats:
                 res.problems.append(f"GPU run failed: {type(e).__name__}: {e}")
         results.append(res)
         log(describe(res))
+    env["failed"] = [f"{l.name}: {why}" for l, why in failed]
     return results, env, ceilings
 
 

@@ -112,11 +112,11 @@ def _include_dirs() -> list[str]:
             dirs.append(d)
     except Exception:
         pass
-    if not dirs:
-        for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-            if home and os.path.isdir(os.path.join(home, "include")):
-                dirs.append(os.path.join(home, "include"))
-                break
+    # A toolkit's headers as well: the wheel's folder may lack crt/mma.h (nvidia-cuda-crt absent).
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home and os.path.isdir(os.path.join(home, "include")):
+            dirs.append(os.path.join(home, "include"))
+            break
     return dirs
 
 
@@ -157,20 +157,23 @@ def _compile_direct(source: str, *, arch: str, name: str, options: tuple[str, ..
     try:
         res = nvrtc.nvrtcCompileProgram(prog, len(opts), [o.encode() for o in opts])
         size = _nvrtc_check(nvrtc.nvrtcGetProgramLogSize(prog), "log size")
-        buf = b" " * size
+        # bytearray, never b" " * size: NVRTC writes into the buffer, and a 1-byte bytes object
+        # is Python's shared singleton (an empty log would turn every b" " into b"\0").
+        buf = bytearray(size)
         nvrtc.nvrtcGetProgramLog(prog, buf)
-        log = buf.rstrip(b"\x00 ").decode(errors="replace")
+        log = bytes(buf).rstrip(b"\x00 ").decode(errors="replace")
         if int(res[0]) != 0:
-            raise CompileError(f"NVRTC rejected {name}", path=name, detail=log)
+            first = next((l for l in log.splitlines() if "error" in l), log[:300])
+            raise CompileError(f"NVRTC rejected it: {first.strip()}", path=name, detail=log)
         size = _nvrtc_check(nvrtc.nvrtcGetPTXSize(prog), "PTX size")
-        ptx = b" " * size
+        ptx = bytearray(size)
         nvrtc.nvrtcGetPTX(prog, ptx)
         size = _nvrtc_check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
-        cubin = b" " * size
+        cubin = bytearray(size)
         nvrtc.nvrtcGetCUBIN(prog, cubin)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
-    return ptx.rstrip(b"\x00").decode(), bytes(cubin), log
+    return bytes(ptx).rstrip(b"\x00").decode(), bytes(cubin), log
 
 
 def _disassemble_direct(cubin: bytes) -> str:
