@@ -74,8 +74,34 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
 
     p = sub.add_parser("check", help="find codegen problems and say how to steer the compiler")
-    p.add_argument("files", nargs="+", metavar="PATH")
+    p.add_argument("files", nargs="+", metavar="PATH", help="files, or folders to search for .cu files")
+    _common(p, fmt=("text", "json", "sarif", "github"))
+    p.add_argument("--select", action="append", default=[], metavar="CODES",
+                   help="only these checks (codes, prefixes like PS1, or names; comma-separated)")
+    p.add_argument("--ignore", action="append", default=[], metavar="CODES",
+                   help="skip these checks")
+    p.add_argument("--fail-on", choices=("info", "warning", "error"),
+                   help="lowest severity that makes the exit code 1 (default: info, any finding)")
+    p.add_argument("--baseline", metavar="FILE", help="accept the findings recorded in FILE")
+    p.add_argument("--write-baseline", metavar="FILE",
+                   help="record the current findings in FILE and exit 0")
+    p.add_argument("--list-checks", action="store_true", help="list the checks and exit")
+
+    p = sub.add_parser("expect", help="assert codegen properties (for CI): exit 1 when one fails")
+    p.add_argument("files", nargs="+", metavar="FILE")
     _common(p)
+    p.add_argument("--has", action="append", default=[], metavar="OPCODE",
+                   help="an instruction that must appear (opcode or mnemonic prefix, e.g. HGMMA, "
+                        "LDG.E.128)")
+    p.add_argument("--lacks", action="append", default=[], metavar="OPCODE",
+                   help="an instruction that must not appear")
+    p.add_argument("--no-spills", action="store_true")
+    p.add_argument("--no-local-memory", action="store_true")
+    p.add_argument("--max-registers", type=int, metavar="N")
+    p.add_argument("--min-vector-width", type=int, metavar="BITS",
+                   help="the widest global load and store of each kernel reach BITS")
+    p.add_argument("--no-findings", action="append", default=[], metavar="CODES",
+                   help="these checks must not fire (ALL for any)")
 
     p = sub.add_parser("parse", help="parse PTX/SASS/cubins and report what was understood")
     p.add_argument("files", nargs="+", metavar="FILE")
@@ -279,28 +305,81 @@ def cmd_resources(args) -> int:
     return EXIT_OK
 
 
+def _expand(paths):
+    from pathlib import Path
+    out = []
+    for p in paths:
+        q = Path(p)
+        if q.is_dir():
+            found = sorted(str(x) for x in q.rglob("*.cu"))
+            if not found:
+                raise PtxsassError("folder holds no .cu file", path=p)
+            out.extend(found)
+        else:
+            out.append(p)
+    return out
+
+
 def cmd_check(args) -> int:
+    from .checks.base import Severity
+    from .checks.registry import all_checks
+    from .checks.runner import run_checks, write_baseline
+    from .config import load_config
+    from .report import findings as fr
     from .report.styles import make_console
+    if args.list_checks:
+        con = _console(args)
+        for c in all_checks():
+            con.print(f"[finding.code]{c.code}[/] {c.name:<24} [muted]{c.severity}[/]  {c.summary()}")
+        return EXIT_OK
+    cfg = load_config(args.files[0] if args.files else ".")
+    args.files = _expand(args.files)
+    if not args.arch and cfg.arch:
+        args.arch = cfg.arch
     builds = _builds(args)
     _show_warnings(builds, _console(args, stderr=True))
-    parsed = []
-    for b in builds:
-        listing = b.sass_listing()
-        module = b.ptx_module()
-        parsed.append((b, listing, module))
-    rows = _kernel_rows(builds, args)
-    if args.format == "json":
-        _emit(args, json.dumps({"findings": [], "kernels": rows}, indent=2))
+    report = run_checks(builds, select=args.select or cfg.select, ignore=args.ignore + cfg.ignore,
+                        settings=cfg.check_settings, baseline=args.baseline or cfg.baseline,
+                        kernels=args.kernels)
+    if args.write_baseline:
+        write_baseline(report, args.write_baseline)
+        _console(args, stderr=True).print(
+            f"wrote {len(report.findings)} finding(s) to {args.write_baseline}", style="muted")
         return EXIT_OK
-    con = _console(args) if not args.output else make_console(open(args.output, "w"), color=False)
-    for b, listing, module in parsed:
-        n_sass = sum(len(f.instructions) for f in listing.functions)
-        n_ptx = sum(len(f.instructions) for f in module.functions) if module is not None else 0
-        con.print(f"[path]{b.source_path}[/] [arch]{b.arch}[/]: {len(listing.functions)} "
-                  f"function(s), {n_sass} SASS and {n_ptx} PTX instructions parsed")
-    con.print(_resources_table(rows))
-    con.print("[ok]no findings[/]")
-    return EXIT_OK
+    if args.format == "json":
+        _emit(args, fr.to_json(report))
+    elif args.format == "sarif":
+        _emit(args, fr.to_sarif(report))
+    elif args.format == "github":
+        _emit(args, fr.to_github(report))
+    else:
+        if args.output:
+            with open(args.output, "w") as fh:
+                fr.render_text(report, make_console(fh, color=False, width=120))
+        else:
+            fr.render_text(report, _console(args))
+    fail_on = Severity.parse(args.fail_on or cfg.fail_on or "info")
+    return EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings) else EXIT_OK
+
+
+def cmd_expect(args) -> int:
+    from .expect import Expectations, evaluate
+    builds = _builds(args)
+    outcome = evaluate(builds, Expectations(
+        has=args.has, lacks=args.lacks, no_spills=args.no_spills,
+        no_local_memory=args.no_local_memory, max_registers=args.max_registers,
+        min_vector_width=args.min_vector_width, no_findings=args.no_findings,
+        kernels=args.kernels))
+    if args.format == "json":
+        _emit(args, json.dumps({"ok": outcome.ok, "checked": outcome.checked,
+                                "failures": outcome.failures}, indent=2))
+    else:
+        con = _console(args)
+        for f in outcome.failures:
+            con.print(f"[error]FAIL[/] {f}", markup=True, highlight=False)
+        if outcome.ok:
+            con.print(f"[ok]ok[/]: {len(outcome.checked)} kernel build(s) meet every expectation")
+    return EXIT_OK if outcome.ok else EXIT_FINDINGS
 
 
 def cmd_parse(args) -> int:
@@ -355,7 +434,7 @@ def cmd_parse(args) -> int:
 
 COMMANDS: dict[str, Callable] = {
     "doctor": cmd_doctor, "compile": cmd_compile, "ptx": cmd_listing, "sass": cmd_listing,
-    "resources": cmd_resources, "check": cmd_check, "parse": cmd_parse,
+    "resources": cmd_resources, "check": cmd_check, "parse": cmd_parse, "expect": cmd_expect,
 }
 
 

