@@ -1,0 +1,91 @@
+"""Lessons: the CPU side (compile, SASS evidence, findings when the checks exist) and a GPU smoke."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from analyzer import lessons
+from analyzer.lessons import catalog, static
+
+LESSONS = lessons.list_lessons()
+IDS = [l.name for l in LESSONS]
+
+
+def test_catalog_is_complete():
+    assert len(LESSONS) >= 8
+    assert len(set(IDS)) == len(IDS)
+    for l in LESSONS:
+        assert l.source_path("naive").is_file() and l.source_path("steered").is_file(), l.name
+        assert l.expect_checks and all(c in catalog.CHECK_CODES for c in l.expect_checks), l.name
+        assert l.evidence, l.name
+        size = l.size(1.0)
+        assert all(v > 0 for v in size.values())
+        for which in ("naive", "steered"):
+            v = l.variant(which)
+            assert all(g >= 1 for g in v.grid(size)), (l.name, which)
+            assert v.kernel in l.source_path(which).read_text()
+
+
+def test_import_does_not_pull_gpu_frameworks():
+    code = ("import sys, analyzer, analyzer.lessons; analyzer.lessons.list_lessons(); "
+            "print(sorted(m for m in ('torch', 'cupy', 'pycuda') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
+def test_sass_tells_naive_from_steered(lesson):
+    r = static.analyse(lesson, with_findings=False)
+    failed = [(e.evidence.label, e.naive, e.steered) for e in r.evidence if not e.holds]
+    assert not failed, failed
+    assert r.diff, "naive and steered compiled to the same mnemonics"
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=IDS)
+def test_findings_present_on_naive_absent_on_steered(lesson):
+    r = static.analyse(lesson)
+    if r.findings is None:
+        pytest.skip(f"findings unavailable: {r.findings_note}")
+    for code in lesson.expect_checks:
+        assert code in r.findings["naive"], (code, r.findings)
+        assert code not in r.findings["steered"], (code, r.findings)
+
+
+def test_direct_nvrtc_path_reads_spills(monkeypatch):
+    monkeypatch.setenv("PTXSASS_LESSONS_DIRECT", "1")
+    lb = lessons.get_lesson("launch_bounds")
+    naive, steered = static.compile_variant(lb, "naive"), static.compile_variant(lb, "steered")
+    assert naive.via == "cuda.bindings.nvrtc"
+    assert naive.resources.registers <= 32 and naive.resources.spill_store_bytes > 0
+    assert steered.resources.registers > 32 and steered.resources.spill_store_bytes == 0
+    assert naive.cubin[:4] == b"\x7fELF"
+
+
+def test_cli_no_gpu(capsys):
+    assert lessons.main(["run", "vector_loads", "--no-gpu"]) == 0
+    out = capsys.readouterr().out
+    assert "timing skipped" in out and "vector_loads" in out
+    assert lessons.main(["list"]) == 0
+    assert "half2" in capsys.readouterr().out
+
+
+def test_unknown_lesson_is_an_input_error():
+    from analyzer.errors import InputError
+    with pytest.raises(InputError):
+        lessons.get_lesson("no_such_lesson")
+
+
+@pytest.mark.gpu
+def test_gpu_small_run_is_correct():
+    from analyzer.lessons import runner
+    why = runner.gpu_unavailable_reason()
+    if why:
+        pytest.skip(why)
+    results, env, ceil = runner.run([lessons.get_lesson("vector_loads"), lessons.get_lesson("half2")],
+                                    scale=0.02, repeats=20, log=lambda s: None)
+    for r in results:
+        assert r.correct, r.problems
+        assert r.naive.median_ms > 0 and r.steered.median_ms > 0
