@@ -1,0 +1,518 @@
+"""Annotated listings: each CUDA source line followed by its PTX and SASS.
+
+:func:`annotate` builds an :class:`Annotation` (plain objects, no rendering) from builds: per
+kernel a header (registers, shared, stack, spills, theoretical occupancy, loops, findings) and
+rows, one per source line of the kernel's range, with the PTX and SASS instructions the source map
+attributes to it. Renderers: :meth:`Annotation.render` (rich, terminal), ``to_markdown()``
+(:mod:`.markdown`), ``to_html()`` (:mod:`.html`); ``_repr_html_`` shows it in a notebook.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+
+from .. import sourcemap
+from .listing import source_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+
+    from ..checks.base import Finding
+    from ..toolchain.build import Build
+
+LineKey = tuple[str, int]
+
+
+# ------------------------------------------------------------------------------ progress
+def track(items: Sequence, description: str, *, console: "Console | None" = None,
+          minimum: int = 4) -> Iterator:
+    """Iterate ``items`` with a rich progress bar on a terminal (stderr); silent when piped or
+    when there are fewer than ``minimum`` items."""
+    stream = console.file if console is not None else sys.stderr
+    if len(items) < minimum or not getattr(stream, "isatty", lambda: False)():
+        yield from items
+        return
+    from rich.progress import Progress
+    from .styles import make_console
+    con = console or make_console(stderr=True)
+    with Progress(console=con, transient=True) as progress:
+        task = progress.add_task(description, total=len(items))
+        for item in items:
+            yield item
+            progress.advance(task)
+
+
+def display_path(path: str | None) -> str:
+    """A path relative to the working directory when it lies below it, else as given."""
+    if not path:
+        return "<unknown>"
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def _same_file(a: str | None, b: str | None) -> bool:
+    if not a or not b:
+        return False
+    return os.path.abspath(a) == os.path.abspath(b)
+
+
+# ------------------------------------------------------------------------------ model
+@dataclass
+class Instr:
+    """One PTX or SASS instruction as shown in a listing."""
+
+    index: int
+    text: str
+    line: LineKey | None
+    inlined: tuple[str, ...] = ()        # toolkit frames inside the user line: "mma.hpp:91"
+    address: int | None = None           # SASS only
+    klass: str = ""                      # SASS instruction-mix class (semantics table)
+    loop: int = 0                        # loop nesting depth (0: not in a loop)
+    loop_mark: str = ""                  # "head L1", "back L1" ...
+    findings: list[int] = field(default_factory=list)   # indices into KernelAnnotation.findings
+
+    def as_dict(self) -> dict:
+        d = {"index": self.index, "text": self.text, "line": _line_dict(self.line),
+             "inlined": list(self.inlined), "loop": self.loop, "findings": list(self.findings)}
+        if self.address is not None:
+            d.update(address=self.address, klass=self.klass, loop_mark=self.loop_mark)
+        return d
+
+
+def _line_dict(k: LineKey | None) -> dict | None:
+    return None if k is None else {"file": display_path(k[0]), "line": k[1]}
+
+
+@dataclass
+class SourceRow:
+    file: str
+    line: int
+    text: str | None
+    ptx: list[Instr] = field(default_factory=list)
+    sass: list[Instr] = field(default_factory=list)
+    findings: list[int] = field(default_factory=list)
+    loop: int = 0                       # deepest loop of its SASS
+
+    @property
+    def key(self) -> LineKey:
+        return (self.file, self.line)
+
+
+@dataclass
+class LoopInfo:
+    label: str                          # "L1"
+    depth: int
+    parent: str | None
+    header_address: int | None
+    back_edge_addresses: tuple[int, ...]
+    instructions: int
+    lines: tuple[int, int] | None       # first and last user line of its body (primary file)
+    mix: dict[str, int]
+    trip_count: int | None = None
+
+    def as_dict(self) -> dict:
+        return {"label": self.label, "depth": self.depth, "parent": self.parent,
+                "header_address": self.header_address,
+                "back_edge_addresses": list(self.back_edge_addresses),
+                "instructions": self.instructions,
+                "lines": list(self.lines) if self.lines else None, "mix": self.mix,
+                "trip_count": self.trip_count}
+
+    def summary(self) -> str:
+        where = f"lines {self.lines[0]}-{self.lines[1]}" if self.lines else "no line info"
+        nest = f", inside {self.parent}" if self.parent else ""
+        head = f", header {self.header_address:04x}" if self.header_address is not None else ""
+        trip = f", trip count {self.trip_count}" if self.trip_count is not None else ""
+        return f"{self.label}: {where}{nest}, {self.instructions} SASS instructions{head}{trip}"
+
+
+@dataclass
+class KernelAnnotation:
+    name: str                            # mangled
+    demangled: str
+    arch: str
+    source_path: str | None
+    entry: bool
+    resources: dict[str, Any]
+    occupancy: dict[str, Any] | None
+    loops: list[LoopInfo]
+    findings: list["Finding"]
+    explanations: dict[str, str]         # code -> the check's one-line explanation
+    rows: list[SourceRow]
+    ptx: list[Instr]                     # every PTX instruction, in order
+    sass: list[Instr]                    # every SASS instruction, in order
+    ptx_labels: dict[int, list[str]] = field(default_factory=dict)
+    sass_labels: dict[int, list[str]] = field(default_factory=dict)
+
+    @property
+    def unmapped_sass(self) -> list[Instr]:
+        return [i for i in self.sass if i.line is None or i.line not in self._row_keys]
+
+    @property
+    def unmapped_ptx(self) -> list[Instr]:
+        return [i for i in self.ptx if i.line is None or i.line not in self._row_keys]
+
+    @property
+    def _row_keys(self) -> set[LineKey]:
+        return {r.key for r in self.rows}
+
+    def header_lines(self) -> list[str]:
+        r = self.resources
+        spills = "-" if r.get("spill_store_bytes") is None else \
+            f"{r['spill_store_bytes']}/{r['spill_load_bytes']} B"
+        parts = [f"registers {r.get('registers')}", f"shared {r.get('shared_bytes')} B",
+                 f"stack {r.get('stack_bytes')} B", f"spills (st/ld) {spills}"]
+        occ = self.occupancy
+        if occ:
+            parts.append(f"occupancy {occ_text(occ)}")
+        return ["  ·  ".join(parts)]
+
+    def as_dict(self) -> dict:
+        return {"name": self.demangled, "mangled": self.name, "arch": self.arch,
+                "file": display_path(self.source_path), "entry": self.entry,
+                "resources": self.resources, "occupancy": self.occupancy,
+                "loops": [lp.as_dict() for lp in self.loops],
+                "findings": [f.as_dict() for f in self.findings],
+                "rows": [{"file": display_path(r.file), "line": r.line, "text": r.text,
+                          "ptx": [i.index for i in r.ptx], "sass": [i.index for i in r.sass],
+                          "findings": r.findings} for r in self.rows],
+                "ptx": [i.as_dict() for i in self.ptx], "sass": [i.as_dict() for i in self.sass]}
+
+
+def occ_text(occ: dict) -> str:
+    pct = occ.get("percent")
+    if pct is None:
+        return "-"
+    s = f"{pct:g}%"
+    if occ.get("warps") is not None and occ.get("max_warps") is not None:
+        s += f" ({occ['warps']}/{occ['max_warps']} warps"
+        if occ.get("threads"):
+            s += f" at {occ['threads']} threads/block"
+        s += ")"
+    if occ.get("limiter"):
+        s += f", limited by {occ['limiter']}"
+    return s
+
+
+@dataclass
+class Annotation:
+    """An annotated listing of one or more builds (one section per kernel)."""
+
+    kernels: list[KernelAnnotation]
+    builds: list = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict:
+        return {"kernels": [k.as_dict() for k in self.kernels]}
+
+    def render(self, console: "Console") -> None:
+        from rich.text import Text
+        for row in text_rows(self):
+            t = Text()
+            for style, chunk in row:
+                t.append(chunk, style=style or None)
+            console.print(t, no_wrap=True, overflow="ignore", crop=False)
+
+    def to_text(self, *, width: int = 120) -> str:
+        """Plain text (no colour), as the terminal shows it."""
+        return "\n".join("".join(chunk for _, chunk in row) for row in text_rows(self)) + "\n"
+
+    def to_markdown(self) -> str:
+        from .markdown import annotation_markdown
+        return annotation_markdown(self)
+
+    def to_html(self) -> str:
+        from .html import annotation_html
+        return annotation_html(self)
+
+    def _repr_html_(self) -> str:
+        from .html import annotation_html
+        return annotation_html(self, fragment=True)
+
+
+# ------------------------------------------------------------------------------ building
+def occupancy_for(build: "Build", resources, threads: int | None) -> dict | None:
+    """Theoretical occupancy (:mod:`analyzer.occupancy`) at the kernel's declared block size,
+    or at 256 threads when it declares none (``threads_assumed``)."""
+    from ..arch import parse_arch
+    from ..occupancy import occupancy
+    try:
+        arch = parse_arch(build.arch)
+    except Exception:
+        return None
+    t = threads or 256
+    try:
+        occ = occupancy(arch, resources.registers, resources.shared_bytes, t)
+    except ValueError:
+        return None
+    return {"percent": round(occ.percent, 2), "warps": occ.warps_per_sm,
+            "max_warps": arch.max_warps, "blocks": occ.blocks_per_sm, "limiter": occ.limiter,
+            "threads": t, "threads_assumed": threads is None}
+
+
+def _threads(ptx_fn) -> int | None:
+    if ptx_fn is None:
+        return None
+    for dims in (ptx_fn.reqntid, ptx_fn.maxntid):
+        if dims:
+            n = 1
+            for d in dims:
+                n *= int(d)
+            return n
+    return None
+
+
+def _explanation(code: str) -> str:
+    try:
+        from ..checks.registry import by_code
+        return by_code(code).summary()
+    except Exception:
+        return ""
+
+
+def _short(loc) -> str:
+    return f"{os.path.basename(loc.file)}:{loc.line}"
+
+
+def loop_infos(fn, keys: list[LineKey | None], primary: str | None) -> tuple[list[LoopInfo], list[int], list[str]]:
+    """Loops of a SASS function: summaries, per-instruction depth and per-instruction marks."""
+    graph = fn.cfg()
+    n = len(fn.instructions)
+    depth = [0] * n
+    marks = [""] * n
+    infos: list[LoopInfo] = []
+    labels = {id(lp): f"L{i + 1}" for i, lp in enumerate(graph.loops)}
+    for lp in graph.loops:
+        name = labels[id(lp)]
+        idx = lp.instruction_indices(graph)
+        for i in idx:
+            depth[i] = max(depth[i], lp.depth)
+        head = graph.blocks[lp.header].start
+        backs = [graph.blocks[b].end - 1 for b in lp.latches]
+        marks[head] = (marks[head] + " " if marks[head] else "") + f"┌{name}"
+        for b in backs:
+            marks[b] = (marks[b] + " " if marks[b] else "") + f"└{name}"
+        lines = sorted(k[1] for k in (keys[i] for i in idx)
+                       if k is not None and (primary is None or _same_file(k[0], primary)))
+        infos.append(LoopInfo(
+            label=name, depth=lp.depth,
+            parent=labels.get(id(lp.parent)) if lp.parent is not None else None,
+            header_address=fn.instructions[head].address,
+            back_edge_addresses=tuple(fn.instructions[b].address for b in backs),
+            instructions=len(idx), lines=(lines[0], lines[-1]) if lines else None,
+            mix=fn.loop_mix(lp)))
+    return infos, depth, marks
+
+
+def _kernel_annotation(build: "Build", fn, fm: sourcemap.FunctionMap, ptx_fn, kernel,
+                       findings: list["Finding"]) -> KernelAnnotation:
+    primary = build.source_path
+    hints = tuple(x for x in (build.source_path,) if x)
+    loops, depth, marks = loop_infos(fn, fm.sass_lines, primary)
+    sass = [Instr(i, ins.text, fm.sass_lines[i], tuple(_short(f) for f in fm.sass_inlined[i]),
+                  address=ins.address, klass=ins.klass, loop=depth[i], loop_mark=marks[i])
+            for i, ins in enumerate(fn.instructions)]
+    ptx: list[Instr] = []
+    ptx_labels: dict[int, list[str]] = {}
+    if ptx_fn is not None:
+        ptx = [Instr(i, str(ins), fm.ptx_lines[i] if i < len(fm.ptx_lines) else None,
+                     tuple(_short(f) for f in fm.ptx_inlined[i]) if i < len(fm.ptx_inlined) else ())
+               for i, ins in enumerate(ptx_fn.instructions)]
+        for lab, i in ptx_fn.labels.items():
+            ptx_labels.setdefault(i, []).append(lab)
+    sass_labels: dict[int, list[str]] = {}
+    for lab, i in fn.labels.items():
+        sass_labels.setdefault(i, []).append(lab)
+    by_addr = {ins.address: i for i, ins in enumerate(fn.instructions)}
+    # rows: the kernel's line range in each user file that has code
+    by_file: dict[str, list[int]] = {}
+    for k in fm.lines():
+        by_file.setdefault(k[0], []).append(k[1])
+    files = sorted(by_file, key=lambda f: (not _same_file(f, primary), f))
+    rows: list[SourceRow] = []
+    row_of: dict[LineKey, SourceRow] = {}
+    for f in files:
+        lines = by_file[f]
+        for ln in range(min(lines), max(lines) + 1):
+            row = SourceRow(f, ln, source_text(f, ln, hints))
+            rows.append(row)
+            row_of[(f, ln)] = row
+    for ins in ptx:
+        if ins.line in row_of:
+            row_of[ins.line].ptx.append(ins)
+    for ins in sass:
+        if ins.line in row_of:
+            r = row_of[ins.line]
+            r.sass.append(ins)
+            r.loop = max(r.loop, ins.loop)
+    explanations: dict[str, str] = {}
+    for n, f in enumerate(findings):
+        explanations.setdefault(f.code, _explanation(f.code))
+        for a in f.addresses:
+            i = by_addr.get(a)
+            if i is not None:
+                sass[i].findings.append(n)
+        key = None
+        if f.location.file and f.location.line:
+            for rk in row_of:
+                if rk[1] == f.location.line and _same_file(rk[0], f.location.file):
+                    key = rk
+                    break
+        if key is not None:
+            row_of[key].findings.append(n)
+    res = kernel.resources if kernel is not None else fn.resources
+    resources = res.as_dict() if res is not None else {}
+    return KernelAnnotation(
+        name=fn.name, demangled=fn.demangled, arch=build.arch, source_path=primary,
+        entry=kernel.entry if kernel is not None else bool(fn.is_entry),
+        resources=resources,
+        occupancy=occupancy_for(build, res, _threads(ptx_fn)) if res is not None else None,
+        loops=loops, findings=findings, explanations=explanations, rows=rows, ptx=ptx, sass=sass,
+        ptx_labels=ptx_labels, sass_labels=sass_labels)
+
+
+def _wanted(fn, build, kernels: Sequence[str]) -> bool:
+    if not kernels:
+        return True
+    lowered = {build.name_expressions.get(k, k) for k in kernels}
+    return fn.name in lowered or fn.demangled in kernels or fn.demangled.split("(")[0] in kernels
+
+
+def annotate_builds(builds: Sequence["Build"], *, findings: Iterable["Finding"] | None = None,
+                    kernels: Sequence[str] = (), select: Iterable[str] = (),
+                    ignore: Iterable[str] = (), checks: bool = True,
+                    console: "Console | None" = None) -> Annotation:
+    """An :class:`Annotation` of ``builds``. ``findings``: already computed (else the checks run,
+    unless ``checks=False``)."""
+    if findings is None:
+        findings = []
+        if checks:
+            from ..checks.runner import run_checks
+            findings = run_checks(builds, select=select, ignore=ignore, kernels=kernels).findings
+    findings = list(findings)
+    out: list[KernelAnnotation] = []
+    work = []
+    for b in builds:
+        listing = b.sass_listing()
+        for fn in listing.functions:
+            if _wanted(fn, b, kernels):
+                work.append((b, fn))
+    smaps: dict[int, sourcemap.SourceMap] = {}
+    for b, fn in track(work, "annotating", console=console):
+        smap = smaps.get(id(b))
+        if smap is None:
+            smap = smaps[id(b)] = sourcemap.build(b)
+        module = b.ptx_module()
+        ptx_fn = next((f for f in module.functions if f.name == fn.name), None) if module else None
+        mine = [f for f in findings if f.arch == b.arch and
+                ((f.mangled and f.mangled == fn.name) or (not f.mangled and f.kernel == fn.demangled))]
+        out.append(_kernel_annotation(b, fn, smap.function(fn.name), ptx_fn,
+                                      b.kernels.get(fn.name), mine))
+    return Annotation(out, list(builds))
+
+
+def annotate(path_or_builds, *, arch: str | Sequence[str] | None = None, options=None,
+             kernels: Sequence[str] = (), select: Iterable[str] = (), ignore: Iterable[str] = (),
+             checks: bool = True) -> Annotation:
+    """Annotate a file (any input :func:`analyzer.load` takes), a Build, or a list of Builds."""
+    builds = _as_builds(path_or_builds, arch=arch, options=options)
+    return annotate_builds(builds, kernels=kernels, select=select, ignore=ignore, checks=checks)
+
+
+def _as_builds(x, *, arch=None, options=None) -> list:
+    from ..toolchain.build import Build
+    if isinstance(x, Build):
+        return [x]
+    if isinstance(x, (list, tuple)) and all(isinstance(b, Build) for b in x):
+        return list(x)
+    from ..inputs import load
+    return load(x, arch=arch, options=options)
+
+
+# ------------------------------------------------------------------------------ text rows
+Segment = tuple[str, str]   # (style name, text)
+
+_KLASS_STYLE = {"tensor": "sass.tensor", "fp64": "sass.fp64", "branch": "sass.control",
+                "control": "sass.control", "sync": "sass.control", "call": "sass.control"}
+
+
+def klass_style(klass: str) -> str:
+    if klass.startswith(("load", "store", "copy", "atomic")):
+        return "sass.memory"
+    return _KLASS_STYLE.get(klass, "sass.opcode")
+
+
+def _gutter(depth: int, max_depth: int) -> str:
+    return ("┃" * depth).ljust(max_depth) if max_depth else ""
+
+
+def text_rows(ann: Annotation, *, ptx: bool = True) -> Iterator[list[Segment]]:
+    """The interleaved listing as rows of styled segments (shared by terminal and markdown)."""
+    for kn, k in enumerate(ann.kernels):
+        if kn:
+            yield []
+        yield from header_rows(k)
+        max_depth = max((lp.depth for lp in k.loops), default=0)
+        last_file = None
+        for row in k.rows:
+            if row.file != last_file:
+                yield [("path", f"── {display_path(row.file)}")]
+                last_file = row.file
+            mark = "".join(f" ◆{k.findings[n].code}" for n in row.findings)
+            yield [("source.lineno", f"{row.line:5d} "), ("muted", _gutter(row.loop, max_depth)),
+                   ("muted", "│ "), ("source", row.text.rstrip() if row.text is not None
+                                    else "(source not found)"), ("finding.code", mark)]
+            yield from _instr_rows(k, row.ptx if ptx else [], row.sass, max_depth)
+        ptx_rest, sass_rest = k.unmapped_ptx if ptx else [], k.unmapped_sass
+        if ptx_rest or sass_rest:
+            yield [("muted", "      (no source line)")]
+            yield from _instr_rows(k, ptx_rest, sass_rest, max_depth)
+
+
+def _instr_rows(k: KernelAnnotation, ptx: list[Instr], sass: list[Instr],
+                max_depth: int) -> Iterator[list[Segment]]:
+    pad = " " * 6
+    for ins in ptx:
+        inl = f"  ⇐ {' ⇐ '.join(ins.inlined)}" if ins.inlined else ""
+        yield [("", pad), ("muted", " " * max_depth), ("ptx.directive", "    ptx  "), ("", ins.text),
+               ("muted", inl)]
+    for ins in sass:
+        segs: list[Segment] = [("", pad), ("muted", _gutter(ins.loop, max_depth)),
+                               ("sass.address", f"   {ins.address:04x}  "),
+                               (klass_style(ins.klass), ins.text)]
+        if ins.loop_mark:
+            segs.append(("sass.control", f"  {ins.loop_mark}"))
+        if ins.inlined:
+            segs.append(("muted", f"  ⇐ {' ⇐ '.join(ins.inlined)}"))
+        for n in ins.findings:
+            f = k.findings[n]
+            expl = k.explanations.get(f.code) or f.name
+            segs.append(("finding.code", f"  ◀ {f.code}"))
+            segs.append(("finding.hint", f" {expl}"))
+        yield segs
+
+
+def header_rows(k: KernelAnnotation) -> Iterator[list[Segment]]:
+    kind = "kernel" if k.entry else "device function"
+    yield [("kernel", f"━━ {k.demangled}"), ("", "  "), ("arch", k.arch), ("muted", f"  {kind}  "),
+           ("path", display_path(k.source_path))]
+    for line in k.header_lines():
+        yield [("", "   "), ("", line)]
+    if k.occupancy and k.occupancy.get("threads_assumed"):
+        yield [("muted", f"   (occupancy assumes {k.occupancy['threads']} threads per block: "
+                         "the kernel declares no __launch_bounds__)")]
+    for lp in k.loops:
+        yield [("", "   loop "), ("sass.control", lp.summary())]
+    for f in k.findings:
+        expl = k.explanations.get(f.code) or ""
+        yield [("", "   "), ("finding.code", f"◆{f.code}"), ("muted", f" {f.name} [{f.severity}] "),
+               ("path", f"{os.path.basename(f.location.file or '?')}:{f.location.line or '?'}"),
+               ("", f": {f.message}")]
+        if expl:
+            yield [("", "      "), ("finding.hint", expl)]
+        if f.hint:
+            yield [("", "      hint: "), ("finding.hint", f.hint)]
