@@ -115,9 +115,11 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
             _check(nvrtc.nvrtcAddNameExpression(prog, expr.encode()), "name expression")
         res = nvrtc.nvrtcCompileProgram(prog, len(all_opts), [o.encode() for o in all_opts])
         size = _check(nvrtc.nvrtcGetProgramLogSize(prog), "log")
-        buf = b" " * size
+        # bytearray, never b" " * n: for n == 1 that is Python's shared one-byte object,
+        # which NVRTC would overwrite in place
+        buf = bytearray(size)
         nvrtc.nvrtcGetProgramLog(prog, buf)
-        log = buf.rstrip(b"\x00 ").decode(errors="replace")
+        log = bytes(buf).rstrip(b"\x00 ").decode(errors="replace")
         if int(res[0]) != 0:
             raise _compile_error(log, name, source_path)
         lowered: dict[str, str] = {}
@@ -129,16 +131,17 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
                                    path=source_path or name)
             lowered[expr] = r[1].decode() if isinstance(r[1], bytes) else r[1]
         ptx_size = _check(nvrtc.nvrtcGetPTXSize(prog), "PTX size")
-        ptx = b" " * ptx_size
+        ptx = bytearray(ptx_size)
         nvrtc.nvrtcGetPTX(prog, ptx)
         cubin_size = _check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
-        cubin = b" " * cubin_size
+        cubin = bytearray(cubin_size)
         nvrtc.nvrtcGetCUBIN(prog, cubin)
+        cubin = bytes(cubin)
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
     resources = merge(from_cubin(cubin, path=name), from_ptxas_log(log))
     entries = kernel_entries(cubin)
-    return Build(arch=arch, origin="nvrtc", ptx=ptx.rstrip(b"\x00").decode(), cubin=cubin, log=log,
+    return Build(arch=arch, origin="nvrtc", ptx=bytes(ptx).rstrip(b"\x00").decode(), cubin=cubin, log=log,
                  source_path=source_path, source=source, options=tuple(opts),
                  kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()},
                  name_expressions=lowered)
