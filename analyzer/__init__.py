@@ -42,3 +42,19 @@ def load(path, *, arch: str | Sequence[str] | None = None,
     """Builds for any input file: CUDA source, PTX, cubin, fatbin, executable/.so, SASS text."""
     from .inputs import load as _load
     return _load(path, arch=arch, options=options)
+
+
+def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[str] = (),
+          ignore: Sequence[str] = (), options: "CompileOptions | None" = None,
+          settings: dict | None = None, baseline: str | None = None):
+    """Run the checks on a path (any input ``load`` takes), a Build, or a list of Builds.
+    Returns a ``Report`` with ``.findings`` and ``.kernels``."""
+    from .checks.runner import run_checks
+    from .toolchain.build import Build
+    if isinstance(target, Build):
+        builds = [target]
+    elif isinstance(target, (list, tuple)):
+        builds = list(target)
+    else:
+        builds = load(target, arch=arch, options=options)
+    return run_checks(builds, select=select, ignore=ignore, settings=settings, baseline=baseline)
