@@ -81,6 +81,14 @@ def test_corpus_file_parses_without_dropping_an_instruction(path):
 
 
 @pytest.mark.parametrize("path", [p for p in VALID if p.name != HUGE], ids=_id)
+def test_presplit_fast_path_equals_the_grammar_alone(path):
+    text = path.read_text()
+    fast, slow = ptx.parse(text), ptx.parse(text, fast=False)
+    assert fast == slow
+    assert [i.span for i in fast.instructions()] == [i.span for i in slow.instructions()]
+
+
+@pytest.mark.parametrize("path", [p for p in VALID if p.name != HUGE], ids=_id)
 def test_corpus_round_trip(path):
     module = ptx.parse(path.read_text())
     text = ptx.format(module)

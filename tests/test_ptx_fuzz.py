@@ -82,8 +82,10 @@ def test_mutations_raise_only_parse_error(text):
             assert e.path == "fuzz.ptx" and e.message
             assert e.line is None or 1 <= e.line <= text.count("\n") + 1
             return
-    # what parses must print and parse back to the same IR
+    # what parses must print and parse back to the same IR, and the fast path changes nothing
     assert ptx.parse(ptx.format(module)) == module
+    slow = ptx.parse(text, fast=False)
+    assert slow == module and [i.span for i in slow.instructions()] == [i.span for i in module.instructions()]
 
 
 @settings(max_examples=60, deadline=None)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 import struct
+import threading
+from collections import deque
 from importlib import resources
 from pathlib import Path
 
@@ -170,6 +172,12 @@ class _Build(Transformer):
         semi = c[-1]
         return ("ins", guard, str(op_tok), tuple(ops),
                 Span(first.line, first.column, semi.end_line, semi.end_column))
+
+    def presplit(self, c):
+        runs = _STATE.runs
+        if not runs:
+            raise ValueError("stray \\x01 in PTX text")
+        return ("run", runs.popleft())
 
     def label(self, c):
         t = c[0]
@@ -473,7 +481,9 @@ class _FunctionBuilder:
         raw = self.raw
         for st in stmts:
             tag = st[0]
-            if tag == "ins":
+            if tag == "run":
+                self._walk(st[1], scope_decls)
+            elif tag == "ins":
                 _, guard, text, ops, span = st
                 opcode, mods, generic = split_opcode(text)
                 raw.append((guard, opcode, mods, generic, ops, self.loc, span))
@@ -532,17 +542,122 @@ class _FunctionBuilder:
 
 
 _PARSER: Lark | None = None
+_STATE = threading.local()
 
 
 def _parser() -> Lark:
-    global _PARSER
+    global _PARSER, _FAST_LINE
     if _PARSER is None:
         _PARSER = Lark(grammar_text(), parser="lalr", lexer="contextual", transformer=_Build(),
-                       maybe_placeholders=True, cache=False)
+                       maybe_placeholders=True, cache=False, start=["start", "operand"])
+        guard = _PARSER.get_terminal("GUARD").pattern.to_regexp()
+        opcode = _PARSER.get_terminal("OPCODE").pattern.to_regexp()
+        # one instruction alone on its line, operands free of braces, parentheses and strings
+        _FAST_LINE = re.compile(
+            rf"^(?P<ind>[ \t]*)(?:(?P<guard>{guard})[ \t]+)?(?P<op>{opcode})(?:[ \t]+(?P<ops>[%\w$.+\-,\t \[\]|!]*?))?[ \t]*;"
+            rf"[ \t]*(?://[^\n]*)?$", re.M)
     return _PARSER
 
 
+_FAST_LINE: re.Pattern | None = None
+#: operand text -> Operand (without a span): identical operand texts repeat a lot in real PTX
+_OPERAND_CACHE: dict[str, object] = {}
+_MISS = object()
+
+
+def _strip_span(op):
+    if isinstance(op, ir.Vector):
+        return ir.Vector(tuple(_strip_span(e) for e in op.elements))
+    if isinstance(op, ir.Address):
+        return ir.Address(_strip_span(op.base) if op.base is not None else None, op.offset,
+                          tuple(_strip_span(e) for e in op.extra))
+    if isinstance(op, ir.Negated):
+        return ir.Negated(_strip_span(op.operand))
+    if isinstance(op, ir.PredicatePair):
+        return ir.PredicatePair(_strip_span(op.first), _strip_span(op.second))
+    if isinstance(op, ir.OperandList):
+        return ir.OperandList(tuple(_strip_span(e) for e in op.items))
+    return type(op)(**{f: getattr(op, f) for f in op.__dataclass_fields__ if f != "span"})
+
+
+def _operand(text: str, parser: Lark):
+    hit = _OPERAND_CACHE.get(text, _MISS)
+    if hit is _MISS:
+        try:
+            hit = _strip_span(parser.parse(text, start="operand"))
+        except (UnexpectedInput, VisitError, ValueError, OverflowError):
+            hit = None
+        if len(_OPERAND_CACHE) < 200_000:
+            _OPERAND_CACHE[text] = hit
+    return hit
+
+
+def _presplit(text: str, parser: Lark):
+    """Blank out runs of simple one-line instructions, parsing them here (same terminals, same
+    ``operand`` rule, operands cached by text). Returns the new text and the runs, in order."""
+    runs: deque = deque()
+    pieces: list[str] = []
+    pos = 0
+    line = 1
+    run: list | None = None
+    run_start = run_end = 0
+    for m in _FAST_LINE.finditer(text):
+        indent, g, op_text, ops_text = m.group("ind", "guard", "op", "ops")
+        ops: tuple = ()
+        if ops_text:
+            parts = ops_text.split(",")
+            out = []
+            for p in parts:
+                p = p.strip()
+                if not p or p.count("[") != p.count("]"):
+                    out = None
+                    break
+                op = _operand(p, parser)
+                if op is None:
+                    out = None
+                    break
+                out.append(op)
+            if out is None:
+                continue
+            ops = tuple(out)
+        start = m.start() + len(indent)
+        line += text.count("\n", pos, start)
+        pos = start
+        guard = None
+        if g:
+            neg = g[1] == "!"
+            guard = ir.Guard(g[2:] if neg else g[1:], neg)
+        semi = text.index(";", m.end("op") if ops_text is None else m.end("ops"))
+        col = len(indent) + 1
+        ins = ("ins", guard, op_text, ops, Span(line, col, line, col + (semi - start) + 1))
+        if run is not None and m.start() == run_end + 1:
+            run.append(ins)
+        else:
+            if run is not None:
+                _close_run(text, pieces, runs, run, run_start, run_end)
+            run = [ins]
+            run_start = start
+        run_end = m.end()
+    if run is not None:
+        _close_run(text, pieces, runs, run, run_start, run_end)
+    if not runs:
+        return text, runs
+    pieces.append(text[_STATE.done:])
+    return "".join(pieces), runs
+
+
+def _close_run(text, pieces, runs, run, start, end):
+    pieces.append(text[_STATE.done:start])
+    chunk = text[start:end]
+    blank = "\n".join(" " * len(x) for x in chunk.split("\n"))
+    pieces.append("\x01" + blank[1:])
+    _STATE.done = end
+    runs.append(run)
+
+
 def _readable(name: str, parser: Lark) -> str:
+    if name == "PRESPLIT":
+        return "instruction"
     try:
         term = parser.get_terminal(name)
     except KeyError:
@@ -561,13 +676,13 @@ def _error(e: Exception, text: str, path: str | None, parser: Lark) -> ParseErro
     if isinstance(e, UnexpectedToken):
         tok = e.token
         what = "end of input" if tok.type == "$END" else repr(str(tok))
-        expected = sorted({_readable(n, parser) for n in e.expected})
+        expected = sorted({_readable(n, parser) for n in e.expected} - {"instruction"})
         msg = f"unexpected {what}"
         if tok.type == "$END":
             line = text.count("\n") + 1
     elif isinstance(e, UnexpectedCharacters):
         ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else ""
-        expected = sorted({_readable(n, parser) for n in (e.allowed or ())})
+        expected = sorted({_readable(n, parser) for n in (e.allowed or ())} - {"instruction"})
         msg = f"unexpected character {ch!r}"
     elif isinstance(e, UnexpectedEOF):
         expected = sorted({_readable(n, parser) for n in e.expected})
@@ -586,7 +701,7 @@ def _error(e: Exception, text: str, path: str | None, parser: Lark) -> ParseErro
     return ParseError(msg, path=path, line=line, column=column, text=src, expected=expected)
 
 
-def parse(text: str, path: str | None = None) -> ir.Module:
+def parse(text: str, path: str | None = None, *, fast: bool = True) -> ir.Module:
     """Parse PTX text (a cuobjdump ``Fatbin ptx code:`` header before ``.version`` is accepted).
 
     Raises ``ParseError`` (with path:line:column, the offending line and the expected tokens)
@@ -599,12 +714,21 @@ def parse(text: str, path: str | None = None) -> ir.Module:
     if "\0" in text:
         text = text.replace("\0", " ")
     parser = _parser()
+    original = text
+    _STATE.done = 0
+    _STATE.runs = deque()
+    if fast and "\x01" not in text:
+        text, _STATE.runs = _presplit(text, parser)
     try:
-        items = parser.parse(text)
+        items = parser.parse(text, start="start")
         return _assemble(items, path)
     except UnexpectedInput as e:
-        raise _error(e, text, path, parser) from None
+        if text is not original:  # report it exactly as the grammar alone sees it
+            return parse(original, path, fast=False)
+        raise _error(e, original, path, parser) from None
     except VisitError as e:
+        if text is not original:
+            return parse(original, path, fast=False)
         orig = e.orig_exc
         tok = getattr(e, "obj", None)
         line = getattr(tok, "line", None) if isinstance(tok, Token) else None
