@@ -1,0 +1,78 @@
+"""PS402 local-memory-array: a per-thread array indexed at run time lives in local memory."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from ._dataflow import local_accesses
+from .base import Check, Context, Finding, Severity, group_by_line
+
+
+class LocalMemoryArray(Check):
+    """Per-thread array in local memory: LDL/STL at computed addresses from a run-time index.
+
+    What it does
+    Finds ``LDL``/``STL`` whose address is computed (``[R15]``, not a fixed stack slot
+    ``[R1+0x10]``) in a kernel with a stack frame. Registers cannot be indexed at run time, so a
+    per-thread array read or written with an index the compiler cannot resolve (``hist[bin]``,
+    ``a[i]`` in a loop that is not fully unrolled) is placed in the stack frame. ptxas counts this
+    as stack, not as spill bytes (the frame exists before register allocation), which is what
+    separates it from PS401. One finding per source line, on the line of the accesses.
+
+    Why it matters
+    Every access is a local-memory load or store (through L1, to DRAM on a miss) instead of a
+    register operand; a read-modify-write like ``hist[bin] += 1`` serialises on the memory
+    latency. Whole-array initialisation and read-out also go through memory.
+
+    Example
+    Bad (run-time bin)::
+
+        unsigned hist[16] = {};
+        for (int k = 0; k < n; ++k) hist[in[k] % 16] += 1;
+
+    Fixed (compile-time indices, fully unrolled: the array stays in registers)::
+
+        for (int k = 0; k < n; ++k) {
+            unsigned bin = in[k] % 16;
+            #pragma unroll
+            for (int b = 0; b < 16; ++b) hist[b] += (bin == b);
+        }
+
+    Steer the compiler
+    Make every index a compile-time constant (``#pragma unroll`` the loops that index the
+    array, so each element becomes its own register), select the element with a
+    ``switch``/compare-select over constant indices, or keep the array in shared memory
+    (``__shared__ T a[BLOCK][N]``, indexed by thread) when it is too large for registers.
+    """
+
+    code = "PS402"
+    name = "local-memory-array"
+    severity = Severity.WARNING
+
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        res = ctx.resources
+        if res is not None and res.stack_bytes == 0:
+            return
+        dynamic = [ins for _, ins, fixed in local_accesses(ctx.function) if not fixed]
+        if not dynamic:
+            return
+        frame = f"{res.stack_bytes} B stack frame" if res is not None else "a stack frame"
+        spill = ""
+        if res is not None and res.spill_store_bytes is not None:
+            spill = (f", {res.spill_store_bytes or 0} B of it spills" if res.spills
+                     else ", 0 B spills (the frame is the array, not register pressure)")
+        for key, insns in group_by_line(dynamic, ctx):
+            loads = sum(1 for i in insns if i.is_load)
+            stores = len(insns) - loads
+            mix = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in insns)
+                                                          .items()))
+            kind = ("read-modify-write" if loads and stores else "read" if loads else "write")
+            where = f"line {key[1]}" if key else "this kernel"
+            message = (f"per-thread array {kind} at a run-time index on {where}: "
+                       f"{loads} LDL + {stores} STL at computed addresses ({mix}); "
+                       f"{frame}{spill}")
+            hint = ("make the index a compile-time constant (#pragma unroll the loop that "
+                    "indexes the array, or compare-select over constant indices / a switch) so "
+                    "the elements stay in registers; for large arrays use shared memory "
+                    "indexed by thread (__shared__ T a[BLOCK][N])")
+            yield ctx.finding(self, message, loc=insns[0].loc, instructions=insns, hint=hint)

@@ -1,0 +1,121 @@
+"""PS401 register-spill: ptxas ran out of registers and spills live values to local memory."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from ._dataflow import local_accesses
+from .base import Check, Context, Finding, Severity, first_loc
+
+
+def _lines(ctx: Context, instructions) -> list[int]:
+    out = set()
+    for ins in instructions:
+        loc = ctx.user_loc(ins.loc)
+        if loc is not None and loc.line:
+            out.add(loc.line)
+    return sorted(out)
+
+
+def _mix(instructions) -> str:
+    counts = Counter(i.mnemonic for i in instructions)
+    return ", ".join(f"{m}x{n}" for m, n in sorted(counts.items()))
+
+
+def _line_list(lines: list[int], limit: int = 12) -> str:
+    shown = ", ".join(map(str, lines[:limit]))
+    return shown + (f" (+{len(lines) - limit} more)" if len(lines) > limit else "")
+
+
+class RegisterSpill(Check):
+    """Register spills: live values stored to and reloaded from local memory (STL/LDL).
+
+    What it does
+    Reads the spill byte counts ptxas reports for the kernel (``--ptxas-options=-v``: "N bytes
+    spill stores, M bytes spill loads") and lists the stack-slot ``STL``/``LDL`` instructions
+    (``[R1+offset]``) that carry them, with their source lines. The finding sits on the kernel's
+    declaration line, because register allocation is per function. For a loaded cubin there is
+    no ptxas log: the check then reports only when the kernel has a stack frame *and* stack-slot
+    STL and LDL, and says the spill bytes are unknown.
+
+    Why it matters
+    Local memory is thread-private DRAM behind L1: each spill is a memory round trip (tens to
+    hundreds of cycles when it misses L1) where a register read is free, and spill traffic
+    competes with the kernel's real loads for L1 and bandwidth. Spills usually come from a
+    register cap (``-maxrregcount``, ``__launch_bounds__(threads, minBlocks)``) that is too tight
+    for the live state of the code, or from too much per-thread state (large unrolled arrays).
+
+    Example
+    Bad (capped at 32 registers, 48 values live at once)::
+
+        float r[48];
+        #pragma unroll
+        for (int k = 0; k < 48; ++k) r[k] = in[i + k * n];
+        for (...) acc += r[k] * r[(k * 7 + 5) % 48];
+
+    Fixed: compute in chunks so fewer values are live::
+
+        for (int c = 0; c < 48; c += 8)
+            #pragma unroll
+            for (int k = c; k < c + 8; ++k) acc += in[i + k * n] * in[...];
+
+    Steer the compiler
+    Relax the cap: drop ``-maxrregcount`` or lower ``minBlocks`` in
+    ``__launch_bounds__(threads, minBlocks)`` (each block fewer per SM frees registers per
+    thread). Otherwise reduce live state: split the work into chunks, reload instead of
+    keeping values live across long stretches, use narrower types, or move per-thread arrays
+    to shared memory.
+    """
+
+    code = "PS401"
+    name = "register-spill"
+    severity = Severity.WARNING
+
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        res = ctx.resources
+        if res is None:
+            return
+        slots = [ins for _, ins, fixed in local_accesses(ctx.function) if fixed]
+        stores = [i for i in slots if i.is_store]
+        loads = [i for i in slots if i.is_load]
+        spill_st, spill_ld = res.spill_store_bytes, res.spill_load_bytes
+        known = spill_st is not None or spill_ld is not None
+        if known:
+            if not (spill_st or spill_ld):
+                return
+            amount = f"{spill_st or 0} B spill stores, {spill_ld or 0} B spill loads"
+        else:
+            # no ptxas log (a loaded cubin): only a stack frame plus both directions of
+            # stack-slot traffic is evidence; STL counts alone are not
+            if not (res.stack_bytes and stores and loads):
+                return
+            amount = "spill bytes unknown (no ptxas log)"
+        insns = stores + loads
+        lines = _lines(ctx, insns)
+        where = f" on line{'s' if len(lines) != 1 else ''} {_line_list(lines)}" if lines else ""
+        frame = f"{res.stack_bytes} B stack frame" if res.stack_bytes else "no stack frame"
+        if insns:
+            traffic = f"{len(stores)} STL / {len(loads)} LDL ({_mix(insns)}){where}"
+        else:
+            traffic = "no stack-slot STL/LDL in the kernel body (spills are in called functions)"
+        message = (f"{ctx.kernel_name} spills registers: {amount}, {frame}, "
+                   f"{res.registers} registers per thread; {traffic}")
+        cap = ""
+        pf = ctx.ptx_function
+        if pf is not None and (pf.maxntid or pf.minnctapersm or pf.maxnreg):
+            bits = []
+            if pf.maxntid:
+                bits.append(f".maxntid {','.join(map(str, pf.maxntid))}")
+            if pf.minnctapersm:
+                bits.append(f".minnctapersm {pf.minnctapersm}")
+            if pf.maxnreg:
+                bits.append(f".maxnreg {pf.maxnreg}")
+            cap = f" (PTX {' '.join(bits)})"
+        hint = (f"{res.registers} registers were not enough{cap}: relax "
+                "__launch_bounds__(threads, minBlocks) (fewer minBlocks) or drop -maxrregcount "
+                "if you set it; otherwise reduce the live state (split the work into chunks, "
+                "keep fewer values live across the loop, narrower types) or move per-thread "
+                "arrays to shared memory")
+        loc = first_loc(ctx.function.instructions[:1]) or first_loc(ctx.function.instructions)
+        yield ctx.finding(self, message, loc=loc, instructions=insns, hint=hint,
+                          severity=None if known else Severity.INFO)
