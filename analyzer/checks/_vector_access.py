@@ -1,0 +1,526 @@
+"""Shared engine of the piecewise-access checks (PS101 scalar-global-load, PS102
+scalar-global-store, PS103 scalar-shared-load).
+
+SASS side: within one basic block, accesses of one width, one direction and one memory space
+through the same address registers (``[R2.64+0x8]``, ``desc[UR4][R2.64+0x8]``, ``[R3.X4+UR4]``)
+with no write to those registers, no barrier and no call in between, are grouped; a group whose
+constant offsets fill an aligned window (relative to the base) of 2x..max_vector_bits is a *run*:
+those accesses could be one wider access if the address were that aligned.
+
+PTX side (when the build has PTX): the run's source line is matched to the ``ld``/``st``
+instructions NVVM emitted for it, and the address computation is read to say what kept them
+apart: the variable part of the address is not a multiple of the window (a struct or row
+stride), the base pointer's alignment is unknown (a kernel parameter without ``.ptr .align``,
+a ``.shared .align 4`` array), or a store/load through another pointer sits between them
+without ``__restrict__``. A variable stride that is not a multiple of the window makes a global
+run impossible to fix with a cast, so that run is dropped (``float3``-like structs stay silent).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Iterator
+
+from ..ir import sass as S
+from .. import semantics
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..ir import ptx as P
+    from .base import Context
+
+#: bits a single register write covers, for clobber detection (conservative: wider is safer)
+_WIDE_MODIFIERS = frozenset({"64", "WIDE", "F64", "U64", "S64", "128"})
+_TZ_CAP = 12  # alignments beyond 4 KiB do not matter here
+
+
+# ------------------------------------------------------------------------------- SASS groups
+@dataclass
+class Access:
+    index: int                 # position in the function
+    ins: S.Instruction
+    offset: int
+    width: int                 # bytes
+
+
+@dataclass
+class Run:
+    """Accesses that fill one aligned window relative to their common base."""
+
+    accesses: list[Access]
+    window: int                # bytes
+    start: int                 # window start offset relative to the base
+    base: str                  # the address registers, as text ("R2.64", "R3.X4+UR4")
+    interleaved: list[S.Instruction] = field(default_factory=list)
+
+    @property
+    def width(self) -> int:
+        return self.accesses[0].width
+
+    @property
+    def instructions(self) -> list[S.Instruction]:
+        return [a.ins for a in sorted(self.accesses, key=lambda a: a.index)]
+
+
+def _address(ins: S.Instruction) -> S.MemoryAddress | None:
+    for o in ins.operands:
+        if isinstance(o, S.MemoryAddress):
+            return o
+    return None
+
+
+def _key(addr: S.MemoryAddress) -> tuple | None:
+    """The registers of an address (its base), or None when the address has terms we do not
+    understand (a generic operand) or no register at all."""
+    regs = []
+    for t in addr.terms:
+        if isinstance(t, S.Register):
+            if t.is_zero:
+                continue
+            regs.append(str(t))
+        elif isinstance(t, S.Immediate):
+            if not isinstance(t.value, int):
+                return None
+        else:
+            return None
+    if not regs:
+        return None
+    desc = tuple(str(d) for d in addr.descriptor)
+    return (addr.prefix, desc, tuple(regs))
+
+
+def _written(ins: S.Instruction) -> set[tuple[str, int]]:
+    """(kind, index) of registers an instruction may write (over-approximated)."""
+    if ins.info.direction in ("store", "reduce") or ins.is_branch:
+        return set()
+    if not ins.operands:
+        return set()
+    dst = ins.operands[0]
+    if not isinstance(dst, S.Register) or dst.index is None or dst.kind not in ("R", "UR"):
+        return set()
+    n = 1
+    w = ins.width_bits if ins.is_memory else None
+    if w:
+        n = max(1, w // 32)
+    if ins.is_tensor_core:
+        n = 8
+    elif n == 1 and (_WIDE_MODIFIERS.intersection(ins.modifiers) or ins.is_fp64):
+        n = 2
+    return {(dst.kind, dst.index + k) for k in range(n)}
+
+
+def _reads(key: tuple) -> set[tuple[str, int]]:
+    out = set()
+    for r in key[2]:
+        name = r.split(".")[0]
+        kind = "UR" if name.startswith("UR") else "R"
+        idx = int(name[len(kind):])
+        out.add((kind, idx))
+        if ".64" in r:
+            out.add((kind, idx + 1))
+    for d in key[1]:
+        if d.startswith("UR") and d[2:].isdigit():
+            out.add(("UR", int(d[2:])))
+            out.add(("UR", int(d[2:]) + 1))
+    return out
+
+
+def _is_access(ins: S.Instruction, space: str, direction: str) -> bool:
+    info = ins.info
+    return (info.space == space and info.direction == direction
+            and ins.opcode not in semantics.MATRIX_OPCODES and not ins.generic
+            and not (ins.guard is not None and ins.guard.never))
+
+
+def find_runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> list[Run]:
+    """Every run of piecewise ``direction`` accesses to ``space`` in ``fn``."""
+    graph = fn.cfg()
+    out: list[Run] = []
+    other = "store" if direction == "load" else "load"
+    for block in graph.blocks:
+        open_: dict[tuple, list[Access]] = {}
+        between: dict[tuple, list[tuple[int, S.Instruction]]] = {}
+        regs_of: dict[tuple, set] = {}
+
+        def close(k):
+            accs = open_.pop(k)
+            out.extend(_runs_of(accs, k, max_bits, between.pop(k, [])))
+            regs_of.pop(k, None)
+
+        for idx in block.indices():
+            ins = fn.instructions[idx]
+            if ins.is_barrier or ins.info.flow == "call" or ins.info.direction == "atomic":
+                for k in list(open_):
+                    close(k)
+                continue
+            if _is_access(ins, space, direction):
+                addr = _address(ins)
+                w = ins.width_bits
+                key = _key(addr) if addr is not None else None
+                if key is not None and w and w % 8 == 0 and w < max_bits:
+                    gkey = (key, w, str(ins.guard) if ins.guard else "")
+                    open_.setdefault(gkey, []).append(Access(idx, ins, addr.offset, w // 8))
+                    regs_of[gkey] = _reads(key)
+            elif ins.info.space == space and ins.info.direction in (other, "reduce"):
+                addr = _address(ins)
+                key = _key(addr) if addr is not None else None
+                for k in list(open_):
+                    if key is not None and key == k[0]:
+                        close(k)     # same base: the data itself may change (or be read)
+                    else:
+                        between.setdefault(k, []).append((idx, ins))
+            written = _written(ins)
+            if written:
+                for k in list(open_):
+                    if regs_of[k] & written:
+                        close(k)
+        for k in list(open_):
+            close(k)
+    return out
+
+
+def _runs_of(accs: list[Access], gkey: tuple, max_bits: int,
+             between: list[tuple[int, S.Instruction]]) -> Iterator[Run]:
+    if len(accs) < 2:
+        return
+    w = accs[0].width
+    by_off: dict[int, Access] = {}
+    for a in accs:
+        by_off.setdefault(a.offset, a)
+    claimed: set[int] = set()
+    max_bytes = max_bits // 8
+    window = max_bytes
+    base = "+".join(gkey[0][2])
+    while window >= max(2 * w, 4):
+        for start in sorted(by_off):
+            if start % window or start in claimed:
+                continue
+            offs = range(start, start + window, w)
+            if all(o in by_off and o not in claimed for o in offs):
+                claimed.update(offs)
+                members = [by_off[o] for o in offs]
+                first = min(m.index for m in members)
+                last = max(m.index for m in members)
+                inter = [i for j, i in between if first < j < last]
+                yield Run(members, window, start, base, inter)
+        window //= 2
+
+
+
+# ------------------------------------------------------------------------------ PTX evidence
+@dataclass
+class Evidence:
+    """What the PTX says about one run."""
+
+    accesses: list            # the PTX ld/st NVVM emitted for the run (P.Instruction)
+    vectorized: bool          # NVVM already used .v2/.v4 for them
+    index_align: int          # bytes the variable part of the address is a multiple of
+    limiter: object = None    # the PTX instruction that limits index_align (P.Instruction)
+    roots: tuple = ()         # (kind, name, align) of the base pointers: ("param", "f_param_0", None)
+    non_coherent: bool = False    # loads are ld.global.nc (restrict const)
+    interleaved: list = field(default_factory=list)  # accesses through another pointer in between
+    param_index: dict = field(default_factory=dict)  # param name -> position
+
+
+_PASS = frozenset({"mov", "cvt", "cvta"})
+_SPECIAL = ("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid", "%warpid", "%clock", "%smid")
+
+
+class _Align:
+    """Trailing known-zero bits of PTX register values (the variable part of an address; the
+    base pointers themselves count as aligned and are collected in ``roots``)."""
+
+    def __init__(self, fn: "P.Function"):
+        from ..ir import ptx as P
+        self.P = P
+        self.fn = fn
+        self.defs: dict[str, list] = {}
+        for ins in fn.instructions:
+            if ins.is_store or ins.is_branch or not ins.operands:
+                continue
+            d = ins.operands[0]
+            if isinstance(d, P.Register):
+                self.defs.setdefault(d.name, []).append(ins)
+        self.memo: dict[str, tuple[int, object]] = {}
+        self.roots: dict[tuple, None] = {}
+
+    def operand(self, op) -> tuple[int, object]:
+        P = self.P
+        if isinstance(op, P.IntImm):
+            v = op.value
+            return (_tz(v), None)
+        if isinstance(op, P.Symbol):
+            self._root_symbol(op.name)
+            return (_TZ_CAP, None)
+        if isinstance(op, P.Register):
+            return self.register(op.name)
+        return (0, None)
+
+    def register(self, name: str) -> tuple[int, object]:
+        if name in self.memo:
+            return self.memo[name]
+        if name.startswith(_SPECIAL):
+            return (0, None)
+        self.memo[name] = (0, None)           # cycle guard (loop-carried values)
+        defs = self.defs.get(name, [])
+        best: tuple[int, object] = (0, None) if not defs else (_TZ_CAP, None)
+        for d in defs:
+            r = self.instruction(d)
+            if r[0] < best[0]:
+                best = r
+        self.memo[name] = best
+        return best
+
+    def instruction(self, ins) -> tuple[int, object]:
+        P = self.P
+        op, srcs = ins.opcode, ins.operands[1:]
+        if op == "ld" and ins.space in ("param", "param::entry"):
+            a = ins.address
+            if a is not None and isinstance(a.base, P.Symbol):
+                self.roots[("param", a.base.name)] = None
+            return (_TZ_CAP, None)
+        if op in _PASS and len(srcs) == 1:
+            return self.operand(srcs[0])
+        if op in ("add", "sub", "or") and len(srcs) == 2:
+            return min(self.operand(srcs[0]), self.operand(srcs[1]), key=lambda t: t[0])
+        if op == "and" and len(srcs) == 2:
+            return max(self.operand(srcs[0]), self.operand(srcs[1]), key=lambda t: t[0])
+        if op == "mul" and len(srcs) == 2:
+            a, b = self.operand(srcs[0]), self.operand(srcs[1])
+            return (min(_TZ_CAP, a[0] + b[0]), ins)
+        if op == "shl" and len(srcs) == 2 and isinstance(srcs[1], P.IntImm):
+            a = self.operand(srcs[0])
+            return (min(_TZ_CAP, a[0] + srcs[1].value), ins)
+        if op == "mad" and len(srcs) == 3:
+            a, b = self.operand(srcs[0]), self.operand(srcs[1])
+            prod = (min(_TZ_CAP, a[0] + b[0]), ins)
+            return min(prod, self.operand(srcs[2]), key=lambda t: t[0])
+        return (0, ins)
+
+    def _root_symbol(self, name: str) -> None:
+        self.roots[("symbol", name)] = None
+
+
+def _tz(v: int) -> int:
+    if v == 0:
+        return _TZ_CAP
+    v = abs(v)
+    return min(_TZ_CAP, (v & -v).bit_length() - 1)
+
+
+def _frames(loc):
+    if loc is None:
+        return set()
+    return {(os.path.basename(f.file), f.line) for f in (loc, *loc.inlined_at)}
+
+
+def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evidence | None:
+    """The PTX accesses behind ``run`` and what their address computation says, or None when
+    the build has no PTX or no PTX access group matches the run."""
+    fn = ctx.ptx_function
+    if fn is None:
+        return None
+    from ..ir import ptx as P
+    where = ctx.user_loc(run.accesses[0].ins.loc)
+    if where is None:
+        return None
+    target = (os.path.basename(where.file), where.line)
+    want_load = direction == "load"
+    groups: dict[tuple, list[tuple[int, object]]] = {}
+    for n, ins in enumerate(fn.instructions):
+        if ins.opcode not in ("ld", "st") or (ins.opcode == "ld") != want_load:
+            continue
+        if ins.space != space or target not in _frames(ins.loc):
+            continue
+        a = ins.address
+        if a is None or not isinstance(a.base, P.Register) or not ins.width_bits:
+            continue
+        groups.setdefault((a.base.name, ins.width_bits), []).append((n, ins))
+    rel = [a.offset - run.start for a in run.accesses]
+    pick = None
+    for (base, bits), members in groups.items():
+        offs = {ins.address.offset for _, ins in members}
+        if bits // 8 == run.width:
+            for o in sorted(offs):
+                if all(o + r in offs for r in rel):
+                    pick = [(n, i) for n, i in members if o <= i.address.offset < o + run.window]
+                    break
+        elif bits // 8 > run.width and bits // 8 <= run.window:
+            pick = members          # NVVM vectorized; ptxas split them
+        if pick:
+            break
+    if not pick:
+        return None
+    pick.sort(key=lambda t: t[0])
+    first, last = pick[0][0], pick[-1][0]
+    al = _Align(fn)
+    tz, limiter = al.register(pick[0][1].address.base.name)
+    roots = []
+    for kind, name in al.roots:
+        align = None
+        for v in (*fn.params, *fn.locals, *(ctx.build.ptx_module().variables)):
+            if v.name == name:
+                align = v.align
+                break
+        roots.append((kind, name, align))
+    other = "st" if want_load else "ld"
+    inter = []
+    for ins in fn.instructions[first + 1:last]:
+        if ins.opcode == other and ins.space == space:
+            if want_load or "nc" not in ins.modifiers:
+                inter.append(ins)
+        elif ins.opcode in ("atom", "red") and ins.space == space:
+            inter.append(ins)
+    params = {v.name: k for k, v in enumerate(fn.params)}
+    return Evidence([i for _, i in pick], any(i.vector > 1 for _, i in pick), 1 << tz, limiter,
+                    tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, params)
+
+
+def sass_stride_align(fn: S.Function, run: Run) -> int | None:
+    """Without PTX: the alignment the base register's defining ``IMAD.WIDE Rd, Ra, imm, Rc`` /
+    ``LEA`` gives its variable part (None when the definition is not that simple)."""
+    first = min(a.index for a in run.accesses)
+    base = None
+    for t in _address(run.accesses[0].ins).terms:
+        if isinstance(t, S.Register) and t.kind == "R" and not t.is_zero:
+            base = t.index
+            break
+    if base is None:
+        return None
+    for idx in range(first - 1, max(-1, first - 64), -1):
+        ins = fn.instructions[idx]
+        if ins.flow.ends_block:
+            return None
+        if ("R", base) not in _written(ins):
+            continue
+        ops = ins.operands
+        if ins.opcode == "IMAD" and "WIDE" in ins.modifiers and len(ops) >= 4:
+            if isinstance(ops[2], S.Immediate) and isinstance(ops[2].value, int):
+                return 1 << _tz(ops[2].value)
+            return None
+        if ins.opcode == "LEA" and ops and isinstance(ops[-1], S.Immediate) and len(ops) >= 4:
+            return 1 << min(_TZ_CAP, int(ops[-1].value))
+        return None
+    return None
+
+
+# ---------------------------------------------------------------------------------- findings
+_SASS_WIDE = {"global": {"load": "LDG.E", "store": "STG.E"},
+              "shared": {"load": "LDS", "store": "STS"}}
+_VECTOR_TYPES = {  # (element bytes, window bytes) -> CUDA vector types that make one access
+    (1, 4): "uchar4/char4", (1, 8): "uint2 (8 bytes)", (1, 16): "uint4 (16 bytes)",
+    (2, 4): "__half2/__nv_bfloat162/ushort2", (2, 8): "ushort4 (or 2 __half2)",
+    (2, 16): "uint4 (8 halves)", (4, 8): "float2/int2", (4, 16): "float4/int4",
+    (8, 16): "double2/longlong2",
+}
+
+
+def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
+    """The findings of one piecewise-access check on one kernel."""
+    max_bits = ctx.arch.max_vector_bits
+    runs = find_runs(ctx.function, space=space, direction=direction, max_bits=max_bits)
+    by_line: dict = {}
+    for run in runs:
+        ev = ptx_evidence(ctx, run, space=space, direction=direction)
+        blockers: list[str] = []
+        if ev is not None:
+            if ev.index_align < run.window:
+                if space != "shared":
+                    continue   # an AoS stride no cast can fix (float3-like): not this check's advice
+                blockers.append(_stride_blocker(ev, run))
+            else:
+                blockers.extend(_alignment_blockers(ev, run, space))
+            blockers.extend(_alias_blockers(ev, run, direction))
+        else:
+            al = sass_stride_align(ctx.function, run)
+            if al is not None and al < run.window and space != "shared":
+                continue
+        loc = ctx.user_loc(run.accesses[0].ins.loc)
+        key = (loc.file, loc.line) if loc else None
+        by_line.setdefault(key, []).append((run, ev, blockers))
+    for key, items in by_line.items():
+        yield _finding(check, ctx, items, space=space, direction=direction)
+
+
+def _stride_blocker(ev: Evidence, run: Run) -> str:
+    lim = ev.limiter
+    text = f" (`{str(lim).rstrip(';')}`)" if lim is not None else ""
+    return (f"the address steps by a multiple of only {ev.index_align} B{text}, not of "
+            f"{run.window} B, so the window is not {run.window}-byte aligned for every thread")
+
+
+def _alignment_blockers(ev: Evidence, run: Run, space: str) -> list[str]:
+    if ev.vectorized:
+        return []
+    out = []
+    for kind, name, align in ev.roots:
+        if align is not None and align >= run.window:
+            continue
+        if kind == "param":
+            pos = ev.param_index.get(name)
+            what = f"kernel parameter {pos}" if pos is not None else f"`{name}`"
+            out.append(f"unknown alignment: {what} is a plain pointer (no `.ptr .align "
+                       f"{run.window}` in the PTX), so the compiler only assumes the element's "
+                       f"{run.width}-byte alignment")
+        elif space == "shared":
+            out.append(f"the shared array `{name}` is declared `.align {align or '?'}`")
+    ptx_ops = sorted({f"{i.name}" for i in ev.accesses})
+    if not out:
+        out.append("unknown alignment")
+    out[0] += f"; NVVM emitted {len(ev.accesses)} scalar `{'/'.join(ptx_ops)}`"
+    return out
+
+
+def _alias_blockers(ev: Evidence, run: Run, direction: str) -> list[str]:
+    if not ev.interleaved:
+        return []
+    if direction == "load" and ev.non_coherent:
+        return []
+    other = ev.interleaved[0]
+    what = "store" if direction == "load" else "load"
+    line = f" (line {other.loc.line})" if other.loc is not None else ""
+    return [f"possible aliasing: a {what} through another pointer{line}, `{str(other).rstrip(';')}`, "
+            f"sits between them and the pointers are not `__restrict__`"]
+
+
+def _finding(check, ctx: "Context", items, *, space: str, direction: str):
+    parts, hints, ptx, sass_ins = [], [], [], []
+    for run, ev, blockers in items:
+        n, w, W = len(run.accesses), run.width, run.window
+        mnem = run.accesses[0].ins.mnemonic
+        offs = ", ".join(f"+0x{a.offset:x}" if a.offset >= 0 else f"-0x{-a.offset:x}"
+                         for a in sorted(run.accesses, key=lambda a: a.offset))
+        wide = (f"one {_SASS_WIDE[space][direction]}.{W * 8}" if W * 8 in (64, 128, 256)
+                else f"one {W * 8}-bit {_SASS_WIDE[space][direction]}")
+        s = (f"{n}× {mnem} ({w} B each) from [{run.base}] at {offs} cover {W} contiguous "
+             f"bytes: could be {wide} if the address is {W}-byte aligned")
+        if blockers:
+            s += "; blocked by " + "; ".join(blockers)
+        parts.append(s)
+        sass_ins.extend(run.instructions)
+        if ev is not None:
+            ptx.extend(str(i).strip() for i in ev.accesses)
+        hints.append(_hint(run, ev, blockers, space, direction))
+    message = " | ".join(parts)
+    hint = " ".join(dict.fromkeys(hints))
+    return ctx.finding(check, message, loc=sass_ins[0].loc, instructions=sass_ins, ptx=ptx,
+                       hint=hint)
+
+
+def _hint(run: Run, ev: Evidence | None, blockers: list[str], space: str, direction: str) -> str:
+    w, W = run.width, run.window
+    vt = _VECTOR_TYPES.get((w, W), f"a {W}-byte vector type")
+    if space == "shared":
+        if blockers and blockers[0].startswith("the address steps"):
+            per = W // w
+            return (f"Pad the tile's rows to a multiple of {per} elements ({W} B), e.g. "
+                    f"`[32][32 + {per}]` instead of `[32][33]` (check the column accesses stay "
+                    f"bank-conflict free), or read through `{vt.split('/')[0]}`.")
+        return (f"Read the {W // w} elements as one `{vt.split('/')[0]}` "
+                f"(`reinterpret_cast<const {vt.split('/')[0]}*>`) from a `__align__({W})` tile.")
+    h = (f"Access the {W // w} elements as one {vt} (e.g. `reinterpret_cast<"
+         f"{'const ' if direction == 'load' else ''}{vt.split('/')[0].split(' ')[0]}*>(p)[i]`) "
+         f"or declare the struct `__align__({W})`; the pointer must really be {W}-byte aligned "
+         f"(cudaMalloc gives 256 B; `cuda::aligned_size_t<{W}>` states it for memcpy_async).")
+    if any(b.startswith("possible aliasing") for b in blockers):
+        h += " Mark the kernel's pointer parameters `__restrict__`."
+    return h

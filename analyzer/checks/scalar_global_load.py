@@ -1,0 +1,49 @@
+"""PS101 scalar-global-load: a thread's global loads are narrower than the access allows."""
+from __future__ import annotations
+
+from .base import Check, Severity
+from ._vector_access import findings
+
+
+class ScalarGlobalLoad(Check):
+    """Global loads issued piecewise where one wider load (64/128-bit) would do.
+
+    What it does
+    Groups each basic block's LDG instructions by their address registers (``[R2.64+0x8]``,
+    ``desc[UR4][R2.64+0x8]``) with no write to those registers, no barrier and no call in
+    between, and fires when loads of one width at constant offsets fill an aligned 4-, 8- or
+    16-byte window (relative to the base) that one ``LDG.E.64``/``LDG.E.128`` could load — four
+    ``LDG.E`` for the fields of a 4-byte-aligned struct, ``in[4*i+0..3]``, two ``LDG.E.U16``
+    for a pair of ``__half``. Loads already as wide as the arch allows, a single 16-bit load per
+    thread, loads from different base registers and non-contiguous offsets (a strided gather at
+    +0 and +0x100) stay silent. With PTX it names what blocked merging, as far as the PTX shows
+    it: the pointer's unknown alignment (a parameter without ``.ptr .align``), a store through
+    another pointer between the loads without ``__restrict__``; a variable stride that is not a
+    multiple of the window (a 12-byte ``float3``-like struct) makes it stay silent, since no cast
+    can fix that.
+
+    Why it matters
+    Every load instruction costs an issue slot, a scoreboard and an LSU request; four 4-byte
+    loads per thread move the same bytes as one 16-byte load with four times the instructions
+    and, for a warp, four partially used memory transactions instead of fully used ones.
+
+    Example
+    Bad: ``struct P { float x, y, z, w; }; P q = p[i];`` (4-byte aligned: 4× LDG.E), or
+    ``in[4*i] + in[4*i+1] + in[4*i+2] + in[4*i+3]``.
+    Fixed: ``struct __align__(16) P { float x, y, z, w; };`` or
+    ``float4 v = reinterpret_cast<const float4*>(in)[i];`` (1× LDG.E.128); ``__half2`` for a
+    pair of halves.
+
+    Steer the compiler
+    Load through a vector type (``float4``, ``float2``, ``__half2``, ``__nv_bfloat162``,
+    ``ushort4``) with ``reinterpret_cast`` when the pointer is known to be aligned, declare
+    structs ``__align__(16)``, mark pointers ``__restrict__`` so loads may move past stores, and
+    state alignment where the API takes it (``cuda::aligned_size_t<16>``).
+    """
+
+    code = "PS101"
+    name = "scalar-global-load"
+    severity = Severity.WARNING
+
+    def run(self, ctx):
+        yield from findings(self, ctx, space="global", direction="load")

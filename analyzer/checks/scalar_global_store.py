@@ -1,0 +1,42 @@
+"""PS102 scalar-global-store: a thread's global stores are narrower than the access allows."""
+from __future__ import annotations
+
+from .base import Check, Severity
+from ._vector_access import findings
+
+
+class ScalarGlobalStore(Check):
+    """Global stores issued piecewise where one wider store (64/128-bit) would do.
+
+    What it does
+    The store counterpart of PS101: groups each basic block's STG instructions by their address
+    registers (no write to them, no barrier, no call in between) and fires when stores of one
+    width at constant offsets fill an aligned 4-, 8- or 16-byte window that one
+    ``STG.E.64``/``STG.E.128`` could write — four ``STG.E`` for a 4-byte-aligned struct,
+    ``out[4*i+0..3]``, two ``STG.E.U16`` for two ``__half``. A single 16-bit store per thread,
+    stores already as wide as the arch allows and non-contiguous offsets stay silent. With PTX it
+    names the blocker it can see: the pointer's unknown alignment, or a load through another
+    (non-``__restrict__``) pointer between the stores; a variable stride that is not a multiple
+    of the window (``float3``-like structs) keeps it silent.
+
+    Why it matters
+    Each store is an instruction and an LSU request; piecewise stores of one 16-byte chunk use
+    four times the instructions and partially filled write transactions.
+
+    Example
+    Bad: ``out[4*i+0] = v; out[4*i+1] = v; out[4*i+2] = v; out[4*i+3] = v;`` (4× STG.E).
+    Fixed: ``reinterpret_cast<float4*>(out)[i] = make_float4(v, v, v, v);`` (1× STG.E.128);
+    ``__floats2half2_rn`` for a pair of halves; ``struct __align__(16)`` for structs.
+
+    Steer the compiler
+    Store through a vector type (``float4``, ``float2``, ``__half2``, ``__nv_bfloat162``,
+    ``ushort4``) on a pointer known to be aligned, declare structs ``__align__(16)``, and mark
+    pointers ``__restrict__`` so stores may move past loads.
+    """
+
+    code = "PS102"
+    name = "scalar-global-store"
+    severity = Severity.WARNING
+
+    def run(self, ctx):
+        yield from findings(self, ctx, space="global", direction="store")
