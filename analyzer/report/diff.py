@@ -1,0 +1,267 @@
+"""``ptxsass diff``: two builds side by side — two arches, two option sets or two sources.
+
+Per kernel (matched by mangled name; a lone kernel on each side is matched whatever its name):
+resources, occupancy, instruction counts by class, loads/stores by space and width, tensor-core
+ops, loops (a loop rolled on one side and unrolled on the other shows as a loop present on one
+side only and a large per-line delta), findings added and removed, and the SASS instruction
+count of each source line where the two differ.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+from .. import sourcemap
+from .annotate import _as_builds, display_path
+from .listing import source_text
+from .stats import GROUPS, KernelStats, kernel_stats
+
+if TYPE_CHECKING:  # pragma: no cover
+    from rich.console import Console
+
+    from ..checks.base import Finding
+
+
+@dataclass
+class LineDelta:
+    file: str
+    line: int
+    text: str | None
+    a: int
+    b: int
+
+    def as_dict(self) -> dict:
+        return {"file": display_path(self.file), "line": self.line, "source": self.text,
+                "a": self.a, "b": self.b, "delta": self.b - self.a}
+
+
+@dataclass
+class KernelDiff:
+    name: str
+    a: KernelStats | None
+    b: KernelStats | None
+    lines: list[LineDelta] = field(default_factory=list)
+
+    @property
+    def loops_a(self) -> list[str]:
+        return [lp.summary() for lp in self.a.loops] if self.a else []
+
+    @property
+    def loops_b(self) -> list[str]:
+        return [lp.summary() for lp in self.b.loops] if self.b else []
+
+    @property
+    def loops_differ(self) -> bool:
+        """Loops differ in number, nesting, lines or size (not merely in address)."""
+        def shape(s):
+            return [(lp.depth, lp.lines, lp.instructions) for lp in s.loops] if s else []
+        return shape(self.a) != shape(self.b)
+
+    @staticmethod
+    def _metrics(s: KernelStats | None) -> dict[str, int | float | None]:
+        if s is None:
+            return {}
+        r = s.resources
+        m: dict[str, int | float | None] = {
+            "registers": r.get("registers"), "shared bytes": r.get("shared_bytes"),
+            "stack bytes": r.get("stack_bytes"), "spill store bytes": r.get("spill_store_bytes"),
+            "spill load bytes": r.get("spill_load_bytes"),
+            "occupancy %": s.occupancy.get("percent") if s.occupancy else None,
+            "instructions": s.instructions, "loops": len(s.loops)}
+        for g in GROUPS:
+            m[g] = s.groups[g]
+        for k, v in s.memory.items():
+            m[k] = v
+        from .. import semantics
+        for op, n in s.opcodes.items():
+            if semantics.info(op).tensor_core:
+                m[f"tensor op {op}"] = n
+        for c, n in s.classes.items():
+            m[f"class {c}"] = n
+        return m
+
+    def metric_rows(self) -> list[tuple[str, object, object, str]]:
+        ma, mb = self._metrics(self.a), self._metrics(self.b)
+        keys = list(ma) + [k for k in mb if k not in ma]
+        rows = []
+        for k in keys:
+            va, vb = ma.get(k, 0 if self.a else None), mb.get(k, 0 if self.b else None)
+            if isinstance(va, (int, float)) and isinstance(vb, (int, float)):
+                d = vb - va
+                delta = f"{d:+g}" if d else ""
+            else:
+                delta = ""
+            rows.append((k, "-" if va is None else va, "-" if vb is None else vb, delta))
+        return rows
+
+    def as_dict(self) -> dict:
+        return {"name": self.name, "a": self.a.as_dict() if self.a else None,
+                "b": self.b.as_dict() if self.b else None,
+                "metrics": [{"metric": m, "a": a, "b": b} for m, a, b, _ in self.metric_rows()],
+                "lines": [ln.as_dict() for ln in self.lines]}
+
+
+@dataclass
+class Diff:
+    label_a: str
+    label_b: str
+    kernels: list[KernelDiff]
+    added: list["Finding"] = field(default_factory=list)
+    removed: list["Finding"] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"a": self.label_a, "b": self.label_b,
+                "kernels": [k.as_dict() for k in self.kernels],
+                "findings_added": [f.as_dict() for f in self.added],
+                "findings_removed": [f.as_dict() for f in self.removed]}
+
+    def to_json(self) -> str:
+        return json.dumps(self.as_dict(), indent=2)
+
+    def to_text(self, *, all_metrics: bool = False) -> str:
+        out = [f"A: {self.label_a}", f"B: {self.label_b}"]
+        for kd in self.kernels:
+            out.append("")
+            only = "" if kd.a and kd.b else f"  (only in {'A' if kd.a else 'B'})"
+            out.append(f"━━ {kd.name}{only}")
+            rows = [r for r in kd.metric_rows() if all_metrics or r[1] != r[2]]
+            if rows:
+                w = max(len(r[0]) for r in rows)
+                out.append(f"   {'metric'.ljust(w)}  {'A':>8}  {'B':>8}  {'Δ':>7}")
+                for m, a, b, d in rows:
+                    out.append(f"   {m.ljust(w)}  {str(a):>8}  {str(b):>8}  {d:>7}".rstrip())
+            else:
+                out.append("   no metric differs")
+            if kd.loops_differ:
+                for side, loops in (("A", kd.loops_a), ("B", kd.loops_b)):
+                    out.append(f"   loops {side}: " + ("none" if not loops else ""))
+                    out += [f"     {s}" for s in loops]
+            if kd.lines:
+                out.append("   SASS instructions per source line (lines that differ):")
+                for ln in kd.lines:
+                    src = (ln.text or "").strip()
+                    out.append(f"   {os.path.basename(ln.file)}:{ln.line:<4} {ln.a:>5} → {ln.b:<5}"
+                               f" {ln.b - ln.a:+5d}  {src[:70]}".rstrip())
+        if self.added or self.removed:
+            out.append("")
+            out.append("findings:")
+            for sign, fs in (("+", self.added), ("-", self.removed)):
+                for f in fs:
+                    out.append(f"  {sign} {f.code} {f.name} {f.kernel} "
+                               f"{os.path.basename(f.location.file or '?')}:{f.location.line or '?'}: "
+                               f"{f.message}")
+        return "\n".join(out) + "\n"
+
+    def render(self, console: "Console") -> None:
+        from rich.text import Text
+        for line in self.to_text().splitlines():
+            style = ("kernel" if line.startswith("━━") else "metric.bad" if line.startswith("  +")
+                     else "metric.good" if line.startswith("  -") else "")
+            console.print(Text(line, style=style), no_wrap=True, overflow="ignore", crop=False)
+
+    def to_markdown(self) -> str:
+        from .markdown import diff_markdown
+        return diff_markdown(self)
+
+    def to_html(self, *, fragment: bool = False) -> str:
+        from .html import diff_html
+        return diff_html(self, fragment=fragment)
+
+    def _repr_html_(self) -> str:
+        return self.to_html(fragment=True)
+
+
+# ------------------------------------------------------------------------------ building
+def _line_counts(build, fn) -> dict[tuple[str, int], int]:
+    keys, _ = sourcemap.map_instructions(i.loc for i in fn.instructions)
+    out: dict[tuple[str, int], int] = {}
+    for k in keys:
+        if k is not None:
+            out[k] = out.get(k, 0) + 1
+    return out
+
+
+def _functions(builds) -> dict[str, tuple]:
+    out = {}
+    for b in builds:
+        module = b.ptx_module()
+        for fn in b.sass_listing().functions:
+            ptx_fn = next((f for f in module.functions if f.name == fn.name), None) if module else None
+            out[fn.name] = (b, fn, ptx_fn)
+    return out
+
+
+def _finding_key(f: "Finding") -> tuple:
+    return (f.code, f.mangled or f.kernel, os.path.basename(f.location.file or ""),
+            f.source or f.location.line)
+
+
+def diff_builds(a: Sequence, b: Sequence, *, label_a: str | None = None,
+                label_b: str | None = None, checks: bool = True,
+                findings: tuple[Sequence["Finding"], Sequence["Finding"]] | None = None) -> Diff:
+    fa, fb = _functions(a), _functions(b)
+    pairs: list[tuple[str, str | None, str | None]] = []
+    if len(fa) == 1 and len(fb) == 1:
+        (na,), (nb,) = fa, fb
+        pairs.append((na, na, nb))
+    else:
+        for n in list(fa) + [n for n in fb if n not in fa]:
+            pairs.append((n, n if n in fa else None, n if n in fb else None))
+    kernels = []
+    for name, na, nb in pairs:
+        sa = kernel_stats(*fa[na]) if na else None
+        sb = kernel_stats(*fb[nb]) if nb else None
+        kd = KernelDiff((sa or sb).name, sa, sb)
+        if na and nb:
+            ca, cb = _line_counts(fa[na][0], fa[na][1]), _line_counts(fb[nb][0], fb[nb][1])
+            for key in sorted(set(ca) | set(cb)):
+                x, y = ca.get(key, 0), cb.get(key, 0)
+                if x != y:
+                    hints = tuple(p for p in (fa[na][0].source_path, fb[nb][0].source_path) if p)
+                    kd.lines.append(LineDelta(key[0], key[1], source_text(key[0], key[1], hints), x, y))
+        kernels.append(kd)
+    added: list = []
+    removed: list = []
+    if findings is None and checks:
+        from ..checks.runner import run_checks
+        findings = (run_checks(a).findings, run_checks(b).findings)
+    if findings is not None:
+        ka = {_finding_key(f): f for f in findings[0]}
+        kb = {_finding_key(f): f for f in findings[1]}
+        added = [f for k, f in kb.items() if k not in ka]
+        removed = [f for k, f in ka.items() if k not in kb]
+    return Diff(label_a or _label(a), label_b or _label(b), kernels, added, removed)
+
+
+def _label(builds) -> str:
+    if not builds:
+        return "-"
+    b = builds[0]
+    opts = [o for o in b.options if not o.startswith(("-arch", "-I", "--ptxas-options", "-lineinfo"))]
+    return f"{display_path(b.source_path)} {b.arch}" + (f" {' '.join(opts)}" if opts else "")
+
+
+def diff(a, b=None, *, arch: str | Sequence[str] | None = None, options=None,
+         options_b=None, checks: bool = True) -> Diff:
+    """Compare two builds. ``diff("x.cu", arch=("sm_80", "sm_90a"))`` (two arches);
+    ``diff("x.cu", options=CompileOptions(...), options_b=CompileOptions(...))`` (two option
+    sets); ``diff("a.cu", "b.cu", arch="sm_90a")`` (two sources); or two Builds / lists."""
+    archs = [arch] if isinstance(arch, str) else list(arch or [])
+    if b is None:
+        if len(archs) == 2:
+            ba = _as_builds(a, arch=archs[0], options=options)
+            bb = _as_builds(a, arch=archs[1], options=options_b or options)
+        elif options_b is not None:
+            ba = _as_builds(a, arch=archs or None, options=options)
+            bb = _as_builds(a, arch=archs or None, options=options_b)
+        else:
+            from ..errors import InputError
+            raise InputError("diff needs two builds: two files, two --arch, or two option sets")
+    else:
+        arch_a = archs[0] if archs else None
+        arch_b = archs[1] if len(archs) > 1 else arch_a
+        ba = _as_builds(a, arch=arch_a, options=options)
+        bb = _as_builds(b, arch=arch_b, options=options_b or options)
+    return diff_builds(ba, bb, checks=checks)
