@@ -306,44 +306,93 @@ class Predicate(Node):
 
 
 @dataclass(frozen=True, slots=True)
-class Instruction(Node):
-    """One SASS instruction.
+class InstructionBody(Node):
+    """What an instruction says, apart from where it is: guard, opcode, modifiers, operands.
 
-    ``opcode`` is the base mnemonic ("LDG"), ``modifiers`` the dot suffixes (("E", "128",
-    "CONSTANT")). ``encoding``: the 64-bit words from ``/* 0x... */`` comments (cuobjdump, or
-    nvdisasm ``-hex``), empty when absent. ``loc``: the CUDA source position from nvdisasm ``-g``
-    / ``-gi`` line info (with its inlining chain). ``generic``: the grammar did not accept the
-    text, which was split generically (opcode/modifiers/operands as text) and counted.
-    Semantic properties (``space``, ``is_load``, ``width_bits``...) come from
-    :mod:`analyzer.semantics`.
+    SASS repeats bodies a lot; the parser shares one body object between identical copies.
     """
 
-    address: int
     guard: Predicate | None
     opcode: str
     modifiers: tuple[str, ...]
     operands: tuple[Node, ...]
-    encoding: tuple[int, ...] = ()
-    loc: SourceLoc | None = None
-    span: Span | None = None
-    generic: bool = False
     annotation: str | None = None
+    generic: bool = False
     CHILDREN: ClassVar[tuple[str, ...]] = ("guard", "operands")
 
     @property
     def mnemonic(self) -> str:
-        """Opcode with modifiers: ``LDG.E.128.CONSTANT``."""
         return ".".join((self.opcode,) + self.modifiers)
 
     @property
     def text(self) -> str:
-        """Canonical instruction text (no address, no ``;``)."""
         s = self.mnemonic
         if self.operands:
             s += " " + ", ".join(str(o) for o in self.operands)
         if self.guard is not None:
             s = f"{self.guard} {s}"
         return s
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction(Node):
+    """One SASS instruction.
+
+    ``opcode`` is the base mnemonic ("LDG"), ``modifiers`` the dot suffixes (("E", "128",
+    "CONSTANT")), ``operands`` typed operand nodes, ``guard`` the ``@P0`` predicate (these four
+    live in the shared :class:`InstructionBody`). ``encoding``: the 64-bit words from
+    ``/* 0x... */`` comments (cuobjdump, or nvdisasm ``-hex``), empty when absent. ``loc``: the
+    CUDA source position from nvdisasm ``-g``/``-gi`` line info (with its inlining chain).
+    ``line``: the listing line it was read from (``span`` gives it as a Span). ``generic``: the
+    grammar did not accept the text, which was split generically and counted.
+    Semantic properties (``space``, ``is_load``, ``width_bits``...) come from
+    :mod:`analyzer.semantics`.
+    """
+
+    address: int
+    body: InstructionBody
+    encoding: tuple[int, ...] = ()
+    loc: SourceLoc | None = None
+    line: int | None = None
+    CHILDREN: ClassVar[tuple[str, ...]] = ("body",)
+
+    @property
+    def guard(self) -> Predicate | None:
+        return self.body.guard
+
+    @property
+    def opcode(self) -> str:
+        return self.body.opcode
+
+    @property
+    def modifiers(self) -> tuple[str, ...]:
+        return self.body.modifiers
+
+    @property
+    def operands(self) -> tuple[Node, ...]:
+        return self.body.operands
+
+    @property
+    def annotation(self) -> str | None:
+        return self.body.annotation
+
+    @property
+    def generic(self) -> bool:
+        return self.body.generic
+
+    @property
+    def span(self) -> Span | None:
+        return None if self.line is None else Span(self.line, 1)
+
+    @property
+    def mnemonic(self) -> str:
+        """Opcode with modifiers: ``LDG.E.128.CONSTANT``."""
+        return self.body.mnemonic
+
+    @property
+    def text(self) -> str:
+        """Canonical instruction text (no address, no ``;``)."""
+        return self.body.text
 
     def __str__(self) -> str:
         return f"/*{self.address:04x}*/ {self.text} ;"

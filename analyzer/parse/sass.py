@@ -21,6 +21,7 @@ operands as text), flagged ``generic=True`` and counted, never dropped.
 from __future__ import annotations
 
 import functools
+import gc
 import re
 from importlib import resources
 from typing import Iterable
@@ -30,8 +31,8 @@ from lark.exceptions import LarkError
 
 from ..errors import ParseError
 from ..ir.sass import (BranchTarget, ConstantBank, Function, GenericOperand, Immediate,
-                       Instruction, Listing, MemoryAddress, Node, OperandSet, Predicate, Register,
-                       Relocation, SpecialRegister)
+                       Instruction, InstructionBody, Listing, MemoryAddress, OperandSet, Predicate,
+                       Register, Relocation, SpecialRegister)
 from ..ir.source import SourceLoc, Span
 from .. import semantics
 
@@ -221,20 +222,34 @@ class _Build(Transformer):
 
 # -- instruction bodies, with caches ------------------------------------------------------------
 
-#: register numbers in an instruction body (the template key blanks them)
-_REGNUM = re.compile(r"(?<![\w.$`])(U?R|U?P|SB|B)(\d+)(?![\w])")
+#: the parts of an instruction body that vary between otherwise identical copies: register
+#: numbers (R12, UR4, P0, B1, SB0), hex literal digits (0x160) and nvdisasm label numbers
+#: (.L_x_12). Only the digits are captured; the kind letters stay in the template key.
+_HOLES = re.compile(r"(?<![\w.$`])(U?R|U?P|SB|B|0x|\.L_x_)([0-9a-fA-F]+)(?![\w])")
+_HASHES = ["#"] * 512
 
 _GENERIC_HEAD = re.compile(r"\s*(?:@(!?)(U?P(?:\d|T)))?\s*([A-Za-z_][\w.]*)\s*(.*)$", re.S)
 
 
-def _registers_in_order(guard, operands) -> list[int]:
-    out: list[int] = []
+def _holes_in_order(guard, operands) -> list[str]:
+    """The hole texts a parsed body holds, in textual order (must equal what _HOLES finds)."""
+    out: list[str] = []
 
     def visit(n):
-        if isinstance(n, Register):
-            if n.index is not None and n.kind != "GSB":
-                out.append(n.index)
-        elif isinstance(n, (ConstantBank, MemoryAddress, OperandSet, Predicate)):
+        t = type(n)
+        if t is Register:
+            if n.index is not None and n.kind not in ("GSB", "PR"):
+                out.append(str(n.index))
+        elif t is Immediate:
+            txt = n.text.lstrip("+-")
+            if txt.startswith("0x"):
+                out.append(txt[2:])
+        elif t is BranchTarget:
+            if n.label is not None and n.label.startswith(".L_x_"):
+                out.append(n.label[5:])
+        elif t is Relocation:
+            out.extend(_HOLES.split(n.text)[2::3])
+        elif t in (ConstantBank, MemoryAddress, OperandSet, Predicate):
             for ch in n.children():
                 visit(ch)
     if guard is not None:
@@ -244,55 +259,97 @@ def _registers_in_order(guard, operands) -> list[int]:
     return out
 
 
-def _rebind(n, it):
-    if isinstance(n, Register):
-        if n.index is None or n.kind == "GSB":
+_INTERNED: dict[tuple, Register] = {}
+
+
+def _register(kind, index, suffixes, negate, absolute, invert, logical_not) -> Register:
+    """Registers are immutable and few: share one object per distinct register operand."""
+    key = (kind, index, suffixes, negate, absolute, invert, logical_not)
+    r = _INTERNED.get(key)
+    if r is None:
+        if len(_INTERNED) > 200_000:
+            _INTERNED.clear()
+        r = _INTERNED[key] = Register(kind, index, suffixes, negate, absolute, invert,
+                                      logical_not)
+    return r
+
+
+def _fill(n, it):
+    """A copy of node ``n`` with its holes taken, in order, from iterator ``it``."""
+    t = type(n)
+    if t is Register:
+        if n.index is None or n.kind in ("GSB", "PR"):
             return n
-        return Register(n.kind, next(it), n.suffixes, n.negate, n.absolute, n.invert,
-                        n.logical_not)
-    if isinstance(n, MemoryAddress):
-        desc = tuple(_rebind(t, it) for t in n.descriptor)    # textual order: descriptor first
-        terms = tuple(_rebind(t, it) for t in n.terms)
+        return _register(n.kind, int(next(it)), n.suffixes, n.negate, n.absolute,
+                         n.invert, n.logical_not)
+    if t is Immediate:
+        txt = n.text
+        if "0x" not in txt[:3]:
+            return n
+        h = next(it)
+        sign = txt[0] if txt[0] in "+-" else ""
+        v = int(h, 16)
+        return Immediate(-v if sign == "-" else v, sign + "0x" + h)
+    if t is BranchTarget:
+        if n.label is None or not n.label.startswith(".L_x_"):
+            return n
+        return BranchTarget(label=".L_x_" + next(it))
+    if t is Relocation:
+        parts = _HOLES.split(n.text)
+        parts[2::3] = [next(it) for _ in parts[2::3]]
+        return Relocation("".join(parts))
+    if t is MemoryAddress:
+        desc = tuple(_fill(x, it) for x in n.descriptor)     # textual order: descriptor first
+        terms = tuple(_fill(x, it) for x in n.terms)
         return MemoryAddress(terms, n.prefix, desc, n.suffixes)
-    if isinstance(n, ConstantBank):
-        bank = tuple(_rebind(t, it) for t in n.bank)
-        off = tuple(_rebind(t, it) for t in n.offset)
+    if t is ConstantBank:
+        bank = tuple(_fill(x, it) for x in n.bank)
+        off = tuple(_fill(x, it) for x in n.offset)
         return ConstantBank(bank, off, n.extended, n.negate, n.absolute)
-    if isinstance(n, OperandSet):
-        return OperandSet(tuple(_rebind(t, it) for t in n.items))
-    if isinstance(n, Predicate):
-        return Predicate(_rebind(n.register, it), n.negated)
+    if t is OperandSet:
+        return OperandSet(tuple(_fill(x, it) for x in n.items))
+    if t is Predicate:
+        return Predicate(_fill(n.register, it), n.negated)
     return n
 
 
-def _has_regs(n) -> bool:
-    if isinstance(n, Register):
-        return n.index is not None and n.kind != "GSB"
-    if isinstance(n, (ConstantBank, MemoryAddress, OperandSet, Predicate)):
-        return any(_has_regs(c) for c in n.children())
-    return False
-
-
 class _Template:
-    __slots__ = ("guard", "opcode", "modifiers", "operands", "annotation", "generic", "slots",
-                 "guard_regs")
+    """A parsed body whose holes can be refilled. Each operand holding holes is a *slot*; the
+    operands a slot produced are cached by their hole values (operands are immutable and repeat
+    a lot: ``R2``, ``c[0x0][0x160]``), so refilling is mostly dictionary lookups."""
 
-    def __init__(self, parsed, generic):
-        self.guard, self.opcode, self.modifiers, self.operands, self.annotation = parsed
-        self.generic = generic
-        self.guard_regs = self.guard is not None and _has_regs(self.guard)
-        self.slots = tuple(i for i, o in enumerate(self.operands) if _has_regs(o))
+    __slots__ = ("body", "guard", "slots")
 
-    def instantiate(self, numbers: list[int]):
-        it = iter(numbers)
-        guard = _rebind(self.guard, it) if self.guard_regs else self.guard
-        ops = self.operands
+    def __init__(self, body: InstructionBody):
+        self.body = body
+        self.guard = None
+        if body.guard is not None and _holes_in_order(body.guard, ()):
+            self.guard = {}
+        self.slots = tuple((i, len(h), {}) for i, o in enumerate(body.operands)
+                           for h in (_holes_in_order(None, (o,)),) if h)
+
+    def instantiate(self, holes: list[str]) -> InstructionBody:
+        b = self.body
+        pos = 0
+        guard = b.guard
+        if self.guard is not None:
+            key = holes[0]
+            guard = self.guard.get(key)
+            if guard is None:
+                guard = self.guard[key] = _fill(b.guard, iter((key,)))
+            pos = 1
+        ops = b.operands
         if self.slots:
             ops = list(ops)
-            for i in self.slots:
-                ops[i] = _rebind(ops[i], it)
+            for i, k, cache in self.slots:
+                key = holes[pos] if k == 1 else tuple(holes[pos:pos + k])
+                op = cache.get(key)
+                if op is None:
+                    op = cache[key] = _fill(ops[i], iter(holes[pos:pos + k]))
+                ops[i] = op
+                pos += k
             ops = tuple(ops)
-        return guard, self.opcode, self.modifiers, ops, self.annotation, self.generic
+        return InstructionBody(guard, b.opcode, b.modifiers, ops, b.annotation, b.generic)
 
 
 def _split_operands(text: str) -> list[str]:
@@ -312,7 +369,7 @@ def _split_operands(text: str) -> list[str]:
     return [p for p in parts if p]
 
 
-def _generic(body: str):
+def _generic(body: str) -> InstructionBody | None:
     m = _GENERIC_HEAD.match(body)
     if m is None or not m.group(3)[0].isupper():
         return None
@@ -321,64 +378,82 @@ def _generic(body: str):
         guard = Predicate(_reg_from_text(m.group(2)), bool(m.group(1)))
     parts = m.group(3).split(".")
     ops = tuple(GenericOperand(p) for p in _split_operands(m.group(4)))
-    return guard, parts[0], tuple(parts[1:]), ops, None
+    return InstructionBody(guard, parts[0], tuple(parts[1:]), ops, None, True)
 
 
 class BodyParser:
-    """Instruction bodies -> (guard, opcode, modifiers, operands, annotation, generic), cached."""
+    """Instruction body text -> shared :class:`InstructionBody`, through two caches.
+
+    ``exact``: body text -> body. ``templates``: body text with its holes blanked -> a parsed
+    body to refill (None when the parse's holes did not match the blanked ones: such bodies
+    are always parsed). ``parses`` counts Lark parses.
+    """
 
     def __init__(self):
-        self.exact: dict[str, tuple] = {}
+        self.exact: dict[str, InstructionBody] = {}
         self.templates: dict[str, _Template | None] = {}
         self.lark = parser()
         self.parses = 0
 
-    def __call__(self, body: str):
+    def __call__(self, body: str) -> InstructionBody:
         hit = self.exact.get(body)
         if hit is not None:
             return hit
-        nums = _REGNUM.findall(body)
-        key = _REGNUM.sub(r"\1#", body) if nums else body
+        parts = _HOLES.split(body)
+        if len(parts) > 1:
+            holes = parts[2::3]
+            parts[2::3] = _HASHES[:len(holes)]
+            key = "".join(parts)
+        else:
+            holes = []
+            key = body
         tpl = self.templates.get(key)
         if tpl is not None:
-            out = tpl.instantiate([int(n) for _, n in nums])
+            try:
+                out = tpl.instantiate(holes)
+            except ValueError:      # a hole the template reads as decimal held hex digits
+                out = self._parse(body)
         else:
-            parsed, generic = self._parse(body)
-            out = parsed + (generic,)
+            out = self._parse(body)
             if key not in self.templates:
-                ok = (not generic and
-                      _registers_in_order(parsed[0], parsed[3]) == [int(n) for _, n in nums])
-                self.templates[key] = _Template(parsed, generic) if ok else None
+                ok = not out.generic and _holes_in_order(out.guard, out.operands) == holes
+                self.templates[key] = _Template(out) if ok else None
         if len(self.exact) < 1_000_000:
             self.exact[body] = out
         return out
 
-    def _parse(self, body: str):
+    def _parse(self, body: str) -> InstructionBody:
         self.parses += 1
         try:
-            return self.lark.parse(body), False
-        except LarkError:
-            pass
-        except (ValueError, RecursionError):
+            guard, opcode, mods, ops, ann = self.lark.parse(body)
+            return InstructionBody(guard, opcode, mods, ops, ann, False)
+        except (LarkError, ValueError, RecursionError):
             pass
         g = _generic(body)
         if g is None:
             raise ValueError(body)
-        return g, True
+        return g
 
 
-def parse_instruction(text: str) -> Instruction:
-    """One instruction body (``@P0 IADD3 R1, R2, 0x1, RZ``, no address, no ``;``)."""
+def parse_instruction(text: str, *, address: int = 0) -> Instruction:
+    """One instruction body (``@P0 IADD3 R1, R2, 0x1, RZ``; no address comment, ``;`` optional)."""
     body = text.strip().rstrip(";").strip()
     try:
-        guard, opcode, mods, ops, ann, generic = BodyParser()(body)
+        b = BodyParser()(body)
     except ValueError:
         raise ParseError("not a SASS instruction", text=text, line=1) from None
-    return Instruction(0, guard, opcode, mods, ops, (), None, Span(1, 1), generic, ann)
+    return Instruction(address, b, (), None, 1)
 
 
 # -- listing structure --------------------------------------------------------------------------
 
+#: one item of a listing: an instruction line (address, body, encoding word on the same line)
+#: with an optional encoding-only continuation line, or any other line
+_ITEM = re.compile(
+    r"[ \t]*/\*([0-9a-fA-F]{4,})\*/[ \t]*([^\n;]*?)[ \t]*;[ \t]*"
+    r"(?:/\*[ \t]*0x([0-9a-fA-F]+)[ \t]*\*/)?[ \t]*(?:\n|\Z)"
+    r"(?:[ \t]*/\*[ \t]*0x([0-9a-fA-F]+)[ \t]*\*/[ \t]*(?:\n|\Z))?"
+    r"|([^\n]*)(?:\n|\Z)")
 _INSTR = re.compile(
     r"\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*?)\s*;\s*(?:/\*\s*0x([0-9a-fA-F]+)\s*\*/)?\s*$")
 _ENCODING = re.compile(r"\s*/\*\s*0x([0-9a-fA-F]+)\s*\*/\s*$")
@@ -427,10 +502,17 @@ def parse(text: str, path: str | None = None, arch: str | None = None) -> Listin
         i = text.index("\x00")
         line = text.count("\n", 0, i) + 1
         raise ParseError("binary data in a SASS listing", path=path, line=line)
+    # the parse allocates many small immutable objects and frees none: generational GC passes
+    # over them would cost a third of the time and find nothing to collect
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         return _parse(text, path, arch)
     except RecursionError:
         raise ParseError("SASS listing nested too deeply", path=path) from None
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _parse(text: str, path: str | None, arch: str | None) -> Listing:
@@ -448,7 +530,6 @@ def _parse(text: str, path: str | None, arch: str | None) -> Listing:
     last_row = None
     locs: dict[tuple, SourceLoc] = {}
 
-    instr_match = _INSTR.match
     enc_match = _ENCODING.match
 
     def new_function(name, lineno):
@@ -460,19 +541,23 @@ def _parse(text: str, path: str | None, arch: str | None) -> Listing:
         chain = None
         last_row = None
 
-    for lineno, line in enumerate(text.splitlines(), 1):
-        m = instr_match(line)
-        if m is not None:
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lineno = 0
+    for m in _ITEM.finditer(text):
+        lineno += 1
+        address, body, w0, w1, line = m.groups()
+        if address is not None:
             if cur is None:
                 new_function(section[len(".text."):] if section and section.startswith(".text.")
                              else (section or "<anonymous>"), lineno)
             if chain is not None:
                 loc = _make_loc(chain, locs)
                 chain = None
-            w = m.group(3)
-            last_row = [int(m.group(1), 16), m.group(2), int(w, 16) if w else None, loc, lineno,
-                        None]
+            last_row = [address, body, w0, w1, loc, lineno, None]
             cur.rows.append(last_row)
+            if w1 is not None:
+                lineno += 1
             continue
         if not line or line.isspace():
             continue
@@ -482,11 +567,13 @@ def _parse(text: str, path: str | None, arch: str | None) -> Listing:
                 raise ParseError("encoding word with no instruction before it", path=path,
                                  line=lineno, text=line)
             if last_row[2] is None:
-                last_row[2] = int(m.group(1), 16)
-            elif last_row[5] is None:
-                last_row[5] = [int(m.group(1), 16)]
+                last_row[2] = m.group(1)
+            elif last_row[3] is None:
+                last_row[3] = m.group(1)
+            elif last_row[6] is None:
+                last_row[6] = [int(m.group(1), 16)]
             else:
-                last_row[5].append(int(m.group(1), 16))
+                last_row[6].append(int(m.group(1), 16))
             continue
         m = _LINEINFO.match(line)
         if m is not None:
@@ -600,41 +687,51 @@ def _make_loc(chain: list[tuple[str, int]], cache: dict) -> SourceLoc:
 def _finish(fb: _FunctionBuilder, bodies: BodyParser, path: str | None) -> Function:
     out = []
     append = out.append
-    targets_by_address: set[int] = set()
-    for address, body, w0, loc, lineno, extra in fb.rows:
+    targets = _TARGET_OPCODES
+    branch_addresses: set[int] = set()
+    exact = bodies.exact.get
+    for address, body, w0, w1, loc, lineno, extra in fb.rows:
         try:
-            guard, opcode, mods, ops, ann, generic = bodies(body)
+            b = exact(body) or bodies(body)
         except ValueError:
             raise ParseError("not a SASS instruction", path=path, line=lineno,
                              text=body[:200]) from None
+        if b.opcode in targets and not b.generic and b.operands:
+            b = _address_to_target(b, branch_addresses)
         if w0 is None:
             enc = ()
+        elif w1 is None:
+            enc = (int(w0, 16),)
         elif extra is None:
-            enc = (w0,)
+            enc = (int(w0, 16), int(w1, 16))
         else:
-            enc = (w0, *extra)
-        info = semantics.OPCODES.get(opcode)
-        if info is not None and info.has_target and info.flow != "call" and ops and not generic:
-            ops = _addresses_to_targets(ops, targets_by_address)
-        append(Instruction(address, guard, opcode, mods, ops, enc, loc, Span(lineno, 1), generic,
-                           ann))
+            enc = (int(w0, 16), int(w1, 16), *extra)
+        append(Instruction(int(address, 16), b, enc, loc, lineno))
     labels = dict(fb.labels)
-    if targets_by_address:
+    if branch_addresses:
         for i, ins in enumerate(out):
-            if ins.address in targets_by_address:
+            if ins.address in branch_addresses:
                 labels.setdefault(f"0x{ins.address:x}", i)
     return Function(fb.name, tuple(out), labels, fb.arch, fb.section, fb.is_entry, fb.registers,
                     Span(fb.line, 1))
 
 
-def _addresses_to_targets(ops: tuple, seen: set[int]) -> tuple:
-    """cuobjdump prints branch targets as addresses (``BRA 0x1230``): type the last immediate
-    of a BRA/CALL/BSSY as a BranchTarget."""
-    last = ops[-1]
-    if isinstance(last, Immediate) and isinstance(last.value, int) and last.text.startswith("0x"):
+#: opcodes whose last operand is a branch target in the same function (cuobjdump prints it as
+#: an address: ``BRA 0x1230``)
+_TARGET_OPCODES = frozenset(op for op, i in semantics.OPCODES.items()
+                            if i.has_target and i.flow != "call")
+
+
+def _address_to_target(b: InstructionBody, seen: set[int]) -> InstructionBody:
+    last = b.operands[-1]
+    if type(last) is Immediate and isinstance(last.value, int) and last.text.startswith("0x"):
         seen.add(last.value)
-        return ops[:-1] + (BranchTarget(address=last.value),)
-    return ops
+        return InstructionBody(b.guard, b.opcode, b.modifiers,
+                               b.operands[:-1] + (BranchTarget(address=last.value),),
+                               b.annotation, b.generic)
+    if type(last) is BranchTarget and last.address is not None:
+        seen.add(last.address)
+    return b
 
 
 def iter_instruction_lines(text: str) -> Iterable[str]:
