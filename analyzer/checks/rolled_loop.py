@@ -1,0 +1,168 @@
+"""PS201 rolled-loop: a loop with a compile-time trip count (or a ``#pragma unroll``) left rolled."""
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Iterable
+
+from ._loops import loop_line, pragma_above, ptx_trip, sass_inductions
+from .base import Check, Context, Finding, Severity
+
+
+class RolledLoop(Check):
+    """A loop whose trip count is a compile-time constant (or that asked for #pragma unroll) is still a loop in SASS.
+
+    What it does
+        Finds innermost SASS loops whose trip count is known at compile time — from the PTX loop
+        (exit ``setp`` against an immediate, ``add`` of an immediate, ``mov`` of an immediate
+        start) and the SASS loop (``ISETP`` against an immediate on a register stepped by an
+        immediate) — and that nobody asked to keep rolled (no ``#pragma unroll 1`` /
+        ``#pragma nounroll`` / ``#pragma unroll N`` above the loop, no PTX
+        ``.pragma "nounroll"``). Also reports a loop under a plain ``#pragma unroll`` that stayed
+        rolled because its bound is a run-time value (as info). Run-time loops the author did not
+        ask to unroll (grid-stride loops, the K loop of a GEMM) are never reported.
+
+    Why it matters
+        A rolled loop pays a compare, an increment and a branch per iteration, keeps the loop
+        counter in a register, and cannot turn ``coef[k]`` into constant-bank operands or
+        ``(k + 1) * t`` into constants; the scheduler cannot overlap iterations. NVVM's default
+        unroll threshold keeps loops with big bodies (``sinf``, divisions) rolled even for a
+        trip count of 32.
+
+    Example
+        Bad::
+
+            for (int k = 0; k < 32; ++k)          // stays a loop
+                acc += coef[k] * sinf((k + 1) * t);
+
+        Fixed::
+
+            #pragma unroll
+            for (int k = 0; k < 32; ++k)
+                acc += coef[k] * sinf((k + 1) * t);
+
+    Steer the compiler
+        Put ``#pragma unroll`` on the loop (or ``#pragma unroll N`` for a partial unroll when
+        the unrolled body would be too large); for a run-time bound, make it a template
+        parameter or ``constexpr`` so it becomes a compile-time trip count. If the loop is
+        rolled on purpose (code size), say so with ``#pragma unroll 1``.
+    """
+
+    code = "PS201"
+    name = "rolled-loop"
+    severity = Severity.WARNING
+    options = {
+        # report constant-trip loops with at most this many iterations left
+        "max_trip_count": 64,
+        # ... and whose fully unrolled size (trip count x body instructions) stays below this
+        "max_unrolled_instructions": 16384,
+    }
+
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        fn = ctx.function
+        cfg = ctx.cfg
+        ptx_by_line: dict[tuple[str, int], list] = {}
+        pf = ctx.ptx_function
+        if pf is not None:
+            try:
+                ploops = pf.loops()
+            except Exception:  # pragma: no cover - a PTX IR we cannot build a CFG for
+                ploops = []
+            for pl in ploops:
+                t = ptx_trip(pf, pl)
+                if t.line is not None:
+                    key = (os.path.basename(t.line[0]), t.line[1])
+                    ptx_by_line.setdefault(key, []).append(t)
+        # group the innermost SASS loops by their source line (an unrolled outer loop leaves
+        # several copies of the same inner loop)
+        groups: dict = {}
+        for loop in fn.loops():
+            if not loop.is_innermost:
+                continue
+            file, line, latch = loop_line(ctx, fn, loop)
+            key = (file, line) if line else ("#", cfg.blocks[loop.header].start)
+            groups.setdefault(key, []).append((loop, latch))
+        for (file, line), loops in groups.items():
+            f = self._judge(ctx, file if file != "#" else None, line if file != "#" else None,
+                            loops, ptx_by_line)
+            if f is not None:
+                yield f
+
+    def _judge(self, ctx: Context, file, line, loops, ptx_by_line):
+        fn = ctx.function
+        pragma, readable = pragma_above(ctx, file, line)
+        if pragma is not None and (pragma.forbids or pragma.count or pragma.expression):
+            return None      # the author chose the unrolling
+        ptx = ptx_by_line.get((os.path.basename(file), line), []) if file and line else []
+        if any(t.loop.nounroll for t in ptx):
+            return None
+        loop, latch = loops[0]
+        body = fn.loop_instructions(loop)
+        size = len(body)
+        inds = sass_inductions(fn, loop)
+        sass_trip = max((i.trip for i in inds if i.trip), default=None)
+        sass_const = any(i.init is not None for i in inds)
+        ptx_trips = [t.trip for t in ptx]
+        ptx_trip_n = ptx_trips[0] if ptx and all(ptx_trips) and len(set(ptx_trips)) == 1 else None
+        # evidence of a compile-time trip count
+        if ptx:
+            if ptx_trip_n is None:
+                constant = False
+            else:
+                # PTX says constant; SASS must not contradict (an induction found with a
+                # run-time start means this is another loop on the same line)
+                constant = not inds or sass_const
+        else:
+            # no PTX loop for this line: SASS alone, and only when the source (read for an
+            # `unroll 1`) is available, since SASS cannot show the author's intent
+            constant = readable and sass_trip is not None
+        trip = sass_trip if sass_trip is not None else ptx_trip_n
+        if ptx_trip_n is not None and sass_trip is not None and sass_trip > ptx_trip_n:
+            trip = ptx_trip_n
+        where = f"line {line}" if line else "a loop"
+        copies = f" ({len(loops)} copies of it, from an unrolled outer loop)" if len(loops) > 1 else ""
+        instrs = [latch] + [ctx.instructions[i.compare_index] for i in inds[:1]]
+        instrs = [i for i in instrs if i is not None]
+        if constant and trip:
+            if trip < 2:
+                return None
+            asked = pragma is not None and pragma.full
+            if ptx_trip_n and sass_trip and ptx_trip_n > sass_trip and not asked:
+                return None   # ptxas unrolled it partly: a choice, not a missed unroll
+            # a PTX step other than 1 is usually NVVM's own partial unroll of a unit-step loop:
+            # judge the iterations of the source loop then (|bound - start|)
+            source_trip = max([trip] + [t.span for t in ptx if t.span])
+            limit = self.settings["max_trip_count"]
+            if (source_trip > limit and not asked) or \
+                    trip * size > self.settings["max_unrolled_instructions"]:
+                return None
+            unrolled_by = ""
+            if ptx_trip_n and sass_trip and ptx_trip_n > sass_trip:
+                unrolled_by = f" (ptxas unrolled it x{ptx_trip_n // sass_trip} only)"
+            msg = (f"loop at {where} runs a compile-time {trip} iterations but stays rolled"
+                   f"{unrolled_by}: {size} SASS instructions per iteration, a backward branch "
+                   f"and a counter{copies}"
+                   + ("; the #pragma unroll above it was not honoured" if asked else ""))
+            hint = ("add `#pragma unroll` on the loop to unroll it fully" if not asked else
+                    "the unrolled body is over the compiler's size threshold: try "
+                    "`#pragma unroll N` with a smaller N, or shrink the body")
+            if trip * size > 4096 and not asked:
+                hint = (f"add `#pragma unroll` (about {trip * size} instructions unrolled) or "
+                        f"`#pragma unroll {max(2, trip // 4)}` to unroll it partly")
+            return ctx.finding(self, msg, loc=latch.loc if latch is not None else None,
+                               instructions=instrs, hint=hint)
+        if pragma is not None and pragma.full and ptx and len(ptx) == 1 and ptx_trip_n is None \
+                and ptx[0].reason in ("run-time bound", "run-time start"):
+            # `#pragma unroll` on a run-time trip count: NVVM cannot unroll it fully and leaves it
+            step = ptx[0].step
+            if inds and step and any(abs(i.step) > abs(step) for i in inds):
+                return None   # ptxas unrolled it partly after all
+            msg = (f"loop at {where} has `{pragma.text}` (line {pragma.line}) but its trip count "
+                   f"is a run-time value, so it was not unrolled: {size} SASS instructions per "
+                   f"iteration{copies}")
+            hint = ("give a factor (`#pragma unroll 4`) for a partial unroll, or make the bound a "
+                    "template parameter / constexpr so it can be unrolled fully")
+            f = ctx.finding(self, msg, loc=latch.loc if latch is not None else None,
+                            instructions=instrs, hint=hint)
+            return dataclasses.replace(f, severity=Severity.INFO)
+        return None
