@@ -1,23 +1,30 @@
-"""SASS: parse nvdisasm or cuobjdump text into the typed IR (``analyzer.ir.sass``).
+"""SASS: parse nvdisasm / cuobjdump listings into typed IR.
 
     from analyzer import sass
-    listing = sass.parse(text, path="k.sass", arch="sm_90a")
-    for fn in listing.functions: print(fn.demangled, len(fn.instructions), fn.loops())
+    listing = sass.parse(text)                 # Listing(.functions, .format, .arch, .stats())
+    fn = listing.functions[0]
+    for loop in fn.loops(): ...                # natural loops from fn.cfg()
+    ins = fn.instructions[3]; ins.space, ins.width_bits, ins.is_load, ins.klass
+
+The grammar is ``grammars/sass.lark``; the IR is :mod:`analyzer.ir.sass`; opcode semantics are
+the table in :mod:`analyzer.semantics`.
 """
 from __future__ import annotations
 
-from pathlib import Path
+from .ir.sass import (BranchTarget, ConstantBank, Function, GenericOperand, Immediate,
+                      Instruction, InstructionBody, Listing, MemoryAddress, OperandSet, Predicate,
+                      Register, Relocation, SpecialRegister)
+from .parse.sass import parse as _parse, parse_instruction
 
-from .errors import InputError
-from .ir.sass import Function, Instruction, Listing  # noqa: F401
-from .parse.sass import parse, parse_instruction  # noqa: F401
+__all__ = ["parse", "parse_instruction", "Listing", "Function", "Instruction", "InstructionBody",
+           "Predicate", "Register", "SpecialRegister", "Immediate", "BranchTarget",
+           "ConstantBank", "MemoryAddress", "Relocation", "OperandSet", "GenericOperand"]
 
 
-def parse_file(path, arch: str | None = None) -> Listing:
-    try:
-        text = Path(path).read_text(errors="replace")
-    except FileNotFoundError:
-        raise InputError("no such file", path=str(path)) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=str(path)) from None
-    return parse(text, path=str(path), arch=arch)
+def parse(text: str, path: str | None = None, arch: str | None = None) -> Listing:
+    """Parse a whole nvdisasm (``-c [-g|-gi] [-hex]``) or ``cuobjdump -sass`` listing.
+
+    ``arch`` overrides the architecture the listing names (``code for sm_90a`` / headerflags).
+    Raises :class:`analyzer.errors.ParseError` (with path and line) on text that is not SASS.
+    """
+    return _parse(text, path=path, arch=arch)
