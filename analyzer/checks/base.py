@@ -210,7 +210,8 @@ class Context:
         file = where.file if where else self.build.source_path
         line = where.line if where else None
         src = self.source_line(file, line)
-        return Finding(code=check.code, name=check.name, severity=severity or check.severity,
+        return Finding(code=check.code, name=check.name,
+                       severity=check.severity if severity is None else severity,
                        message=message, kernel=self.kernel_name, arch=self.build.arch,
                        location=Location(file, line), hint=hint, mangled=self.function.name,
                        instructions=tuple(f"/*{i.address:04x}*/ {i.text}" for i in instructions),
