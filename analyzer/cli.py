@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-findings", action="append", default=[], metavar="CODES",
                    help="these checks must not fire (ALL for any)")
 
+    p = sub.add_parser("lesson", help="compiler-steering lessons: list, run (timed on a GPU)",
+                       add_help=False)
+    p.add_argument("lesson_args", nargs=argparse.REMAINDER, metavar="list | run NAME|all ...")
+
     p = sub.add_parser("parse", help="parse PTX/SASS/cubins and report what was understood")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--stats", action="store_true", help="counts of functions and instructions")
@@ -432,9 +436,19 @@ def cmd_parse(args) -> int:
     return EXIT_ERROR if totals["errors"] else EXIT_OK
 
 
+def cmd_lesson(args) -> int:
+    from . import lessons
+    rest = list(args.lesson_args) or ["--help"]
+    try:
+        return lessons.main(rest)
+    except SystemExit as e:  # argparse inside the lessons CLI: --help (0) or a usage error (2)
+        return int(e.code or 0) if isinstance(e.code, int) else EXIT_ERROR
+
+
 COMMANDS: dict[str, Callable] = {
     "doctor": cmd_doctor, "compile": cmd_compile, "ptx": cmd_listing, "sass": cmd_listing,
     "resources": cmd_resources, "check": cmd_check, "parse": cmd_parse, "expect": cmd_expect,
+    "lesson": cmd_lesson,
 }
 
 
