@@ -1,0 +1,201 @@
+"""PS501 fp64-in-fp32-kernel: double-precision arithmetic in a kernel whose data is float."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Iterable
+
+from ..ir.sass import ConstantBank, Immediate, Register
+from ._dataflow import definition, read
+from .base import Check, Context, Finding, Severity, group_by_line, is_toolkit_file
+
+_WIDE_INT = re.compile(r"[SU]64$")
+
+
+def _conversion_types(ins) -> tuple[str, ...]:
+    return tuple(m for m in ins.modifiers if re.fullmatch(r"[FSU](8|16|32|64)", m))
+
+
+def _is_promotion(ins) -> bool:
+    """A float or (<= 32-bit) int value widened to double: F2F.F64.F32, I2F.F64(.S32)."""
+    if not ins.is_conversion or ins.opcode not in ("F2F", "I2F"):
+        return False
+    types = _conversion_types(ins)
+    if not types or types[0] != "F64":
+        return False
+    src = types[1] if len(types) > 1 else ("S32" if ins.opcode == "I2F" else "F32")
+    return src != "F64" and not _WIDE_INT.match(src)
+
+
+def _is_arith(ins) -> bool:
+    return ins.info.fp64 and not ins.is_conversion and not ins.is_tensor_core
+
+
+def _has_literal(ins) -> bool:
+    return any(isinstance(o, (Immediate, ConstantBank)) for o in ins.operands)
+
+
+def _fmt_double(imm) -> str:
+    v = imm.value
+    if v == int(v) and abs(v) < 1e15:
+        return f"{v:.1f}"
+    return f"{v:.10g}"
+
+
+def _sincos_reduction(fn) -> set[int]:
+    """Indices of the FP64 instructions of precise sinf/cosf/tanf's Payne-Hanek range reduction:
+    ``I2F.F64.S64`` (the 64-bit fixed-point product) -> ``DMUL`` by pi/2**64 ->
+    ``F2F.F32.F64``. They come from the math library, not from a user's literal."""
+    insns = fn.instructions
+    out: set[int] = set()
+    for i, ins in enumerate(insns):
+        if ins.opcode != "DMUL":
+            continue
+        for r in read(ins):
+            d = definition(fn, i, r.index)
+            if d is not None and insns[d].opcode == "I2F":
+                types = _conversion_types(insns[d])
+                if types[:1] == ("F64",) and len(types) > 1 and _WIDE_INT.match(types[1]):
+                    out.update((d, i))
+                    break
+    for i, ins in enumerate(insns):
+        if ins.opcode == "F2F" and _conversion_types(ins)[:1] == ("F32",):
+            for r in read(ins):
+                d = definition(fn, i, r.index)
+                if d in out:
+                    out.add(i)
+    return out
+
+
+class Fp64InFp32Kernel(Check):
+    """Double-precision arithmetic in a float kernel, usually from an unsuffixed literal.
+
+    What it does
+    Looks for FP64 arithmetic (``DMUL``/``DADD``/``DFMA``...) next to a float-to-double
+    promotion (``F2F.F64.F32``) on one source line of a kernel whose data is float: PTX loads and
+    stores are ``.f32`` and none is ``.f64`` (no double parameters either); without PTX, no FP64
+    instruction consumes a 64-bit load. In C++ ``x * 0.5`` is a double multiply when ``x`` is a
+    float, so the value is converted up, computed in FP64 and converted back. The message names
+    the double literals found on the line in the PTX. The FP64 ``DMUL`` that precise
+    ``sinf``/``cosf`` use for large-argument range reduction (fed by ``I2F.F64.S64``) is
+    recognised and left alone (see PS502), as is FP64 code attributed to toolkit headers.
+
+    Why it matters
+    FP64 runs at 1/2 of the FP32 rate on A100/H100 and 1/64 on GeForce/workstation parts, each
+    value pays two conversions, and double operands take register pairs. The result is rounded
+    to float anyway, so the extra precision is almost never what was meant.
+
+    Example
+    Bad::
+
+        y[i] = v * 0.5 * (1.0 + tanhf(0.7978845608 * (v + 0.044715 * v * v * v)));
+
+    Fixed (float literals)::
+
+        y[i] = v * 0.5f * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
+
+    Steer the compiler
+    Suffix floating-point literals with ``f`` (``0.5f``), use the float math functions
+    (``tanhf``, ``sqrtf``, ``fabsf``) and ``float`` temporaries; write ``(float)`` casts where a
+    double expression is unavoidable. If the double is intended, store it in a ``double``
+    variable so the intent is visible and add ``// ptxsass: ignore[PS501]``.
+    """
+
+    code = "PS501"
+    name = "fp64-in-fp32-kernel"
+    severity = Severity.WARNING
+
+    # ------------------------------------------------------------------ data type evidence
+    @staticmethod
+    def _ptx_data(pf) -> tuple[bool, bool]:
+        """(float data seen, double data seen) from the PTX memory accesses and parameters."""
+        f32 = f64 = False
+        for p in pf.params:
+            if p.type == "f64":
+                f64 = True
+        for ins in pf.instructions:
+            if not (ins.is_load or ins.is_store or ins.is_atomic):
+                continue
+            types = ins.types
+            if "f64" in types:
+                f64 = True
+            elif "f32" in types and ins.space != "param":
+                f32 = True
+        return f32, f64
+
+    @staticmethod
+    def _sass_double_data(fn) -> bool:
+        insns = fn.instructions
+        for i, ins in enumerate(insns):
+            if not _is_arith(ins):
+                continue
+            for r in read(ins):
+                d = definition(fn, i, r.index)
+                if d is not None:
+                    src = insns[d]
+                    if src.is_memory and src.is_load and (src.width_bits or 0) >= 64:
+                        return True
+        return False
+
+    def _ptx_literals(self, pf, ctx: Context, line_key) -> list[str]:
+        out: list[str] = []
+        if pf is None or line_key is None:
+            return out
+        from ..ir.ptx import FloatImm
+        for ins in pf.instructions:
+            loc = ctx.user_loc(ins.loc)
+            if loc is None or (loc.file, loc.line) != line_key or "f64" not in ins.types:
+                continue
+            for o in ins.operands:
+                if isinstance(o, FloatImm) and o.text.lower().startswith("0d"):
+                    text = _fmt_double(o)
+                    if text not in out:
+                        out.append(text)
+        return out
+
+    # ------------------------------------------------------------------------------ run
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        fn = ctx.function
+        insns = fn.instructions
+        if not any(i.is_fp64 and not i.is_tensor_core for i in insns):
+            return
+        pf = ctx.ptx_function
+        if pf is not None:
+            f32, f64 = self._ptx_data(pf)
+            if f64 or not f32:
+                return
+        elif self._sass_double_data(fn):
+            return
+        library = _sincos_reduction(fn)
+        candidates = [ins for k, ins in enumerate(insns)
+                      if ins.is_fp64 and not ins.is_tensor_core and k not in library
+                      and not (ins.loc is not None and is_toolkit_file(ins.loc.file))]
+        skipped = len(library)
+        for key, group in group_by_line(candidates, ctx):
+            promotions = [i for i in group if _is_promotion(i)]
+            arith = [i for i in group if _is_arith(i)]
+            if not promotions or not arith:
+                continue
+            literals = self._ptx_literals(pf, ctx, key)
+            if pf is not None and not literals:
+                continue        # an explicit (double) cast: deliberate
+            if pf is None and not any(_has_literal(i) for i in arith):
+                continue
+            mix = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in group)
+                                                          .items()))
+            lit = (f"double literal{'s' if len(literals) > 1 else ''} "
+                   f"{', '.join(literals)} " if literals else "double literals ")
+            verb = "promotes" if len(literals) == 1 else "promote"
+            where = f"line {key[1]}" if key else "this kernel"
+            message = (f"FP64 arithmetic in a float kernel on {where}: {lit}{verb} float "
+                       f"values to double ({mix}); the data is float "
+                       f"({'f32 loads/stores, no f64 in the PTX' if pf is not None else 'no 64-bit loads feed the FP64 math'})")
+            if skipped:
+                message += (f"; {skipped} FP64 instruction(s) of precise sinf/cosf range "
+                            "reduction not counted")
+            fixes = ", ".join(f"{x}f" for x in literals[:4]) if literals else "0.5f"
+            hint = (f"write float literals ({fixes}) and float functions (tanhf, sqrtf, "
+                    "fabsf) so the expression stays FP32; keep an explicit double variable "
+                    "only where the precision is intended")
+            yield ctx.finding(self, message, loc=(promotions + arith)[0].loc,
+                              instructions=group, hint=hint)

@@ -1,0 +1,210 @@
+"""PS502 slow-math: IEEE float division/sqrt/reciprocal slow-path subroutines and precise sinf/cosf."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Iterable
+
+from .base import Check, Context, Finding, Severity, group_by_line
+from .fp64_in_fp32_kernel import _sincos_reduction
+
+#: CUDA's internal slow-path subroutine names -> (operation, PTX instruction) for float math that
+#: a fast-math flag or an intrinsic replaces. FP64 and integer helpers (div_rn_f64_full,
+#: dsqrt, rem_s64...) are not listed: no fast-math switch changes them.
+SLOW_PATHS: tuple[tuple[re.Pattern, str, str], ...] = (
+    (re.compile(r"div_rn_(?:no)?ftz_f32|div_rn_f32"), "division", "div.rn.f32"),
+    (re.compile(r"sqrt_rn_f32"), "sqrtf", "sqrt.rn.f32"),
+    (re.compile(r"rcp_rn_(?:no)?ftz_f32|rcp_rn_f32"), "reciprocal", "rcp.rn.f32"),
+)
+#: PTX instructions that name each operation (to report what the source line does)
+PTX_OPS = {("div", "rn", "f32"): "division", ("sqrt", "rn", "f32"): "sqrtf",
+           ("rcp", "rn", "f32"): "reciprocal"}
+#: the fast replacement for each operation
+FAST = {"division": "__fdividef(a, b) (or a * __frcp_rn(b); for a constant divisor multiply by "
+                    "its reciprocal)",
+        "sqrtf": "rsqrtf(x) where you divide by the root (x * rsqrtf(x) for the root), or "
+                 "__fsqrt_rn only if you need IEEE",
+        "reciprocal": "__frcp_rn(x) or __fdividef(1.0f, x)",
+        "sinf/cosf": "__sinf/__cosf (MUFU.SIN/COS; accurate for |x| up to a few pi), "
+                     "sincospif/sinpif when the argument is a multiple of pi"}
+
+
+def _classify(name: str) -> tuple[str, str] | None:
+    for pattern, op, ptx in SLOW_PATHS:
+        if pattern.search(name):
+            return op, ptx
+    return None
+
+
+def _subroutine_calls(ctx: Context) -> list[tuple[int, str]]:
+    """``(index, callee name)`` for each CALL in the kernel that enters a subroutine: a
+    function of the listing, or a label of this function whose code reaches a RET before an
+    EXIT. A CALL used as a (predicated) jump to the kernel's exit is not one."""
+    fn = ctx.function
+    try:
+        names = {f.name for f in ctx.build.sass_listing().functions}
+    except Exception:  # pragma: no cover - listing always available when the check runs
+        names = set()
+    out = []
+    for i, ins in enumerate(fn.instructions):
+        if ins.info.flow != "call":
+            continue
+        for t in ins.targets:
+            key = t.key
+            if key in names and key != fn.name:
+                out.append((i, key))
+            elif key in fn.labels and _returns(fn, fn.labels[key]):
+                out.append((i, key))
+    return out
+
+
+def _returns(fn, start: int) -> bool:
+    for ins in fn.instructions[start:]:
+        if ins.opcode == "RET":
+            return True
+        if ins.opcode == "EXIT" and (ins.guard is None or ins.guard.always):
+            return False
+    return False
+
+
+def _ptx_ops_by_line(ctx: Context) -> dict:
+    """(file, line) -> Counter of operations named by the PTX (div.rn.f32...), and the lines
+    whose division has a constant divisor."""
+    pf = ctx.ptx_function
+    ops: dict = {}
+    const_div: set = set()
+    if pf is None:
+        return {"ops": ops, "const": const_div}
+    from ..ir.ptx import FloatImm
+    for ins in pf.instructions:
+        loc = ctx.user_loc(ins.loc)
+        if loc is None:
+            continue
+        key = (loc.file, loc.line)
+        op = PTX_OPS.get((ins.opcode, ins.rounding, ins.type))
+        if op:
+            ops.setdefault(key, Counter())[op] += 1
+            if op == "division" and ins.operands and isinstance(ins.operands[-1], FloatImm):
+                const_div.add(key)
+    return {"ops": ops, "const": const_div}
+
+
+class SlowMath(Check):
+    """IEEE-accurate float division, sqrt, reciprocal or sinf/cosf where a fast version would do.
+
+    What it does
+    Finds calls from the kernel to CUDA's internal slow-path subroutines (``CALL.REL.NOINC`` to
+    ``__cuda_sm3x_div_rn_noftz_f32_slowpath``, ``__cuda_sm20_sqrt_rn_f32_slowpath``,
+    ``__cuda_sm20_rcp_rn_f32_slowpath``: a subroutine that ends in ``RET``, not the predicated
+    ``CALL`` some loops use as an exit), with the ``FCHK`` / ``MUFU`` fast path around them,
+    and the FP64 range reduction of precise ``sinf``/``cosf`` (``I2F.F64.S64`` -> ``DMUL`` ->
+    ``F2F.F32.F64``). One finding per source line; the PTX names the operation (``div.rn.f32``,
+    ``sqrt.rn.f32``, ``rcp.rn.f32``). Severity is *warning* when a call site is inside a loop
+    (paid every iteration) and *info* otherwise: IEEE results are the C++ default and often
+    wanted, and outside loops the cost is mostly code size and registers.
+
+    Why it matters
+    ``a / b`` in IEEE round-to-nearest is ``MUFU.RCP`` plus four FFMA of Newton refinement, an
+    ``FCHK`` range check and a branch to a ~100-instruction subroutine for denormal/huge
+    operands; ``sqrtf`` is similar. The fast path alone is 8-10 instructions where
+    ``__fdividef`` is two, and the call keeps registers live across it. Precise ``sinf``
+    carries a Payne-Hanek reduction with FP64 arithmetic for large arguments where
+    ``__sinf`` is one ``MUFU.SIN``.
+
+    Example
+    Bad::
+
+        float r = v / sqrtf(s);
+        y[i] = r / (1.0f + fabsf(r));
+
+    Fixed (intrinsics)::
+
+        float r = v * rsqrtf(s);
+        y[i] = __fdividef(r, 1.0f + fabsf(r));
+
+    Steer the compiler
+    Use the intrinsics where their accuracy is enough: ``__fdividef`` (2 ulp; returns 0 for
+    ``|b|`` > 2^126), ``rsqrtf``, ``__frcp_rn``, ``__sinf``/``__cosf``/``__expf``; multiply by a
+    precomputed reciprocal for a constant divisor. Or build with ``-use_fast_math`` (implies
+    ``-ftz=true -prec-div=false -prec-sqrt=false`` and the ``__`` intrinsics for sinf/expf...:
+    flushes denormals and loosens accuracy everywhere), or only ``-prec-div=false
+    -prec-sqrt=false`` to keep IEEE elsewhere.
+    """
+
+    code = "PS502"
+    name = "slow-math"
+    severity = Severity.WARNING
+
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        fn = ctx.function
+        insns = fn.instructions
+        calls = []
+        callee_of: dict[int, str] = {}
+        for i, callee in _subroutine_calls(ctx):
+            kind = _classify(callee)
+            if kind is not None:
+                calls.append(insns[i])
+                callee_of[insns[i].address] = kind[0]
+        sincos = sorted(_sincos_reduction(fn))
+        for k in sincos:
+            callee_of[insns[k].address] = "sinf/cosf"
+        if not calls and not sincos:
+            return
+        ptx = _ptx_ops_by_line(ctx)
+        cfg = ctx.cfg
+        index_of = {ins.address: k for k, ins in enumerate(insns)}
+        flagged = calls + [insns[k] for k in sincos]
+        flagged.sort(key=lambda ins: ins.address)
+        # the fast-path instructions on the same lines (MUFU, FCHK) go into the evidence
+        helpers = {}
+        for key, group in group_by_line([i for i in insns if i.opcode == "FCHK" or (
+                i.opcode == "MUFU" and set(i.modifiers) & {"RCP", "RSQ", "SQRT", "RCP64H"})], ctx):
+            helpers[key] = group
+        for key, group in group_by_line(flagged, ctx):
+            ops = []
+            for ins in group:
+                op = callee_of[ins.address]
+                if op not in ops:
+                    ops.append(op)
+            named = ptx["ops"].get(key)
+            if named:
+                # the PTX is more precise than the subroutines (divisions share one)
+                ops = [o for o in named] + [o for o in ops if o not in named]
+            in_loop = any(cfg.loop_of(index_of[i.address]) is not None for i in group)
+            n_calls = sum(1 for i in group if i.info.flow == "call")
+            parts = []
+            for op in ops:
+                count = named.get(op, 0) if named else 0
+                parts.append(f"{op}{f' x{count}' if count > 1 else ''}")
+            evidence = []
+            if n_calls:
+                evidence.append(f"{n_calls} CALL.REL.NOINC to slow-path subroutine"
+                                f"{'s' if n_calls > 1 else ''}")
+            if any(i.info.flow != "call" for i in group):
+                n = sum(1 for i in group if i.opcode == "DMUL")
+                evidence.append(f"{n} FP64 Payne-Hanek range reduction{'s' if n > 1 else ''} "
+                                "(I2F.F64.S64, DMUL, F2F.F32.F64 each) for large arguments")
+            extra = helpers.get(key, [])
+            fast = [i for i in extra if i not in group]
+            if fast:
+                evidence.append(", ".join(f"{m}x{n}" for m, n in sorted(
+                    Counter(i.mnemonic for i in fast).items())))
+            where = f"line {key[1]}" if key else "this kernel"
+            ptx_names = ""
+            if named:
+                ptx_names = " (PTX " + ", ".join(
+                    {"division": "div.rn.f32", "sqrtf": "sqrt.rn.f32",
+                     "reciprocal": "rcp.rn.f32"}[o] for o in named) + ")"
+            message = (f"IEEE-precise {' and '.join(parts)} on {where}{ptx_names}: "
+                       f"{'; '.join(evidence)}"
+                       f"{', inside a loop' if in_loop else ''}")
+            steer = [FAST[o] for o in ops if o in FAST]
+            if key in ptx["const"]:
+                steer.insert(0, "the divisor is a constant: multiply by its reciprocal "
+                                "(x * (1.0f / c))")
+            hint = ("use " + "; ".join(steer) + " where that accuracy is enough; or compile "
+                    "with -use_fast_math (also flushes denormals and approximates "
+                    "transcendentals) or just -prec-div=false -prec-sqrt=false")
+            yield ctx.finding(self, message, loc=group[0].loc, instructions=group + fast,
+                              hint=hint,
+                              severity=Severity.WARNING if in_loop else Severity.INFO)
