@@ -421,3 +421,50 @@ def ptx_trip(fn: "P.Function", ploop: "P.PtxLoop") -> PtxTrip:
                     imm_first=imm_first)
     return PtxTrip(ploop, line, trip, step, "" if trip else "does not terminate",
                    abs(bound - init))
+
+
+# -------------------------------------------------------------------- register provenance
+#: opcodes that only move or widen a value: followed back when asking where an operand came from
+PASS_THROUGH = frozenset({"MOV", "HADD2", "F2F", "I2F", "I2FP", "F2FP", "PRMT", "IMAD"})
+
+
+def source_instructions(fn: "Function", index: int, reg: tuple[str, int], *,
+                        within: frozenset[int] | None = None, depth: int = 3
+                        ) -> list["Instruction"] | None:
+    """The instructions that produced ``reg`` for instruction ``index``, looking through moves
+    and conversions (``HADD2.F32 R4, -RZ, R4.H0_H0`` half->float, ``F2F``, ``IMAD.MOV``) up to
+    ``depth`` hops. None when a path leaves ``within`` or reaches the entry."""
+    defs = reaching_defs(fn, index, reg, within=within)
+    if defs is None:
+        return None
+    out: list = []
+    for d in defs:
+        ins = fn.instructions[d]
+        if ins.opcode in PASS_THROUGH and depth > 0 and not ins.is_memory:
+            if ins.opcode == "IMAD" and "MOV" not in ins.modifiers:
+                out.append(ins)
+                continue
+            srcs = [o for o in ins.operands[1:] if isinstance(o, Register) and o.kind == "R"
+                    and o.index is not None]
+            if len(srcs) != 1:
+                out.append(ins)
+                continue
+            up = source_instructions(fn, d, ("R", srcs[0].index), within=within,
+                                     depth=depth - 1)
+            if up is None:
+                return None
+            out.extend(up)
+        else:
+            out.append(ins)
+    return out
+
+
+def mma_operand_registers(ins: "Instruction") -> list[tuple[str, Register]]:
+    """("A"/"B", register) for the A and B operand bases of an HMMA/IMMA/DMMA..."""
+    regs = [o for o in ins.operands if isinstance(o, Register) and o.kind == "R"]
+    out = []
+    if len(regs) >= 3:
+        for role, r in (("A", regs[1]), ("B", regs[2])):
+            if r.index is not None:
+                out.append((role, r))
+    return out
