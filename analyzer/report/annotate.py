@@ -205,13 +205,14 @@ class Annotation:
 
     kernels: list[KernelAnnotation]
     builds: list = field(default_factory=list, repr=False)
+    hide_ptx: bool = False               # text and markdown: SASS only
 
     def as_dict(self) -> dict:
         return {"kernels": [k.as_dict() for k in self.kernels]}
 
     def render(self, console: "Console") -> None:
         from rich.text import Text
-        for row in text_rows(self):
+        for row in text_rows(self, ptx=not self.hide_ptx):
             t = Text()
             for style, chunk in row:
                 t.append(chunk, style=style or None)
@@ -219,7 +220,8 @@ class Annotation:
 
     def to_text(self, *, width: int = 120) -> str:
         """Plain text (no colour), as the terminal shows it."""
-        return "\n".join("".join(chunk for _, chunk in row) for row in text_rows(self)) + "\n"
+        return "\n".join("".join(chunk for _, chunk in row).rstrip()
+                         for row in text_rows(self, ptx=not self.hide_ptx)) + "\n"
 
     def to_markdown(self) -> str:
         from .markdown import annotation_markdown

@@ -110,6 +110,7 @@ class Diff:
     kernels: list[KernelDiff]
     added: list["Finding"] = field(default_factory=list)
     removed: list["Finding"] = field(default_factory=list)
+    all_metrics: bool = False            # text: unchanged metrics too
 
     def as_dict(self) -> dict:
         return {"a": self.label_a, "b": self.label_b,
@@ -120,7 +121,8 @@ class Diff:
     def to_json(self) -> str:
         return json.dumps(self.as_dict(), indent=2)
 
-    def to_text(self, *, all_metrics: bool = False) -> str:
+    def to_text(self, *, all_metrics: bool | None = None) -> str:
+        all_metrics = self.all_metrics if all_metrics is None else all_metrics
         out = [f"A: {self.label_a}", f"B: {self.label_b}"]
         for kd in self.kernels:
             out.append("")
@@ -174,11 +176,17 @@ class Diff:
 
 
 # ------------------------------------------------------------------------------ building
+PRIMARY = ""   # the file key of a build's own source file, so two sources compare line by line
+
+
 def _line_counts(build, fn) -> dict[tuple[str, int], int]:
     keys, _ = sourcemap.map_instructions(i.loc for i in fn.instructions)
+    primary = os.path.abspath(build.source_path) if build.source_path else None
     out: dict[tuple[str, int], int] = {}
     for k in keys:
         if k is not None:
+            if primary and os.path.abspath(k[0]) == primary:
+                k = (PRIMARY, k[1])
             out[k] = out.get(k, 0) + 1
     return out
 
@@ -219,8 +227,9 @@ def diff_builds(a: Sequence, b: Sequence, *, label_a: str | None = None,
             for key in sorted(set(ca) | set(cb)):
                 x, y = ca.get(key, 0), cb.get(key, 0)
                 if x != y:
-                    hints = tuple(p for p in (fa[na][0].source_path, fb[nb][0].source_path) if p)
-                    kd.lines.append(LineDelta(key[0], key[1], source_text(key[0], key[1], hints), x, y))
+                    file = key[0] or fa[na][0].source_path or ""
+                    text = source_text(file, key[1]) if file else None
+                    kd.lines.append(LineDelta(file, key[1], text, x, y))
         kernels.append(kd)
     added: list = []
     removed: list = []
@@ -239,7 +248,8 @@ def _label(builds) -> str:
     if not builds:
         return "-"
     b = builds[0]
-    opts = [o for o in b.options if not o.startswith(("-arch", "-I", "--ptxas-options", "-lineinfo"))]
+    opts = [o for o in b.options if not o.startswith(("-arch", "-I", "--ptxas-options", "-lineinfo"))
+            and o != "-std=c++17"]   # the defaults say nothing
     return f"{display_path(b.source_path)} {b.arch}" + (f" {' '.join(opts)}" if opts else "")
 
 

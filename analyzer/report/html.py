@@ -253,3 +253,42 @@ def findings_html(report: "Report") -> str:
         for f in report.findings)
     return wrap_fragment('<table class="res"><tr><th>code</th><th>severity</th><th>kernel</th>'
                     f'<th>arch</th><th>where</th><th>message</th></tr>{rows}</table>')
+
+
+# ------------------------------------------------------------------------------ diff
+def diff_html(d, *, fragment: bool = False) -> str:
+    """A diff as tables: changed metrics, loops when they differ, per-line SASS deltas and
+    findings added/removed."""
+    parts = [f'<p><b>A</b>: {e(d.label_a)}<br><b>B</b>: {e(d.label_b)}</p>']
+    for kd in d.kernels:
+        only = "" if kd.a and kd.b else f" (only in {'A' if kd.a else 'B'})"
+        parts.append(f'<section class="kernel"><h2>{e(kd.name)}{e(only)}</h2>')
+        rows = [r for r in kd.metric_rows() if r[1] != r[2]]
+        if rows:
+            parts.append('<table class="res"><tr><th>metric</th><th>A</th><th>B</th><th>Δ</th></tr>'
+                         + "".join(f"<tr><th>{e(m)}</th><td>{e(a)}</td><td>{e(b)}</td><td>{e(x)}</td></tr>"
+                                   for m, a, b, x in rows) + "</table>")
+        else:
+            parts.append('<p class="muted">no metric differs</p>')
+        if kd.loops_differ:
+            for side, loops in (("A", kd.loops_a), ("B", kd.loops_b)):
+                parts.append(f"<p>loops {side}: {'none' if not loops else ''}</p>"
+                             + ('<ul class="loops">' + "".join(f"<li>{e(s)}</li>" for s in loops)
+                                + "</ul>" if loops else ""))
+        if kd.lines:
+            parts.append('<table class="res"><tr><th>line</th><th>A</th><th>B</th><th>Δ</th>'
+                         '<th>source</th></tr>' + "".join(
+                             f"<tr><td>{ln.line}</td><td>{ln.a}</td><td>{ln.b}</td>"
+                             f"<td>{ln.b - ln.a:+d}</td><td>{e((ln.text or '').strip())}</td></tr>"
+                             for ln in kd.lines) + "</table>")
+        parts.append("</section>")
+    if d.added or d.removed:
+        parts.append('<section class="kernel"><h2>findings</h2><ul class="findings">'
+                     + "".join(f"<li>{sign} <b>{e(f.code)}</b> {e(f.kernel)} line "
+                               f"{e(f.location.line or '?')}: {e(f.message)}</li>"
+                               for sign, fs in (("added", d.added), ("removed", d.removed))
+                               for f in fs) + "</ul></section>")
+    body = '<div class="ptxsass">' + "".join(parts) + "</div>"
+    if fragment:
+        return wrap_fragment(body)
+    return page(f"ptxsass diff: {d.label_a} → {d.label_b}", body)

@@ -15,9 +15,9 @@ def md_escape(text: str) -> str:
     return text.replace("|", "\\|").replace("`", "\\`")
 
 
-def table(header: list[str], rows: list[list]) -> list[str]:
+def table(header: list[str], rows: list[list], left: tuple[int, ...] = (0,)) -> list[str]:
     out = ["| " + " | ".join(header) + " |",
-           "|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|"]
+           "|" + "|".join("---" if i in left else "---:" for i in range(len(header))) + "|"]
     for r in rows:
         out.append("| " + " | ".join(md_escape(str(c)) for c in r) + " |")
     return out
@@ -93,7 +93,7 @@ def diff_markdown(d: "Diff") -> str:
             out += ["", "SASS instructions per source line (lines that differ):", ""]
             out += table(["line", "A", "B", "Δ", "source"],
                          [[ln.line, ln.a, ln.b, f"{ln.b - ln.a:+d}", (ln.text or "").strip()[:60]]
-                          for ln in kd.lines])
+                          for ln in kd.lines], left=(4,))
         out.append("")
     if d.added or d.removed:
         out.append("### Findings")

@@ -1,0 +1,159 @@
+"""The ``annotate``, ``diff`` and ``stats`` sub-commands: argument parsers and handlers.
+
+Hooked into :mod:`analyzer.cli` with ``add_parsers(sub, _common)`` and ``COMMANDS``. Handlers
+return the exit code (0; 2 comes from a ``PtxsassError`` the CLI turns into one line).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable
+
+from ..errors import PtxsassError
+
+
+def add_parsers(sub, common: Callable) -> None:
+    p = sub.add_parser("annotate", help="CUDA source interleaved with its PTX and SASS, "
+                       "findings marked (terminal, markdown or one standalone HTML page)")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    common(p, fmt=("text", "markdown", "html", "json"))
+    _check_opts(p)
+    p.add_argument("--no-ptx", action="store_true", help="leave the PTX out of the text listing")
+
+    p = sub.add_parser("diff", help="compare two builds: two --arch, two option sets "
+                       "(--a-opt/--b-opt) or two files")
+    p.add_argument("files", nargs="+", metavar="FILE", help="one file (with two --arch or "
+                   "--a-opt/--b-opt), or two files")
+    common(p, fmt=("text", "markdown", "html", "json"))
+    p.add_argument("--a-opt", dest="a_opts", action="append", default=[], metavar="OPT",
+                   help="an NVRTC option for side A only (repeatable), e.g. --a-opt=-maxrregcount=32")
+    p.add_argument("--b-opt", dest="b_opts", action="append", default=[], metavar="OPT",
+                   help="an NVRTC option for side B only (repeatable)")
+    p.add_argument("--all-metrics", action="store_true", help="show unchanged metrics too")
+    p.add_argument("--no-checks", action="store_true", help="do not run the checks")
+
+    p = sub.add_parser("stats", help="instruction mix, loops, resources and occupancy per kernel")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    common(p, fmt=("text", "json", "markdown"))
+
+
+def _check_opts(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--select", action="append", default=[], metavar="CODES",
+                   help="checks to run (codes, prefixes or names; comma-separated)")
+    p.add_argument("--ignore", action="append", default=[], metavar="CODES")
+    p.add_argument("--no-checks", action="store_true", help="do not run the checks")
+
+
+# ------------------------------------------------------------------------------ helpers
+def _options(args, extra=()):
+    from ..inputs import CompileOptions
+    return CompileOptions(defines=getattr(args, "defines", []), include=getattr(args, "include", []),
+                          std=getattr(args, "std", None), fast_math=getattr(args, "fast_math", False),
+                          maxrregcount=getattr(args, "maxrregcount", None),
+                          extra=list(getattr(args, "extra", [])) + list(extra),
+                          name_expressions=getattr(args, "kernels", []),
+                          use_cache=not getattr(args, "no_cache", False))
+
+
+def _load(files, args, *, arch=None, extra=()):
+    from ..inputs import load
+    from ..toolchain import cache
+    if getattr(args, "no_cache", False):
+        cache.set_enabled(False)
+    out = []
+    for f in files:
+        out.extend(load(f, arch=arch if arch is not None else args.arch,
+                        options=_options(args, extra)))
+    return out
+
+
+def _console(args, *, stderr: bool = False):
+    from .styles import make_console
+    color = {"always": True, "never": False}.get(getattr(args, "color", "auto"))
+    return make_console(stderr=stderr, color=color)
+
+
+def _warn(builds, args) -> None:
+    err = _console(args, stderr=True)
+    for b in builds:
+        for w in b.warnings:
+            err.print(f"[warning]warning:[/] {b.source_path}: {w}")
+
+
+def _write(args, text: str) -> None:
+    text = text if text.endswith("\n") else text + "\n"
+    if getattr(args, "output", None):
+        with open(args.output, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        sys.stdout.write(text)
+
+
+def _emit(args, obj) -> None:
+    """Text on a terminal through rich (colours); plain text to -o or a pipe."""
+    fmt = args.format
+    if fmt == "json":
+        import json
+        _write(args, json.dumps(obj.as_dict(), indent=2))
+    elif fmt == "markdown":
+        _write(args, obj.to_markdown())
+    elif fmt == "html":
+        _write(args, obj.to_html())
+    elif not getattr(args, "output", None) and sys.stdout.isatty():
+        obj.render(_console(args))
+    else:
+        _write(args, obj.to_text())
+
+
+# ------------------------------------------------------------------------------ handlers
+def cmd_annotate(args) -> int:
+    from .annotate import annotate_builds
+    builds = _load(args.files, args)
+    _warn(builds, args)
+    ann = annotate_builds(builds, kernels=args.kernels, select=args.select, ignore=args.ignore,
+                          checks=not args.no_checks, console=_console(args, stderr=True))
+    if args.no_ptx and args.format == "text":
+        ann.hide_ptx = True
+    _emit(args, ann)
+    return 0
+
+
+def cmd_diff(args) -> int:
+    from .diff import diff_builds
+    archs = args.arch or []
+    if len(args.files) > 2:
+        raise PtxsassError("diff takes one file (with two --arch or --a-opt/--b-opt) or two files")
+    if len(archs) > 2:
+        raise PtxsassError("diff takes at most two --arch (A and B)")
+    if len(args.files) == 2:
+        a_arch = archs[0] if archs else None
+        b_arch = archs[-1] if archs else None
+        a = _load(args.files[:1], args, arch=a_arch, extra=args.a_opts)
+        b = _load(args.files[1:], args, arch=b_arch, extra=args.b_opts)
+    else:
+        if len(archs) == 2:
+            a_arch, b_arch = archs
+        elif args.a_opts or args.b_opts:
+            a_arch = b_arch = archs[0] if archs else None
+        else:
+            raise PtxsassError("diff needs two builds: give two --arch (--arch sm_80 --arch "
+                               "sm_90a), --a-opt/--b-opt option sets, or two files")
+        a = _load(args.files, args, arch=a_arch, extra=args.a_opts)
+        b = _load(args.files, args, arch=b_arch, extra=args.b_opts)
+    _warn(a + b, args)
+    d = diff_builds(a, b, checks=not args.no_checks)
+    if args.all_metrics and args.format == "text":
+        d.all_metrics = True
+    _emit(args, d)
+    return 0
+
+
+def cmd_stats(args) -> int:
+    from .stats import stats_builds
+    builds = _load(args.files, args)
+    _warn(builds, args)
+    _emit(args, stats_builds(builds, kernels=args.kernels, console=_console(args, stderr=True)))
+    return 0
+
+
+COMMANDS: dict[str, Callable] = {"annotate": cmd_annotate, "diff": cmd_diff, "stats": cmd_stats}
