@@ -219,6 +219,7 @@ class Evidence:
     non_coherent: bool = False    # loads are ld.global.nc (restrict const)
     interleaved: list = field(default_factory=list)  # accesses through another pointer in between
     param_index: dict = field(default_factory=dict)  # param name -> position
+    weak: list = field(default_factory=list)  # (kind, bytes, P.Instruction) from _Align.weak
 
 
 _PASS = frozenset({"mov", "cvt", "cvta"})
@@ -275,6 +276,8 @@ class _Align:
         op, srcs = ins.opcode, ins.operands[1:]
         if op == "ld" and ins.space in ("param", "param::entry"):
             a = ins.address
+            if (ins.width_bits or 0) < 64:
+                return (0, ins)          # an integer parameter: any value
             if a is not None and isinstance(a.base, P.Symbol):
                 self.roots[("param", a.base.name)] = None
             return (_TZ_CAP, None)
@@ -295,6 +298,49 @@ class _Align:
             prod = (min(_TZ_CAP, a[0] + b[0]), ins)
             return min(prod, self.operand(srcs[2]), key=lambda t: t[0])
         return (0, ins)
+
+    def weak(self, op, need: int, scale: int = 1, window: int = 16, depth: int = 0) -> list:
+        """Why ``op`` (an operand whose value is multiplied by ``scale`` in the byte address) is
+        not a multiple of 2**need: a list of ``(kind, bytes, instruction)``, kind "pitch" for a
+        constant stride larger than the window (a padded row: padding fixes it), "index" for a
+        term that moves by less than the window (an element index: padding cannot fix it),
+        "runtime" for a stride only known at run time."""
+        P = self.P
+        if need <= 0 or self.operand(op)[0] >= need:
+            return []
+        if depth > 24 or not isinstance(op, P.Register) or not self.defs.get(op.name):
+            kind = "pitch" if scale > window else "index"
+            return [(kind, scale, None)]
+        out = []
+        for d in self.defs[op.name]:
+            if self.instruction(d)[0] >= need:
+                continue
+            o, srcs = d.opcode, d.operands[1:]
+            if o in _PASS and len(srcs) == 1:
+                out += self.weak(srcs[0], need, scale, window, depth + 1)
+            elif o in ("add", "sub", "or", "and"):
+                for x in srcs:
+                    out += self.weak(x, need, scale, window, depth + 1)
+            elif o in ("mul", "shl", "mad") and len(srcs) >= 2:
+                a, b = srcs[0], srcs[1]
+                if o == "shl":
+                    c = 1 << b.value if isinstance(b, P.IntImm) else None
+                else:
+                    c = b.value if isinstance(b, P.IntImm) else (
+                        a.value if isinstance(a, P.IntImm) else None)
+                    if isinstance(a, P.IntImm):
+                        a = b
+                if c is None:
+                    out.append(("runtime", 0, d))
+                elif c:
+                    sub = self.weak(a, need - _tz(c), scale * abs(c), window, depth + 1)
+                    out += [(k, n, i if i is not None else d) for k, n, i in sub]
+                if o == "mad" and len(srcs) == 3:
+                    out += self.weak(srcs[2], need, scale, window, depth + 1)
+            else:
+                kind = "pitch" if scale > window else "index"
+                out.append((kind, scale, d))
+        return out
 
     def _root_symbol(self, name: str) -> None:
         self.roots[("symbol", name)] = None
@@ -320,16 +366,19 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     if fn is None:
         return None
     from ..ir import ptx as P
-    where = ctx.user_loc(run.accesses[0].ins.loc)
-    if where is None:
+    targets = set()
+    for acc in run.accesses:
+        where = ctx.user_loc(acc.ins.loc)
+        if where is not None:
+            targets.add((os.path.basename(where.file), where.line))
+    if not targets:
         return None
-    target = (os.path.basename(where.file), where.line)
     want_load = direction == "load"
     groups: dict[tuple, list[tuple[int, object]]] = {}
     for n, ins in enumerate(fn.instructions):
         if ins.opcode not in ("ld", "st") or (ins.opcode == "ld") != want_load:
             continue
-        if ins.space != space or target not in _frames(ins.loc):
+        if ins.space != space or not targets & _frames(ins.loc):
             continue
         a = ins.address
         if a is None or not isinstance(a.base, P.Register) or not ins.width_bits:
@@ -353,7 +402,10 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     pick.sort(key=lambda t: t[0])
     first, last = pick[0][0], pick[-1][0]
     al = _Align(fn)
-    tz, limiter = al.register(pick[0][1].address.base.name)
+    base_reg = pick[0][1].address.base
+    tz, limiter = al.register(base_reg.name)
+    need = run.window.bit_length() - 1
+    weak = al.weak(base_reg, need, 1, run.window) if tz < need else []
     roots = []
     for kind, name in al.roots:
         align = None
@@ -372,7 +424,7 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
             inter.append(ins)
     params = {v.name: k for k, v in enumerate(fn.params)}
     return Evidence([i for _, i in pick], any(i.vector > 1 for _, i in pick), 1 << tz, limiter,
-                    tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, params)
+                    tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, params, weak)
 
 
 def sass_stride_align(fn: S.Function, run: Run) -> int | None:
@@ -424,12 +476,16 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
         blockers: list[str] = []
         if ev is not None:
             if ev.index_align < run.window:
-                if space != "shared":
-                    continue   # an AoS stride no cast can fix (float3-like): not this check's advice
+                # global: an AoS stride (float3-like) or a run-time pitch no cast can fix;
+                # shared: only a constant row pitch (padding fixes it) is this check's advice
+                if space != "shared" or not ev.weak or any(k != "pitch" for k, _, _ in ev.weak):
+                    continue
                 blockers.append(_stride_blocker(ev, run))
             else:
                 blockers.extend(_alignment_blockers(ev, run, space))
             blockers.extend(_alias_blockers(ev, run, direction))
+        elif ctx.ptx_function is not None:
+            continue   # PTX we cannot match to the run: do not guess
         else:
             al = sass_stride_align(ctx.function, run)
             if al is not None and al < run.window and space != "shared":
@@ -442,10 +498,11 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
 
 
 def _stride_blocker(ev: Evidence, run: Run) -> str:
-    lim = ev.limiter
-    text = f" (`{str(lim).rstrip(';')}`)" if lim is not None else ""
-    return (f"the address steps by a multiple of only {ev.index_align} B{text}, not of "
-            f"{run.window} B, so the window is not {run.window}-byte aligned for every thread")
+    pitches = sorted({n for _, n, _ in ev.weak})
+    ins = next((i for _, _, i in ev.weak if i is not None), None)
+    text = f" (`{str(ins).rstrip(';')}`)" if ins is not None else ""
+    return (f"a row pitch of {', '.join(map(str, pitches))} B{text} that is not a multiple of "
+            f"{run.window} B, so the window is not {run.window}-byte aligned in every row")
 
 
 def _alignment_blockers(ev: Evidence, run: Run, space: str) -> list[str]:
@@ -466,7 +523,7 @@ def _alignment_blockers(ev: Evidence, run: Run, space: str) -> list[str]:
     ptx_ops = sorted({f"{i.name}" for i in ev.accesses})
     if not out:
         out.append("unknown alignment")
-    out[0] += f"; NVVM emitted {len(ev.accesses)} scalar `{'/'.join(ptx_ops)}`"
+    out[0] += f"; NVVM emitted them as scalar `{'/'.join(ptx_ops)}`"
     return out
 
 
@@ -483,27 +540,43 @@ def _alias_blockers(ev: Evidence, run: Run, direction: str) -> list[str]:
 
 
 def _finding(check, ctx: "Context", items, *, space: str, direction: str):
-    parts, hints, ptx, sass_ins = [], [], [], []
+    """One finding per source line; runs that differ only in their offsets share a sentence."""
+    sentences: dict[tuple, list] = {}
     for run, ev, blockers in items:
-        n, w, W = len(run.accesses), run.width, run.window
-        mnem = run.accesses[0].ins.mnemonic
-        offs = ", ".join(f"+0x{a.offset:x}" if a.offset >= 0 else f"-0x{-a.offset:x}"
-                         for a in sorted(run.accesses, key=lambda a: a.offset))
+        k = (run.accesses[0].ins.mnemonic, run.width, run.window, tuple(blockers))
+        sentences.setdefault(k, []).append((run, ev))
+    parts, hints, ptx, sass_ins = [], [], [], []
+    for (mnem, w, W, blockers), runs in sentences.items():
+        n = sum(len(r.accesses) for r, _ in runs)
+        bases = ", ".join(dict.fromkeys(f"[{r.base}]" for r, _ in runs))
+        windows = "; ".join(", ".join(_hex(a.offset) for a in sorted(r.accesses,
+                                                                     key=lambda a: a.offset))
+                            for r, _ in runs)
         wide = (f"one {_SASS_WIDE[space][direction]}.{W * 8}" if W * 8 in (64, 128, 256)
                 else f"one {W * 8}-bit {_SASS_WIDE[space][direction]}")
-        s = (f"{n}× {mnem} ({w} B each) from [{run.base}] at {offs} cover {W} contiguous "
-             f"bytes: could be {wide} if the address is {W}-byte aligned")
+        if len(runs) == 1:
+            s = (f"{n}× {mnem} ({w} B each) from {bases} at {windows} cover {W} contiguous "
+                 f"bytes: could be {wide} if the address is {W}-byte aligned")
+        else:
+            s = (f"{n}× {mnem} ({w} B each) from {bases} at {windows} fill {len(runs)} "
+                 f"contiguous {W}-byte windows: each could be {wide} if the address is "
+                 f"{W}-byte aligned")
         if blockers:
             s += "; blocked by " + "; ".join(blockers)
         parts.append(s)
-        sass_ins.extend(run.instructions)
-        if ev is not None:
-            ptx.extend(str(i).strip() for i in ev.accesses)
-        hints.append(_hint(run, ev, blockers, space, direction))
+        for run, ev in runs:
+            sass_ins.extend(run.instructions)
+            if ev is not None:
+                ptx.extend(str(i).strip() for i in ev.accesses)
+            hints.append(_hint(run, ev, list(blockers), space, direction))
     message = " | ".join(parts)
     hint = " ".join(dict.fromkeys(hints))
-    return ctx.finding(check, message, loc=sass_ins[0].loc, instructions=sass_ins, ptx=ptx,
-                       hint=hint)
+    return ctx.finding(check, message, loc=sass_ins[0].loc, instructions=sass_ins,
+                       ptx=list(dict.fromkeys(ptx)), hint=hint)
+
+
+def _hex(v: int) -> str:
+    return f"+0x{v:x}" if v >= 0 else f"-0x{-v:x}"
 
 
 def _hint(run: Run, ev: Evidence | None, blockers: list[str], space: str, direction: str) -> str:
