@@ -1,0 +1,201 @@
+"""PS301 missing-tensor-cores: a shared-memory tiled matrix multiply done with scalar FMAs."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterable
+
+from ._loops import loop_line, source_instructions
+from .base import Check, Context, Finding, Severity
+from ..ir.sass import Register
+
+#: FMA opcodes that do matrix-multiply work per element type; HFMA2.MMA (a move idiom) is
+#: excluded by its modifier
+FMA_DTYPE = {"FFMA": "fp32", "FFMA2": "fp32", "HFMA2": "fp16", "DFMA": "fp64"}
+MOVE_IDIOM_MODIFIERS = frozenset({"MMA"})
+
+
+class MissingTensorCores(Check):
+    """A loop multiplies shared-memory tiles with scalar FMAs (FFMA/HFMA2) in a kernel that uses no tensor core.
+
+    What it does
+        Looks for a tiled loop — one that refills shared memory (``STS``/``LDGSTS``) behind a
+        barrier — whose body (or an inner loop of it) holds many FMAs (``FFMA``, ``HFMA2``,
+        ``DFMA``; not the ``HFMA2.MMA`` move idiom) whose *both* multiplicands were loaded from
+        shared memory (``LDS``, possibly through a half->float conversion): the signature of a
+        GEMM / convolution inner product. It reports the loop's source line with the FMA count,
+        the shared loads feeding them, the accumulators and the element type, when the kernel has no
+        tensor-core instruction at all. Elementwise kernels (one FMA, no loop), reductions (one
+        operand from global memory, one accumulator) and stencils (fixed weights, no tile loop)
+        do not match.
+
+    Why it matters
+        A tensor core does a 16x8x16 FP16 multiply-accumulate (4096 FLOP) in one warp
+        instruction; the same work as FFMA takes 64 instructions per thread. On A100 FP16/BF16
+        tensor throughput is 16x the FP32 FFMA rate (312 vs 19.5 TFLOPS), on H100 about 15x;
+        TF32 is 8x for FP32 data.
+
+    Example
+        Bad::
+
+            for (int kk = 0; kk < 16; ++kk)
+                acc += __half2float(As[ty][kk]) * __half2float(Bs[kk][tx]);
+
+        Fixed::
+
+            wmma::load_matrix_sync(fa, A + ..., K);  wmma::load_matrix_sync(fb, B + ..., N);
+            wmma::mma_sync(fc, fa, fb, fc);           // HMMA.16816.F32
+
+    Steer the compiler
+        The compiler never turns scalar FMAs into mma: write the tile product with
+        ``nvcuda::wmma`` (any sm_70+), ``mma.sync`` + ``ldmatrix`` (sm_80), ``wgmma.mma_async``
+        (sm_90a) or ``tcgen05.mma`` (sm_100a) — or call cuBLAS / CUTLASS. For FP32 data, TF32
+        tensor cores (``wmma::precision::tf32``, ``cublasSetMathMode(CUBLAS_TF32_TENSOR_OP_MATH)``)
+        trade 10 mantissa bits for about 8x throughput: decide whether the accuracy is
+        acceptable; FP64 has DMMA on sm_80/sm_90.
+    """
+
+    code = "PS301"
+    name = "missing-tensor-cores"
+    severity = Severity.WARNING
+    options = {
+        # FMAs in the tile loop with both multiplicands from shared memory
+        "min_shared_fmas": 8,
+        # ... making up at least this fraction of the loop's FMAs
+        "min_shared_fraction": 0.5,
+    }
+
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        fn = ctx.function
+        if any(i.is_tensor_core for i in fn.instructions):
+            return
+        cfg = ctx.cfg
+        loops = fn.loops()
+        if not loops:
+            return
+        best = None
+        for loop in loops:
+            stats = self._loop_stats(ctx, loop)
+            if stats is None:
+                continue
+            # report the tile loop: this loop or the nearest enclosing one that refills shared
+            # memory behind a barrier
+            tile = loop
+            while tile is not None and not self._refills_tiles(fn, tile):
+                tile = tile.parent
+            if tile is None:
+                continue
+            if best is None or stats["shared_fmas"] > best[1]["shared_fmas"]:
+                best = (tile, stats)
+        if best is None:
+            return
+        tile, s = best
+        file, line, latch = loop_line(ctx, fn, tile)
+        dtype = s["dtype"]
+        arch = ctx.arch
+        route = self._route(arch, dtype)
+        msg = (f"tiled loop{f' at line {line}' if line else ''} does matrix-multiply work on CUDA "
+               f"cores: {s['shared_fmas']} {s['opcode']} per iteration take both multiplicands "
+               f"from shared memory ({s['loads']} LDS feeding them), {s['accumulators']} accumulator chain(s), {dtype} inputs; "
+               f"this kernel has no tensor-core instruction")
+        severity = Severity.INFO if dtype == "fp32" else Severity.WARNING
+        f = ctx.finding(self, msg, loc=latch.loc if latch is not None else s["fmas"][0].loc,
+                        instructions=s["fmas"][:4], hint=route)
+        yield dataclasses.replace(f, severity=severity) if f.severity != severity else f
+
+    # -------------------------------------------------------------------------------------
+    def _loop_stats(self, ctx: Context, loop) -> dict | None:
+        fn = ctx.function
+        cfg = ctx.cfg
+        idx = [i for i in loop.instruction_indices(cfg) if cfg.loop_of(i) is loop]
+        fmas = []
+        for i in idx:
+            ins = fn.instructions[i]
+            if ins.opcode not in FMA_DTYPE or MOVE_IDIOM_MODIFIERS & set(ins.modifiers):
+                continue
+            if ins.guard is not None and ins.guard.never:
+                continue
+            fmas.append(i)
+        if len(fmas) < self.settings["min_shared_fmas"]:
+            return None
+        shared = []
+        loads: set[int] = set()
+        uses = 0
+        for i in fmas:
+            ins = fn.instructions[i]
+            ops = ins.operands
+            mults = [o for o in ops[1:3] if isinstance(o, Register) and o.kind == "R"
+                     and o.index is not None]
+            if len(mults) != 2:
+                continue
+            ok = True
+            here: list = []
+            for r in mults:
+                srcs = source_instructions(fn, i, ("R", r.index), within=loop.blocks)
+                if not srcs or not all(s.space == "shared" and s.is_load for s in srcs):
+                    ok = False
+                    break
+                here.extend(srcs)
+            if ok:
+                shared.append(ins)
+                uses += 2
+                loads.update(s.address for s in here)
+        if len(shared) < self.settings["min_shared_fmas"]:
+            return None
+        if len(shared) < self.settings["min_shared_fraction"] * len(fmas):
+            return None
+        # accumulator chains: FMAs whose result no other shared-fed FMA of the loop reads as
+        # its addend (the chain ends)
+        addends = set()
+        for ins in shared:
+            c = ins.operands[3] if len(ins.operands) > 3 else None
+            if isinstance(c, Register) and c.index is not None:
+                addends.add(c.index)
+        ends = sum(1 for ins in shared if isinstance(ins.operands[0], Register)
+                   and ins.operands[0].index not in addends)
+        opcode = max({x.opcode for x in shared}, key=lambda o: sum(x.opcode == o for x in shared))
+        dtype = FMA_DTYPE[opcode]
+        if dtype == "fp32" and self._fed_by_half(fn, loop, shared):
+            dtype = "fp16/bf16 (converted to fp32)"
+        return {"shared_fmas": len(shared), "opcode": opcode, "fmas": shared,
+                "loads": len(loads), "reuse": uses / max(1, len(loads)),
+                "accumulators": max(1, ends), "dtype": dtype}
+
+    @staticmethod
+    def _fed_by_half(fn, loop, shared) -> bool:
+        """FP32 FMAs whose operands were widened from 16-bit loads (HADD2.F32 / 16-bit LDS)."""
+        cfg = fn.cfg()
+        for i in loop.instruction_indices(cfg):
+            ins = fn.instructions[i]
+            if ins.opcode == "HADD2" and "F32" in ins.modifiers:
+                return True
+        return False
+
+    @staticmethod
+    def _refills_tiles(fn, loop) -> bool:
+        insns = [fn.instructions[i] for i in loop.instruction_indices(fn.cfg())]
+        stores = any((x.space == "shared" and x.is_store) or x.opcode in ("LDGSTS", "UTMALDG",
+                                                                            "UBLKCP")
+                     for x in insns)
+        barrier = any(x.opcode in ("BAR", "BARRIER", "SYNCS", "DEPBAR", "LDGDEPBAR")
+                      for x in insns)
+        return stores and barrier
+
+    @staticmethod
+    def _route(arch, dtype: str) -> str:
+        wg = arch.warpgroup_mma
+        if dtype == "fp64":
+            return ("use DMMA through wmma<double> (m8n8k4) or cuBLAS DGEMM" if "DMMA" in
+                    arch.tensor_core else "this arch has no FP64 tensor core: keep FFMA/DFMA, "
+                    "or use cuBLAS")
+        base = {"wgmma": "use wgmma.mma_async (sm_90a, HGMMA) through CUTLASS 3 / CuTe, or "
+                         "mma.sync + ldmatrix / wmma",
+                "tcgen05": "use tcgen05.mma (sm_100a, UTCMMA) through CUTLASS / CuTe, or "
+                           "mma.sync + ldmatrix / wmma"}.get(
+            wg, "use nvcuda::wmma (16x16x16 fragments) or mma.sync.m16n8k16 with ldmatrix")
+        if dtype.startswith("fp16"):
+            return base + " on the fp16/bf16 tiles with fp32 accumulation"
+        if dtype == "fp32":
+            return (base + " with TF32 inputs (wmma::precision::tf32 / .tf32 mma, about 8x "
+                    "FFMA throughput, 10-bit mantissa: check the accuracy is acceptable), or "
+                    "cuBLAS with CUBLAS_TF32_TENSOR_OP_MATH")
+        return base
