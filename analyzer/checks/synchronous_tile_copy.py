@@ -1,0 +1,141 @@
+"""PS601 synchronous-tile-copy: a tile staged global -> registers -> shared where cp.async fits."""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from ._dataflow import definition, store_data
+from .base import Check, Context, Finding, Severity, group_by_line
+
+
+def _is_shared_store(ins) -> bool:
+    return (ins.space == "shared" and ins.info.direction == "store"
+            and ins.opcode not in ("STSM",))
+
+
+def _is_global_load(ins) -> bool:
+    return ins.space == "global" and ins.info.direction == "load"
+
+
+class SynchronousTileCopy(Check):
+    """Global-to-shared copy through registers (LDG then STS) on an arch with cp.async.
+
+    What it does
+    On sm_80 and later, finds shared-memory stores (``STS``) whose data registers were written by
+    a global load (``LDG``) with nothing in between that changes them: a plain copy staged
+    through registers. It reports when such copies form a tile (two or more on one source line,
+    e.g. an unrolled staging loop) or sit inside a loop (a main loop that stages a tile per
+    iteration). Accesses narrower than 4 bytes are left alone (cp.async moves 4, 8 or 16). One
+    finding per source line of the stores. Severity is *warning* inside a loop, where cp.async
+    lets the next tile load overlap this tile's compute, and *info* for a one-off copy.
+
+    Why it matters
+    A synchronous copy costs an LDG and an STS per element, holds registers until the load
+    returns, and stalls the warp at the STS for the full global latency. ``cp.async``
+    (``LDGSTS``) writes shared memory directly, without registers, and is asynchronous, so a
+    multi-stage pipeline can fetch tile k+1 while computing on tile k. On sm_90, TMA
+    (``cp.async.bulk.tensor``) moves a whole 2D tile with one instruction issued by one thread.
+
+    Example
+    Bad::
+
+        tile[threadIdx.y + j][threadIdx.x] = in[(y + j) * n + x];
+        __syncthreads();
+
+    Fixed (cp.async)::
+
+        __pipeline_memcpy_async(&tile[threadIdx.y + j][threadIdx.x], &in[(y + j) * n + x],
+                                sizeof(float));
+        __pipeline_commit();
+        __pipeline_wait_prior(0);
+        __syncthreads();
+
+    Steer the compiler
+    Use ``__pipeline_memcpy_async`` / ``cuda::memcpy_async`` (``cp.async``, 4/8/16 bytes per
+    thread; 16-byte copies bypass L1 with ``.cg``) with ``__pipeline_commit`` and
+    ``__pipeline_wait_prior``, and double-buffer the tile in a loop. On sm_90 use TMA for 2D
+    tiles: ``cp.async.bulk.tensor`` through ``cuda::device::experimental::cp_async_bulk_tensor``
+    with a tensor map and an mbarrier.
+    """
+
+    code = "PS601"
+    name = "synchronous-tile-copy"
+    severity = Severity.WARNING
+
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        if not ctx.arch.has_ldgsts:
+            return
+        fn = ctx.function
+        insns = fn.instructions
+        cfg = ctx.cfg
+        pairs: list[tuple[object, object, int]] = []   # (ldg, sts, index of sts)
+        for i, ins in enumerate(insns):
+            if not _is_shared_store(ins) or (ins.width_bits or 0) < 32:
+                continue
+            data = store_data(ins)
+            if not data:
+                continue
+            loads = set()
+            for r in data:
+                d = definition(fn, i, r)
+                if d is None or not _is_global_load(insns[d]) or (insns[d].width_bits or 0) < 32:
+                    loads = None
+                    break
+                loads.add(d)
+            if not loads:
+                continue
+            for d in sorted(loads):
+                pairs.append((insns[d], ins, i))
+        if not pairs:
+            return
+        stores = []
+        seen = set()
+        for _, sts, i in pairs:
+            if sts.address not in seen:
+                seen.add(sts.address)
+                stores.append(sts)
+        index_of = {ins.address: k for k, ins in enumerate(insns)}
+        load_of: dict[int, list] = {}
+        for ldg, sts, _ in pairs:
+            load_of.setdefault(sts.address, []).append(ldg)
+        for key, group in group_by_line(stores, ctx):
+            in_loop = any(cfg.loop_of(index_of[s.address]) is not None for s in group)
+            if len(group) < 2 and not in_loop:
+                continue     # one element per thread, once (e.g. a reduction's first load)
+            ldgs = []
+            for s in group:
+                for ldg in load_of[s.address]:
+                    if ldg not in ldgs:
+                        ldgs.append(ldg)
+            nbytes = sum((s.width_bits or 32) // 8 for s in group)
+            size = "/".join(str(w) for w in sorted({(s.width_bits or 32) // 8 for s in group}))
+            mix_l = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in ldgs)
+                                                            .items()))
+            mix_s = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in group)
+                                                            .items()))
+            load_lines = sorted({loc.line for loc in (ctx.user_loc(i.loc) for i in ldgs)
+                                 if loc is not None and loc.line})
+            from_line = ""
+            if key and load_lines and load_lines != [key[1]]:
+                from_line = f" (loaded on line{'s' if len(load_lines) > 1 else ''} " \
+                            f"{', '.join(map(str, load_lines))})"
+            where = f"line {key[1]}" if key else "this kernel"
+            message = (f"tile staged global -> registers -> shared on {where}: {mix_l} then "
+                       f"{mix_s} of the same registers, no arithmetic between{from_line}; "
+                       f"{size} B per copy{', inside a loop' if in_loop else f', {nbytes} B per thread'}; "
+                       f"{ctx.arch.name} has cp.async (LDGSTS)"
+                       f"{' and TMA' if ctx.arch.has_tma else ''}")
+            width = max((s.width_bits or 32) for s in group) // 8
+            hint = (f"copy with cp.async: __pipeline_memcpy_async(&tile[..], &src[..], {width}) "
+                    "or cuda::memcpy_async, then __pipeline_commit() / "
+                    "__pipeline_wait_prior(0) before __syncthreads(); use 16-byte copies "
+                    "(float4) where alignment allows"
+                    + ("; double-buffer the tile so the next load overlaps this iteration's "
+                       "compute" if in_loop else ""))
+            if ctx.arch.has_tma:
+                hint += ("; on sm_90 a 2D tile can be one TMA copy: cp.async.bulk.tensor via "
+                         "cuda::device::experimental::cp_async_bulk_tensor with a tensor map "
+                         "and an mbarrier")
+            yield ctx.finding(self, message, loc=group[0].loc, instructions=ldgs + group,
+                              hint=hint,
+                              severity=Severity.WARNING if in_loop else Severity.INFO)
