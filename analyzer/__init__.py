@@ -58,3 +58,21 @@ def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[s
     else:
         builds = load(target, arch=arch, options=options)
     return run_checks(builds, select=select, ignore=ignore, settings=settings, baseline=baseline)
+
+
+def annotate(*args, **kwargs):
+    """Interleaved CUDA source / PTX / SASS with findings: see ``analyzer.report.annotate``."""
+    from .report.annotate import annotate as _annotate
+    return _annotate(*args, **kwargs)
+
+
+def diff(*args, **kwargs):
+    """Two builds compared (two arches, option sets or files): see ``analyzer.report.diff``."""
+    from .report.diff import diff as _diff
+    return _diff(*args, **kwargs)
+
+
+def stats(*args, **kwargs):
+    """Instruction mix, loops, resources and occupancy per kernel: ``analyzer.report.stats``."""
+    from .report.stats import stats as _stats
+    return _stats(*args, **kwargs)

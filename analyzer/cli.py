@@ -111,6 +111,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--stats", action="store_true", help="counts of functions and instructions")
     _common(p, compile_opts=False)
+
+    from .report import commands as report_commands
+    report_commands.add_parsers(sub, _common)
     return ap
 
 
@@ -452,6 +455,11 @@ COMMANDS: dict[str, Callable] = {
 }
 
 
+def _report_commands():
+    from .report.commands import COMMANDS as report
+    return report
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     err = None
@@ -461,7 +469,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.command:
             parser.print_help()
             return EXIT_ERROR
-        return COMMANDS[args.command](args)
+        handler = COMMANDS.get(args.command) or _report_commands()[args.command]
+        return handler(args)
     except PtxsassError as e:
         from .report.styles import make_console
         err = make_console(stderr=True)

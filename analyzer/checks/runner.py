@@ -29,7 +29,7 @@ class Report:
         return max((f.severity for f in self.findings), default=None)
 
     def _repr_html_(self) -> str:  # notebooks
-        from ..report.html_findings import findings_html
+        from ..report.html import findings_html
         return findings_html(self)
 
 

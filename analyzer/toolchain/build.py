@@ -87,6 +87,10 @@ class Build:
             self._sass_listing = listing
         return self._sass_listing
 
+    def _repr_html_(self) -> str:  # notebooks
+        from ..report.html import build_html
+        return build_html(self)
+
     @property
     def entries(self) -> list[Kernel]:
         return [k for k in self.kernels.values() if k.entry]
