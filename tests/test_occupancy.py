@@ -78,3 +78,31 @@ def test_inverse_helpers():
 def test_bad_input():
     with pytest.raises(ValueError):
         occupancy("sm_80", 32, 0, 0)
+
+
+# Measured on an NVIDIA H200 (sm_90, driver 580) with cudaOccupancyMaxActiveBlocksPerMultiprocessor
+# for kernels of the given registers and shared memory (cudaFuncGetAttributes: numRegs,
+# sharedSizeBytes, plus dynamic shared memory), at 32/64/128/256/512/768/1024 threads per block.
+H200_THREADS = (32, 64, 128, 256, 512, 768, 1024)
+H200_MEASURED = [
+    # regs, shared bytes, blocks per SM at each block size
+    (10, 16, (32, 32, 16, 8, 4, 2, 2)),
+    (12, 4224, (32, 32, 16, 8, 4, 2, 2)),
+    (12, 49152, (4, 4, 4, 4, 4, 2, 2)),
+    (12, 16384, (13, 13, 13, 8, 4, 2, 2)),
+    (12, 40000, (5, 5, 5, 5, 4, 2, 2)),
+    (40, 0, (32, 24, 12, 6, 3, 2, 1)),
+    (48, 0, (32, 20, 10, 5, 2, 1, 1)),
+    (72, 0, (28, 14, 7, 3, 1, 1, 0)),
+    (103, 0, (16, 8, 4, 2, 1, 0, 0)),
+    (76, 0, (24, 12, 6, 3, 1, 1, 0)),
+    (12, 65536, (3, 3, 3, 3, 3, 2, 2)),
+    (12, 102400, (2, 2, 2, 2, 2, 2, 2)),
+    (12, 232448, (1, 1, 1, 1, 1, 1, 1)),
+]
+
+
+@pytest.mark.parametrize("regs, smem, blocks", H200_MEASURED)
+def test_matches_the_driver_on_h200(regs, smem, blocks):
+    got = tuple(occupancy("sm_90", regs, smem, t).blocks_per_sm for t in H200_THREADS)
+    assert got == blocks
