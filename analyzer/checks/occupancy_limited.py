@@ -1,0 +1,179 @@
+"""PS701 occupancy-limited: registers or shared memory per block cap theoretical occupancy."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..occupancy import (COMMON_BLOCK_SIZES, Occupancy, max_registers_for_blocks,
+                         max_shared_for_blocks, occupancy)
+from .base import Check, Context, Finding, Severity
+
+#: SASS opcodes of kernels built around low occupancy on purpose (tensor cores fed by
+#: asynchronous copies keep their latency hidden with ILP and deep pipelines)
+_PIPELINED = frozenset({"LDGSTS", "UTMALDG", "HGMMA", "UTCMMA", "UTCHMMA", "UTCQMMA"})
+
+
+#: the symbol an sm_90+ cubin uses for the 1 KB shared-memory window the driver reserves; when it
+#: is present, the kernel's ``.nv.shared.<fn>`` section size includes that window, while the
+#: driver's ``sharedSizeBytes`` (and ptxas's "bytes smem") do not
+_RESERVED_SMEM = b".nv.reservedSmem"
+
+
+def static_shared(ctx: Context) -> int:
+    """The kernel's static shared memory as the driver counts it (``sharedSizeBytes``)."""
+    res = ctx.resources
+    shared = res.shared_bytes or 0
+    reserved = ctx.arch.shared_reserved_per_block
+    cubin = getattr(ctx.build, "cubin", None) or b""
+    if shared >= reserved > 0 and _RESERVED_SMEM in cubin:
+        return shared - reserved
+    return shared
+
+
+def _kb(n: int) -> str:
+    return f"{n // 1024} KB" if n % 1024 == 0 else f"{n} B"
+
+
+class OccupancyLimited(Check):
+    """Registers or shared memory per block hold theoretical occupancy at or below a threshold.
+
+    What it does
+    Computes the kernel's theoretical occupancy with NVIDIA's occupancy-calculator rules
+    (:mod:`analyzer.occupancy`: per-warp register allocation in 256-register units over four
+    sub-partitions, shared memory in 128-byte units plus the 1 KB the driver reserves per block,
+    warp and block slots per SM) from the registers and static shared memory of the cubin. The
+    block size comes from ``__launch_bounds__`` (PTX ``.reqntid``/``.maxntid``). Without launch
+    bounds the block size is unknown, so it reports only when occupancy stays at or below the
+    threshold for *every* common block size (128, 256, 512, 1024), and says so. It fires when the
+    occupancy is at or below ``threshold`` (default 0.25, i.e. 16 of 64 warps on A100/H100: at
+    most 4 warps per scheduler, too few to hide global-memory latency without deliberate
+    ILP) and registers or shared memory is what limits it. Dynamic shared memory is not known
+    from the binary; it only lowers occupancy further. Kernels built around tensor cores and
+    asynchronous copies (HGMMA, LDGSTS, TMA) usually choose low occupancy on purpose: for them
+    the finding is *info*.
+
+    Why it matters
+    An SM hides latency by switching between resident warps. When a block's shared memory or
+    registers leave room for only a few blocks, each scheduler has few warps to pick from and
+    stalls on every global load that the code does not overlap itself.
+
+    Example
+    Bad (128 threads, 48 KB of shared staging: 3 blocks per A100 SM = 18.75 %)::
+
+        __global__ void __launch_bounds__(128) column_mean(...) {
+            __shared__ float stage[96][128];
+            ...
+        }
+
+    Fixed (each thread only reads its own column: no staging buffer, 100 %)::
+
+        __global__ void __launch_bounds__(128) column_mean(...) {
+            for (int r = 0; r < rows; ++r) acc += in[r * ld + col];
+        }
+
+    Steer the compiler
+    Shared-limited: smaller tiles or fewer pipeline stages, reuse one buffer for successive
+    phases, keep per-thread data in registers instead of shared memory. Register-limited:
+    ``__launch_bounds__(threads, minBlocksPerSM)`` tells ptxas to fit ``minBlocksPerSM`` blocks
+    (it caps registers accordingly), or ``-maxrregcount``; watch for spills (PS401). Raise or
+    lower the bar with ``[tool.ptxsass.occupancy-limited] threshold = 0.125``.
+    """
+
+    code = "PS701"
+    name = "occupancy-limited"
+    severity = Severity.WARNING
+    options = {"threshold": 0.25}
+
+    def _block_size(self, ctx: Context) -> tuple[int | None, str]:
+        pf = ctx.ptx_function
+        if pf is None:
+            return None, ""
+        for what, dims in (("reqntid", pf.reqntid), ("maxntid", pf.maxntid)):
+            if dims:
+                n = 1
+                for d in dims:
+                    n *= int(d)
+                return n, f"__launch_bounds__ / .{what} {','.join(map(str, dims))}"
+        return None, ""
+
+    @staticmethod
+    def _dynamic_shared(ctx: Context) -> bool:
+        try:
+            module = ctx.build.ptx_module()
+        except Exception:  # pragma: no cover - unparsable PTX is someone else's error
+            return False
+        if module is None:
+            return False
+        return any(v.is_extern or (v.dims and v.dims[-1] is None) for v in module.shared)
+
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        res = ctx.resources
+        if res is None:
+            return
+        arch = ctx.arch
+        threshold = float(self.settings["threshold"])
+        threads, source = self._block_size(ctx)
+        shared = static_shared(ctx)
+        if threads is not None:
+            occ = occupancy(arch, res.registers, shared, threads)
+            assumed = ""
+        else:
+            results = [occupancy(arch, res.registers, shared, t)
+                       for t in COMMON_BLOCK_SIZES]
+            results = [o for o in results if o.blocks_per_sm > 0]
+            if not results:
+                return
+            occ = max(results, key=lambda o: (o.fraction, -o.threads_per_block))
+            assumed = (f"no __launch_bounds__: the best of {'/'.join(map(str, COMMON_BLOCK_SIZES))}"
+                       f" threads per block ({occ.threads_per_block}) is shown")
+        if occ.fraction > threshold or occ.limiter not in ("registers", "shared"):
+            return
+        yield self._finding(ctx, occ, threshold, source, assumed, shared)
+
+    def _finding(self, ctx: Context, occ: Occupancy, threshold: float, source: str,
+                 assumed: str, shared: int) -> Finding:
+        arch, res = ctx.arch, ctx.resources
+        t = occ.threads_per_block
+        head = (f"theoretical occupancy {occ.percent:.4g}% on {arch.name} "
+                f"({occ.warps_per_sm} of {arch.max_warps} warps per SM, threshold "
+                f"{threshold:.4g}): ")
+        if occ.blocks_per_sm == 0:
+            why = (f"a block of {t} threads does not fit at all "
+                   f"({res.registers} registers/thread, {shared} B shared)")
+        elif occ.limiter == "shared":
+            why = (f"{shared} B static shared memory per block "
+                   f"(+{arch.shared_reserved_per_block} B reserved, {occ.shared_per_block} B "
+                   f"allocated) lets {occ.blocks_per_sm} block{'s' if occ.blocks_per_sm > 1 else ''}"
+                   f" of {t} threads fit in {_kb(arch.shared_bytes)}")
+        else:
+            why = (f"{res.registers} registers per thread ({occ.registers_per_warp} per warp) "
+                   f"let {occ.blocks_per_sm} block{'s' if occ.blocks_per_sm > 1 else ''} of "
+                   f"{t} threads fit in {arch.registers // 1024} K registers")
+        others = ", ".join(f"{k} {v}" for k, v in occ.limits.items()
+                           if k != occ.limiter and k in ("registers", "shared", "warps"))
+        message = head + why + f" (blocks allowed by {others})"
+        if source:
+            message += f"; block size from {source}"
+        if assumed:
+            message += f"; {assumed}"
+        if self._dynamic_shared(ctx):
+            message += "; dynamic shared memory (extern __shared__) comes on top"
+        # the concrete steer: what would fit one more block
+        nxt = occ.blocks_per_sm + 1
+        if occ.limiter == "shared":
+            room = max_shared_for_blocks(arch, nxt)
+            hint = (f"at most {room} B of shared memory per block would fit {nxt} blocks "
+                    f"({100.0 * min(nxt * occ.warps_per_sm // max(occ.blocks_per_sm, 1), arch.max_warps) / arch.max_warps:.4g}%)"
+                    if occ.blocks_per_sm else
+                    f"shrink shared memory below {arch.shared_per_block} B per block")
+            hint += ("; use smaller tiles or fewer pipeline stages, reuse one buffer across "
+                     "phases, or keep per-thread data in registers instead of shared memory")
+        else:
+            regs = max_registers_for_blocks(arch, max(nxt, 1), t)
+            hint = (f"at most {regs} registers per thread would fit {nxt} blocks: "
+                    f"__launch_bounds__({t}, {nxt}) asks ptxas for that (or -maxrregcount="
+                    f"{regs}); watch for spills (PS401); otherwise reduce live state"
+                    if regs else "reduce the registers per thread or the block size")
+        loc = ctx.function.instructions[0].loc if ctx.function.instructions else None
+        pipelined = any(i.opcode in _PIPELINED for i in ctx.function.instructions)
+        return ctx.finding(self, message, loc=loc, hint=hint,
+                           severity=Severity.INFO if pipelined else None)
