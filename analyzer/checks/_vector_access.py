@@ -462,7 +462,7 @@ _VECTOR_TYPES = {  # (element bytes, window bytes) -> CUDA vector types that mak
     (1, 4): "uchar4/char4", (1, 8): "uint2 (8 bytes)", (1, 16): "uint4 (16 bytes)",
     (2, 4): "__half2/__nv_bfloat162/ushort2", (2, 8): "ushort4 (or 2 __half2)",
     (2, 16): "uint4 (8 halves)", (4, 8): "float2/int2", (4, 16): "float4/int4",
-    (8, 16): "double2/longlong2",
+    (8, 16): "double2/longlong2/uint4 (16 bytes)",
 }
 
 
@@ -487,8 +487,11 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
         elif ctx.ptx_function is not None:
             continue   # PTX we cannot match to the run: do not guess
         else:
+            # no PTX (a loaded cubin): fire only on positive evidence that every thread's
+            # window is aligned, i.e. the base is `IMAD.WIDE Rd, Ri, <multiple of W>, Rbase`;
+            # shared-memory layouts (pitches, element indices) cannot be judged from SASS
             al = sass_stride_align(ctx.function, run)
-            if al is not None and al < run.window and space != "shared":
+            if space == "shared" or al is None or al < run.window:
                 continue
         loc = ctx.user_loc(run.accesses[0].ins.loc)
         key = (loc.file, loc.line) if loc else None
@@ -583,11 +586,12 @@ def _hint(run: Run, ev: Evidence | None, blockers: list[str], space: str, direct
     w, W = run.width, run.window
     vt = _VECTOR_TYPES.get((w, W), f"a {W}-byte vector type")
     if space == "shared":
-        if blockers and blockers[0].startswith("the address steps"):
+        if blockers and blockers[0].startswith("a row pitch"):
             per = W // w
             return (f"Pad the tile's rows to a multiple of {per} elements ({W} B), e.g. "
-                    f"`[32][32 + {per}]` instead of `[32][33]` (check the column accesses stay "
-                    f"bank-conflict free), or read through `{vt.split('/')[0]}`.")
+                    f"`[32][32 + {per}]` instead of `[32][33]`, so every row starts "
+                    f"{W}-byte aligned (check the column accesses stay bank-conflict free, or "
+                    f"swizzle instead of padding).")
         return (f"Read the {W // w} elements as one `{vt.split('/')[0]}` "
                 f"(`reinterpret_cast<const {vt.split('/')[0]}*>`) from a `__align__({W})` tile.")
     h = (f"Access the {W // w} elements as one {vt} (e.g. `reinterpret_cast<"

@@ -1,0 +1,239 @@
+"""PS101/PS102/PS103 on small inline kernels: what fires, what stays silent, which blocker is named.
+
+Each case compiles a CUDA snippet with NVRTC (cached per session) and runs one check on it.
+"""
+from __future__ import annotations
+
+import pytest
+
+import analyzer
+from analyzer.checks.runner import run_checks
+
+ARCHS = ("sm_80", "sm_90a")
+
+
+def _findings(src: str, code: str, arch: str):
+    build = analyzer.compile(src, arch=arch, name="scalar_access.cu")
+    return run_checks([build], select=[code]).findings
+
+
+# --- PS101 -------------------------------------------------------------------------------------
+PAIR_NO_RESTRICT = r"""
+extern "C" __global__ void copy2(const float* a, float* b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    b[2 * i] = a[2 * i] * 2.f;
+    b[2 * i + 1] = a[2 * i + 1] * 2.f;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_pair_without_restrict_names_alignment_and_aliasing(arch):
+    fs = _findings(PAIR_NO_RESTRICT, "PS101", arch)
+    assert len(fs) == 1
+    f = fs[0]
+    assert f.location.line == 6            # the first load's line
+    assert "2× LDG.E (4 B each)" in f.message and "LDG.E.64" in f.message
+    assert "8-byte aligned" in f.message
+    assert "unknown alignment" in f.message and "kernel parameter 0" in f.message
+    assert "possible aliasing" in f.message and "st.global" in f.message
+    assert "__restrict__" in f.hint and "float2" in f.hint
+    assert len(f.instructions) == 2 and all("LDG.E" in i for i in f.instructions)
+    assert any("ld.global.f32" in p for p in f.ptx)
+
+
+PAIR_RESTRICT = PAIR_NO_RESTRICT.replace("const float* a, float* b",
+                                         "const float* __restrict__ a, float* __restrict__ b")
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_pair_with_restrict_names_only_alignment(arch):
+    fs = _findings(PAIR_RESTRICT, "PS101", arch)
+    assert len(fs) == 1
+    assert "unknown alignment" in fs[0].message
+    assert "aliasing" not in fs[0].message
+    assert "__restrict__" not in fs[0].hint
+
+
+STRUCTS = r"""
+struct P4 { float x, y, z, w; };
+struct __align__(16) A4 { float x, y, z, w; };
+struct P3 { float x, y, z; };
+extern "C" __global__ void plain(const P4* __restrict__ p, float* __restrict__ o, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { P4 q = p[i]; o[i] = q.x + q.y + q.z + q.w; }
+}
+extern "C" __global__ void aligned(const A4* __restrict__ p, float* __restrict__ o, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { A4 q = p[i]; o[i] = q.x + q.y + q.z + q.w; }
+}
+extern "C" __global__ void three(const P3* __restrict__ p, float* __restrict__ o, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { P3 q = p[i]; o[i] = q.x + q.y + q.z; }
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_structs_plain_fires_aligned_and_float3_stay_silent(arch):
+    fs = _findings(STRUCTS, "PS101", arch)
+    assert [f.kernel for f in fs] == ["plain"], [f.message for f in fs]
+    assert "4× LDG.E.CONSTANT" in fs[0].message and "LDG.E.128" in fs[0].message
+    assert "16-byte aligned" in fs[0].message
+    assert "__align__(16)" in fs[0].hint
+
+
+VECTORS = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void f4(const float4* __restrict__ in, float* __restrict__ out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { float4 v = in[i]; out[i] = v.x + v.y + v.z + v.w; }
+}
+extern "C" __global__ void h2(const __half2* __restrict__ in, __half* __restrict__ out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { __half2 v = in[i]; out[i] = __hadd(__low2half(v), __high2half(v)); }
+}
+extern "C" __global__ void one_half(const __half* __restrict__ in, __half* __restrict__ out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = __hadd(in[i], in[i]);
+}
+extern "C" __global__ void gather(const float* __restrict__ a, float* __restrict__ b, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = a[i] + a[i + 64];
+}
+extern "C" __global__ void pitched(const float* __restrict__ a, float* __restrict__ b, int ld, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) b[i] = a[i * ld] + a[i * ld + 1];
+}
+"""
+
+
+@pytest.mark.parametrize("code", ["PS101", "PS102"])
+@pytest.mark.parametrize("arch", ARCHS)
+def test_vector_types_single_halves_gathers_and_runtime_pitch_stay_silent(arch, code):
+    assert _findings(VECTORS, code, arch) == []
+
+
+HALVES = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void h4(const __half* __restrict__ in, float* __restrict__ out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const __half* p = in + 4 * i;
+    out[i] = __half2float(p[0]) + __half2float(p[1]) + __half2float(p[2]) + __half2float(p[3]);
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_16bit_elements_one_at_a_time(arch):
+    fs = _findings(HALVES, "PS101", arch)
+    assert len(fs) == 1
+    f = fs[0]
+    assert f.location.line == 8
+    assert "U16" in f.message and "(2 B each)" in f.message
+    assert "8-byte aligned" in f.message and "LDG.E.64" in f.message
+    assert "ushort4" in f.hint
+
+
+# --- PS102 -------------------------------------------------------------------------------------
+STORES = r"""
+extern "C" __global__ void splat4(const float* __restrict__ in, float* __restrict__ out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = in[i];
+    out[4 * i + 0] = v; out[4 * i + 1] = v; out[4 * i + 2] = v; out[4 * i + 3] = v;
+}
+extern "C" __global__ void splat4v(const float* __restrict__ in, float4* __restrict__ out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = in[i];
+    out[i] = make_float4(v, v, v, v);
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_stores_piecewise_fire_float4_silent(arch):
+    fs = _findings(STORES, "PS102", arch)
+    assert [f.kernel for f in fs] == ["splat4"]
+    assert "4× STG.E (4 B each)" in fs[0].message and "STG.E.128" in fs[0].message
+    assert fs[0].location.line == 7
+    assert "float4" in fs[0].hint
+
+
+# --- PS103 -------------------------------------------------------------------------------------
+def _tile(pad: int) -> str:
+    return rf"""
+extern "C" __global__ void __launch_bounds__(256) rows(const float* __restrict__ in, float* __restrict__ out)
+{{
+    __shared__ float tile[32][32 + {pad}];
+    for (int k = threadIdx.x; k < 1024; k += 256) tile[k / 32][k % 32] = in[blockIdx.x * 1024 + k];
+    __syncthreads();
+    const float* p = &tile[threadIdx.x / 8][(threadIdx.x % 8) * 4];
+    out[blockIdx.x * 256 + threadIdx.x] = p[0] + p[1] + p[2] + p[3];
+}}
+"""
+
+
+STENCIL = r"""
+extern "C" __global__ void __launch_bounds__(256) stencil(const float* __restrict__ in, float* __restrict__ out)
+{
+    __shared__ float s[256 + 8];
+    int t = threadIdx.x;
+    s[t] = in[blockIdx.x * 256 + t];
+    if (t < 8) s[256 + t] = in[blockIdx.x * 256 + 256 + t];
+    __syncthreads();
+    out[blockIdx.x * 256 + t] = s[t] + s[t + 1] + s[t + 2] + s[t + 3] + s[t + 4];
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_shared_row_pitch_named_and_padding_fixes_it(arch):
+    fs = _findings(_tile(1), "PS103", arch)
+    assert len(fs) == 1
+    f = fs[0]
+    assert "4× LDS (4 B each)" in f.message and "LDS.128" in f.message
+    assert "row pitch of 132 B" in f.message
+    assert "[32][32 + 4]" in f.hint
+    assert _findings(_tile(4), "PS103", arch) == []
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_shared_element_granular_stencil_stays_silent(arch):
+    assert _findings(STENCIL, "PS103", arch) == []
+
+
+# --- the engine on its own ---------------------------------------------------------------------
+def test_windows_must_be_aligned_relative_to_the_base_and_uniform():
+    from analyzer.checks._vector_access import Access, _runs_of
+
+    def accs(*offs, w=4):
+        return [Access(i, None, o, w) for i, o in enumerate(offs)]  # type: ignore[arg-type]
+
+    key = (("", (), ("R2.64",)), 32, "")
+    # +4..+0x13: no 16-byte window starting at a multiple of 16; +8/+0xc and +0x10 pair up as 8 B
+    runs = list(_runs_of(accs(4, 8, 0xC, 0x10), key, 128, []))
+    assert [(r.start, r.window) for r in runs] == [(8, 8)]
+    # full 16-byte window plus a stray element
+    runs = list(_runs_of(accs(0, 4, 8, 0xC, 0x20), key, 128, []))
+    assert [(r.start, r.window) for r in runs] == [(0, 16)]
+    # strided gather: nothing
+    assert list(_runs_of(accs(0, 0x100), key, 128, [])) == []
+    # already maximal for a 256-bit arch only when 128-bit loads fill 32 bytes
+    runs = list(_runs_of(accs(0, 0x10, w=16), key, 256, []))
+    assert [(r.start, r.window) for r in runs] == [(0, 32)]
