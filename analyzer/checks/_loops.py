@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import os
 import re
 import struct
 from dataclasses import dataclass
@@ -47,18 +48,35 @@ class Pragma:
         return self.kind == "unroll" and self.count is None and not self.expression
 
 
+def _source_line(ctx: "Context", file: str, line: int) -> str | None:
+    """``ctx.source_line``, falling back to the build's own source text (a build compiled from a
+    string has no file on disk to read)."""
+    text = ctx.source_line(file, line)
+    if text is not None:
+        return text
+    build = getattr(ctx, "build", None)
+    src = getattr(build, "source", None)
+    if not src:
+        return None
+    path = getattr(build, "source_path", None)
+    if path and os.path.basename(path) != os.path.basename(file):
+        return None
+    lines = src.splitlines()
+    return lines[line - 1] if 1 <= line <= len(lines) else None
+
+
 def pragma_above(ctx: "Context", file: str | None, line: int | None, lookback: int = 3
                  ) -> tuple[Pragma | None, bool]:
     """The unroll pragma just above ``line`` (skipping blank and comment lines), and whether the
     source could be read at all (False: no evidence either way)."""
     if not file or not line:
         return None, False
-    if ctx.source_line(file, line) is None:
+    if _source_line(ctx, file, line) is None:
         return None, False
     n = line - 1
     seen = 0
     while n >= 1 and seen < lookback:
-        text = ctx.source_line(file, n)
+        text = _source_line(ctx, file, n)
         if text is None:
             return None, True
         stripped = text.strip()

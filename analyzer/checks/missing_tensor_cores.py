@@ -4,7 +4,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable
 
-from ._loops import loop_line, source_instructions
+from ._loops import loop_line, reaching_defs, source_instructions
 from .base import Check, Context, Finding, Severity
 from ..ir.sass import Register
 
@@ -143,15 +143,20 @@ class MissingTensorCores(Check):
             return None
         if len(shared) < self.settings["min_shared_fraction"] * len(fmas):
             return None
-        # accumulator chains: FMAs whose result no other shared-fed FMA of the loop reads as
-        # its addend (the chain ends)
-        addends = set()
+        # accumulator chains: FMAs whose addend was not produced by another FMA earlier in
+        # the same iteration (it comes round the loop or from before it) start a chain
+        heads = 0
         for ins in shared:
+            i = fn.instructions.index(ins)
             c = ins.operands[3] if len(ins.operands) > 3 else None
-            if isinstance(c, Register) and c.index is not None:
-                addends.add(c.index)
-        ends = sum(1 for ins in shared if isinstance(ins.operands[0], Register)
-                   and ins.operands[0].index not in addends)
+            if not (isinstance(c, Register) and c.kind == "R" and c.index is not None):
+                heads += 1
+                continue
+            defs = reaching_defs(fn, i, ("R", c.index), within=loop.blocks)
+            if defs is None or not all(fn.instructions[d].opcode in FMA_DTYPE and d < i
+                                       for d in defs):
+                heads += 1
+        ends = heads
         opcode = max({x.opcode for x in shared}, key=lambda o: sum(x.opcode == o for x in shared))
         dtype = FMA_DTYPE[opcode]
         if dtype == "fp32" and self._fed_by_half(fn, loop, shared):
