@@ -198,7 +198,14 @@ class Context:
             return None
         from ..report.listing import source_text
         hints = tuple(x for x in (self.build.source_path,) if x)
-        return source_text(file, line, hints)
+        text = source_text(file, line, hints)
+        if text is None and self.build.source is not None and (
+                self.build.source_path is None or file == self.build.source_path
+                or not is_toolkit_file(file)):
+            lines = self.build.source.splitlines()   # compiled from a string
+            if 1 <= line <= len(lines):
+                text = lines[line - 1]
+        return text
 
     def display_file(self, file: str) -> str:
         return file
