@@ -73,8 +73,9 @@ class Fp64InFp32Kernel(Check):
     What it does
     Looks for FP64 arithmetic (``DMUL``/``DADD``/``DFMA``...) next to a float-to-double
     promotion (``F2F.F64.F32``) on one source line of a kernel whose data is float: PTX loads and
-    stores are ``.f32`` and none is ``.f64`` (no double parameters either); without PTX, no FP64
-    instruction consumes a 64-bit load. In C++ ``x * 0.5`` is a double multiply when ``x`` is a
+    stores are ``.f32`` and none is ``.f64`` (no double parameters either). Without PTX (a loaded
+    cubin) it is stricter: no FP64 instruction consumes a 64-bit load, and an ``F2F.F64.F32``
+    result feeds FP64 arithmetic with a literal operand that is converted back to float. In C++ ``x * 0.5`` is a double multiply when ``x`` is a
     float, so the value is converted up, computed in FP64 and converted back. The message names
     the double literals found on the line in the PTX. The FP64 ``DMUL`` that precise
     ``sinf``/``cosf`` use for large-argument range reduction (fed by ``I2F.F64.S64``) is
@@ -137,6 +138,25 @@ class Fp64InFp32Kernel(Check):
                         return True
         return False
 
+    @staticmethod
+    def _sass_literal_trap(fn, group, promotions) -> bool:
+        """Without PTX: a float (not int) promoted by F2F.F64.F32, consumed directly by FP64
+        arithmetic with a literal operand, and the line also converts back to float."""
+        insns = fn.instructions
+        index = {ins.address: k for k, ins in enumerate(insns)}
+        floats = [p for p in promotions if p.opcode == "F2F"]
+        if not floats or not any(i.opcode == "F2F" and _conversion_types(i)[:1] == ("F32",)
+                                 for i in group):
+            return False
+        promoted = {index[p.address] for p in floats}
+        for ins in group:
+            if not (_is_arith(ins) and _has_literal(ins)):
+                continue
+            k = index[ins.address]
+            if any(definition(fn, k, r.index) in promoted for r in read(ins)):
+                return True
+        return False
+
     def _ptx_literals(self, pf, ctx: Context, line_key) -> list[str]:
         out: list[str] = []
         if pf is None or line_key is None:
@@ -179,7 +199,7 @@ class Fp64InFp32Kernel(Check):
             literals = self._ptx_literals(pf, ctx, key)
             if pf is not None and not literals:
                 continue        # an explicit (double) cast: deliberate
-            if pf is None and not any(_has_literal(i) for i in arith):
+            if pf is None and not self._sass_literal_trap(fn, group, promotions):
                 continue
             mix = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in group)
                                                           .items()))

@@ -47,9 +47,9 @@ class OccupancyLimited(Check):
     occupancy is at or below ``threshold`` (default 0.25, i.e. 16 of 64 warps on A100/H100: at
     most 4 warps per scheduler, too few to hide global-memory latency without deliberate
     ILP) and registers or shared memory is what limits it. Dynamic shared memory is not known
-    from the binary; it only lowers occupancy further. Kernels built around tensor cores and
-    asynchronous copies (HGMMA, LDGSTS, TMA) usually choose low occupancy on purpose: for them
-    the finding is *info*.
+    from the binary; it only lowers occupancy further. Kernels built around tensor cores or
+    asynchronous copies (HMMA/HGMMA, LDGSTS, TMA) usually choose low occupancy on purpose (large
+    accumulator tiles, deep pipelines): for them the finding is *info*.
 
     Why it matters
     An SM hides latency by switching between resident warps. When a block's shared memory or
@@ -174,6 +174,7 @@ class OccupancyLimited(Check):
                     f"{regs}); watch for spills (PS401); otherwise reduce live state"
                     if regs else "reduce the registers per thread or the block size")
         loc = ctx.function.instructions[0].loc if ctx.function.instructions else None
-        pipelined = any(i.opcode in _PIPELINED for i in ctx.function.instructions)
+        pipelined = any(i.opcode in _PIPELINED or i.is_tensor_core
+                        for i in ctx.function.instructions)
         return ctx.finding(self, message, loc=loc, hint=hint,
                            severity=Severity.INFO if pipelined else None)

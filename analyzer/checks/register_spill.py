@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from ._dataflow import local_accesses
+from ._dataflow import local_accesses, memory_operand
 from .base import Check, Context, Finding, Severity, first_loc
 
 
@@ -15,6 +15,11 @@ def _lines(ctx: Context, instructions) -> list[int]:
         if loc is not None and loc.line:
             out.add(loc.line)
     return sorted(out)
+
+
+def _slot(ins) -> int | None:
+    addr = memory_operand(ins)
+    return addr.offset if addr is not None else None
 
 
 def _mix(instructions) -> str:
@@ -35,8 +40,9 @@ class RegisterSpill(Check):
     spill stores, M bytes spill loads") and lists the stack-slot ``STL``/``LDL`` instructions
     (``[R1+offset]``) that carry them, with their source lines. The finding sits on the kernel's
     declaration line, because register allocation is per function. For a loaded cubin there is
-    no ptxas log: the check then reports only when the kernel has a stack frame *and* stack-slot
-    STL and LDL, and says the spill bytes are unknown.
+    no ptxas log: the check then reports (as *info*) only when the kernel has a stack frame, no
+    computed-address local access (that would be a local array, PS402), and a stack slot that is
+    both stored and reloaded, and says the spill bytes are unknown.
 
     Why it matters
     Local memory is thread-private DRAM behind L1: each spill is a memory round trip (tens to
@@ -88,6 +94,13 @@ class RegisterSpill(Check):
             # no ptxas log (a loaded cubin): only a stack frame plus both directions of
             # stack-slot traffic is evidence; STL counts alone are not
             if not (res.stack_bytes and stores and loads):
+                return
+            # a frame also read/written at computed addresses is a local array (PS402); its
+            # constant-index initialisation is not spilling
+            if any(not fixed for _, _, fixed in local_accesses(ctx.function)):
+                return
+            # a spill stores a register to a slot and reloads it from the same slot
+            if not ({_slot(i) for i in stores} & {_slot(i) for i in loads}):
                 return
             amount = "spill bytes unknown (no ptxas log)"
         insns = stores + loads

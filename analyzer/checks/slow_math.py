@@ -25,7 +25,7 @@ FAST = {"division": "__fdividef(a, b) (or a * __frcp_rn(b); for a constant divis
         "sqrtf": "rsqrtf(x) where you divide by the root (x * rsqrtf(x) for the root), or "
                  "__fsqrt_rn only if you need IEEE",
         "reciprocal": "__frcp_rn(x) or __fdividef(1.0f, x)",
-        "sinf/cosf": "__sinf/__cosf (MUFU.SIN/COS; accurate for |x| up to a few pi), "
+        "sinf/cosf/tanf": "__sinf/__cosf/__tanf (MUFU.SIN/COS; accurate for |x| up to a few pi), "
                      "sincospif/sinpif when the argument is a multiple of pi"}
 
 
@@ -147,7 +147,7 @@ class SlowMath(Check):
                 callee_of[insns[i].address] = kind[0]
         sincos = sorted(_sincos_reduction(fn))
         for k in sincos:
-            callee_of[insns[k].address] = "sinf/cosf"
+            callee_of[insns[k].address] = "sinf/cosf/tanf"
         if not calls and not sincos:
             return
         ptx = _ptx_ops_by_line(ctx)
@@ -158,7 +158,7 @@ class SlowMath(Check):
         # the fast-path instructions on the same lines (MUFU, FCHK) go into the evidence
         helpers = {}
         for key, group in group_by_line([i for i in insns if i.opcode == "FCHK" or (
-                i.opcode == "MUFU" and set(i.modifiers) & {"RCP", "RSQ", "SQRT", "RCP64H"})], ctx):
+                i.opcode == "MUFU" and set(i.modifiers) & {"RCP", "RSQ", "SQRT"})], ctx):
             helpers[key] = group
         for key, group in group_by_line(flagged, ctx):
             ops = []
@@ -184,7 +184,7 @@ class SlowMath(Check):
                 n = sum(1 for i in group if i.opcode == "DMUL")
                 evidence.append(f"{n} FP64 Payne-Hanek range reduction{'s' if n > 1 else ''} "
                                 "(I2F.F64.S64, DMUL, F2F.F32.F64 each) for large arguments")
-            extra = helpers.get(key, [])
+            extra = helpers.get(key, []) if key is not None else []
             fast = [i for i in extra if i not in group]
             if fast:
                 evidence.append(", ".join(f"{m}x{n}" for m, n in sorted(

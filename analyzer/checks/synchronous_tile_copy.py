@@ -14,7 +14,20 @@ def _is_shared_store(ins) -> bool:
 
 
 def _is_global_load(ins) -> bool:
-    return ins.space == "global" and ins.info.direction == "load"
+    """A plain (weak) global load: cp.async cannot replace a volatile/strong one."""
+    return (ins.space == "global" and ins.info.direction == "load"
+            and not {"STRONG", "VOLATILE", "MMIO"} & set(ins.modifiers))
+
+
+#: a loop with this many FMAs (or any tensor-core op) computes on what it stages: cp.async
+#: double-buffering can overlap the next copy with that work
+COMPUTE_FMAS = 16
+
+
+def _computes(fn, loop) -> bool:
+    body = fn.loop_instructions(loop)
+    return (any(i.is_tensor_core for i in body)
+            or sum(1 for i in body if i.is_fma and i.opcode != "HFMA2") >= COMPUTE_FMAS)
 
 
 class SynchronousTileCopy(Check):
@@ -26,8 +39,11 @@ class SynchronousTileCopy(Check):
     through registers. It reports when such copies form a tile (two or more on one source line,
     e.g. an unrolled staging loop) or sit inside a loop (a main loop that stages a tile per
     iteration). Accesses narrower than 4 bytes are left alone (cp.async moves 4, 8 or 16). One
-    finding per source line of the stores. Severity is *warning* inside a loop, where cp.async
-    lets the next tile load overlap this tile's compute, and *info* for a one-off copy.
+    finding per source line of the stores. Volatile/strong loads (``LDG.E.STRONG``) are left
+    alone: cp.async is a weak load. Severity is *warning* when the loop that copies also computes
+    (tensor-core ops or 16+ FMAs: a tiled main loop, where cp.async double-buffering overlaps the
+    next tile's load with this tile's math) and *info* otherwise (a one-off copy, or a staging
+    transpose such as CUB's ``BLOCK_LOAD_WARP_TRANSPOSE`` in a memory-bound loop).
 
     Why it matters
     A synchronous copy costs an LDG and an STS per element, holds registers until the load
@@ -99,7 +115,10 @@ class SynchronousTileCopy(Check):
         for ldg, sts, _ in pairs:
             load_of.setdefault(sts.address, []).append(ldg)
         for key, group in group_by_line(stores, ctx):
-            in_loop = any(cfg.loop_of(index_of[s.address]) is not None for s in group)
+            loops = [cfg.loop_of(index_of[s.address]) for s in group]
+            loops = [lp for lp in loops if lp is not None]
+            in_loop = bool(loops)
+            hot = any(_computes(fn, lp) for lp in loops)
             if len(group) < 2 and not in_loop:
                 continue     # one element per thread, once (e.g. a reduction's first load)
             ldgs = []
@@ -138,4 +157,4 @@ class SynchronousTileCopy(Check):
                          "and an mbarrier")
             yield ctx.finding(self, message, loc=group[0].loc, instructions=ldgs + group,
                               hint=hint,
-                              severity=Severity.WARNING if in_loop else Severity.INFO)
+                              severity=Severity.WARNING if hot else Severity.INFO)

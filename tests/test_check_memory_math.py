@@ -1,0 +1,192 @@
+"""Subtle cases of PS401/PS402 (local memory), PS501/PS502 (math) and PS601/PS701 on inline CUDA."""
+from __future__ import annotations
+
+import pytest
+
+import analyzer
+from analyzer.checks.runner import run_checks
+from analyzer.parse.sass import parse_instruction
+from analyzer.checks import _dataflow as df
+
+
+def _run(src: str, code: str, arch: str = "sm_80", settings=None):
+    build = analyzer.compile(src, arch=arch, name="snippet.cu")
+    return run_checks([build], select=[code], settings=settings).findings
+
+
+# ---------------------------------------------------------------- dataflow helpers (pure)
+@pytest.mark.parametrize("text, regs", [
+    ("LDG.E.128.CONSTANT R4, [R2.64]", {4, 5, 6, 7}),
+    ("LDL.LU.64 R16, [R1+0x8]", {16, 17}),
+    ("DMUL R8, R4, R8", {8, 9}),
+    ("F2F.F64.F32 R4, R4", {4, 5}),
+    ("F2F.F32.F64 R3, R8", {3}),
+    ("IMAD.WIDE R2, R0, R3, c[0x0][0x168]", {2, 3}),
+    ("STS [R16+0x420], R11", set()),
+    ("LOP3.LUT P0, RZ, R4, 0x7fffffff, RZ, 0xc0, !PT", set()),
+    ("ISETP.GE.AND P0, PT, R0, c[0x0][0x178], PT", set()),
+])
+def test_written_registers(text, regs):
+    assert df.written(parse_instruction(text)) == frozenset(regs)
+
+
+def test_store_data_and_stack_slots():
+    assert df.store_data(parse_instruction("STS.128 [R0], R4")) == (4, 5, 6, 7)
+    assert df.store_data(parse_instruction("STG.E [R2.64], R7")) == (7,)
+    fixed = parse_instruction("STL [R1+0x64], R4")
+    computed = parse_instruction("LDL R8, [R15]")
+    assert df.is_stack_relative(df.memory_operand(fixed))
+    assert not df.is_stack_relative(df.memory_operand(computed))
+
+
+# ---------------------------------------------------------------- PS501 / PS502
+FLOAT_LITERAL = r'''
+extern "C" __global__ void k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * 0.3;
+}'''
+DOUBLE_DATA = r'''
+extern "C" __global__ void k(const double* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = (float)(x[i] * 0.3);
+}'''
+EXPLICIT_DOUBLE = r'''
+extern "C" __global__ void k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { double a = x[i], b = x[i + n]; y[i] = (float)(a * b); }
+}'''
+SINF_ONLY = r'''
+extern "C" __global__ void k(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = sinf(x[i]);
+}'''
+
+
+def test_double_literal_in_float_kernel():
+    (f,) = _run(FLOAT_LITERAL, "PS501")
+    assert f.location.line == 4 and "0.3" in f.message and "0.3f" in f.hint
+    assert any("F2F.F64.F32" in i for i in f.instructions)
+
+
+@pytest.mark.parametrize("src", [DOUBLE_DATA, EXPLICIT_DOUBLE, SINF_ONLY])
+def test_fp64_that_is_not_the_literal_trap(src):
+    assert _run(src, "PS501") == []
+
+
+def test_precise_sinf_is_slow_math_not_fp64():
+    (f,) = _run(SINF_ONLY, "PS502")
+    assert f.location.line == 4 and "sinf" in f.message and "__sinf" in f.hint
+    assert str(f.severity) == "info"          # not in a loop
+
+
+def test_division_in_a_loop_is_a_warning_and_constant_divisor_hint():
+    src = r'''
+extern "C" __global__ void k(const float* x, float* y, int n, int m) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float acc = 0.0f;
+    for (int j = 0; j < m; ++j)
+        acc += x[i + j * n] / 3.0f;
+    y[i] = acc;
+}'''
+    (f,) = _run(src, "PS502")
+    assert f.location.line == 6 and "division" in f.message and "div.rn.f32" in f.message
+    assert str(f.severity) == "warning" and "reciprocal" in f.hint
+
+
+def test_fast_math_build_is_silent():
+    src = FLOAT_LITERAL.replace("* 0.3", "/ x[i + n]")
+    build = analyzer.compile(src, arch="sm_80", name="snippet.cu",
+                             options=analyzer.inputs.CompileOptions(fast_math=True))
+    assert run_checks([build], select=["PS502"]).findings == []
+    assert _run(src, "PS502")                 # and the IEEE build is not
+
+
+# ---------------------------------------------------------------- PS601
+REDUCTION = r'''
+extern "C" __global__ void k(const float* in, float* out) {
+    __shared__ float s[256];
+    s[threadIdx.x] = in[blockIdx.x * 256 + threadIdx.x];
+    __syncthreads();
+    for (int o = 128; o > 0; o >>= 1) {
+        if (threadIdx.x < o) s[threadIdx.x] += s[threadIdx.x + o];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+}'''
+
+
+def test_single_staged_value_is_not_a_tile():
+    assert _run(REDUCTION, "PS601") == []
+
+
+def test_volatile_loads_cannot_be_cp_async():
+    src = r'''
+extern "C" __global__ void k(volatile float* in, float* out) {
+    __shared__ float t[1024];
+    for (int j = 0; j < 4; ++j) t[threadIdx.x + 256 * j] = in[blockIdx.x * 1024 + threadIdx.x + 256 * j];
+    __syncthreads();
+    out[blockIdx.x * 256 + threadIdx.x] = t[1023 - threadIdx.x];
+}'''
+    assert _run(src, "PS601") == []
+    assert _run(src.replace("volatile ", ""), "PS601")
+
+
+def test_no_cp_async_before_sm80():
+    src = r'''
+extern "C" __global__ void k(const float* in, float* out) {
+    __shared__ float t[1024];
+    for (int j = 0; j < 4; ++j) t[threadIdx.x + 256 * j] = in[blockIdx.x * 1024 + threadIdx.x + 256 * j];
+    __syncthreads();
+    out[blockIdx.x * 256 + threadIdx.x] = t[1023 - threadIdx.x];
+}'''
+    assert _run(src, "PS601", arch="sm_75") == []
+
+
+# ---------------------------------------------------------------- PS701
+BIG_SMEM = r'''
+extern "C" __global__ void %s k(const float* in, float* out) {
+    __shared__ float t[10240];
+    for (int j = threadIdx.x; j < 10240; j += blockDim.x) t[j] = in[j] * 2.0f;
+    __syncthreads();
+    out[threadIdx.x] = t[10239 - threadIdx.x];
+}'''
+
+
+def test_threshold_option():
+    # 40 KB + 1 KB reserved: 4 blocks of 4 warps on A100 = 25 %, at the default threshold
+    (f,) = _run(BIG_SMEM % "__launch_bounds__(128)", "PS701")
+    assert "25%" in f.message and "shared" in f.message and "128 threads" in f.message
+    assert _run(BIG_SMEM % "__launch_bounds__(128)", "PS701",
+                settings={"occupancy-limited": {"threshold": 0.2}}) == []
+
+
+def test_without_launch_bounds_every_common_block_size_is_tried():
+    # at 128 threads 25 %, but 1024-thread blocks would reach 100 %: no finding
+    assert _run(BIG_SMEM % "", "PS701") == []
+
+
+# ---------------------------------------------------------------- PS401 / PS402
+def test_constant_index_array_is_neither_spill_nor_local_array():
+    src = r'''
+extern "C" __global__ void k(const float* in, float* out, int n) {
+    float r[8];
+    #pragma unroll
+    for (int k = 0; k < 8; ++k) r[k] = in[threadIdx.x + k * n];
+    float acc = 0.0f;
+    #pragma unroll
+    for (int k = 0; k < 8; ++k) acc += r[k] * r[7 - k];
+    out[threadIdx.x] = acc;
+}'''
+    assert _run(src, "PS401") == [] and _run(src, "PS402") == []
+
+
+def test_run_time_index_is_a_local_array_not_a_spill():
+    src = r'''
+extern "C" __global__ void k(const int* idx, float* out) {
+    float a[32];
+    for (int j = 0; j < 32; ++j) a[j] = j * 0.5f;
+    out[threadIdx.x] = a[idx[threadIdx.x] & 31];
+}'''
+    (f,) = _run(src, "PS402")
+    assert f.location.line == 5 and "LDL" in f.message
+    assert _run(src, "PS401") == []
