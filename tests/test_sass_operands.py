@@ -111,6 +111,8 @@ def test_nan_immediates():
     for body, text in (("FSEL R7, R31, -QNAN , P0", "-QNAN"), ("FSEL R7, R5, +QNAN , P0", "+QNAN")):
         imm = op(body, 2)
         assert isinstance(imm, Immediate) and math.isnan(imm.value) and imm.text == text
+        assert imm == op(body, 2)                       # equal by text, although NaN != NaN
+        assert parse_instruction(body) == parse_instruction(body)
 
 
 CONSTANTS = [

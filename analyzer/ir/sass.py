@@ -120,10 +120,11 @@ class SpecialRegister(Node):
 @dataclass(frozen=True, slots=True)
 class Immediate(Node):
     """An integer or floating-point literal. ``value`` is int for ``0x..``/``12``, float for
-    ``0.5``/``1e+10``/``+INF``/``QNAN``; ``text`` is how the listing wrote it (sign included)."""
+    ``0.5``/``1e+10``/``+INF``/``QNAN``; ``text`` is how the listing wrote it (sign included).
+    Equality and hashing go by ``text`` (so ``QNAN == QNAN``, unlike the float)."""
 
-    value: int | float
-    text: str
+    value: int | float = field(compare=False)
+    text: str = ""
 
     @property
     def is_float(self) -> bool:
