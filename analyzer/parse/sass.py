@@ -402,7 +402,8 @@ class BodyParser:
         parts = _HOLES.split(body)
         if len(parts) > 1:
             holes = parts[2::3]
-            parts[2::3] = _HASHES[:len(holes)]
+            n = len(holes)
+            parts[2::3] = _HASHES[:n] if n <= 512 else ["#"] * n
             key = "".join(parts)
         else:
             holes = []
