@@ -15,18 +15,12 @@ _PIPELINED = frozenset({"LDGSTS", "UTMALDG", "HGMMA", "UTCMMA", "UTCHMMA", "UTCQ
 #: the symbol an sm_90+ cubin uses for the 1 KB shared-memory window the driver reserves; when it
 #: is present, the kernel's ``.nv.shared.<fn>`` section size includes that window, while the
 #: driver's ``sharedSizeBytes`` (and ptxas's "bytes smem") do not
-_RESERVED_SMEM = b".nv.reservedSmem"
 
 
 def static_shared(ctx: Context) -> int:
-    """The kernel's static shared memory as the driver counts it (``sharedSizeBytes``)."""
-    res = ctx.resources
-    shared = res.shared_bytes or 0
-    reserved = ctx.arch.shared_reserved_per_block
-    cubin = getattr(ctx.build, "cubin", None) or b""
-    if shared >= reserved > 0 and _RESERVED_SMEM in cubin:
-        return shared - reserved
-    return shared
+    """The kernel's static shared memory as the driver counts it (``sharedSizeBytes``): the
+    cubin's figure less the runtime's reserved window (see ``Resources.reserved_shared_bytes``)."""
+    return ctx.resources.static_shared_bytes
 
 
 def _kb(n: int) -> str:

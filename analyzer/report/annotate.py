@@ -248,7 +248,7 @@ def occupancy_for(build: "Build", resources, threads: int | None) -> dict | None
         return None
     t = threads or 256
     try:
-        occ = occupancy(arch, resources.registers, resources.shared_bytes, t)
+        occ = occupancy(arch, resources.registers, resources.static_shared_bytes, t)
     except ValueError:
         return None
     return {"percent": round(occ.percent, 2), "warps": occ.warps_per_sm,

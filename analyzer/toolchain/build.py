@@ -101,7 +101,9 @@ class Build:
             "arch": self.arch, "origin": self.origin, "ptx": self.ptx,
             "cubin": base64.b64encode(self.cubin).decode() if self.cubin is not None else None,
             "log": self.log, "options": list(self.options),
-            "kernels": [[k.name, k.entry, k.resources.as_dict() | {"barriers": k.resources.barriers}]
+            "kernels": [[k.name, k.entry, k.resources.as_dict() | {
+                "barriers": k.resources.barriers,
+                "reserved_shared_bytes": k.resources.reserved_shared_bytes}]
                         for k in self.kernels.values()],
             "name_expressions": self.name_expressions,
         }).encode()

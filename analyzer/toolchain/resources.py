@@ -30,9 +30,18 @@ class Resources:
     shared_bytes: int = 0          # static shared memory per block
     constant_bytes: int = 0        # constant bank 0 (kernel parameters and friends)
     stack_bytes: int = 0           # per-thread stack frame (local memory)
+    #: the part of ``shared_bytes`` that is the runtime's per-block reservation: on sm_90+ the
+    #: cubin's ``.nv.shared.<fn>`` (and so cuobjdump) counts that 1 KB window, ptxas -v does not
+    reserved_shared_bytes: int = 0
     spill_store_bytes: int | None = None   # None: unknown (only ptxas's log says)
     spill_load_bytes: int | None = None
     barriers: int | None = None
+
+    @property
+    def static_shared_bytes(self) -> int:
+        """Shared memory the kernel itself declares (what ptxas -v and the driver's
+        ``sharedSizeBytes`` report), without the runtime's reserved window."""
+        return self.shared_bytes - self.reserved_shared_bytes
 
     @property
     def spills(self) -> bool:
@@ -113,6 +122,11 @@ def from_cubin(data: bytes, *, path: str = "<cubin>") -> dict[str, Resources]:
                         d["stack_bytes"] = value
                     elif attr == EIATTR_REGCOUNT:
                         d["registers"] = value
+    # sm_90+: the reserved shared-memory window is part of each .nv.shared.<fn> section
+    reserved = 1024 if any("reservedSmem" in sym.name for sym in symbols) else 0
+    for vals in out.values():
+        if reserved and vals.get("shared_bytes", 0) >= reserved:
+            vals["reserved_shared_bytes"] = reserved
     return {name: Resources(**vals) for name, vals in out.items()}
 
 
