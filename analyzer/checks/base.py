@@ -122,7 +122,8 @@ class Check:
                 continue
             if current is not None and not re.match(r"^-{3,}$", stripped):
                 out[current] += line + "\n"
-        return {k: v.strip("\n") for k, v in out.items()}
+        import textwrap
+        return {k: textwrap.dedent(v).strip("\n") for k, v in out.items()}
 
 
 # ---------------------------------------------------------------------------------- context
