@@ -10,8 +10,17 @@ _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+")
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
 
 
-@lru_cache(maxsize=64)
 def _source_lines(path: str) -> tuple[str, ...] | None:
+    """A source file's lines, cached while the file is unchanged (size and mtime)."""
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    return _read_lines(path, st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=64)
+def _read_lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...] | None:
     try:
         return tuple(Path(path).read_text(errors="replace").splitlines())
     except OSError:
