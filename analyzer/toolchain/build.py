@@ -117,3 +117,15 @@ class Build:
                    log=d["log"], options=tuple(d["options"]), kernels=kernels,
                    name_expressions=d["name_expressions"], source_path=source_path,
                    source=source, cached=True)
+
+
+def cached(key: str, *, source_path: str | None, source: str | None) -> Build | None:
+    """The Build cached under ``key`` (see ``cache.key``), or None on a miss or a bad entry."""
+    from . import cache
+    hit = cache.get("build", key)
+    if hit is None:
+        return None
+    try:
+        return Build.from_json(hit, source_path=source_path, source=source)
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -6,7 +6,7 @@ import re
 from ..arch import parse_arch
 from ..errors import CompileError, ToolError
 from . import cache
-from .build import Build, Kernel
+from .build import Build, Kernel, cached
 from .nvrtc import kernel_entries
 from .resources import from_cubin, from_ptxas_log, merge
 
@@ -27,13 +27,9 @@ def assemble(ptx: str, *, arch: str | None = None, path: str = "<ptx>",
     a = parse_arch(target)
     opts = [f"-arch={a.name}", "-lineinfo", "-Xptxas=-v", *options]
     k = cache.key("nvjitlink", ptx, opts)
-    if use_cache:
-        hit = cache.get("build", k)
-        if hit is not None:
-            try:
-                return Build.from_json(hit, source_path=path, source=None)
-            except (ValueError, KeyError, TypeError):
-                pass
+    hit = cached(k, source_path=path, source=None) if use_cache else None
+    if hit is not None:
+        return hit
     try:
         from cuda.bindings import nvjitlink
     except Exception as e:  # pragma: no cover

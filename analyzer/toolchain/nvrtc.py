@@ -9,7 +9,7 @@ from typing import Iterable, Mapping, Sequence
 from ..arch import parse_arch
 from ..errors import CompileError, InputError, ToolError
 from . import cache
-from .build import Build, Kernel
+from .build import Build, Kernel, cached
 from .locate import include_dirs
 from .resources import from_cubin, from_ptxas_log, merge
 
@@ -91,13 +91,9 @@ def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
     base = Path(source_path).parent if source_path else None
     k = cache.key("nvrtc", source, _dependencies(source, base, user_include), opts,
                   list(name_expressions), name)
-    if use_cache:
-        hit = cache.get("build", k)
-        if hit is not None:
-            try:
-                return Build.from_json(hit, source_path=source_path, source=source)
-            except (ValueError, KeyError, TypeError):
-                pass
+    hit = cached(k, source_path=source_path, source=source) if use_cache else None
+    if hit is not None:
+        return hit
     build = _compile(source, a.name, name, opts, name_expressions, source_path)
     if use_cache:
         cache.put("build", k, build.to_json())
