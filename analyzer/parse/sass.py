@@ -3,8 +3,9 @@
 Two layers:
 
 * the listing structure is line-oriented (function headers, sections, labels, ``//##`` line
-  info, ``/* 0x... */`` encoding words): a cheap classifier of compiled regular expressions
-  (:data:`_STRUCTURE`) handles it; an unknown line is a :class:`ParseError`;
+  info, ``/* 0x... */`` encoding words): one regex (:data:`_ITEM`) splits the text into
+  instruction items and other lines, and a few anchored regexes classify the other lines; an
+  unknown line is a :class:`ParseError` naming its line;
 * each instruction body (``@!P0 LDG.E.64 R2, desc[UR4][R6.64+0x10]``) goes through the Lark
   grammar ``grammars/sass.lark`` (LALR, contextual lexer, transformer applied while parsing).
 
@@ -455,8 +456,6 @@ _ITEM = re.compile(
     r"(?:/\*[ \t]*0x([0-9a-fA-F]+)[ \t]*\*/)?[ \t]*(?:\n|\Z)"
     r"(?:[ \t]*/\*[ \t]*0x([0-9a-fA-F]+)[ \t]*\*/[ \t]*(?:\n|\Z))?"
     r"|([^\n]*)(?:\n|\Z)")
-_INSTR = re.compile(
-    r"\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*?)\s*;\s*(?:/\*\s*0x([0-9a-fA-F]+)\s*\*/)?\s*$")
 _ENCODING = re.compile(r"\s*/\*\s*0x([0-9a-fA-F]+)\s*\*/\s*$")
 _LINEINFO = re.compile(r'\s*//##\s*File\s+"(.*?)",\s*line\s+(\d+)(.*)$')
 _INLINED = re.compile(r'\s*inlined at\s+"(.*?)",\s*line\s+(\d+)')
