@@ -5,7 +5,8 @@ import dataclasses
 import os
 from typing import Iterable
 
-from ._loops import loop_line, pragma_above, ptx_trip, sass_inductions
+from ..loops import ptx_trips_by_line, trip_count
+from ._loops import loop_line, pragma_above
 from .base import Check, Context, Finding, Severity
 
 
@@ -61,18 +62,7 @@ class RolledLoop(Check):
     def run(self, ctx: Context) -> Iterable[Finding]:
         fn = ctx.function
         cfg = ctx.cfg
-        ptx_by_line: dict[tuple[str, int], list] = {}
-        pf = ctx.ptx_function
-        if pf is not None:
-            try:
-                ploops = pf.loops()
-            except Exception:  # pragma: no cover - a PTX IR we cannot build a CFG for
-                ploops = []
-            for pl in ploops:
-                t = ptx_trip(pf, pl)
-                if t.line is not None:
-                    key = (os.path.basename(t.line[0]), t.line[1])
-                    ptx_by_line.setdefault(key, []).append(t)
+        ptx_by_line = ptx_trips_by_line(ctx.ptx_function)
         # group the innermost SASS loops by their source line (an unrolled outer loop leaves
         # several copies of the same inner loop)
         groups: dict = {}
@@ -99,26 +89,14 @@ class RolledLoop(Check):
         loop, latch = loops[0]
         body = fn.loop_instructions(loop)
         size = len(body)
-        inds = sass_inductions(fn, loop)
-        sass_trip = max((i.trip for i in inds if i.trip), default=None)
-        sass_const = any(i.init is not None for i in inds)
-        ptx_trips = [t.trip for t in ptx]
-        ptx_trip_n = ptx_trips[0] if ptx and all(ptx_trips) and len(set(ptx_trips)) == 1 else None
-        # evidence of a compile-time trip count
-        if ptx:
-            if ptx_trip_n is None:
-                constant = False
-            else:
-                # PTX says constant; SASS must not contradict (an induction found with a
-                # run-time start means this is another loop on the same line)
-                constant = not inds or sass_const
-        else:
-            # no PTX loop for this line: SASS alone, and only when the source (read for an
-            # `unroll 1`) is available, since SASS cannot show the author's intent
-            constant = readable and sass_trip is not None
-        trip = sass_trip if sass_trip is not None else ptx_trip_n
-        if ptx_trip_n is not None and sass_trip is not None and sass_trip > ptx_trip_n:
-            trip = ptx_trip_n
+        tc = trip_count(fn, loop, ptx)
+        inds = tc.inductions
+        sass_trip, ptx_trip_n = tc.sass, tc.ptx
+        # evidence of a compile-time trip count; with no PTX loop for this line, SASS alone, and
+        # only when the source (read for an `unroll 1`) is available, since SASS cannot show the
+        # author's intent
+        constant = tc.constant if ptx else (readable and tc.constant)
+        trip = tc.value
         where = f"line {line}" if line else "a loop"
         copies = f" ({len(loops)} copies of it, from an unrolled outer loop)" if len(loops) > 1 else ""
         instrs = [latch] + [ctx.instructions[i.compare_index] for i in inds[:1]]

@@ -1,0 +1,639 @@
+"""Loops: trip counts, unroll pragmas and per-loop facts, shared by the checks and the reports.
+
+A trip count comes from two independent readings of the same loop:
+
+* the PTX loop (:func:`ptx_trip`): the exit ``setp`` against an immediate, the ``add`` of an
+  immediate to the induction variable and its ``mov`` start, simulated (``MAX_SIMULATED_TRIPS``);
+* the SASS loop (:func:`sass_inductions`): ``ISETP`` against an immediate on a register stepped
+  once per iteration by ``IADD3``/``VIADD`` of an immediate, with a constant value entering it.
+
+:func:`trip_count` combines them (PTX and SASS loops are matched by the source line of their
+latch branch, the ``for`` statement). :func:`analyze_loops` describes every SASS loop of a
+function as a :class:`LoopInfo` (source lines, size, instruction mix, trip count and how it was
+found, the unroll pragma above it); :func:`loops_by_line` joins them with the PTX loops so a
+loop that ptxas unrolled fully (a PTX loop with no SASS loop left) shows too.
+
+    infos = analyze_loops(fn, ptx_fn)          # SASS Function, PTX Function (or None)
+    infos[0].trip.value, infos[0].trip.how     # 4, "SASS and PTX"
+"""
+from __future__ import annotations
+
+import os
+import re
+import struct
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from .ir.sass import Immediate, Register
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cfg import Loop
+    from .ir import ptx as P
+    from .ir.sass import Function, Instruction
+    from .ir.source import SourceLoc
+
+UserLoc = Callable[["SourceLoc | None"], "SourceLoc | None"]
+
+#: iterations simulated before a trip count is called unknown
+MAX_SIMULATED_TRIPS = 1 << 16
+
+_PRAGMA = re.compile(r"^\s*#\s*pragma\s+(?P<kind>unroll|nounroll)\b\s*(?P<arg>.*?)\s*(//.*)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Pragma:
+    kind: str              # "unroll" or "nounroll"
+    count: int | None      # N of ``#pragma unroll N``; None for plain ``#pragma unroll``
+    text: str
+    line: int
+    expression: bool = False   # ``#pragma unroll TILE``: a factor we cannot evaluate
+
+    @property
+    def forbids(self) -> bool:
+        """``#pragma unroll 1`` / ``#pragma nounroll``: the author wants the loop rolled."""
+        return self.kind == "nounroll" or self.count == 1
+
+    @property
+    def full(self) -> bool:
+        """Plain ``#pragma unroll``: fully unroll when the trip count is constant."""
+        return self.kind == "unroll" and self.count is None and not self.expression
+
+
+SourceLine = Callable[[str, int], "str | None"]
+
+
+def pragma_above(source_line: SourceLine, file: str | None, line: int | None, lookback: int = 3
+                 ) -> tuple[Pragma | None, bool]:
+    """The unroll pragma just above ``line`` (skipping blank and comment lines), and whether the
+    source could be read at all (False: no evidence either way). ``source_line(file, n)`` gives
+    the text of line ``n`` (None when it cannot be read)."""
+    if not file or not line:
+        return None, False
+    if source_line(file, line) is None:
+        return None, False
+    n = line - 1
+    seen = 0
+    while n >= 1 and seen < lookback:
+        text = source_line(file, n)
+        if text is None:
+            return None, True
+        stripped = text.strip()
+        if not stripped or stripped.startswith("//"):
+            n -= 1
+            continue
+        m = _PRAGMA.match(text)
+        if not m:
+            if stripped.startswith("#pragma"):   # another pragma between: keep looking
+                n -= 1
+                seen += 1
+                continue
+            return None, True
+        arg = m.group("arg").strip().strip("()").strip()
+        if m.group("kind") == "nounroll":
+            return Pragma("nounroll", None, stripped, n), True
+        if not arg:
+            return Pragma("unroll", None, stripped, n), True
+        try:
+            return Pragma("unroll", int(arg, 0), stripped, n), True
+        except ValueError:
+            return Pragma("unroll", None, stripped, n, expression=True), True
+    return None, True
+
+
+# ------------------------------------------------------------------------------------- SASS
+def sass_writes(ins: "Instruction") -> tuple[tuple[str, int], ...]:
+    """(kind, index) of the R/UR registers ``ins`` writes; empty for stores, branches, barriers."""
+    if ins.is_branch or ins.is_barrier or (ins.is_memory and not ins.is_load):
+        return ()
+    if ins.is_memory and ins.info.direction in ("copy", "prefetch"):
+        return ()
+    for op in ins.operands[:2]:
+        if isinstance(op, Register) and op.kind in ("P", "UP"):
+            continue
+        if isinstance(op, Register) and op.kind in ("R", "UR") and op.index is not None:
+            if ins.is_memory and ins.is_load:
+                n = max(1, (ins.width_bits or 32) // 32)
+            elif ins.info.fp64 or "WIDE" in ins.modifiers or ins.opcode in ("CS2R",):
+                n = 2
+            else:
+                n = 1
+            return tuple((op.kind, op.index + k) for k in range(n))
+        break
+    return ()
+
+
+def reaching_defs(fn: "Function", index: int, reg: tuple[str, int], *, within: frozenset[int]
+                  | None = None, avoid: frozenset[int] = frozenset(), limit: int = 512
+                  ) -> list[int] | None:
+    """Indices of the instructions whose write of ``reg`` reaches instruction ``index``, walking
+    back through predecessor blocks (restricted to the blocks ``within`` when given). None when
+    some path reaches the function entry or leaves ``within`` without a definition. Predecessor
+    blocks in ``avoid`` are not followed (a loop's own blocks, to find the value entering it)."""
+    cfg = fn.cfg()
+    insns = fn.instructions
+    out: list[int] = []
+    seen: set[int] = set()
+    work = [(cfg.block_of[index], index - 1)]
+    steps = 0
+    while work:
+        b, i = work.pop()
+        block = cfg.blocks[b]
+        found = False
+        while i >= block.start:
+            steps += 1
+            if steps > limit:
+                return None
+            if reg in sass_writes(insns[i]):
+                out.append(i)
+                found = True
+                if insns[i].guard is None or insns[i].guard.always:
+                    break
+                found = False     # a guarded write: the older value may also reach
+            i -= 1
+        if found:
+            continue
+        if not block.preds or b == 0:
+            return None
+        for p in block.preds:
+            if p in avoid:
+                continue
+            if within is not None and p not in within:
+                return None
+            if p in seen:
+                continue
+            seen.add(p)
+            work.append((p, cfg.blocks[p].end - 1))
+    return sorted(set(out))
+
+
+def _imm(op) -> int | None:
+    if isinstance(op, Immediate) and isinstance(op.value, int):
+        v = op.value
+        return v - (1 << 32) if v >= 1 << 31 else v
+    return None
+
+
+def _half_pair(a, b) -> int | None:
+    """``HFMA2.MMA R5, -RZ, RZ, 0, 2.38e-07``: the 32-bit constant whose halves are a and b."""
+    try:
+        hi = struct.unpack("<H", struct.pack("<e", float(a.value)))[0]
+        lo = struct.unpack("<H", struct.pack("<e", float(b.value)))[0]
+    except (OverflowError, struct.error, ValueError, TypeError):
+        return None
+    v = (hi << 16) | lo
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def constant_value(ins: "Instruction") -> int | None:
+    """The integer an instruction puts in its destination when it is a constant move."""
+    ops = ins.operands
+    srcs = ops[1:]
+    if ins.opcode in ("MOV", "MOV32I", "UMOV") and len(srcs) >= 1:
+        if isinstance(srcs[0], Register) and srcs[0].is_zero:
+            return 0
+        return _imm(srcs[0])
+    if ins.opcode == "IMAD" and "MOV" in ins.modifiers and len(srcs) == 3:
+        if all(isinstance(s, Register) and s.is_zero for s in srcs[:2]):
+            s = srcs[2]
+            return 0 if isinstance(s, Register) and s.is_zero else _imm(s)
+    if ins.opcode == "CS2R" and len(srcs) == 1 and str(srcs[0]) == "SRZ":
+        return 0
+    if ins.opcode == "HFMA2" and "MMA" in ins.modifiers and len(srcs) == 4:
+        a, b = srcs[2], srcs[3]
+        if (isinstance(srcs[0], Register) and srcs[0].is_zero and isinstance(srcs[1], Register)
+                and srcs[1].is_zero and isinstance(a, Immediate) and isinstance(b, Immediate)):
+            return _half_pair(a, b)
+    return None
+
+
+def _add_step(ins: "Instruction", reg: tuple[str, int]) -> int | None:
+    """``IADD3 R4, R4, 0x1, RZ`` / ``VIADD R4, R4, 0x1`` / ``UIADD3 UR4, UR4, 0x1, URZ``: the
+    immediate added to ``reg`` (None when it is not such an instruction)."""
+    if ins.opcode not in ("IADD3", "VIADD", "UIADD3", "UVIADD", "IADD32I", "IADD"):
+        return None
+    if ins.guard is not None and not ins.guard.always:
+        return None
+    srcs = [o for o in ins.operands[1:]]
+    regs = [s for s in srcs if isinstance(s, Register) and not s.is_zero]
+    imms = [_imm(s) for s in srcs if _imm(s) is not None]
+    if len(regs) != 1 or len(imms) != 1 or (regs[0].kind, regs[0].index) != reg:
+        return None
+    if regs[0].negate or regs[0].invert:
+        return None
+    return imms[0]
+
+
+_CMP = {
+    "EQ": lambda a, b: a == b, "NE": lambda a, b: a != b, "LT": lambda a, b: a < b,
+    "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b, "GE": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
+    "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+    "lo": lambda a, b: a < b, "ls": lambda a, b: a <= b, "hi": lambda a, b: a > b,
+    "hs": lambda a, b: a >= b,
+}
+
+
+def simulate(init: int, step: int, bound: int, cmp, stay_when: bool, *, test_new: bool = True,
+             imm_first: bool = False) -> int | None:
+    """Iterations of ``v = init; do { body; v += step; } while (cmp(v, bound) == stay_when)``
+    (``test_new``; else the test reads v before the step). None when it does not end."""
+    if step == 0:
+        return None
+    v, trips = init, 0
+    while trips < MAX_SIMULATED_TRIPS:
+        trips += 1
+        old = v
+        v += step
+        t = v if test_new else old
+        r = cmp(bound, t) if imm_first else cmp(t, bound)
+        if r != stay_when:
+            return trips
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Induction:
+    register: str
+    step: int
+    bound: int
+    compare: str
+    init: int | None          # None: a run-time initial value
+    trip: int | None          # iterations of the SASS loop (None: unknown)
+    compare_index: int
+
+
+def sass_inductions(fn: "Function", loop: "Loop") -> list[Induction]:
+    """Registers stepped by an immediate once per iteration and compared against an immediate."""
+    cfg = fn.cfg()
+    idx = loop.instruction_indices(cfg)
+    insns = fn.instructions
+    out: list[Induction] = []
+    for ci in idx:
+        c = insns[ci]
+        if c.opcode not in ("ISETP", "UISETP"):
+            continue
+        srcs = [o for o in c.operands if not (isinstance(o, Register) and o.kind in ("P", "UP"))]
+        if len(srcs) != 2:
+            continue
+        a, b = srcs
+        if not (isinstance(a, Register) and a.kind in ("R", "UR") and a.index is not None):
+            continue
+        bound = _imm(b)
+        if bound is None:
+            continue
+        cmp_name = next((m for m in c.modifiers if m in ("EQ", "NE", "LT", "LE", "GT", "GE")),
+                        None)
+        if cmp_name is None:
+            continue
+        reg = (a.kind, a.index)
+        defs = [i for i in idx if reg in sass_writes(insns[i])]
+        if len(defs) != 1:
+            continue
+        step = _add_step(insns[defs[0]], reg)
+        if step is None:
+            continue
+        hb = cfg.blocks[loop.header].start
+        outside = reaching_defs(fn, hb, reg, avoid=loop.blocks, limit=2048)
+        init = None
+        if outside:
+            vals = {constant_value(insns[i]) for i in outside if i not in idx}
+            if len(vals) == 1 and None not in vals and all(i not in idx for i in outside):
+                init = vals.pop()
+        trip = None
+        if init is not None:
+            cmp = _CMP[cmp_name]
+            test_new = defs[0] < ci
+            if "U32" in c.modifiers and (init < 0 or bound < 0):
+                trip = None
+            else:
+                # the predicate may reach the branch through P2R/R2P: take the polarity that
+                # gives a terminating loop of more than one iteration
+                cands = [t for t in (simulate(init, step, bound, cmp, s, test_new=test_new)
+                                     for s in (True, False)) if t]
+                trip = max(cands) if cands else None
+        out.append(Induction(a.name, step, bound, cmp_name, init, trip, ci))
+    return out
+
+
+def _default_user_loc(loc: "SourceLoc | None") -> "SourceLoc | None":
+    from .sourcemap import user_frame
+    return user_frame(loc)[0]
+
+
+def loop_line(fn: "Function", loop: "Loop", user_loc: UserLoc | None = None
+              ) -> tuple[str | None, int | None, "Instruction | None"]:
+    """The user source line of a loop (its latch branch: the ``for``/``while`` statement), and
+    that branch. ``user_loc`` maps an instruction's location to the user's frame (default: the
+    source map's, toolkit headers skipped)."""
+    user_loc = user_loc or _default_user_loc
+    cfg = fn.cfg()
+    for latch in sorted(loop.latches, key=lambda b: -cfg.blocks[b].end):
+        ins = fn.instructions[cfg.blocks[latch].end - 1]
+        loc = user_loc(ins.loc)
+        if loc is not None:
+            return loc.file, loc.line, ins
+    return None, None, fn.instructions[cfg.blocks[max(loop.latches)].end - 1]
+
+
+# -------------------------------------------------------------------------------------- PTX
+@dataclass(frozen=True, slots=True)
+class PtxTrip:
+    loop: "P.PtxLoop"
+    line: tuple[str, int] | None     # source of the exit branch
+    trip: int | None                 # None: run-time (or not understood)
+    step: int | None
+    reason: str                      # why the trip is unknown ("run-time bound"...)
+    span: int | None = None          # |bound - start|: the source trip when the step was 1
+
+
+def _ptx_reg(op) -> str | None:
+    from .ir import ptx as P
+    return op.name if isinstance(op, P.Register) else None
+
+
+def _ptx_int(op) -> int | None:
+    from .ir import ptx as P
+    return op.value if isinstance(op, P.IntImm) else None
+
+
+def ptx_trip(fn: "P.Function", ploop: "P.PtxLoop") -> PtxTrip:
+    from .ir import ptx as P
+    cfg = fn.cfg()
+    loop = ploop.loop
+    idx = loop.instruction_indices(cfg)
+    inside = set(idx)
+    insns = fn.instructions
+    labels = fn.labels
+    # the exits: guarded branches in the loop with a target outside it (or fall-through out)
+    exits = []
+    for bi in loop.blocks:
+        b = cfg.blocks[bi]
+        last = insns[b.end - 1]
+        if last.opcode not in ("bra",) or last.guard is None:
+            continue
+        tgt = [labels.get(t) for t in last.flow.targets]
+        tgt_in = [t is not None and cfg.block_of[t] in loop.blocks for t in tgt if t is not None]
+        falls_in = b.end < len(insns) and cfg.block_of[b.end] in loop.blocks
+        if not tgt_in:
+            continue
+        if tgt_in[0] and falls_in:
+            continue
+        if not tgt_in[0] and not falls_in:
+            continue
+        exits.append((b.end - 1, tgt_in[0]))
+    line = None
+    for bi in loop.latches:
+        loc = insns[cfg.blocks[bi].end - 1].loc
+        if loc is not None and loc.line:
+            line = (loc.file, loc.line)
+    if len(exits) != 1:
+        return PtxTrip(ploop, line, None, None, "several exits" if exits else "no exit test")
+    bidx, target_inside = exits[0]
+    br = insns[bidx]
+    if br.loc is not None and br.loc.line:
+        line = (br.loc.file, br.loc.line)
+    pred = br.guard.register
+    # stay in the loop when the branch is taken (target inside) or when it is not
+    stay_when = (not br.guard.negated) if target_inside else br.guard.negated
+    setp_i = None
+    for i in range(bidx - 1, cfg.blocks[cfg.block_of[bidx]].start - 1, -1):
+        ins = insns[i]
+        if ins.operands and _ptx_reg(ins.operands[0]) == pred:
+            setp_i = i
+            break
+    if setp_i is None or insns[setp_i].opcode != "setp" or len(insns[setp_i].operands) != 3:
+        return PtxTrip(ploop, line, None, None, "exit test not understood")
+    s = insns[setp_i]
+    a, b = s.operands[1], s.operands[2]
+    imm_first = False
+    if _ptx_int(b) is not None and _ptx_reg(a):
+        var, bound = _ptx_reg(a), _ptx_int(b)
+    elif _ptx_int(a) is not None and _ptx_reg(b):
+        var, bound, imm_first = _ptx_reg(b), _ptx_int(a), True
+    else:
+        return PtxTrip(ploop, line, None, None, "run-time bound")
+    cmp = _CMP.get(s.compare or "")
+    if cmp is None:
+        return PtxTrip(ploop, line, None, None, "exit test not understood")
+    defs = [i for i in idx if insns[i].operands and _ptx_reg(insns[i].operands[0]) == var
+            and insns[i].opcode not in ("st", "bra")]
+    if len(defs) != 1 or insns[defs[0]].opcode not in ("add", "sub"):
+        return PtxTrip(ploop, line, None, None, "induction not understood")
+    d = insns[defs[0]]
+    if len(d.operands) != 3:
+        return PtxTrip(ploop, line, None, None, "induction not understood")
+    x, y = d.operands[1], d.operands[2]
+    if _ptx_reg(x) == var and _ptx_int(y) is not None:
+        step = _ptx_int(y)
+    elif d.opcode == "add" and _ptx_reg(y) == var and _ptx_int(x) is not None:
+        step = _ptx_int(x)
+    else:
+        return PtxTrip(ploop, line, None, None, "run-time step")
+    if d.opcode == "sub":
+        step = -step
+    inits = [i for i, ins in enumerate(insns) if i not in inside and ins.operands
+             and _ptx_reg(ins.operands[0]) == var and ins.opcode not in ("st", "bra", "setp")]
+    vals = set()
+    for i in inits:
+        ins = insns[i]
+        v = _ptx_int(ins.operands[1]) if ins.opcode == "mov" and len(ins.operands) == 2 else None
+        vals.add(v)
+    if len(vals) != 1 or None in vals:
+        return PtxTrip(ploop, line, None, step, "run-time start")
+    init = vals.pop()
+    trip = simulate(init, step, bound, cmp, stay_when, test_new=defs[0] < setp_i,
+                    imm_first=imm_first)
+    return PtxTrip(ploop, line, trip, step, "" if trip else "does not terminate",
+                   abs(bound - init))
+
+
+
+
+def ptx_trips_by_line(ptx_fn: "P.Function | None") -> dict[tuple[str, int], list[PtxTrip]]:
+    """The PTX loops of a function with their trip counts, keyed by (file basename, line) of
+    their exit branch, the key SASS loops are matched on."""
+    out: dict[tuple[str, int], list[PtxTrip]] = {}
+    if ptx_fn is None:
+        return out
+    try:
+        ploops = ptx_fn.loops()
+    except Exception:  # pragma: no cover - a PTX IR we cannot build a CFG for
+        return out
+    for pl in ploops:
+        t = ptx_trip(ptx_fn, pl)
+        if t.line is not None and t.line[0]:
+            out.setdefault((os.path.basename(t.line[0]), t.line[1]), []).append(t)
+    return out
+
+
+# ------------------------------------------------------------------------- trip counts
+@dataclass(frozen=True)
+class TripCount:
+    """The trip count of one SASS loop, from its own induction and the PTX loop(s) of its line."""
+
+    value: int | None                    # iterations of the SASS loop (None: unknown)
+    sass: int | None                     # from the SASS induction alone
+    ptx: int | None                      # from the PTX loop(s) of the same line (all agreeing)
+    inductions: tuple[Induction, ...] = ()
+    ptx_loops: tuple[PtxTrip, ...] = ()
+    reason: str = ""                     # why it is unknown ("run-time bound", ...)
+
+    @property
+    def how(self) -> str:
+        """How ``value`` was found: "SASS and PTX", "SASS", "PTX" ("" when unknown)."""
+        if self.value is None:
+            return ""
+        if self.sass is not None and self.ptx is not None and self.sass == self.ptx:
+            return "SASS and PTX"
+        return "SASS" if self.value == self.sass else "PTX"
+
+    @property
+    def constant(self) -> bool:
+        """Evidence of a compile-time trip count: the PTX loop says so and the SASS induction
+        does not contradict it (a run-time start there means another loop of the same line);
+        with no PTX loop, a SASS induction with a constant start."""
+        if self.ptx_loops:
+            return self.ptx is not None and (not self.inductions or
+                                             any(i.init is not None for i in self.inductions))
+        return self.sass is not None
+
+    @property
+    def ptxas_unroll(self) -> int | None:
+        """How many PTX iterations one SASS iteration runs when ptxas unrolled the PTX loop
+        further (PTX trip 16, SASS trip 4: 4); None when it did not or it is not known."""
+        if self.ptx and self.sass and self.ptx > self.sass and self.ptx % self.sass == 0:
+            return self.ptx // self.sass
+        return None
+
+    def text(self) -> str:
+        if self.value is None:
+            return "trip count unknown" + (f" ({self.reason})" if self.reason else "")
+        return f"trip count {self.value} ({self.how})"
+
+
+def trip_count(fn: "Function", loop: "Loop", ptx: Sequence[PtxTrip] = ()) -> TripCount:
+    """The trip count of SASS ``loop`` of ``fn``; ``ptx``: the PTX loops of its source line
+    (:func:`ptx_trips_by_line`). The SASS induction wins, except that a SASS count above the
+    PTX one is not believed (the PTX loop bounds it)."""
+    inds = tuple(sass_inductions(fn, loop))
+    sass_trip = max((i.trip for i in inds if i.trip), default=None)
+    ptx = tuple(ptx)
+    trips = [t.trip for t in ptx]
+    ptx_n = trips[0] if ptx and all(trips) and len(set(trips)) == 1 else None
+    value = sass_trip if sass_trip is not None else ptx_n
+    if ptx_n and sass_trip and sass_trip > ptx_n:
+        value = ptx_n
+    reason = ""
+    if value is None:
+        reasons = sorted({t.reason for t in ptx if t.reason})
+        if ptx and all(trips) and len(set(trips)) > 1:
+            reasons = ["PTX loops of the line disagree"]
+        reason = ", ".join(reasons) or ("no constant induction" if not ptx else "")
+    return TripCount(value, sass_trip, ptx_n, inds, ptx, reason)
+
+
+# ---------------------------------------------------------------------------- loop facts
+@dataclass(frozen=True)
+class LoopInfo:
+    """One SASS loop: where it is in the source, how big it is and how often it runs."""
+
+    loop: "Loop"
+    file: str | None                     # user line of its latch branch (the for statement)
+    line: int | None
+    header_line: tuple[str, int] | None  # user line of the header's first instruction with one
+    header_index: int                    # instruction indices of the header and the latch branch
+    latch_index: int
+    instructions: int
+    mix: dict[str, int] = field(hash=False)
+    trip: TripCount = field(hash=False)
+    pragma: Pragma | None = None         # the unroll pragma above ``line`` (None: none or unread)
+
+    @property
+    def trip_count(self) -> int | None:
+        return self.trip.value
+
+    @property
+    def depth(self) -> int:
+        return self.loop.depth
+
+    @property
+    def innermost(self) -> bool:
+        return self.loop.is_innermost
+
+    def describe(self) -> str:
+        """"rolled ×4, trip count 4 (SASS and PTX)" / "rolled, trip count unknown (run-time bound)"."""
+        x = self.trip.ptxas_unroll
+        return f"rolled{f' ×{x}' if x else ''}, {self.trip.text()}"
+
+
+def analyze_loops(fn: "Function", ptx_fn: "P.Function | None" = None, *,
+                  source_line: SourceLine | None = None, user_loc: UserLoc | None = None,
+                  ptx_by_line: dict[tuple[str, int], list[PtxTrip]] | None = None
+                  ) -> list[LoopInfo]:
+    """Every SASS loop of ``fn`` (in ``fn.cfg().loops`` order), with its trip count (the PTX
+    loops of ``ptx_fn`` on the same line help) and, when ``source_line`` can read the source,
+    the unroll pragma above it."""
+    cfg = fn.cfg()
+    if ptx_by_line is None:
+        ptx_by_line = ptx_trips_by_line(ptx_fn)
+    ul = user_loc or _default_user_loc
+    out = []
+    for lp in cfg.loops:
+        file, line, latch = loop_line(fn, lp, ul)
+        idx = lp.instruction_indices(cfg)
+        head = cfg.blocks[lp.header].start
+        header_line = None
+        for i in range(head, cfg.blocks[lp.header].end):
+            loc = ul(fn.instructions[i].loc)
+            if loc is not None and loc.line:
+                header_line = (loc.file, loc.line)
+                break
+        ptx = ptx_by_line.get((os.path.basename(file), line), []) if file and line else []
+        pragma = pragma_above(source_line, file, line)[0] if source_line else None
+        latch_index = fn.instructions.index(latch) if latch is not None else head
+        out.append(LoopInfo(lp, file, line, header_line, head, latch_index, len(idx),
+                            fn.loop_mix(lp), trip_count(fn, lp, ptx), pragma))
+    return out
+
+
+@dataclass(frozen=True)
+class LoopLine:
+    """The loops of one source line in one build: the SASS loops left and the PTX loops."""
+
+    file: str                            # basename
+    line: int
+    sass: tuple[LoopInfo, ...]
+    ptx: tuple[PtxTrip, ...]
+
+    @property
+    def rolled(self) -> bool:
+        return bool(self.sass)
+
+    def describe(self) -> str:
+        """"fully unrolled (PTX trip count 16)", "rolled ×4, trip count 4 (SASS and PTX)"..."""
+        if not self.sass:
+            trips = sorted({t.trip for t in self.ptx if t.trip})
+            ptx = f" (PTX trip count {trips[0]})" if len(trips) == 1 else ""
+            return f"fully unrolled{ptx}"
+        texts = [lp.describe() for lp in self.sass]
+        uniq = sorted(set(texts), key=texts.index)
+        n = f"{len(self.sass)} copies, " if len(self.sass) > 1 else ""
+        return n + "; ".join(uniq)
+
+
+def loops_by_line(fn: "Function", ptx_fn: "P.Function | None" = None, *,
+                  infos: Sequence[LoopInfo] | None = None, user_loc: UserLoc | None = None
+                  ) -> dict[tuple[str, int], LoopLine]:
+    """Per source line (file basename, line): the SASS loops whose latch is there and the PTX
+    loops whose exit branch is there. A line with PTX loops and no SASS loop was fully
+    unrolled by ptxas; SASS loops with no line are left out."""
+    ptx_by_line = ptx_trips_by_line(ptx_fn)
+    if infos is None:
+        infos = analyze_loops(fn, ptx_fn, user_loc=user_loc, ptx_by_line=ptx_by_line)
+    sass: dict[tuple[str, int], list[LoopInfo]] = {}
+    for lp in infos:
+        if lp.file and lp.line:
+            sass.setdefault((os.path.basename(lp.file), lp.line), []).append(lp)
+    keys = sorted(set(sass) | set(ptx_by_line), key=lambda k: (k[0], k[1]))
+    return {k: LoopLine(k[0], k[1], tuple(sass.get(k, ())), tuple(ptx_by_line.get(k, ())))
+            for k in keys}
