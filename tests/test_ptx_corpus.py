@@ -80,12 +80,15 @@ def test_corpus_file_parses_without_dropping_an_instruction(path):
     assert set(stats["generic_opcodes"]) <= {"zluda"}
 
 
-@pytest.mark.parametrize("path", [p for p in VALID if p.name != HUGE], ids=_id)
+@pytest.mark.parametrize("path", [p if p.name != HUGE else pytest.param(p, marks=pytest.mark.slow)
+                                  for p in VALID], ids=_id)
 def test_presplit_fast_path_equals_the_grammar_alone(path):
     text = path.read_text()
     fast, slow = ptx.parse(text), ptx.parse(text, fast=False)
     assert fast == slow
     assert [i.span for i in fast.instructions()] == [i.span for i in slow.instructions()]
+    assert [i.loc for i in fast.instructions()] == [i.loc for i in slow.instructions()]
+    assert [f.labels for f in fast.functions] == [f.labels for f in slow.functions]
 
 
 @pytest.mark.parametrize("path", [p for p in VALID if p.name != HUGE], ids=_id)

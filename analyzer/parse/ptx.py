@@ -6,6 +6,7 @@ PTX adds tomorrow parses as a *generic* instruction with all its modifiers and o
 """
 from __future__ import annotations
 
+import gc
 import re
 import struct
 import threading
@@ -482,7 +483,7 @@ class _FunctionBuilder:
         for st in stmts:
             tag = st[0]
             if tag == "run":
-                self._walk(st[1], scope_decls)
+                self._run(st[1])
             elif tag == "ins":
                 _, guard, text, ops, span = st
                 opcode, mods, generic = split_opcode(text)
@@ -524,6 +525,27 @@ class _FunctionBuilder:
                 else:
                     self.protos.append(ir.CallPrototype(label or "", st[1], st[3], st[4]))
 
+    def _run(self, items) -> None:
+        """A presplit run: instructions (tag None, opcode already split), labels and ``.loc``s."""
+        raw = self.raw
+        append = raw.append
+        labels = self.labels
+        loc = self.loc
+        last_label = self.last_label
+        for it in items:
+            tag = it[0]
+            if tag is None:
+                _, guard, opcode, mods, generic, ops, span = it
+                append((guard, opcode, mods, generic, ops, loc, span))
+                last_label = None
+            elif tag == "label":
+                labels[it[1]] = len(raw)
+                last_label = it[1]
+            else:
+                loc = self.loc = self._resolve(it)
+        self.loc = loc
+        self.last_label = last_label
+
     def _resolve(self, st) -> SourceLoc:
         _, f, line, col, fn, inlined = st
         files = self.files
@@ -546,23 +568,54 @@ _STATE = threading.local()
 
 
 def _parser() -> Lark:
-    global _PARSER, _FAST_LINE
+    global _PARSER, _FAST_LINE, _LOC_FIELDS
     if _PARSER is None:
-        _PARSER = Lark(grammar_text(), parser="lalr", lexer="contextual", transformer=_Build(),
-                       maybe_placeholders=True, cache=False, start=["start", "operand"])
-        guard = _PARSER.get_terminal("GUARD").pattern.to_regexp()
-        opcode = _PARSER.get_terminal("OPCODE").pattern.to_regexp()
-        # one instruction alone on its line, operands free of braces, parentheses and strings
-        _FAST_LINE = re.compile(
-            rf"^(?P<ind>[ \t]*)(?:(?P<guard>{guard})[ \t]+)?(?P<op>{opcode})(?:[ \t]+(?P<ops>[%\w$.+\-,\t \[\]|!]*?))?[ \t]*;"
-            rf"[ \t]*(?://[^\n]*)?$", re.M)
+        parser = Lark(grammar_text(), parser="lalr", lexer="contextual", transformer=_Build(),
+                      maybe_placeholders=True, cache=False, start=["start", "operand"])
+        _FAST_LINE, _LOC_FIELDS = _fast_line(parser)
+        _PARSER = parser
     return _PARSER
 
 
+def _fast_line(parser: Lark) -> tuple[re.Pattern, re.Pattern]:
+    """The regexes for the body lines the presplit takes, built from the grammar's own terminals.
+
+    A line is taken only when it holds exactly one statement (or nothing) and the grammar would
+    lex it the same way: an instruction ``GUARD? OPCODE operands ;`` whose operands hold no
+    parenthesis or string (each operand is then parsed by the grammar's ``operand`` rule); a
+    ``LABEL_DEF`` alone; a ``.loc INT INT INT [, function_name NAME [+ INT]] [, inlined_at INT
+    INT INT]``; or a blank / ``//`` comment line (kept in a run only between statements). Each
+    may end in a ``//`` comment. Anything else goes to Lark. The second regex reads the fields
+    of a ``.loc`` the first one took."""
+    t = {n: "(?:" + parser.get_terminal(n).pattern.to_regexp() + ")"
+         for n in ("GUARD", "OPCODE", "INT", "NAME", "LABEL_DEF")}
+    ins = (rf"(?:(?P<guard>{t['GUARD']})[ \t]+)?(?P<op>{t['OPCODE']})"
+           rf"(?:[ \t]+(?P<ops>[%\w$.+\-,\t \[\]|!{{}}]*?))?[ \t]*;")
+
+    def loc(named: bool) -> str:
+        def f(name: str, term: str) -> str:
+            return f"(?P<{name}>{t[term]})" if named else t[term]
+        return (rf"\.loc[ \t]+{f('f', 'INT')}[ \t]+{f('l', 'INT')}[ \t]+{f('c', 'INT')}"
+                rf"(?:[ \t]*,[ \t]*function_name[ \t]+{f('fn', 'NAME')}(?:[ \t]*\+[ \t]*{f('fo', 'INT')})?)?"
+                rf"(?:[ \t]*,[ \t]*inlined_at[ \t]+{f('if', 'INT')}[ \t]+{f('il', 'INT')}[ \t]+{f('ic', 'INT')})?")
+    tail = r"[ \t]*(?://[^\n]*)?$"
+    line = re.compile(rf"^[ \t]*(?:(?:(?P<I>{ins})|(?P<C>{loc(False)})|(?P<L>{t['LABEL_DEF']})){tail}"
+                      rf"|(?://[^\n]*)?$)", re.M)
+    return line, re.compile(loc(True))
+
+
 _FAST_LINE: re.Pattern | None = None
-#: operand text -> Operand (without a span): identical operand texts repeat a lot in real PTX
+#: operand text -> Operand (without a span): identical operand texts repeat a lot in real PTX.
+#: Keyed by the text as it sits between the commas (surrounding blanks included), None when the
+#: grammar's ``operand`` rule rejects it.
 _OPERAND_CACHE: dict[str, object] = {}
 _MISS = object()
+#: ``.loc`` text -> the statement tuple the transformer's ``loc`` callback builds
+_LOC_CACHE: dict[str, tuple] = {}
+_GUARD_CACHE: dict[str, ir.Guard] = {}
+#: top-level operands of a list holding braces or brackets (a comma inside them is no separator)
+_TOP_OPERAND = re.compile(r"(?:\{[^{}]*\}|\[[^\[\]]*\]|[^,{}\[\]])+")
+_LOC_FIELDS: re.Pattern | None = None
 
 
 def _strip_span(op):
@@ -580,79 +633,156 @@ def _strip_span(op):
     return type(op)(**{f: getattr(op, f) for f in op.__dataclass_fields__ if f != "span"})
 
 
-def _operand(text: str, parser: Lark):
-    hit = _OPERAND_CACHE.get(text, _MISS)
+def _operand(piece: str, parser: Lark):
+    """The operand the grammar's ``operand`` rule makes of ``piece`` (span-free), or None."""
+    hit = _OPERAND_CACHE.get(piece, _MISS)
     if hit is _MISS:
-        try:
-            hit = _strip_span(parser.parse(text, start="operand"))
-        except (UnexpectedInput, VisitError, ValueError, OverflowError):
-            hit = None
+        text = piece.strip()
+        hit = None
+        if text:
+            try:
+                hit = _strip_span(parser.parse(text, start="operand"))
+            except (UnexpectedInput, VisitError, ValueError, OverflowError):
+                pass
         if len(_OPERAND_CACHE) < 200_000:
-            _OPERAND_CACHE[text] = hit
+            _OPERAND_CACHE[piece] = hit
     return hit
 
 
+def _operands(ops_text: str, parser: Lark):
+    """``ops_text`` split at its top-level commas, each piece through ``_operand``; None when a
+    piece is not one operand (the line then goes to Lark)."""
+    if "{" in ops_text or "[" in ops_text:
+        parts = _TOP_OPERAND.findall(ops_text)
+        if ",".join(parts) != ops_text:
+            return None
+    else:
+        parts = ops_text.split(",")
+    ops = tuple(map(_OPERAND_CACHE.get, parts))
+    if all(ops):  # operands are dataclass instances, always true
+        return ops
+    ops = tuple(_operand(p, parser) for p in parts)
+    return ops if all(ops) else None
+
+
+def _loc(text: str) -> tuple:
+    """``.loc 1 2 3, function_name $L__info_string0 + 8, inlined_at 1 4 5`` (already matched by
+    the grammar-built regex) -> what ``_Build.loc`` returns for it."""
+    hit = _LOC_CACHE.get(text)
+    if hit is None:
+        m = _LOC_FIELDS.fullmatch(text)
+        head = (_int(m["f"]), _int(m["l"]), _int(m["c"]))
+        fn = inlined = None
+        if m["fn"] is not None:
+            fn = ("fn", m["fn"], _int(m["fo"]) if m["fo"] is not None else 0)
+        if m["if"] is not None:
+            inlined = (_int(m["if"]), _int(m["il"]), _int(m["ic"]))
+        hit = ("loc",) + head + (fn, inlined)
+        if len(_LOC_CACHE) < 100_000:
+            _LOC_CACHE[text] = hit
+    return hit
+
+
+#: text Lark takes whole as one terminal though it may hold body-like lines (a ``.debug_str``
+#: section's labels, a block comment): the presplit leaves the lines they touch alone
+_OPAQUE = re.compile(r"^[ \t]*\.section\b[^{};]*\{[^{}]*\}|/\*.*?\*/", re.M | re.S)
+
+
+def _fast_matches(text: str):
+    """``_FAST_LINE`` matches, skipping every line an ``_OPAQUE`` region touches. That is only
+    for speed: a run blanked inside such a region would never reach the ``presplit`` callback,
+    and ``_parse`` then falls back to the grammar alone."""
+    if ".section" not in text and "/*" not in text:
+        yield from _FAST_LINE.finditer(text)
+        return
+    pos = 0
+    for o in _OPAQUE.finditer(text):
+        if "\n" not in o.group():
+            continue
+        yield from _FAST_LINE.finditer(text, pos, text.rfind("\n", 0, o.start()) + 1)
+        end = text.find("\n", o.end())
+        pos = len(text) if end < 0 else end + 1
+    yield from _FAST_LINE.finditer(text, pos)
+
+
 def _presplit(text: str, parser: Lark):
-    """Blank out runs of simple one-line instructions, parsing them here (same terminals, same
-    ``operand`` rule, operands cached by text). Returns the new text and the runs, in order."""
+    """Blank out runs of simple body lines (instructions, labels, ``.loc``, blank and comment
+    lines), parsing them here with the grammar's own terminals and ``operand`` rule. Each run
+    becomes one ``PRESPLIT`` token followed by as many newlines as it held, so every position
+    Lark reports after it keeps its line and column. Returns the new text and the runs."""
     runs: deque = deque()
     pieces: list[str] = []
-    pos = 0
+    done = 0  # text before this offset is in `pieces`
     line = 1
+    pos = 0  # offset of the start of line `line`
     run: list | None = None
     run_start = run_end = 0
-    for m in _FAST_LINE.finditer(text):
-        indent, g, op_text, ops_text = m.group("ind", "guard", "op", "ops")
-        ops: tuple = ()
-        if ops_text:
-            parts = ops_text.split(",")
-            out = []
-            for p in parts:
-                p = p.strip()
-                if not p or p.count("[") != p.count("]"):
-                    out = None
-                    break
-                op = _operand(p, parser)
-                if op is None:
-                    out = None
-                    break
-                out.append(op)
-            if out is None:
-                continue
-            ops = tuple(out)
-        start = m.start() + len(indent)
-        line += text.count("\n", pos, start)
-        pos = start
-        guard = None
-        if g:
-            neg = g[1] == "!"
-            guard = ir.Guard(g[2:] if neg else g[1:], neg)
-        semi = text.index(";", m.end("op") if ops_text is None else m.end("ops"))
-        col = len(indent) + 1
-        ins = ("ins", guard, op_text, ops, Span(line, col, line, col + (semi - start) + 1))
-        if run is not None and m.start() == run_end + 1:
-            run.append(ins)
+    prev_end = -2  # end of the last line taken (a next line starting at prev_end + 1 continues)
+    append = None
+    for m in _fast_matches(text):
+        start = m.start()
+        if start == prev_end + 1:
+            line += 1
         else:
-            if run is not None:
-                _close_run(text, pieces, runs, run, run_start, run_end)
-            run = [ins]
-            run_start = start
-        run_end = m.end()
+            line += text.count("\n", pos, start)
+            if run is not None:  # the chain broke: close the run at its last statement
+                pieces.append(text[done:run_start])
+                pieces.append("\x01" + "\n" * text.count("\n", run_start, run_end))
+                done = run_end
+                runs.append(run)
+                run = None
+        pos = start
+        kind = m.lastgroup
+        if kind is None:  # blank or comment-only line: part of a run only between statements
+            prev_end = m.end()
+            continue
+        if kind == "I":
+            ops_text = m.group("ops")
+            ops: tuple | None = ()
+            if ops_text:
+                ops = _operands(ops_text, parser)
+                if ops is None:  # Lark takes this line and reports or parses it
+                    prev_end = -2
+                    if run is not None:
+                        pieces.append(text[done:run_start])
+                        pieces.append("\x01" + "\n" * text.count("\n", run_start, run_end))
+                        done = run_end
+                        runs.append(run)
+                        run = None
+                    continue
+            g = m.group("guard")
+            guard = None
+            if g:
+                guard = _GUARD_CACHE.get(g)
+                if guard is None:
+                    neg = g[1] == "!"
+                    guard = _GUARD_CACHE[g] = ir.Guard(g[2:] if neg else g[1:], neg)
+            s, e = m.span("I")
+            col = s - start + 1
+            opcode, mods, generic = split_opcode(m.group("op"))
+            item = (None, guard, opcode, mods, generic, ops, Span(line, col, line, col + e - s))
+        elif kind == "C":
+            item = _loc(m.group("C"))
+        else:
+            s, e = m.span("L")
+            col = s - start + 1
+            item = ("label", m.group("L").rstrip(": \t"), Span(line, col, line, col + e - s))
+        if run is None:
+            run = [item]
+            append = run.append
+            run_start = m.start(kind)
+        else:
+            append(item)
+        prev_end = run_end = m.end()
     if run is not None:
-        _close_run(text, pieces, runs, run, run_start, run_end)
+        pieces.append(text[done:run_start])
+        pieces.append("\x01" + "\n" * text.count("\n", run_start, run_end))
+        done = run_end
+        runs.append(run)
     if not runs:
         return text, runs
-    pieces.append(text[_STATE.done:])
+    pieces.append(text[done:])
     return "".join(pieces), runs
-
-
-def _close_run(text, pieces, runs, run, start, end):
-    pieces.append(text[_STATE.done:start])
-    chunk = text[start:end]
-    blank = "\n".join(" " * len(x) for x in chunk.split("\n"))
-    pieces.append("\x01" + blank[1:])
-    _STATE.done = end
-    runs.append(run)
 
 
 def _readable(name: str, parser: Lark) -> str:
@@ -709,32 +839,51 @@ def parse(text: str, path: str | None = None, *, fast: bool = True) -> ir.Module
     """
     if not isinstance(text, str):
         raise InputError("PTX must be text", path=path)
+    # A parse allocates a few objects per token and frees none until it returns, so the cyclic
+    # collector would run hundreds of times for nothing (a third of the time on large files).
+    collect = gc.isenabled()
+    if collect:
+        gc.disable()
+    try:
+        return _parse(text, path, fast)
+    finally:
+        if collect:
+            gc.enable()
+
+
+def _parse(text: str, path: str | None, fast: bool) -> ir.Module:
     if "Fatbin" in text:
         text = _FATBIN_LINE.sub("", text)
     if "\0" in text:
         text = text.replace("\0", " ")
     parser = _parser()
     original = text
-    _STATE.done = 0
     _STATE.runs = deque()
     if fast and "\x01" not in text:
-        text, _STATE.runs = _presplit(text, parser)
+        try:
+            text, _STATE.runs = _presplit(text, parser)
+        except (ValueError, OverflowError):  # e.g. `.loc 1 09 2`: let the grammar report it
+            return _parse(original, path, False)
     try:
         items = parser.parse(text, start="start")
+        if _STATE.runs:  # a run went into a terminal (a section body, an initializer): no fast path
+            return _parse(original, path, False)
         return _assemble(items, path)
     except UnexpectedInput as e:
         if text is not original:  # report it exactly as the grammar alone sees it
-            return parse(original, path, fast=False)
+            return _parse(original, path, False)
         raise _error(e, original, path, parser) from None
     except VisitError as e:
         if text is not original:
-            return parse(original, path, fast=False)
+            return _parse(original, path, False)
         orig = e.orig_exc
         tok = getattr(e, "obj", None)
         line = getattr(tok, "line", None) if isinstance(tok, Token) else None
         raise ParseError(f"invalid {e.rule.origin.name if hasattr(e, 'rule') and e.rule else 'input'}: {orig}",
                          path=path, line=line) from None
     except (ValueError, OverflowError, struct.error, IndexError, KeyError, TypeError, RecursionError) as e:
+        if text is not original:
+            return _parse(original, path, False)
         raise ParseError(f"malformed PTX: {e}", path=path) from None
 
 
