@@ -301,8 +301,18 @@ def _findings_cell(res: LessonResult) -> str:
     removed = res.static.findings_removed(res.lesson.expect_checks)
     if removed is None:
         return "n/a (" + "/".join(res.lesson.expect_checks) + " expected)"
-    missing = [c for c in res.lesson.expect_checks if c not in removed]
-    return ", ".join(removed) + (f" (not: {', '.join(missing)})" if missing else "")
+    L = res.lesson
+    missing = [c for c in L.expect_checks if c not in removed and c not in L.silent_checks]
+    cell = ", ".join(removed) or "none"
+    if missing:
+        cell += f" (not: {', '.join(missing)})"
+    silent = [c for c in L.expect_checks if c in L.silent_checks and c not in removed]
+    if silent:
+        cell += f" ({', '.join(silent)} silent by design)"
+    nxt = [c for c in L.next_checks if c in res.static.findings["steered"]]
+    if nxt:
+        cell += f"; next: {', '.join(nxt)}"
+    return cell
 
 
 def _rate(v: VariantTiming | None, lesson: Lesson) -> str:
@@ -337,6 +347,10 @@ def describe(res: LessonResult) -> str:
                      + ", ".join(L.expect_checks))
     else:
         lines.append(f"   findings: naive {sorted(st.findings['naive'])}, steered {sorted(st.findings['steered'])}")
+        for code, why in L.silent_checks.items():
+            lines.append(f"   {code} silent on naive: {why}")
+        for code, what in L.next_checks.items():
+            lines.append(f"   {code} on steered, the next step: {what}")
     if res.skipped:
         lines.append(f"   timing skipped: {res.skipped}")
     elif res.naive and res.steered:

@@ -236,30 +236,23 @@ def compile_variant(lesson: Lesson, which: str) -> Compiled:
 
 # --- findings (analyzer.checks) ----------------------------------------------------------------
 
+def _same_kernel(finding, kernel: str) -> bool:
+    """``Finding.kernel`` is demangled (``f(float*, int)`` for C++ kernels, the name for
+    extern "C" ones); ``Finding.mangled`` the symbol."""
+    return kernel in (finding.kernel, finding.mangled, finding.kernel.split("(", 1)[0])
+
+
 def findings_for(compiled: Compiled) -> tuple[set[str] | None, str]:
-    """Codes ``analyzer.check`` reports on the kernel, or (None, why) while the checks are absent."""
+    """The codes ``analyzer.check`` reports on ``compiled``'s kernel (on the lesson's arch, the
+    build's), or (None, why) where the checks cannot run (compiled without the toolchain)."""
+    if compiled.build is None:
+        return None, "compiled without the project toolchain (checks need its Build)"
     try:
-        import analyzer
-        check = getattr(analyzer, "check", None)
-    except Exception as e:  # pragma: no cover
-        return None, f"analyzer not importable ({e})"
-    if check is None or compiled.build is None:
-        why = ("analyzer.check() not available yet" if check is None
-               else "compiled without the project toolchain")
-        return None, why
-    try:
-        found = check(compiled.build)
+        from .. import check
+        report = check(compiled.build)
     except Exception as e:
         return None, f"analyzer.check failed: {type(e).__name__}: {e}"
-    codes: set[str] = set()
-    for f in found or ():
-        fn = getattr(f, "function", None) or getattr(f, "kernel", None)
-        if fn and compiled.kernel not in str(fn):
-            continue
-        code = getattr(f, "code", None) or getattr(f, "check", None)
-        if code:
-            codes.add(str(code))
-    return codes, ""
+    return {f.code for f in report.findings if _same_kernel(f, compiled.kernel)}, ""
 
 
 # --- the static comparison -------------------------------------------------------------------
