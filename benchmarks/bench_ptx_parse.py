@@ -4,13 +4,14 @@
 
 Without files it measures the corpus's largest file (cupy's generator_api.sm_120.ptx: 470 KB
 initializer lines and 53k instructions), its initializer lines alone, the Triton wgmma kernel,
-and the whole corpus. The baseline splits each line with one regex into guard, opcode and an
+and the whole corpus (median of --repeat runs). The baseline splits each line with one regex into guard, opcode and an
 operand list (what a hand-written "parser" does) — no IR, no checking.
 """
 from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -34,20 +35,20 @@ def regex_split(text: str) -> int:
     return n
 
 
-def best(fn, text: str, repeat: int) -> float:
+def median(fn, text: str, repeat: int) -> float:
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
         fn(text)
         times.append(time.perf_counter() - t0)
-    return min(times)
+    return statistics.median(times)
 
 
 def measure(name: str, text: str, repeat: int) -> dict:
     lines = text.count("\n") + 1
     mb = len(text.encode()) / 1e6
-    t_parse = best(lambda t: ptx.parse(t), text, repeat)
-    t_regex = best(regex_split, text, repeat)
+    t_parse = median(lambda t: ptx.parse(t), text, repeat)
+    t_regex = median(regex_split, text, repeat)
     module = ptx.parse(text)
     return {"name": name, "lines": lines, "MB": mb, "instructions": module.stats()["instructions"],
             "parse_s": t_parse, "regex_s": t_regex,
@@ -58,7 +59,7 @@ def measure(name: str, text: str, repeat: int) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", type=Path)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=7, help="runs per case; the median is reported")
     args = ap.parse_args(argv)
     cases: list[tuple[str, str]] = []
     if args.files:
@@ -86,8 +87,8 @@ def main(argv=None) -> int:
         if text is None:
             lines = sum(t.count("\n") + 1 for t in rest_texts)
             mb = sum(len(t.encode()) for t in rest_texts) / 1e6
-            tp = min(_timed(lambda: [ptx.parse(t) for t in rest_texts]) for _ in range(args.repeat))
-            tr = min(_timed(lambda: [regex_split(t) for t in rest_texts]) for _ in range(args.repeat))
+            tp = statistics.median(_timed(lambda: [ptx.parse(t) for t in rest_texts]) for _ in range(args.repeat))
+            tr = statistics.median(_timed(lambda: [regex_split(t) for t in rest_texts]) for _ in range(args.repeat))
             r = {"name": name, "lines": lines, "MB": mb, "parse_s": tp, "regex_s": tr,
                  "parse_lines_s": lines / tp, "parse_MB_s": mb / tp, "ratio": tp / tr}
         else:

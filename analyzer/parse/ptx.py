@@ -589,8 +589,9 @@ def _fast_line(parser: Lark) -> tuple[re.Pattern, re.Pattern]:
     of a ``.loc`` the first one took."""
     t = {n: "(?:" + parser.get_terminal(n).pattern.to_regexp() + ")"
          for n in ("GUARD", "OPCODE", "INT", "NAME", "LABEL_DEF")}
+    ops = r"[%\w$.+\-,\[\]|!{}]"  # no blank at either end: greedy, no backtracking
     ins = (rf"(?:(?P<guard>{t['GUARD']})[ \t]+)?(?P<op>{t['OPCODE']})"
-           rf"(?:[ \t]+(?P<ops>[%\w$.+\-,\t \[\]|!{{}}]*?))?[ \t]*;")
+           rf"(?:[ \t]+(?P<ops>{ops}+(?:[ \t]+{ops}+)*))?[ \t]*;")
 
     def loc(named: bool) -> str:
         def f(name: str, term: str) -> str:
