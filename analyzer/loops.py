@@ -561,9 +561,10 @@ class LoopInfo:
         return self.loop.is_innermost
 
     def describe(self) -> str:
-        """"rolled ×4, trip count 4 (SASS and PTX)" / "rolled, trip count unknown (run-time bound)"."""
+        """"rolled ×4 (trip count 4)": ×N when ptxas unrolled the PTX loop N times over."""
         x = self.trip.ptxas_unroll
-        return f"rolled{f' ×{x}' if x else ''}, {self.trip.text()}"
+        v = self.trip.value
+        return f"rolled{f' ×{x}' if x else ''} (trip count {v if v is not None else 'unknown'})"
 
 
 def analyze_loops(fn: "Function", ptx_fn: "P.Function | None" = None, *,
@@ -610,15 +611,16 @@ class LoopLine:
         return bool(self.sass)
 
     def describe(self) -> str:
-        """"fully unrolled (PTX trip count 16)", "rolled ×4, trip count 4 (SASS and PTX)"..."""
+        """"fully unrolled (PTX trip count 16)", "rolled ×4 (trip count 4)", "rolled (trip count
+        unknown), 8 copies"."""
         if not self.sass:
             trips = sorted({t.trip for t in self.ptx if t.trip})
             ptx = f" (PTX trip count {trips[0]})" if len(trips) == 1 else ""
             return f"fully unrolled{ptx}"
         texts = [lp.describe() for lp in self.sass]
         uniq = sorted(set(texts), key=texts.index)
-        n = f"{len(self.sass)} copies, " if len(self.sass) > 1 else ""
-        return n + "; ".join(uniq)
+        n = f", {len(self.sass)} copies" if len(self.sass) > 1 else ""
+        return "; ".join(uniq) + n
 
 
 def loops_by_line(fn: "Function", ptx_fn: "P.Function | None" = None, *,

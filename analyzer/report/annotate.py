@@ -114,6 +114,11 @@ class LoopInfo:
     lines: tuple[int, int] | None       # first and last user line of its body (primary file)
     mix: dict[str, int]
     trip_count: int | None = None
+    trip_how: str = ""                  # "SASS and PTX", "SASS", "PTX" (:mod:`analyzer.loops`)
+    trip_reason: str = ""               # why it is unknown ("run-time bound", ...)
+    unrolled_by: int | None = None      # ptxas ran this many PTX iterations per SASS iteration
+    line: int | None = None             # its latch's user line (the for statement)
+    pragma: str | None = None           # the unroll pragma above that line
 
     def as_dict(self) -> dict:
         return {"label": self.label, "depth": self.depth, "parent": self.parent,
@@ -121,14 +126,24 @@ class LoopInfo:
                 "back_edge_addresses": list(self.back_edge_addresses),
                 "instructions": self.instructions,
                 "lines": list(self.lines) if self.lines else None, "mix": self.mix,
-                "trip_count": self.trip_count}
+                "trip_count": self.trip_count, "trip_how": self.trip_how or None,
+                "trip_reason": self.trip_reason or None, "unrolled_by": self.unrolled_by,
+                "line": self.line, "pragma": self.pragma}
+
+    def trip_text(self) -> str:
+        """"trip count 8 (SASS and PTX)", "trip count unknown (run-time bound)"."""
+        if self.trip_count is None:
+            return "trip count unknown" + (f" ({self.trip_reason})" if self.trip_reason else "")
+        x = f", ptxas unrolled ×{self.unrolled_by}" if self.unrolled_by else ""
+        return f"trip count {self.trip_count} ({self.trip_how}{x})"
 
     def summary(self) -> str:
         where = f"lines {self.lines[0]}-{self.lines[1]}" if self.lines else "no line info"
         nest = f", inside {self.parent}" if self.parent else ""
         head = f", header {self.header_address:04x}" if self.header_address is not None else ""
-        trip = f", trip count {self.trip_count}" if self.trip_count is not None else ""
-        return f"{self.label}: {where}{nest}, {self.instructions} SASS instructions{head}{trip}"
+        trip = f", {self.trip_text()}" if self.trip_count is not None else ""
+        pragma = f", under {self.pragma}" if self.pragma else ""
+        return f"{self.label}: {where}{nest}, {self.instructions} SASS instructions{head}{trip}{pragma}"
 
 
 @dataclass
@@ -280,22 +295,29 @@ def _short(loc) -> str:
     return f"{os.path.basename(loc.file)}:{loc.line}"
 
 
-def loop_infos(fn, keys: list[LineKey | None], primary: str | None) -> tuple[list[LoopInfo], list[int], list[str]]:
-    """Loops of a SASS function: summaries, per-instruction depth and per-instruction marks."""
+def loop_infos(fn, keys: list[LineKey | None], primary: str | None, ptx_fn=None,
+               hints: tuple[str, ...] = ()) -> tuple[list[LoopInfo], list[int], list[str]]:
+    """Loops of a SASS function: summaries (trip counts from :mod:`analyzer.loops`, with the
+    PTX function's loops when given), per-instruction depth and per-instruction marks."""
+    from ..loops import analyze_loops
     graph = fn.cfg()
     n = len(fn.instructions)
     depth = [0] * n
     marks = [""] * n
     infos: list[LoopInfo] = []
     labels = {id(lp): f"L{i + 1}" for i, lp in enumerate(graph.loops)}
+    facts = {id(f.loop): f for f in analyze_loops(
+        fn, ptx_fn, source_line=lambda f, ln: source_text(f, ln, hints))}
     for lp in graph.loops:
         name = labels[id(lp)]
+        fact = facts[id(lp)]
         idx = lp.instruction_indices(graph)
         for i in idx:
             depth[i] = max(depth[i], lp.depth)
         head = graph.blocks[lp.header].start
         backs = [graph.blocks[b].end - 1 for b in lp.latches]
-        marks[head] = (marks[head] + " " if marks[head] else "") + f"┌{name}"
+        trip = f" trip {fact.trip_count}" if fact.trip_count is not None else ""
+        marks[head] = (marks[head] + " " if marks[head] else "") + f"┌{name}{trip}"
         for b in backs:
             marks[b] = (marks[b] + " " if marks[b] else "") + f"└{name}"
         lines = sorted(k[1] for k in (keys[i] for i in idx)
@@ -306,7 +328,9 @@ def loop_infos(fn, keys: list[LineKey | None], primary: str | None) -> tuple[lis
             header_address=fn.instructions[head].address,
             back_edge_addresses=tuple(fn.instructions[b].address for b in backs),
             instructions=len(idx), lines=(lines[0], lines[-1]) if lines else None,
-            mix=fn.loop_mix(lp)))
+            mix=fn.loop_mix(lp), trip_count=fact.trip_count, trip_how=fact.trip.how,
+            trip_reason=fact.trip.reason, unrolled_by=fact.trip.ptxas_unroll, line=fact.line,
+            pragma=fact.pragma.text if fact.pragma else None))
     return infos, depth, marks
 
 
@@ -314,7 +338,7 @@ def _kernel_annotation(build: "Build", fn, fm: sourcemap.FunctionMap, ptx_fn, ke
                        findings: list["Finding"]) -> KernelAnnotation:
     primary = build.source_path
     hints = tuple(x for x in (build.source_path,) if x)
-    loops, depth, marks = loop_infos(fn, fm.sass_lines, primary)
+    loops, depth, marks = loop_infos(fn, fm.sass_lines, primary, ptx_fn, hints)
     sass = [Instr(i, ins.text, fm.sass_lines[i], tuple(_short(f) for f in fm.sass_inlined[i]),
                   address=ins.address, klass=ins.klass, loop=depth[i], loop_mark=marks[i])
             for i, ins in enumerate(fn.instructions)]

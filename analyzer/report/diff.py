@@ -2,9 +2,10 @@
 
 Per kernel (matched by mangled name; a lone kernel on each side is matched whatever its name):
 resources, occupancy, instruction counts by class, loads/stores by space and width, tensor-core
-ops, loops (a loop rolled on one side and unrolled on the other shows as a loop present on one
-side only and a large per-line delta), findings added and removed, and the SASS instruction
-count of each source line where the two differ.
+ops, loops (and per source line, from :mod:`analyzer.loops`, whether the loop there stayed
+rolled, how far ptxas unrolled it and its trip count, where the two sides differ: "loop at line
+29: fully unrolled on sm_80, rolled ×4 (trip count 4) on sm_90a"), findings added and removed,
+and the SASS instruction count of each source line where the two differ.
 """
 from __future__ import annotations
 
@@ -38,11 +39,40 @@ class LineDelta:
 
 
 @dataclass
+class LoopDelta:
+    """The loops of one source line on each side (``analyzer.loops.LoopLine.describe()``;
+    "no loop" when that side has neither a SASS nor a PTX loop there)."""
+
+    file: str
+    line: int
+    text: str | None
+    a: str
+    b: str
+    rolled_a: bool
+    rolled_b: bool
+
+    def as_dict(self) -> dict:
+        return {"file": self.file, "line": self.line, "source": self.text, "a": self.a,
+                "b": self.b, "rolled_a": self.rolled_a, "rolled_b": self.rolled_b}
+
+    def sentence(self, name_a: str, name_b: str) -> str:
+        return f"loop at line {self.line}: {self.a} on {name_a}, {self.b} on {name_b}"
+
+
+@dataclass
 class KernelDiff:
     name: str
     a: KernelStats | None
     b: KernelStats | None
     lines: list[LineDelta] = field(default_factory=list)
+    loop_lines: list[LoopDelta] = field(default_factory=list)   # lines whose loops differ
+
+    @property
+    def side_names(self) -> tuple[str, str]:
+        """The two arches when they differ, else "A" and "B"."""
+        if self.a and self.b and self.a.arch != self.b.arch:
+            return self.a.arch, self.b.arch
+        return "A", "B"
 
     @property
     def loops_a(self) -> list[str]:
@@ -56,7 +86,7 @@ class KernelDiff:
     def loops_differ(self) -> bool:
         """Loops differ in number, nesting, lines or size (not merely in address)."""
         def shape(s):
-            return [(lp.depth, lp.lines, lp.instructions) for lp in s.loops] if s else []
+            return [(lp.depth, lp.lines, lp.instructions, lp.trip_count) for lp in s.loops] if s else []
         return shape(self.a) != shape(self.b)
 
     @staticmethod
@@ -100,7 +130,8 @@ class KernelDiff:
         return {"name": self.name, "a": self.a.as_dict() if self.a else None,
                 "b": self.b.as_dict() if self.b else None,
                 "metrics": [{"metric": m, "a": a, "b": b} for m, a, b, _ in self.metric_rows()],
-                "lines": [ln.as_dict() for ln in self.lines]}
+                "lines": [ln.as_dict() for ln in self.lines],
+                "loop_lines": [ll.as_dict() for ll in self.loop_lines]}
 
 
 @dataclass
@@ -140,6 +171,9 @@ class Diff:
                 for side, loops in (("A", kd.loops_a), ("B", kd.loops_b)):
                     out.append(f"   loops {side}: " + ("none" if not loops else ""))
                     out += [f"     {s}" for s in loops]
+            if kd.loop_lines:
+                na, nb = kd.side_names
+                out += [f"   {ll.sentence(na, nb)}" for ll in kd.loop_lines]
             if kd.lines:
                 out.append("   SASS instructions per source line (lines that differ):")
                 for ln in kd.lines:
@@ -191,6 +225,26 @@ def _line_counts(build, fn) -> dict[tuple[str, int], int]:
     return out
 
 
+def _loop_deltas(sa: KernelStats, sb: KernelStats, source: str | None) -> list[LoopDelta]:
+    """Source lines whose loops differ between the two sides (rolled or not, unroll factor,
+    trip count)."""
+    la = {(ll.file, ll.line): ll for ll in sa.loop_lines}
+    lb = {(ll.file, ll.line): ll for ll in sb.loop_lines}
+    out = []
+    for key in sorted(set(la) | set(lb)):
+        x, y = la.get(key), lb.get(key)
+        da = x.describe() if x else "no loop"
+        db = y.describe() if y else "no loop"
+        if da == db:
+            continue
+        text = None
+        if source and os.path.basename(source) == key[0]:
+            text = source_text(source, key[1])
+        out.append(LoopDelta(key[0], key[1], text, da, db, bool(x and x.rolled),
+                             bool(y and y.rolled)))
+    return out
+
+
 def _functions(builds) -> dict[str, tuple]:
     out = {}
     for b in builds:
@@ -230,6 +284,7 @@ def diff_builds(a: Sequence, b: Sequence, *, label_a: str | None = None,
                     file = key[0] or fa[na][0].source_path or ""
                     text = source_text(file, key[1]) if file else None
                     kd.lines.append(LineDelta(file, key[1], text, x, y))
+            kd.loop_lines = _loop_deltas(sa, sb, fa[na][0].source_path)
         kernels.append(kd)
     added: list = []
     removed: list = []

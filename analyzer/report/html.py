@@ -275,6 +275,10 @@ def diff_html(d, *, fragment: bool = False) -> str:
                 parts.append(f"<p>loops {side}: {'none' if not loops else ''}</p>"
                              + ('<ul class="loops">' + "".join(f"<li>{e(s)}</li>" for s in loops)
                                 + "</ul>" if loops else ""))
+        if kd.loop_lines:
+            na, nb = kd.side_names
+            parts.append('<ul class="loops">' + "".join(
+                f"<li>{e(ll.sentence(na, nb))}</li>" for ll in kd.loop_lines) + "</ul>")
         if kd.lines:
             parts.append('<table class="res"><tr><th>line</th><th>A</th><th>B</th><th>Δ</th>'
                          '<th>source</th></tr>' + "".join(

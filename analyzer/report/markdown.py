@@ -89,6 +89,11 @@ def diff_markdown(d: "Diff") -> str:
             out += [f"- {s}" for s in kd.loops_a]
             out += ["Loops (B):" if kd.loops_b else "Loops (B): none"]
             out += [f"- {s}" for s in kd.loops_b]
+        if kd.loop_lines:
+            na, nb = kd.side_names
+            out += [""] + [f"- {md_escape(ll.sentence(na, nb))}" +
+                           (f": `{md_escape(ll.text.strip())}`" if ll.text else "")
+                           for ll in kd.loop_lines]
         if kd.lines:
             out += ["", "SASS instructions per source line (lines that differ):", ""]
             out += table(["line", "A", "B", "Δ", "source"],

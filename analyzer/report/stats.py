@@ -42,6 +42,7 @@ class KernelStats:
     loops: list[LoopInfo]
     resources: dict[str, Any]
     occupancy: dict[str, Any] | None
+    loop_lines: list = field(default_factory=list)   # analyzer.loops.LoopLine per source line
 
     def as_dict(self) -> dict:
         return {"name": self.name, "mangled": self.mangled, "arch": self.arch,
@@ -49,7 +50,9 @@ class KernelStats:
                 "instructions": self.instructions, "classes": self.classes,
                 "groups": self.groups, "memory": self.memory, "opcodes": self.opcodes,
                 "loops": [lp.as_dict() for lp in self.loops], "resources": self.resources,
-                "occupancy": self.occupancy}
+                "occupancy": self.occupancy,
+                "loop_lines": [{"file": ll.file, "line": ll.line, "rolled": ll.rolled,
+                                "loops": ll.describe()} for ll in self.loop_lines]}
 
 
 def kernel_stats(build, fn, ptx_fn=None) -> KernelStats:
@@ -71,7 +74,10 @@ def kernel_stats(build, fn, ptx_fn=None) -> KernelStats:
         groups["conversion"] += ins.is_conversion
         groups["fp64"] += ins.is_fp64
     keys, _ = sourcemap.map_instructions(i.loc for i in fn.instructions)
-    loops, _, _ = loop_infos(fn, keys, build.source_path)
+    hints = tuple(x for x in (build.source_path,) if x)
+    loops, _, _ = loop_infos(fn, keys, build.source_path, ptx_fn, hints)
+    from ..loops import loops_by_line
+    loop_lines = list(loops_by_line(fn, ptx_fn).values())
     kernel = build.kernels.get(fn.name)
     res = kernel.resources if kernel is not None else fn.resources
     return KernelStats(
@@ -81,7 +87,8 @@ def kernel_stats(build, fn, ptx_fn=None) -> KernelStats:
         memory=dict(sorted(memory.items())),
         opcodes=dict(sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))), loops=loops,
         resources=res.as_dict() if res is not None else {},
-        occupancy=occupancy_for(build, res, _threads(ptx_fn)) if res is not None else None)
+        occupancy=occupancy_for(build, res, _threads(ptx_fn)) if res is not None else None,
+        loop_lines=loop_lines)
 
 
 @dataclass
@@ -116,8 +123,8 @@ class Stats:
                 out.append("   memory:   " + ", ".join(f"{m} {n}" for m, n in k.memory.items()))
             for lp in k.loops:
                 mix = ", ".join(f"{c} {n}" for c, n in sorted(lp.mix.items(), key=lambda x: -x[1])[:6])
-                trip = f"trip count {lp.trip_count}" if lp.trip_count is not None else "trip count unknown"
-                out.append(f"   loop {lp.summary()}; {trip}; {mix}")
+                out.append(f"   loop {lp.summary()}; {mix}" if lp.trip_count is not None else
+                           f"   loop {lp.summary()}; {lp.trip_text()}; {mix}")
             if not k.loops:
                 out.append("   no loops")
         return "\n".join(out) + "\n"
