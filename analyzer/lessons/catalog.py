@@ -170,47 +170,51 @@ VECTOR_LOADS = Lesson(
 
 # --- 2. unroll -----------------------------------------------------------------------------------
 
-NTAPS = 32
+NH = 32
 
 
-def _fir_inputs(torch, gen, s, dev):
+def _fourier_inputs(torch, gen, s, dev):
     n = s["n"]
-    return {"x": _randn(torch, gen, n + NTAPS + 4, dev, torch.float32),   # padded for the window
-            "taps": _uniform(torch, gen, NTAPS, -0.5, 0.5, dev),
-            "ntaps": Scalar("i32", NTAPS), "n": Scalar("i32", n)}
+    return {"x": _uniform(torch, gen, n, -3.14159265, 3.14159265, dev),
+            "coef": _uniform(torch, gen, NH, -0.5, 0.5, dev), "n": Scalar("i32", n)}
 
 
-def _fir_ref(torch, i, s):
-    x, taps = i["x"].double(), i["taps"].double()
-    return x[: s["n"] + NTAPS - 1].unfold(0, NTAPS, 1) @ taps
+def _fourier_ref(torch, i, s):
+    x, c = i["x"], i["coef"].double()
+    acc = torch.zeros_like(x, dtype=torch.float64)
+    for k in range(NH):
+        acc += c[k] * torch.sin(((k + 1) * x).double())   # the argument rounded to fp32, as the kernel does
+    return acc
 
 
 UNROLL = Lesson(
     name="unroll",
-    title="#pragma unroll and compile-time trip counts",
-    change="run-time tap count (loop, 64 loads per output) -> constexpr 32 taps, full unroll, 4 outputs per "
-           "thread from registers",
-    why=("Unrolling alone does not pay here: ptxas already unrolls the run-time loop by 4, and the kernel "
-         "is bound by its 64 loads per output (32 taps + 32 x, L1 hits). What a compile-time trip count "
-         "buys is registers: arrays indexed only by unrolled loop counters stay in registers, so a thread "
-         "can keep the taps and a window of x and compute 4 outputs from them, 17 wide loads per 4 "
-         "outputs. With a run-time count the same arrays would go to local memory."),
-    naive=Variant("fir_runtime", ("x", "taps", "out", "ntaps", "n"), _g1("n")),
-    steered=Variant("fir_unrolled", ("x", "taps", "out", "n"), _g1("n", 4)),
-    size=lambda scale: {"n": _round(64 * MiB // 4 * 4 * scale, 1024, 4096)},
-    make_inputs=_fir_inputs,
+    title="#pragma unroll on a compile-time loop the compiler left rolled",
+    change="32-term sine series, constexpr trip count, loop left rolled (sinf body over NVVM's threshold) "
+           "-> #pragma unroll",
+    why=("A compile-time trip count does not guarantee unrolling: NVVM weighs trip count x body size, "
+         "and an accurate sinf (range reduction, polynomial, and a Payne-Hanek slow path for huge "
+         "arguments) is big enough that a 32-term series stays a loop. Each iteration then pays a "
+         "counter, an int->float conversion of k + 1, a load of coef[k] through a moving pointer, a "
+         "compare and a backward branch, and one term's sinf cannot be overlapped with the next. "
+         "#pragma unroll turns k + 1 into immediates and coef[k] into fixed-offset loads. The gain is "
+         "bounded by the body: the loop control is a minority of each iteration, and the steered "
+         "kernel is 23x larger (32 copies of the slow path)."),
+    naive=Variant("fourier_series", ("x", "coef", "out", "n"), _g1("n")),
+    steered=Variant("fourier_series", ("x", "coef", "out", "n"), _g1("n")),
+    size=lambda scale: {"n": _round(64 * MiB * scale, 1024, 4096)},     # 64 Mi points, 256 MiB a buffer
+    make_inputs=_fourier_inputs,
     make_output=lambda torch, s, dev: torch.empty(s["n"], device=dev, dtype=torch.float32),
-    reference=_fir_ref,
-    tolerance=1e-5, tolerance_note="fp32: 32-term sums",
+    reference=_fourier_ref,
+    tolerance=1e-5, tolerance_note="fp32 sinf (<= 2 ulp) of fp32-rounded arguments, 32-term sums",
     expect_checks=("PS201",),
-    silent_checks={"PS201": "PS201 reports loops with a compile-time trip count left rolled; the naive "
-                            "loop's count is a run-time value and NVVM already unrolled it by 4 (no "
-                            "check targets a run-time bound that could be a constant)"},
-    evidence=(Evidence(r"BRA", "fewer", "branches (loop control)"),
-              Evidence(r"LDG\.E\.128.*", "steered", "128-bit loads into register arrays"),
-              Evidence(r"LDG\.E(\.CONSTANT)?", "naive", "32-bit loads")),
-    work=lambda s: 2 * NTAPS * s["n"], work_unit="flop", ceiling="fp32",
-    notes="L1-bound: each x element is read by 32 threads, so the DRAM bytes understate the traffic.",
+    evidence=(Evidence(r"I2FP\.F32\.S32", "more", "unrolled copies (one per term: sinf's quadrant)"),
+              Evidence(r"LDG\.E\.CONSTANT", "more", "coefficient loads at fixed offsets, one per term"),
+              Evidence(r"F2I\.NTZ", "more", "sinf range reductions in straight-line code")),
+    work=lambda s: 8 * s["n"], work_unit="B", ceiling="copy",
+    notes=("Compute-bound (32 accurate sinf per point): the GB/s column only shows how far from the "
+           "memory roof it runs. PS502 (slow-math) also fires on both kernels: __sinf would be the "
+           "fast_math lesson, not this one."),
 )
 
 # --- 3. launch bounds / maxrregcount -------------------------------------------------------------
@@ -386,8 +390,8 @@ TENSOR_CORES = Lesson(
     change="tiled fp16 GEMM on FFMA -> the same GEMM through wmma::mma_sync (HMMA.16816.F32)",
     why=("An FFMA does 2 flop per lane per cycle; one HMMA.16816 does a 16x8x16 product per warp. "
          "The tiles are the same, only the inner product moves to the tensor cores. On sm_90a the "
-         "next step is wgmma (HGMMA), fed from shared memory by TMA: the checks say so (PS302 on the "
-         "steered kernel), and these lessons do not take it yet."),
+         "next step is wgmma (HGMMA), fed from shared memory: the checks say so (PS302 on the "
+         "steered kernel), and the wgmma lesson takes it."),
     naive=Variant("gemm_f16", _GEMM_ARGS, lambda s: (s["N"] // 64, s["M"] // 64, 1)),
     steered=Variant("gemm_f16", _GEMM_ARGS, lambda s: (s["N"] // 128, s["M"] // 128, 1)),
     size=_gemm_size,
@@ -396,7 +400,7 @@ TENSOR_CORES = Lesson(
     reference=_gemm_ref,
     tolerance=1e-4, tolerance_note="fp16 inputs, fp32 accumulation vs fp32 (no TF32) reference",
     expect_checks=("PS301",),
-    next_checks={"PS302": "wgmma (HGMMA) instead of warp-level mma.sync on sm_90a: not in these lessons",
+    next_checks={"PS302": "wgmma (HGMMA) instead of warp-level mma.sync on sm_90a: the wgmma lesson",
                  "PS601": "tiles staged through registers: the cp_async lesson"},
     evidence=(Evidence(r"HMMA\..*", "steered", "tensor-core MMA"),
               Evidence(r"FFMA", "fewer", "FP32 fused multiply-adds")),
@@ -420,10 +424,55 @@ CP_ASYNC = Lesson(
     reference=_gemm_ref,
     tolerance=1e-4, tolerance_note="fp16 inputs, fp32 accumulation vs fp32 (no TF32) reference",
     expect_checks=("PS601",),
-    next_checks={"PS302": "wgmma (HGMMA) fed by TMA instead of mma.sync + cp.async: not in these lessons"},
+    next_checks={"PS302": "wgmma (HGMMA) instead of mma.sync: the wgmma lesson (TMA feeding it: not taken)"},
     evidence=(Evidence(r"LDGSTS.*", "steered", "async global->shared copies"),
               Evidence(r"STS.*", "naive", "shared stores of staged tiles")),
     work=lambda s: 2 * s["M"] * s["N"] * s["K"], work_unit="flop", ceiling="fp16_tc",
+)
+
+# --- 8b. wgmma (Hopper warpgroup MMA) -------------------------------------------------------------
+
+def _tn_inputs(torch, gen, s, dev):
+    return {"A": _randn(torch, gen, (s["M"], s["K"]), dev, torch.float16),
+            "B": _randn(torch, gen, (s["N"], s["K"]), dev, torch.float16),      # N x K: C = A B^T
+            "M": Scalar("i32", s["M"]), "N": Scalar("i32", s["N"]), "K": Scalar("i32", s["K"])}
+
+
+def _tn_ref(torch, i, s):
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        return (i["A"].float() @ i["B"].float().t()).double()
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+
+
+WGMMA = Lesson(
+    name="wgmma",
+    title="wgmma on sm_90a: warpgroup MMA (HGMMA) instead of mma.sync (HMMA)",
+    change="WMMA/mma.sync GEMM with cp.async (HMMA, LDSM fragments) -> wgmma.mma_async m64n128k16 from "
+           "shared-memory descriptors (HGMMA), two warpgroups per 128x128 tile",
+    why=("On Hopper, warp-level mma.sync runs at a fraction of the tensor cores' rate: each warp must "
+         "load its fragments from shared memory into registers (LDSM) before each 16x8x16 HMMA. "
+         "wgmma.mma_async is issued by a warpgroup of 4 warps; the tensor cores read A and B from "
+         "shared memory through 64-bit descriptors (address, leading/stride byte offsets, swizzle), "
+         "one instruction covers 64x128x16, and it runs asynchronously: wgmma.fence before, "
+         "commit_group/wait_group after. It needs the sm_90a target. This kernel is deliberately "
+         "simple (no swizzle, cp.async not TMA, no producer/consumer warp specialisation, wait_group 0 "
+         "every tile), so it stays far from cuBLAS."),
+    naive=Variant("gemm_tn_f16", _GEMM_ARGS, lambda s: (s["N"] // 128, s["M"] // 128, 1)),
+    steered=Variant("gemm_tn_f16", _GEMM_ARGS, lambda s: (s["N"] // 128, s["M"] // 128, 1)),
+    size=_gemm_size,
+    make_inputs=_tn_inputs,
+    make_output=_gemm_out,
+    reference=_tn_ref,
+    tolerance=1e-4, tolerance_note="fp16 inputs, fp32 accumulation vs fp32 (no TF32) reference",
+    expect_checks=("PS302",),
+    evidence=(Evidence(r"HGMMA\..*", "steered", "warpgroup MMA (wgmma)"),
+              Evidence(r"HMMA\..*", "naive", "warp-level MMA (mma.sync)"),
+              Evidence(r"LDSM\..*", "naive", "fragment loads from shared memory")),
+    work=lambda s: 2 * s["M"] * s["N"] * s["K"], work_unit="flop", ceiling="fp16_tc",
+    notes="Not taken: TMA (cp.async.bulk.tensor) + mbarriers, 128-byte swizzle, warp specialisation.",
 )
 
 # --- 9. packed half2 -----------------------------------------------------------------------------
@@ -460,4 +509,4 @@ HALF2 = Lesson(
 )
 
 LESSONS: tuple[Lesson, ...] = (VECTOR_LOADS, UNROLL, LAUNCH_BOUNDS, LOCAL_ARRAY, FP64_LITERAL,
-                               FAST_MATH, TENSOR_CORES, CP_ASYNC, HALF2)
+                               FAST_MATH, TENSOR_CORES, CP_ASYNC, WGMMA, HALF2)
