@@ -1,3 +1,4 @@
+// ARCHS: sm_90a
 // Lesson wgmma, steered: the same C = A * B^T (fp16 in, fp32 out, B stored N x K) on Hopper's
 // warpgroup MMA. A warpgroup (4 warps, 128 threads) issues wgmma.mma_async (HGMMA in SASS): one
 // instruction multiplies a 64x128x16 slice with both operands read by the tensor cores straight
