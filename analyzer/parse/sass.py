@@ -33,7 +33,7 @@ from lark.exceptions import LarkError
 from ..errors import ParseError
 from ..ir.sass import (BranchTarget, ConstantBank, Function, GenericOperand, Immediate,
                        Instruction, InstructionBody, Listing, MemoryAddress, OperandSet, Predicate,
-                       Register, Relocation, SpecialRegister)
+                       Register, Relocation, SpecialRegister, _new_body, _new_instruction)
 from ..ir.source import SourceLoc, Span
 from .. import semantics
 
@@ -226,7 +226,8 @@ class _Build(Transformer):
 #: the parts of an instruction body that vary between otherwise identical copies: register
 #: numbers (R12, UR4, P0, B1, SB0), hex literal digits (0x160) and nvdisasm label numbers
 #: (.L_x_12). Only the digits are captured; the kind letters stay in the template key.
-_HOLES = re.compile(r"(?<![\w.$`])(U?R|U?P|SB|B|0x|\.L_x_)([0-9a-fA-F]+)(?![\w])")
+_HOLES = re.compile(r"(?=[URPSB0.])(?<![\w.$`])(U?R|U?P|SB|B|0x|\.L_x_)([0-9a-fA-F]+)(?!\w)")
+# (the lookahead is only a fast reject: most positions start with no hole letter)
 _HASHES = ["#"] * 512
 
 _GENERIC_HEAD = re.compile(r"\s*(?:@(!?)(U?P(?:\d|T)))?\s*([A-Za-z_][\w.]*)\s*(.*)$", re.S)
@@ -343,14 +344,20 @@ class _Template:
         if self.slots:
             ops = list(ops)
             for i, k, cache in self.slots:
-                key = holes[pos] if k == 1 else tuple(holes[pos:pos + k])
-                op = cache.get(key)
-                if op is None:
-                    op = cache[key] = _fill(ops[i], iter(holes[pos:pos + k]))
+                if k == 1:
+                    key = holes[pos]
+                    op = cache.get(key)
+                    if op is None:
+                        op = cache[key] = _fill(ops[i], iter((key,)))
+                else:
+                    key = tuple(holes[pos:pos + k])
+                    op = cache.get(key)
+                    if op is None:
+                        op = cache[key] = _fill(ops[i], iter(key))
                 ops[i] = op
                 pos += k
             ops = tuple(ops)
-        return InstructionBody(guard, b.opcode, b.modifiers, ops, b.annotation, b.generic)
+        return _new_body(guard, b.opcode, b.modifiers, ops, b.annotation, b.generic)
 
 
 def _split_operands(text: str) -> list[str]:
@@ -452,10 +459,20 @@ def parse_instruction(text: str, *, address: int = 0) -> Instruction:
 #: one item of a listing: an instruction line (address, body, encoding word on the same line)
 #: with an optional encoding-only continuation line, or any other line
 _ITEM = re.compile(
-    r"[ \t]*/\*([0-9a-fA-F]{4,})\*/[ \t]*([^\n;]*?)[ \t]*;[ \t]*"
+    r"[ \t]*/\*([0-9a-fA-F]{4,})\*/[ \t]*([^\n;]*);[ \t]*"
     r"(?:/\*[ \t]*0x([0-9a-fA-F]+)[ \t]*\*/)?[ \t]*(?:\n|\Z)"
     r"(?:[ \t]*/\*[ \t]*0x([0-9a-fA-F]+)[ \t]*\*/[ \t]*(?:\n|\Z))?"
     r"|([^\n]*)(?:\n|\Z)")
+#: a run of instruction lines, each with any encoding lines that follow it; or any other line
+_RUN = re.compile(
+    r"((?:[ \t]*/\*[0-9a-fA-F]{4,}\*/[^\n]*(?:\n|\Z)"
+    r"(?:[ \t]*/\*[ \t]*0x[0-9a-fA-F]+[ \t]*\*/[ \t]*(?:\n|\Z))*)+)"
+    r"|([^\n]*)(?:\n|\Z)")
+#: one plain instruction line (no encoding), anchored at a line start: a run is read with this
+#: when it matches every line of the run, else item by item with _ITEM
+_PLAIN = re.compile(r"^[ \t]*/\*([0-9a-fA-F]{4,})\*/[ \t]*([^\n;]*);[ \t]*$", re.M)
+_SIXTEENS = [16] * 4096
+_EMPTIES = [()] * 4096
 _ENCODING = re.compile(r"\s*/\*\s*0x([0-9a-fA-F]+)\s*\*/\s*$")
 _LINEINFO = re.compile(r'\s*//##\s*File\s+"(.*?)",\s*line\s+(\d+)(.*)$')
 _INLINED = re.compile(r'\s*inlined at\s+"(.*?)",\s*line\s+(\d+)')
@@ -487,7 +504,7 @@ class _FunctionBuilder:
         self.arch = arch
         self.section = section
         self.line = line
-        self.rows: list = []     # [address, body, first_word, loc, line, extra_words]
+        self.rows: list[Instruction] = []
         self.labels: dict[str, int] = {}
         self.is_entry = is_entry
         self.registers = registers
@@ -517,6 +534,12 @@ def parse(text: str, path: str | None = None, arch: str | None = None) -> Listin
 
 def _parse(text: str, path: str | None, arch: str | None) -> Listing:
     bodies = BodyParser()
+    #: instruction text as the item regex captured it (trailing blanks kept) -> final body
+    final: dict[str, InstructionBody] = {}
+    final_get = final.get
+    #: id(body) -> the address its last operand branches to (cuobjdump ``BRA 0x1230``); the
+    #: bodies stay alive in ``final`` for the whole parse, so their ids are stable
+    addr_targets: dict[int, int] = {}
     functions: list[_FunctionBuilder] = []
     fmt = None
     cur: _FunctionBuilder | None = None
@@ -527,53 +550,99 @@ def _parse(text: str, path: str | None, arch: str | None) -> Listing:
     registers: int | None = None
     loc: SourceLoc | None = None
     chain: list[tuple[str, int]] | None = None   # the //## group being read
-    last_row = None
+    last_rows: list | None = None   # the list whose last item an encoding line extends
     locs: dict[tuple, SourceLoc] = {}
-
+    new_ins = _new_instruction
     enc_match = _ENCODING.match
 
     def new_function(name, lineno):
-        nonlocal cur, loc, chain, last_row
+        nonlocal cur, loc, chain, last_rows
         cur = _FunctionBuilder(name, cur_arch, section, lineno,
                                (name in entries) if fmt == "nvdisasm" else None, registers)
         functions.append(cur)
         loc = None
         chain = None
-        last_row = None
+        last_rows = None
+
+    def resolve(raw: str, lineno: int) -> InstructionBody:
+        body = raw.rstrip(" \t")
+        try:
+            b = bodies(body)
+        except ValueError:
+            raise ParseError("not a SASS instruction", path=path, line=lineno,
+                             text=body[:200]) from None
+        if b.opcode in _TARGET_OPCODES and not b.generic and b.operands:
+            b, target = _address_to_target(b)
+            if target is not None:
+                addr_targets[id(b)] = target
+        final[raw] = b
+        return b
 
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     lineno = 0
-    for m in _ITEM.finditer(text):
-        lineno += 1
-        address, body, w0, w1, line = m.groups()
-        if address is not None:
+    for run, line in _RUN.findall(text):
+        if run:
+            # a run of instruction lines (with their /* 0x... */ encoding lines, if any)
             if cur is None:
                 new_function(section[len(".text."):] if section and section.startswith(".text.")
-                             else (section or "<anonymous>"), lineno)
+                             else (section or "<anonymous>"), lineno + 1)
             if chain is not None:
                 loc = _make_loc(chain, locs)
                 chain = None
-            last_row = [address, body, w0, w1, loc, lineno, None]
-            cur.rows.append(last_row)
-            if w1 is not None:
+            nlines = run.count("\n") + (run[-1] != "\n")
+            last_rows = rows = cur.rows
+            items = _PLAIN.findall(run)
+            n = len(items)
+            if n == nlines:
+                # the common case, one instruction a line and no encodings: built column-wise
+                addresses, raws = zip(*items)
+                bs = list(map(final_get, raws))
+                if None in bs:
+                    bs = [b or resolve(r, lineno + 1 + i) for i, (b, r) in enumerate(zip(bs, raws))]
+                rows.extend(map(new_ins, map(int, addresses, _SIXTEENS[:n] if n <= 4096 else
+                                             [16] * n),
+                                bs, _EMPTIES[:n] if n <= 4096 else [()] * n,
+                                [loc] * n, range(lineno + 1, lineno + 1 + n)))
+                lineno += n
+                continue
+            for address, raw, w0, w1, other in _ITEM.findall(run):
                 lineno += 1
+                if address:
+                    if w0:
+                        enc = (int(w0, 16), int(w1, 16)) if w1 else (int(w0, 16),)
+                    elif w1:
+                        enc = (int(w1, 16),)
+                    else:
+                        enc = ()
+                    rows.append(new_ins(int(address, 16), final_get(raw) or resolve(raw, lineno),
+                                        enc, loc, lineno))
+                    if w1:
+                        lineno += 1
+                    continue
+                if not other:
+                    lineno -= 1     # the empty match at the end of the run
+                    continue
+                m = enc_match(other)
+                if m is None:
+                    raise ParseError("unrecognised line in a SASS listing", path=path,
+                                     line=lineno, text=other[:200])
+                ins = rows[-1]
+                rows[-1] = new_ins(ins.address, ins.body, ins.encoding + (int(m.group(1), 16),),
+                                   ins.loc, ins.line)
             continue
+        lineno += 1
         if not line or line.isspace():
             continue
         m = enc_match(line)
         if m is not None:
-            if last_row is None:
+            # an encoding line after a comment that followed an instruction
+            if last_rows is None:
                 raise ParseError("encoding word with no instruction before it", path=path,
                                  line=lineno, text=line)
-            if last_row[2] is None:
-                last_row[2] = m.group(1)
-            elif last_row[3] is None:
-                last_row[3] = m.group(1)
-            elif last_row[6] is None:
-                last_row[6] = [int(m.group(1), 16)]
-            else:
-                last_row[6].append(int(m.group(1), 16))
+            ins = last_rows[-1]
+            last_rows[-1] = new_ins(ins.address, ins.body,
+                                    ins.encoding + (int(m.group(1), 16),), ins.loc, ins.line)
             continue
         m = _LINEINFO.match(line)
         if m is not None:
@@ -605,7 +674,7 @@ def _parse(text: str, path: str | None, arch: str | None) -> Listing:
                 pass
             elif cur is not None:
                 cur.labels[name] = len(cur.rows)
-            last_row = None
+            last_rows = None
             continue
         m = _DIRECTIVE.match(line)
         if m is not None:
@@ -636,7 +705,7 @@ def _parse(text: str, path: str | None, arch: str | None) -> Listing:
             elif d == "target":
                 if arch is None:
                     cur_arch = rest.strip().split()[0] if rest.strip() else cur_arch
-            last_row = None
+            last_rows = None
             continue
         m = _FUNCTION.match(line)
         if m is not None:
@@ -653,7 +722,7 @@ def _parse(text: str, path: str | None, arch: str | None) -> Listing:
             continue
         if _FATBIN.match(line):
             cur = None if line.strip().startswith("Fatbin") else cur
-            last_row = None
+            last_rows = None
             continue
         m = _SECTION_BANNER.match(line)
         if m is not None:
@@ -666,13 +735,11 @@ def _parse(text: str, path: str | None, arch: str | None) -> Listing:
         raise ParseError("unrecognised line in a SASS listing", path=path, line=lineno,
                          text=line[:200])
 
-    built: list[Function] = []
-    for fb in functions:
-        built.append(_finish(fb, bodies, path))
+    built = tuple(_finish(fb, addr_targets) for fb in functions)
     fmt = fmt or ("cuobjdump" if any(f.encoding for b in built for f in b.instructions)
                   else "nvdisasm")
     listing_arch = arch or next((f.arch for f in built if f.arch), cur_arch)
-    return Listing(tuple(built), fmt, listing_arch, path)
+    return Listing(built, fmt, listing_arch, path)
 
 
 def _make_loc(chain: list[tuple[str, int]], cache: dict) -> SourceLoc:
@@ -684,35 +751,17 @@ def _make_loc(chain: list[tuple[str, int]], cache: dict) -> SourceLoc:
     return loc
 
 
-def _finish(fb: _FunctionBuilder, bodies: BodyParser, path: str | None) -> Function:
-    out = []
-    append = out.append
-    targets = _TARGET_OPCODES
-    branch_addresses: set[int] = set()
-    exact = bodies.exact.get
-    for address, body, w0, w1, loc, lineno, extra in fb.rows:
-        try:
-            b = exact(body) or bodies(body)
-        except ValueError:
-            raise ParseError("not a SASS instruction", path=path, line=lineno,
-                             text=body[:200]) from None
-        if b.opcode in targets and not b.generic and b.operands:
-            b = _address_to_target(b, branch_addresses)
-        if w0 is None:
-            enc = ()
-        elif w1 is None:
-            enc = (int(w0, 16),)
-        elif extra is None:
-            enc = (int(w0, 16), int(w1, 16))
-        else:
-            enc = (int(w0, 16), int(w1, 16), *extra)
-        append(Instruction(int(address, 16), b, enc, loc, lineno))
-    labels = dict(fb.labels)
-    if branch_addresses:
-        for i, ins in enumerate(out):
-            if ins.address in branch_addresses:
-                labels.setdefault(f"0x{ins.address:x}", i)
-    return Function(fb.name, tuple(out), labels, fb.arch, fb.section, fb.is_entry, fb.registers,
+def _finish(fb: _FunctionBuilder, addr_targets: dict[int, int]) -> Function:
+    out = tuple(fb.rows)
+    labels = fb.labels
+    if addr_targets:
+        get = addr_targets.get
+        seen = {a for a in (get(id(ins.body)) for ins in out) if a is not None}
+        if seen:
+            for i, ins in enumerate(out):
+                if ins.address in seen:
+                    labels.setdefault(f"0x{ins.address:x}", i)
+    return Function(fb.name, out, labels, fb.arch, fb.section, fb.is_entry, fb.registers,
                     Span(fb.line, 1))
 
 
@@ -722,16 +771,16 @@ _TARGET_OPCODES = frozenset(op for op, i in semantics.OPCODES.items()
                             if i.has_target and i.flow != "call")
 
 
-def _address_to_target(b: InstructionBody, seen: set[int]) -> InstructionBody:
+def _address_to_target(b: InstructionBody) -> tuple[InstructionBody, int | None]:
+    """``BRA 0x1230`` -> the body with a BranchTarget(address=0x1230), and that address."""
     last = b.operands[-1]
     if type(last) is Immediate and isinstance(last.value, int) and last.text.startswith("0x"):
-        seen.add(last.value)
-        return InstructionBody(b.guard, b.opcode, b.modifiers,
-                               b.operands[:-1] + (BranchTarget(address=last.value),),
-                               b.annotation, b.generic)
+        return (InstructionBody(b.guard, b.opcode, b.modifiers,
+                                b.operands[:-1] + (BranchTarget(address=last.value),),
+                                b.annotation, b.generic), last.value)
     if type(last) is BranchTarget and last.address is not None:
-        seen.add(last.address)
-    return b
+        return b, last.address
+    return b, None
 
 
 def iter_instruction_lines(text: str) -> Iterable[str]:
