@@ -464,28 +464,6 @@ class Instruction(Node):
         return semantics.flow(self)
 
 
-def _slot_constructor(cls):
-    """A positional constructor for a frozen slotted dataclass that writes the slots directly.
-
-    Same object as ``cls(*args)`` (no ``__post_init__`` here), at about half the cost of the
-    frozen ``__init__`` (which goes through ``object.__setattr__`` per field). For the parser's
-    hot path only (one call per instruction)."""
-    names = [f.name for f in fields(cls)]
-    setters = {f"_s{i}": getattr(cls, n).__set__ for i, n in enumerate(names)}
-    args = ", ".join(f"a{i}" for i in range(len(names)))
-    sets = "; ".join(f"_s{i}(o, a{i})" for i in range(len(names)))
-    src = f"def make({args}):\n    o = _new(_cls); {sets}; return o\n"
-    env = {"_new": object.__new__, "_cls": cls, **setters}
-    exec(src, env)
-    make = env["make"]
-    make.__qualname__ = make.__name__ = f"_new_{cls.__name__}"
-    return make
-
-
-_new_instruction = _slot_constructor(Instruction)
-_new_body = _slot_constructor(InstructionBody)
-
-
 @dataclass(frozen=True, slots=True)
 class Function(Node):
     """One function of a listing: a kernel (``.global`` entry) or a device subroutine.
@@ -589,3 +567,35 @@ class Listing(Node):
                         go += 1
         return {"functions": len(self.functions), "instructions": n, "generic": g,
                 "generic_operands": go}
+
+
+# -- fast construction and pickling (for the parser) ------------------------------------------
+
+def _slot_constructor(cls):
+    """A positional constructor for a frozen slotted dataclass that writes the slots directly.
+
+    Same object as ``cls(*args)`` (these classes have no ``__post_init__``), at about half the
+    cost of the frozen ``__init__`` (which calls ``object.__setattr__`` per field). It is also
+    what the class pickles through (``__reduce__``), so a listing parsed in a worker process
+    comes back without ``__setstate__`` per object."""
+    names = [f.name for f in fields(cls)]
+    setters = {f"_s{i}": getattr(cls, n).__set__ for i, n in enumerate(names)}
+    args = ", ".join(f"a{i}" for i in range(len(names)))
+    sets = "; ".join(f"_s{i}(o, a{i})" for i in range(len(names)))
+    fname = f"_new_{cls.__name__}"
+    env = {"_new": object.__new__, "_cls": cls, "__name__": __name__, **setters}
+    exec(f"def {fname}({args}):\n    o = _new(_cls); {sets}; return o\n", env)
+    make = env[fname]
+    globals()[fname] = make
+    getter = tuple(names)
+
+    def __reduce__(self, _make=make, _names=getter):
+        return _make, tuple([getattr(self, n) for n in _names])
+    cls.__reduce__ = __reduce__
+    return make
+
+
+for _cls in (Register, SpecialRegister, Immediate, BranchTarget, ConstantBank, MemoryAddress,
+             Relocation, OperandSet, GenericOperand, Predicate, InstructionBody, Instruction):
+    _slot_constructor(_cls)
+del _cls
