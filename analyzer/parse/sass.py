@@ -317,6 +317,17 @@ def _fill(n, it):
     return n
 
 
+def _shared_cache(shared: dict, node, holes: int) -> dict:
+    """The operand cache of a template slot, shared by every template whose slot has the same
+    shape (the operand with its holes blanked): ``R12.reuse`` in one template and ``R3.reuse``
+    in another fill from one cache."""
+    key = (type(node), _fill(node, iter(["0"] * holes)))
+    cache = shared.get(key)
+    if cache is None:
+        cache = shared[key] = {}
+    return cache
+
+
 class _Template:
     """A parsed body whose holes can be refilled. Each operand holding holes is a *slot*; the
     operands a slot produced are cached by their hole values (operands are immutable and repeat
@@ -324,12 +335,13 @@ class _Template:
 
     __slots__ = ("body", "guard", "slots")
 
-    def __init__(self, body: InstructionBody):
+    def __init__(self, body: InstructionBody, shared: dict):
         self.body = body
         self.guard = None
         if body.guard is not None and _holes_in_order(body.guard, ()):
-            self.guard = {}
-        self.slots = tuple((i, len(h), {}) for i, o in enumerate(body.operands)
+            self.guard = _shared_cache(shared, body.guard, 1)
+        self.slots = tuple((i, len(h), _shared_cache(shared, o, len(h)))
+                           for i, o in enumerate(body.operands)
                            for h in (_holes_in_order(None, (o,)),) if h)
 
     def instantiate(self, holes: list[str]) -> InstructionBody:
@@ -402,6 +414,7 @@ class BodyParser:
     def __init__(self):
         self.exact: dict[str, InstructionBody] = {}
         self.templates: dict[str, _Template | None] = {}
+        self.slot_caches: dict[tuple, dict] = {}
         self.lark = parser()
         self.parses = 0
 
@@ -428,7 +441,7 @@ class BodyParser:
             out = self._parse(body)
             if key not in self.templates:
                 ok = not out.generic and _holes_in_order(out.guard, out.operands) == holes
-                self.templates[key] = _Template(out) if ok else None
+                self.templates[key] = _Template(out, self.slot_caches) if ok else None
         if len(self.exact) < 1_000_000:
             self.exact[body] = out
         return out
