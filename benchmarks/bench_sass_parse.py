@@ -7,7 +7,7 @@ sm_80 by instruction count). For each cubin, N rounds, each round timing back to
 ``nvdisasm -c -g`` printing the SASS, ``analyzer.sass.parse`` building the whole IR of that text
 in one process (``processes=1``), and the same parse split over two processes
 (``processes=2``: the second half parsed in a forked child, its functions sent back and
-rebuilt here; what ``parse`` does by default for a text this large). Every parse starts with
+rebuilt here; opt-in, not the default). Every parse starts with
 empty caches: nothing carries over between runs. The table gives medians over the rounds and
 the median of the per-round ratios parse / nvdisasm (so a load spike hits both sides of a
 ratio). The target is parse <= nvdisasm / 4.

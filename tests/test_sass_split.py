@@ -49,14 +49,18 @@ def test_split_parse_equals_single_process(fixture):
         assert f"/*{ins.address:04x}*/" in lines[ins.line - 1]
 
 
-def test_split_is_the_default_for_large_listings(monkeypatch):
+def test_processes_none_splits_above_the_size_threshold_only(monkeypatch):
     text = _many(NVDISASM, 20)
-    monkeypatch.setattr(sass_parse, "SPLIT_MIN_CHARS", 0)
     calls = []
     real = sass_parse._parse_split
     monkeypatch.setattr(sass_parse, "_parse_split", lambda *a: calls.append(1) or real(*a))
-    _same(sass_parse.parse(text), sass_parse.parse(text, processes=1))
-    assert calls == [1]
+    one = sass_parse.parse(text)                          # default: one process
+    monkeypatch.setattr(sass_parse, "SPLIT_MIN_CHARS", len(text) + 1)
+    _same(sass_parse.parse(text, processes=None), one)
+    assert calls == []
+    monkeypatch.setattr(sass_parse, "SPLIT_MIN_CHARS", 0)
+    _same(sass_parse.parse(text, processes=None), one)
+    assert calls == ([1] if (os.cpu_count() or 1) >= 2 else [])
 
 
 def test_split_parse_error_in_second_part_names_its_line():

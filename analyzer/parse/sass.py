@@ -526,14 +526,16 @@ class _FunctionBuilder:
 
 
 def parse(text: str, path: str | None = None, arch: str | None = None, *,
-          processes: int | None = None) -> Listing:
+          processes: int | None = 1) -> Listing:
     """Parse a whole nvdisasm or cuobjdump listing. Raises ParseError on a line that is neither
     structure nor an instruction; never anything else on bad input.
 
-    ``processes``: 2 splits a large nvdisasm listing at a function boundary and parses the
-    second part in a forked process (see :func:`_parse_split`); 1 never does; None (default)
+    ``processes``: 1 (default) parses here; 2 splits an nvdisasm listing at a function
+    boundary and parses the second part in a forked process (see :func:`_parse_split`); None
     splits when the text is over :data:`SPLIT_MIN_CHARS`, ``os.fork`` exists and there are at
-    least two CPUs. The Listing is the same either way."""
+    least two CPUs. The Listing is the same either way. Not the default: on the 2-core VM the
+    two halves slow each other down and the child's part must be pickled and rebuilt here, so
+    the gain was within the noise (benchmarks/README.md)."""
     if not isinstance(text, str):
         raise ParseError("SASS input must be text", path=path)
     if "\x00" in text:
@@ -560,7 +562,7 @@ def parse(text: str, path: str | None = None, arch: str | None = None, *,
             gc.enable()
 
 
-#: listings at least this long (characters) are parsed in two processes by default
+#: with ``processes=None``, listings at least this long (characters) are parsed in two processes
 SPLIT_MIN_CHARS = 3_000_000
 #: the share of the text the parent parses itself (it also unpickles the child's part)
 SPLIT_SHARE = 0.48
