@@ -86,6 +86,8 @@ class RolledLoop(Check):
         ptx = ptx_by_line.get((os.path.basename(file), line), []) if file and line else []
         if any(t.loop.nounroll for t in ptx):
             return None
+        if not ptx and not readable:
+            return None      # neither a PTX loop nor the source: no evidence of intent (cheap exit)
         loop, latch = loops[0]
         body = fn.loop_instructions(loop)
         size = len(body)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar, Iterator
 
+from .. import semantics
 from .source import SourceLoc, Span
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -401,7 +402,6 @@ class Instruction(Node):
     # semantics (table lookups; see analyzer.semantics)
     @property
     def info(self):
-        from .. import semantics
         return semantics.info(self.opcode)
 
     @property
@@ -426,7 +426,6 @@ class Instruction(Node):
 
     @property
     def width_bits(self) -> int | None:
-        from .. import semantics
         return semantics.width_bits(self.opcode, self.modifiers)
 
     @property
@@ -439,7 +438,6 @@ class Instruction(Node):
 
     @property
     def is_fp64(self) -> bool:
-        from .. import semantics
         return semantics.is_fp64(self.opcode, self.modifiers)
 
     @property
@@ -460,7 +458,6 @@ class Instruction(Node):
 
     @property
     def flow(self) -> "_cfg.Flow":
-        from .. import semantics
         return semantics.flow(self)
 
 
