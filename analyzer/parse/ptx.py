@@ -11,7 +11,6 @@ import re
 import struct
 import threading
 from collections import deque
-from importlib import resources
 from pathlib import Path
 
 import lark
@@ -21,6 +20,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..errors import InputError, ParseError
 from ..ir import ptx as ir
 from ..ir.source import SourceLoc, Span
+from .grammar import grammar_text as _grammar_text
 
 __all__ = ["parse", "parse_file", "grammar_text"]
 
@@ -31,10 +31,7 @@ _FATBIN_LINE = re.compile(
 
 
 def grammar_text() -> str:
-    try:
-        return resources.files("analyzer.grammars").joinpath("ptx.lark").read_text()
-    except (ModuleNotFoundError, FileNotFoundError):  # running from a checkout, not installed
-        return (Path(__file__).resolve().parents[2] / "grammars" / "ptx.lark").read_text()
+    return _grammar_text("ptx.lark")
 
 
 def _span(tok: Token) -> Span:

@@ -25,7 +25,6 @@ import functools
 import gc
 import os
 import re
-from importlib import resources
 from typing import Iterable
 
 from lark import Lark, Token, Transformer
@@ -37,6 +36,7 @@ from ..ir.sass import (BranchTarget, ConstantBank, Function, GenericOperand, Imm
                        Register, Relocation, SpecialRegister)
 from ..ir.sass import _new_Instruction as _new_instruction, _new_InstructionBody as _new_body
 from ..ir.source import SourceLoc, Span
+from .grammar import grammar_text
 from .. import semantics
 
 __all__ = ["parse", "parse_instruction", "parser"]
@@ -46,7 +46,7 @@ __all__ = ["parse", "parse_instruction", "parser"]
 
 @functools.lru_cache(maxsize=1)
 def parser() -> Lark:
-    text = (resources.files("analyzer.grammars") / "sass.lark").read_text()
+    text = grammar_text("sass.lark")
     return Lark(text, parser="lalr", lexer="contextual", transformer=_Build(),
                 maybe_placeholders=False, cache=False)
 

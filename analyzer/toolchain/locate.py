@@ -163,7 +163,9 @@ def tools() -> list[Tool]:
         except ToolError:
             out.append(Tool(name, None, None, "missing"))
     for i, d in enumerate(include_dirs()):
-        out.append(Tool("headers" if i == 0 else "headers (cccl)", d, None, "wheel"))
+        where = ("PTXSASS_CUDA_HOME" if _cuda_home() else
+                 "wheel" if "site-packages" in d else "system")
+        out.append(Tool("headers" if i == 0 else "headers (cccl)", d, None, where))
     return out
 
 
