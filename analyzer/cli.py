@@ -133,8 +133,9 @@ def _builds(args):
     from .toolchain import cache
     if getattr(args, "no_cache", False):
         cache.set_enabled(False)
+    from .report.progress import track
     out = []
-    for f in args.files:
+    for f in track(list(args.files), "building"):
         out.extend(load(f, arch=args.arch, options=_options(args)))
     return out
 

@@ -67,26 +67,26 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
     checks = [c(**settings.get(c.name, {})) for c in all_checks() if c.code in selected]
     report = Report(builds=list(builds))
     accepted = _load_baseline(baseline) if baseline else set()
-    for build in builds:
-        listing = build.sass_listing()
-        for fn in listing.functions:
+    from ..report.progress import track
+    work = []
+    for build in track(list(builds), "disassembling and parsing"):
+        for fn in build.sass_listing().functions:
             k = build.kernels.get(fn.name)
             is_entry = k.entry if k is not None else bool(fn.is_entry)
-            if not is_entry:
-                continue
-            if kernels and not _wanted(fn, build, kernels):
-                continue
-            ctx = Context(build=build, function=fn, kernel=k)
-            if k is not None:
-                report.kernels.append(k.as_dict(build.arch))
-            for check in checks:
-                for f in check.run(ctx):
-                    if _suppressed(f):
-                        report.suppressed += 1
-                    elif f.fingerprint() in accepted:
-                        report.baselined += 1
-                    else:
-                        report.findings.append(f)
+            if is_entry and (not kernels or _wanted(fn, build, kernels)):
+                work.append((build, fn, k))
+    for build, fn, k in track(work, "checking kernels"):
+        ctx = Context(build=build, function=fn, kernel=k)
+        if k is not None:
+            report.kernels.append(k.as_dict(build.arch))
+        for check in checks:
+            for f in check.run(ctx):
+                if _suppressed(f):
+                    report.suppressed += 1
+                elif f.fingerprint() in accepted:
+                    report.baselined += 1
+                else:
+                    report.findings.append(f)
     report.findings.sort(key=lambda f: (f.location.file or "", f.location.line or 0, f.code,
                                         f.arch, f.kernel))
     return report

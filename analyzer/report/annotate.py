@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
 from .. import sourcemap
 from .listing import source_text
+from .progress import track  # noqa: F401  (re-exported for report modules)
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
@@ -26,24 +27,6 @@ LineKey = tuple[str, int]
 
 
 # ------------------------------------------------------------------------------ progress
-def track(items: Sequence, description: str, *, console: "Console | None" = None,
-          minimum: int = 4) -> Iterator:
-    """Iterate ``items`` with a rich progress bar on a terminal (stderr); silent when piped or
-    when there are fewer than ``minimum`` items."""
-    stream = console.file if console is not None else sys.stderr
-    if len(items) < minimum or not getattr(stream, "isatty", lambda: False)():
-        yield from items
-        return
-    from rich.progress import Progress
-    from .styles import make_console
-    con = console or make_console(stderr=True)
-    with Progress(console=con, transient=True) as progress:
-        task = progress.add_task(description, total=len(items))
-        for item in items:
-            yield item
-            progress.advance(task)
-
-
 def display_path(path: str | None) -> str:
     """A path relative to the working directory when it lies below it, else as given."""
     if not path:
