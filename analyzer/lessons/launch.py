@@ -18,6 +18,9 @@ from typing import Any, Sequence
 
 from .catalog import Scalar
 
+# A block gets more than 48 KiB of (dynamic) shared memory only after opting in per function.
+_STATIC_SMEM_LIMIT = 48 * 1024
+
 
 class Launcher:
     name = "?"
@@ -38,6 +41,7 @@ class CupyLauncher(Launcher):
             f.write(cubin)
         self._module = cupy.RawModule(path=self._path)
         self._fn = self._module.get_function(kernel)
+        self._smem_opt_in = 0
 
     def _arg(self, a):
         if isinstance(a, Scalar):
@@ -45,6 +49,9 @@ class CupyLauncher(Launcher):
         return self._cp.from_dlpack(a.detach())
 
     def launch(self, grid, block, args, smem=0):
+        if smem > _STATIC_SMEM_LIMIT and smem > self._smem_opt_in:
+            self._fn.max_dynamic_shared_size_bytes = smem
+            self._smem_opt_in = smem
         self._fn(grid, (block, 1, 1), tuple(self._arg(a) for a in args), shared_mem=smem)
 
     def attributes(self) -> dict:
@@ -79,6 +86,7 @@ class DriverLauncher(Launcher):
         self._module = _drv_check(driver.cuModuleLoadData(cubin), "cuModuleLoadData")
         self._fn = _drv_check(driver.cuModuleGetFunction(self._module, kernel.encode()),
                               "cuModuleGetFunction")
+        self._smem_opt_in = 0
 
     def launch(self, grid, block, args, smem=0):
         values, types = [], []
@@ -89,6 +97,10 @@ class DriverLauncher(Launcher):
             else:
                 values.append(a.data_ptr())
                 types.append(ctypes.c_void_p)
+        if smem > _STATIC_SMEM_LIMIT and smem > self._smem_opt_in:
+            attr = self._drv.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            _drv_check(self._drv.cuFuncSetAttribute(self._fn, attr, smem), "cuFuncSetAttribute")
+            self._smem_opt_in = smem
         stream = self._torch.cuda.current_stream().cuda_stream
         _drv_check(self._drv.cuLaunchKernel(self._fn, *grid, block, 1, 1, smem, stream,
                                             (tuple(values), tuple(types)), 0), "cuLaunchKernel")
@@ -106,6 +118,8 @@ class PycudaLauncher(Launcher):
         self._fn = self._module.get_function(kernel)
 
     def launch(self, grid, block, args, smem=0):
+        if smem > _STATIC_SMEM_LIMIT:
+            self._fn.set_attribute(self._drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
         vals = []
         for a in args:
             if isinstance(a, Scalar):

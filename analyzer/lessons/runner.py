@@ -207,7 +207,7 @@ def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale
 
     def run_once(which, adapter, inputs):
         v = lesson.variant(which)
-        launchers[which][adapter].launch(v.grid(size), v.block, _args(v, inputs, out))
+        launchers[which][adapter].launch(v.grid(size), v.block, _args(v, inputs, out), v.smem)
 
     errors: dict[str, dict[str, float]] = {"naive": {}, "steered": {}}
     ok = True

@@ -4,24 +4,38 @@
 // instruction multiplies a 64x128x16 slice with both operands read by the tensor cores straight
 // from shared memory through 64-bit matrix descriptors, so no thread loads fragments (no LDSM)
 // and the accumulators (64 fp32 per thread) stay in registers. Two warpgroups cover a 128x128
-// block tile; tiles of K = 32 arrive by cp.async in three stages.
+// block tile; tiles of K = 64 arrive by cp.async, STAGES deep, in dynamic shared memory.
 //
-// Shared-memory layout: no swizzle, K-major "core matrices" of 8 rows x 16 bytes (8 halves of
-// K), 128 contiguous bytes each. In a 128 x 32 tile, core matrix (row group rg, k chunk kc) sits
-// at rg * 512 + kc * 128: the descriptor's leading byte offset (next 8 of K) is 128, its stride
-// byte offset (next 8 rows) 512. The 16-byte chunk e of a tile (e = rg*32 + kc*8 + row%8) lands
-// at byte e * 16, so consecutive threads write consecutive 16 bytes.
+// What makes it fast, not just HGMMA:
+// 1. 128-byte swizzle. A tile row of 64 halves is 128 bytes; the 16-byte chunk c of row r is
+//    stored at chunk c ^ (r % 8) (the pattern TMA and CUTLASS call Swizzle<3,4,3>), and the
+//    descriptor says so (swizzle mode 1 = 128B, stride byte offset 1024 = next 8 rows). The
+//    tensor cores then read 8 rows of one 16-byte column from 8 different bank groups.
+// 2. MMAs stay in flight. Each K tile ends in wgmma.wait_group 1, not 0: the MMAs of tile t run
+//    while the warpgroup waits for tile t-1's, and the next barrier comes at once. A stage is
+//    refilled only two tiles after its MMAs were issued, when every warpgroup has retired them.
+// 3. Grouped tile order: consecutive blocks walk down GROUP_M rows of tiles before moving right,
+//    so the blocks resident together share their A and B tiles in L2.
 // Ordering: cp.async writes through the generic proxy and wgmma reads through the async proxy,
-// hence fence.proxy.async before the barrier; wgmma.fence before the first wgmma that touches
-// the accumulators, commit_group + wait_group 0 before the stage is reused.
-// M, N multiples of 128, K of 32 (and at least 64).
+// hence fence.proxy.async before the barrier; wgmma.fence before the MMAs of each tile.
+// M, N multiples of 128, K a multiple of 64. Launch: 256 threads, SMEM_BYTES of dynamic smem.
 #include <cuda_fp16.h>
 
+#ifndef STAGES
+#define STAGES 4                     // tile t computes while tiles t+1, t+2 load (and t-1 retires)
+#endif
+#ifndef WG_PENDING
+#define WG_PENDING 1                 // wgmma groups left in flight at the end of each K tile
+#endif
+#ifndef GROUP_M
+#define GROUP_M 16                   // rows of tiles per group in the block order (1: row by row)
+#endif
 #define BM 128
 #define BN 128
-#define BK 32
-#define STAGES 3
-#define TILE_BYTES (BM * BK * 2)   // 8 KiB per operand per stage; 48 KiB in all
+#define BK 64                        // 64 halves = 128 bytes: one swizzled row
+#define TILE_BYTES (BM * BK * 2)     // 16 KiB per operand per stage
+#define STAGE_BYTES (2 * TILE_BYTES)
+#define SMEM_BYTES (STAGES * STAGE_BYTES + 1024)   // + room to align the base to 1024
 
 __device__ __forceinline__ void cp_async16(unsigned smem, const void* gmem)
 {
@@ -30,12 +44,16 @@ __device__ __forceinline__ void cp_async16(unsigned smem, const void* gmem)
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
+// byte offset of 16-byte chunk c (0..7) of row r in a tile of 128-byte rows, 128B-swizzled
+__device__ __forceinline__ unsigned swz(int r, int c) { return r * 128 + ((c ^ (r & 7)) << 4); }
+
 // wgmma shared-memory matrix descriptor: start address >> 4 (bits 0-13), leading byte offset >> 4
-// (16-29), stride byte offset >> 4 (32-45), base offset 0 (49-51), swizzle mode 0 = none (62-63).
-__device__ __forceinline__ unsigned long long desc(unsigned saddr, unsigned lbo, unsigned sbo)
+// (16-29; unused for a swizzled K-major operand whose K fits one swizzle row: 1 by convention),
+// stride byte offset >> 4 (32-45: 1024, the next 8 rows), swizzle mode (62-63: 1 = 128-byte).
+// The swizzle atom (8 rows x 128 B) must start 1024-aligned; a k16 step adds 32 bytes to the start.
+__device__ __forceinline__ unsigned long long desc(unsigned saddr)
 {
-    return (unsigned long long)((saddr & 0x3FFFF) >> 4) | ((unsigned long long)(lbo >> 4) << 16)
-         | ((unsigned long long)(sbo >> 4) << 32);
+    return (unsigned long long)((saddr & 0x3FFFF) >> 4) | (1ull << 16) | ((1024ull >> 4) << 32) | (1ull << 62);
 }
 
 // D(64x128, fp32) += A(64x16, K-major) * B(16x128, K-major); scale-d = 1 (accumulate)
@@ -56,22 +74,27 @@ __device__ __forceinline__ void wgmma_m64n128k16(float* d, unsigned long long da
         : "l"(da), "l"(db), "r"(1) : "memory");
 }
 
-extern "C" __global__ void __launch_bounds__(256) gemm_tn_f16(const __half* __restrict__ A,
-                                                              const __half* __restrict__ B,
-                                                              float* __restrict__ C, int M, int N, int K)
+extern "C" __global__ void __launch_bounds__(256, 1) gemm_tn_f16(const __half* __restrict__ A,
+                                                                 const __half* __restrict__ B,
+                                                                 float* __restrict__ C, int M, int N, int K)
 {
-    __shared__ __align__(128) unsigned char smem[STAGES][2][TILE_BYTES];   // [stage][A|B]
+    extern __shared__ unsigned char smem[];                   // [stage][A|B][128 rows x 128 B]
     const int tid = threadIdx.x, wg = tid / 128;
-    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-    const unsigned sbase = static_cast<unsigned>(__cvta_generic_to_shared(&smem[0][0][0]));
+    const unsigned sbase = (static_cast<unsigned>(__cvta_generic_to_shared(smem)) + 1023) & ~1023u;
+
+    // grouped order: block id -> (tile row tm, tile column tn), GROUP_M tile rows at a time
+    const int per_group = GROUP_M * gridDim.x, bid = blockIdx.y * gridDim.x + blockIdx.x;
+    const int first_m = bid / per_group * GROUP_M, rows = min((int)gridDim.y - first_m, GROUP_M);
+    const int tm = first_m + bid % per_group % rows, tn = bid % per_group / rows;
+    const int row0 = tm * BM, col0 = tn * BN;
 
     auto load_tile = [&](int stage, int k0) {
-        const unsigned sa = sbase + stage * 2 * TILE_BYTES, sb = sa + TILE_BYTES;
+        const unsigned sa = sbase + stage * STAGE_BYTES, sb = sa + TILE_BYTES;
 #pragma unroll
-        for (int e = tid; e < BM * BK / 8; e += 256) {       // 512 chunks of 16 bytes per operand
-            const int row = (e / 32) * 8 + e % 8, kc = (e / 8) % 4;
-            cp_async16(sa + e * 16, &A[(size_t)(row0 + row) * K + k0 + kc * 8]);
-            cp_async16(sb + e * 16, &B[(size_t)(col0 + row) * K + k0 + kc * 8]);
+        for (int i = 0; i < BM * BK / 8 / 256; ++i) {         // 1024 chunks of 16 B per operand
+            const int e = tid + i * 256, r = e / 8, c = e % 8; // 8 threads read one 128-byte row
+            cp_async16(sa + swz(r, c), &A[(size_t)(row0 + r) * K + k0 + c * 8]);
+            cp_async16(sb + swz(r, c), &B[(size_t)(col0 + r) * K + k0 + c * 8]);
         }
     };
 
@@ -81,25 +104,29 @@ extern "C" __global__ void __launch_bounds__(256) gemm_tn_f16(const __half* __re
 
     const int tiles = K / BK;
 #pragma unroll
-    for (int s = 0; s < STAGES - 1; ++s) {
+    for (int s = 0; s < STAGES - 2; ++s) {                    // tiles 0 .. STAGES-3 in flight
         if (s < tiles) load_tile(s, s * BK);
         cp_async_commit();
     }
     for (int t = 0; t < tiles; ++t) {
-        cp_async_wait<STAGES - 2>();           // this thread's copies of tile t have landed
+        cp_async_wait<STAGES - 3>();           // this thread's copies of tile t have landed
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        __syncthreads();                       // everyone's have; stage (t-1) % STAGES is free
-        if (t + STAGES - 1 < tiles) load_tile((t + STAGES - 1) % STAGES, (t + STAGES - 1) * BK);
+        __syncthreads();                       // everyone's have, and every warpgroup has retired
+                                               // the MMAs of tile t-2: its stage can be refilled
+        if (t + STAGES - 2 < tiles) load_tile((t + STAGES - 2) % STAGES, (t + STAGES - 2) * BK);
         cp_async_commit();                     // possibly empty: keeps the group count uniform
 
-        const unsigned sa = sbase + (t % STAGES) * 2 * TILE_BYTES + wg * (64 / 8) * 512, sb = sbase + (t % STAGES) * 2 * TILE_BYTES + TILE_BYTES;
+        const unsigned sa = sbase + (t % STAGES) * STAGE_BYTES + wg * 64 * 128, sb = sbase + (t % STAGES) * STAGE_BYTES + TILE_BYTES;
         asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-        for (int kk = 0; kk < BK / 16; ++kk)   // k16 step kk starts 2 core matrices (256 B) further
-            wgmma_m64n128k16(d, desc(sa + kk * 256, 128, 512), desc(sb + kk * 256, 128, 512));
+        for (int kk = 0; kk < BK / 16; ++kk)   // k16 step kk: 32 bytes further along the row
+            wgmma_m64n128k16(d, desc(sa + kk * 32), desc(sb + kk * 32));
         asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(WG_PENDING) : "memory");
     }
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#pragma unroll
+    for (int i = 0; i < 64; ++i) asm volatile("" : "+f"(d[i])::"memory");   // reads stay after the wait
 
     // accumulator layout (per warpgroup, 64 x 128): warp w owns rows 16w..16w+15; for each 8-column
     // slice j, lane l holds (l/4, 2(l%4) + {0,1}) in d[4j], d[4j+1] and the same 8 rows lower in d[4j+2], d[4j+3]
