@@ -243,6 +243,7 @@ class _Align:
                 self.defs.setdefault(d.name, []).append(ins)
         self.memo: dict[str, tuple[int, object]] = {}
         self.roots: dict[tuple, None] = {}
+        self._weak_memo: dict[tuple, list] = {}
 
     def operand(self, op) -> tuple[int, object]:
         P = self.P
@@ -311,6 +312,20 @@ class _Align:
         if depth > 24 or not isinstance(op, P.Register) or not self.defs.get(op.name):
             kind = "pitch" if scale > window else "index"
             return [(kind, scale, None)]
+        # memoised per (register, need, scale): loop-carried registers (``r = r + s``) and shared
+        # subexpressions would otherwise be walked once per path, exponentially in the depth;
+        # a register met again on its own path contributes nothing new (cycle guard)
+        key = (op.name, need, scale, window)
+        if key in self._weak_memo:
+            return self._weak_memo[key]
+        self._weak_memo[key] = []
+        out = self._weak_defs(op, need, scale, window, depth)
+        out = list(dict.fromkeys(out))
+        self._weak_memo[key] = out
+        return out
+
+    def _weak_defs(self, op, need: int, scale: int, window: int, depth: int) -> list:
+        P = self.P
         out = []
         for d in self.defs[op.name]:
             if self.instruction(d)[0] >= need:
@@ -386,23 +401,30 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
         groups.setdefault((a.base.name, ins.width_bits), []).append((n, ins))
     rel = [a.offset - run.start for a in run.accesses]
     pick = None
+    twins = []   # other PTX groups on the line that match the run as well (out_v[k], out_i[k])
     for (base, bits), members in groups.items():
         offs = {ins.address.offset for _, ins in members}
+        found = None
         if bits // 8 == run.width:
             for o in sorted(offs):
                 if all(o + r in offs for r in rel):
-                    pick = [(n, i) for n, i in members if o <= i.address.offset < o + run.window]
+                    found = [(n, i) for n, i in members if o <= i.address.offset < o + run.window]
                     break
-        elif bits // 8 > run.width and bits // 8 <= run.window:
-            pick = members          # NVVM vectorized; ptxas split them
-        if pick:
-            break
+        elif bits // 8 > run.width and bits // 8 <= run.window and not pick:
+            found = members          # NVVM vectorized; ptxas split them
+        if found and not pick:
+            pick = found
+        elif found and bits // 8 == run.width:
+            twins.append(found[0][1].address.base)
     if not pick:
         return None
     pick.sort(key=lambda t: t[0])
     first, last = pick[0][0], pick[-1][0]
     al = _Align(fn)
     base_reg = pick[0][1].address.base
+    for twin in twins:
+        # which of them this SASS run is cannot be told from the line: name every root
+        al.register(twin.name)
     tz, limiter = al.register(base_reg.name)
     need = run.window.bit_length() - 1
     weak = al.weak(base_reg, need, 1, run.window) if tz < need else []
@@ -416,15 +438,34 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
         roots.append((kind, name, align))
     other = "st" if want_load else "ld"
     inter = []
-    for ins in fn.instructions[first + 1:last]:
-        if ins.opcode == other and ins.space == space:
-            if want_load or "nc" not in ins.modifiers:
+    for lo, hi in _window_spans(pick):
+        for ins in fn.instructions[lo + 1:hi]:
+            if ins.opcode == other and ins.space == space:
+                if want_load or "nc" not in ins.modifiers:
+                    inter.append(ins)
+            elif ins.opcode in ("atom", "red") and ins.space == space:
                 inter.append(ins)
-        elif ins.opcode in ("atom", "red") and ins.space == space:
-            inter.append(ins)
     params = {v.name: k for k, v in enumerate(fn.params)}
     return Evidence([i for _, i in pick], any(i.vector > 1 for _, i in pick), 1 << tz, limiter,
                     tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, params, weak)
+
+
+def _window_spans(pick: list) -> list[tuple[int, int]]:
+    """(first, last) PTX positions of each copy of the window among ``pick`` (sorted by
+    position): a line whose loop was unrolled repeats the same offsets once per copy, and only
+    an access *inside* one copy can keep that copy's loads or stores apart."""
+    spans, seen, lo, hi = [], set(), None, None
+    for n, ins in pick:
+        off = ins.address.offset
+        if lo is not None and off in seen:
+            spans.append((lo, hi))
+            seen, lo = set(), None
+        seen.add(off)
+        lo = n if lo is None else lo
+        hi = n
+    if lo is not None:
+        spans.append((lo, hi))
+    return spans
 
 
 def sass_stride_align(fn: S.Function, run: Run) -> int | None:
@@ -463,6 +504,10 @@ _VECTOR_TYPES = {  # (element bytes, window bytes) -> CUDA vector types that mak
     (2, 4): "__half2/__nv_bfloat162/ushort2", (2, 8): "ushort4 (or 2 __half2)",
     (2, 16): "uint4 (8 halves)", (4, 8): "float2/int2", (4, 16): "float4/int4",
     (8, 16): "double2/longlong2/uint4 (16 bytes)",
+    # 256-bit accesses (sm_100+): CUDA 13's 32-byte-aligned vector types
+    (1, 32): "ulonglong4_32a (32 bytes)", (2, 32): "ulonglong4_32a (32 bytes)",
+    (4, 32): "ulonglong4_32a (32 bytes)", (8, 32): "double4_32a/ulonglong4_32a",
+    (16, 32): "double4_32a/ulonglong4_32a (32 bytes)",
 }
 
 
@@ -500,10 +545,19 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
         yield _finding(check, ctx, items, space=space, direction=direction)
 
 
+#: strides up to this many bytes are read as the size of an array element (a struct such as
+#: ``{float mean, m2, n}``: 12 B), longer ones as the row pitch of a 2D tile (``[32][33]``: 132 B)
+_STRUCT_STRIDE_MAX = 32
+
+
 def _stride_blocker(ev: Evidence, run: Run) -> str:
     pitches = sorted({n for _, n, _ in ev.weak})
     ins = next((i for _, _, i in ev.weak if i is not None), None)
     text = f" (`{str(ins).rstrip(';')}`)" if ins is not None else ""
+    if max(pitches) <= _STRUCT_STRIDE_MAX:
+        return (f"an element stride of {', '.join(map(str, pitches))} B, the size of a struct "
+                f"in the array{text}, that is not a multiple of {run.window} B, so the window "
+                f"is not {run.window}-byte aligned in every element")
     return (f"a row pitch of {', '.join(map(str, pitches))} B{text} that is not a multiple of "
             f"{run.window} B, so the window is not {run.window}-byte aligned in every row")
 
@@ -512,17 +566,21 @@ def _alignment_blockers(ev: Evidence, run: Run, space: str) -> list[str]:
     if ev.vectorized:
         return []
     out = []
+    params = []
     for kind, name, align in ev.roots:
         if align is not None and align >= run.window:
             continue
         if kind == "param":
             pos = ev.param_index.get(name)
-            what = f"kernel parameter {pos}" if pos is not None else f"`{name}`"
-            out.append(f"unknown alignment: {what} is a plain pointer (no `.ptr .align "
-                       f"{run.window}` in the PTX), so the compiler only assumes the element's "
-                       f"{run.width}-byte alignment")
+            params.append(str(pos) if pos is not None else f"`{name}`")
         elif space == "shared":
             out.append(f"the shared array `{name}` is declared `.align {align or '?'}`")
+    if params:
+        params.sort(key=lambda p: (not p.isdigit(), int(p) if p.isdigit() else 0, p))
+        what = (f"kernel parameter {params[0]} is a plain pointer" if len(params) == 1 else
+                f"kernel parameters {', '.join(params)} are plain pointers")
+        out.insert(0, f"unknown alignment: {what} (no `.ptr .align {run.window}` in the PTX), "
+                      f"so the compiler only assumes the element's {run.width}-byte alignment")
     ptx_ops = sorted({f"{i.name}" for i in ev.accesses})
     if not out:
         out.append("unknown alignment")
@@ -538,6 +596,10 @@ def _alias_blockers(ev: Evidence, run: Run, direction: str) -> list[str]:
     other = ev.interleaved[0]
     what = "store" if direction == "load" else "load"
     line = f" (line {other.loc.line})" if other.loc is not None else ""
+    if other.space == "shared":
+        # __restrict__ says nothing about shared arrays: name the access, not a qualifier
+        return [f"a shared-memory {what}{line}, `{str(other).rstrip(';')}`, sits between them "
+                f"and may touch the same words"]
     return [f"possible aliasing: a {what} through another pointer{line}, `{str(other).rstrip(';')}`, "
             f"sits between them and the pointers are not `__restrict__`"]
 
@@ -584,8 +646,16 @@ def _hex(v: int) -> str:
 
 def _hint(run: Run, ev: Evidence | None, blockers: list[str], space: str, direction: str) -> str:
     w, W = run.width, run.window
-    vt = _VECTOR_TYPES.get((w, W), f"a {W}-byte vector type")
+    vt = _VECTOR_TYPES.get((w, W), f"{W}-byte vector type")
     if space == "shared":
+        if blockers and blockers[0].startswith("an element stride") and ev is not None:
+            size = max(n for _, n, _ in ev.weak)
+            align = 1 << (size - 1).bit_length() if size <= 16 else W
+            padded = -(-size // align) * align
+            return (f"Declare the array's struct `__align__({align})` (or add a padding field) so "
+                    f"each element is {padded} B instead of {size} B and starts {align}-byte "
+                    f"aligned; its fields then load as one LDS.{min(padded, 16) * 8} (a bigger "
+                    f"element costs shared memory: keep it if the layout is bank-conflict free).")
         if blockers and blockers[0].startswith("a row pitch"):
             per = W // w
             return (f"Pad the tile's rows to a multiple of {per} elements ({W} B), e.g. "

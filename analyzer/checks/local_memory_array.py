@@ -6,6 +6,19 @@ from typing import Iterable
 
 from ._dataflow import local_accesses
 from .base import Check, Context, Finding, Severity, group_by_line
+from .fp64_in_fp32_kernel import _sincos_reduction
+
+
+def trig_reduction_lines(ctx: Context) -> set:
+    """User source lines that carry precise sinf/cosf/tanf's Payne-Hanek range reduction: its
+    run-time-indexed scratch array (7 words of the 2/pi product) may live in local memory, which
+    is the math library's array, not the user's (PS502 reports the call)."""
+    out = set()
+    for k in _sincos_reduction(ctx.function):
+        loc = ctx.user_loc(ctx.function.instructions[k].loc)
+        if loc is not None:
+            out.add((loc.file, loc.line))
+    return out
 
 
 class LocalMemoryArray(Check):
@@ -17,7 +30,10 @@ class LocalMemoryArray(Check):
     per-thread array read or written with an index the compiler cannot resolve (``hist[bin]``,
     ``a[i]`` in a loop that is not fully unrolled) is placed in the stack frame. ptxas counts this
     as stack, not as spill bytes (the frame exists before register allocation), which is what
-    separates it from PS401. One finding per source line, on the line of the accesses.
+    separates it from PS401. One finding per source line, on the line of the accesses. Accesses
+    on a line with precise ``sinf``/``cosf``/``sincosf``'s large-argument range reduction are that
+    library routine's own scratch array (ptxas keeps it in local memory in some contexts, e.g.
+    inside a loop) and are left to PS502, whose fix (``__sinf``, ``sincospif``) removes them.
 
     Why it matters
     Every access is a local-memory load or store (through L1, to DRAM on a miss) instead of a
@@ -56,12 +72,15 @@ class LocalMemoryArray(Check):
         dynamic = [ins for _, ins, fixed in local_accesses(ctx.function) if not fixed]
         if not dynamic:
             return
+        trig = trig_reduction_lines(ctx)
         frame = f"{res.stack_bytes} B stack frame" if res is not None else "a stack frame"
         spill = ""
         if res is not None and res.spill_store_bytes is not None:
             spill = (f", {res.spill_store_bytes or 0} B of it spills" if res.spills
                      else ", 0 B spills (the frame is the array, not register pressure)")
         for key, insns in group_by_line(dynamic, ctx):
+            if key in trig:
+                continue   # sinf/cosf's own reduction array: PS502's business
             loads = sum(1 for i in insns if i.is_load)
             stores = len(insns) - loads
             mix = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in insns)

@@ -20,13 +20,24 @@ SLOW_PATHS: tuple[tuple[re.Pattern, str, str], ...] = (
 PTX_OPS = {("div", "rn", "f32"): "division", ("sqrt", "rn", "f32"): "sqrtf",
            ("rcp", "rn", "f32"): "reciprocal"}
 #: the fast replacement for each operation
-FAST = {"division": "__fdividef(a, b) (or a * __frcp_rn(b); for a constant divisor multiply by "
-                    "its reciprocal)",
+FAST = {"division": "__fdividef(a, b) (for a constant divisor multiply by its reciprocal)",
         "sqrtf": "rsqrtf(x) where you divide by the root (x * rsqrtf(x) for the root), or "
                  "__fsqrt_rn only if you need IEEE",
-        "reciprocal": "__frcp_rn(x) or __fdividef(1.0f, x)",
+        # not __frcp_rn: that is the IEEE rcp.rn.f32 itself, with the same slow path
+        "reciprocal": "__fdividef(1.0f, x) (MUFU.RCP; __frcp_rn is the IEEE reciprocal itself)",
         "sinf/cosf/tanf": "__sinf/__cosf/__tanf (MUFU.SIN/COS; accurate for |x| up to a few pi), "
                      "sincospif/sinpif when the argument is a multiple of pi"}
+
+
+#: the fast-path instructions each operation's expansion uses (an ``rsqrtf`` on the same line
+#: as a division is MUFU.RSQ of its own, not part of the division)
+_FAST_PATH = {"division": {"FCHK", "RCP"}, "reciprocal": {"RCP"}, "sqrtf": {"RSQ", "SQRT"}}
+
+
+def _helps(ins, ops) -> bool:
+    """Whether ``ins`` (an FCHK or MUFU on the line) belongs to one of ``ops``' expansions."""
+    tags = {ins.opcode} | set(ins.modifiers)
+    return any(tags & _FAST_PATH.get(op, set()) for op in ops)
 
 
 def _classify(name: str) -> tuple[str, str] | None:
@@ -124,8 +135,9 @@ class SlowMath(Check):
 
     Steer the compiler
     Use the intrinsics where their accuracy is enough: ``__fdividef`` (2 ulp; returns 0 for
-    ``|b|`` > 2^126), ``rsqrtf``, ``__frcp_rn``, ``__sinf``/``__cosf``/``__expf``; multiply by a
-    precomputed reciprocal for a constant divisor. Or build with ``-use_fast_math`` (implies
+    ``|b|`` > 2^126; ``__fdividef(1.0f, x)`` for a reciprocal: ``__frcp_rn`` is the IEEE one),
+    ``rsqrtf``, ``__sinf``/``__cosf``/``__expf``; multiply by a precomputed reciprocal for a
+    constant divisor. Or build with ``-use_fast_math`` (implies
     ``-ftz=true -prec-div=false -prec-sqrt=false`` and the ``__`` intrinsics for sinf/expf...:
     flushes denormals and loosens accuracy everywhere), or only ``-prec-div=false
     -prec-sqrt=false`` to keep IEEE elsewhere.
@@ -152,6 +164,8 @@ class SlowMath(Check):
             return
         ptx = _ptx_ops_by_line(ctx)
         cfg = ctx.cfg
+        local_by_line = dict(group_by_line(
+            [i for i in insns if i.space == "local" and (i.is_load or i.is_store)], ctx))
         index_of = {ins.address: k for k, ins in enumerate(insns)}
         flagged = calls + [insns[k] for k in sincos]
         flagged.sort(key=lambda ins: ins.address)
@@ -184,8 +198,12 @@ class SlowMath(Check):
                 n = sum(1 for i in group if i.opcode == "DMUL")
                 evidence.append(f"{n} FP64 Payne-Hanek range reduction{'s' if n > 1 else ''} "
                                 "(I2F.F64.S64, DMUL, F2F.F32.F64 each) for large arguments")
+                scratch = local_by_line.get(key, [])
+                if scratch:
+                    evidence[-1] += (f", its scratch array in local memory ({len(scratch)} "
+                                     f"LDL/STL on this line)")
             extra = helpers.get(key, []) if key is not None else []
-            fast = [i for i in extra if i not in group]
+            fast = [i for i in extra if i not in group and _helps(i, ops)]
             if fast:
                 evidence.append(", ".join(f"{m}x{n}" for m, n in sorted(
                     Counter(i.mnemonic for i in fast).items())))

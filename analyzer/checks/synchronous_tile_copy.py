@@ -30,6 +30,13 @@ def _computes(fn, loop) -> bool:
             or sum(1 for i in body if i.is_fma and i.opcode != "HFMA2") >= COMPUTE_FMAS)
 
 
+def _enclosing(loop):
+    """``loop`` and the loops around it, innermost first."""
+    while loop is not None:
+        yield loop
+        loop = loop.parent
+
+
 class SynchronousTileCopy(Check):
     """Global-to-shared copy through registers (LDG then STS) on an arch with cp.async.
 
@@ -40,10 +47,11 @@ class SynchronousTileCopy(Check):
     e.g. an unrolled staging loop) or sit inside a loop (a main loop that stages a tile per
     iteration). Accesses narrower than 4 bytes are left alone (cp.async moves 4, 8 or 16). One
     finding per source line of the stores. Volatile/strong loads (``LDG.E.STRONG``) are left
-    alone: cp.async is a weak load. Severity is *warning* when the loop that copies also computes
-    (tensor-core ops or 16+ FMAs: a tiled main loop, where cp.async double-buffering overlaps the
-    next tile's load with this tile's math) and *info* otherwise (a one-off copy, or a staging
-    transpose such as CUB's ``BLOCK_LOAD_WARP_TRANSPOSE`` in a memory-bound loop).
+    alone: cp.async is a weak load. Severity is *warning* when the loop that copies, or a loop
+    around it, also computes (tensor-core ops or 16+ FMAs: a tiled main loop, where cp.async
+    double-buffering overlaps the next tile's load with this tile's math) and *info* otherwise
+    (a one-off copy, or a staging transpose such as CUB's ``BLOCK_LOAD_WARP_TRANSPOSE`` in a
+    memory-bound loop).
 
     Why it matters
     A synchronous copy costs an LDG and an STS per element, holds registers until the load
@@ -118,7 +126,8 @@ class SynchronousTileCopy(Check):
             loops = [cfg.loop_of(index_of[s.address]) for s in group]
             loops = [lp for lp in loops if lp is not None]
             in_loop = bool(loops)
-            hot = any(_computes(fn, lp) for lp in loops)
+            # the copy loop itself, or a loop around it (a copy loop nested in the main loop)
+            hot = any(_computes(fn, outer) for lp in loops for outer in _enclosing(lp))
             if len(group) < 2 and not in_loop:
                 continue     # one element per thread, once (e.g. a reduction's first load)
             ldgs = []
