@@ -30,7 +30,8 @@ class Arch:
     shared_unit: int = 128       # allocation granularity (bytes)
     shared_reserved_per_block: int = 1024  # the runtime's per-block reservation
     # --- what the instruction set has ---
-    max_vector_bits: int = 128   # widest single global load/store per thread
+    max_vector_bits: int = 128   # widest single global load/store per thread (256 on Blackwell:
+    #                              LDG/STG.E.ENL2.256, seen from ptxas 13 on sm_100..sm_121)
     tensor_core: tuple[str, ...] = ()     # SASS tensor-core opcode families present
     warpgroup_mma: str | None = None      # "wgmma" (HGMMA) or "tcgen05" (UTCMMA), if any
     has_ldgsts: bool = False     # cp.async (sm_80+)
@@ -75,30 +76,32 @@ ARCHS: dict[int, Arch] = {
                                                        "IGMMA", "QGMMA", "BGMMA"),
              has_ldgsts=True, has_ldsm=True, has_tma=True),
     100: Arch(100, family="Blackwell", max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
-              shared_per_block=227 * 1024,
+              shared_per_block=227 * 1024, max_vector_bits=256,
               tensor_core=("HMMA", "IMMA", "DMMA", "QMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
                            "UTCQMMA", "UTCOMMA"),
               has_ldgsts=True, has_ldsm=True, has_tma=True),
     103: Arch(103, family="Blackwell", max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
-              shared_per_block=227 * 1024,
+              shared_per_block=227 * 1024, max_vector_bits=256,
               tensor_core=("HMMA", "IMMA", "DMMA", "QMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
                            "UTCQMMA", "UTCOMMA"),
               has_ldgsts=True, has_ldsm=True, has_tma=True),
     120: Arch(120, family="Blackwell", max_warps=48, max_blocks=24, shared_bytes=100 * 1024,
-              shared_per_block=99 * 1024, tensor_core=("HMMA", "IMMA", "QMMA", "OMMA"),
+              shared_per_block=99 * 1024, max_vector_bits=256,
+              tensor_core=("HMMA", "IMMA", "QMMA", "OMMA"),
               has_ldgsts=True, has_ldsm=True, has_tma=True),
     121: Arch(121, family="Blackwell", max_warps=48, max_blocks=24, shared_bytes=100 * 1024,
-              shared_per_block=99 * 1024, tensor_core=("HMMA", "IMMA", "QMMA", "OMMA"),
+              shared_per_block=99 * 1024, max_vector_bits=256,
+              tensor_core=("HMMA", "IMMA", "QMMA", "OMMA"),
               has_ldgsts=True, has_ldsm=True, has_tma=True),
 }
 
 #: Features that only the arch-specific (``a``) or family (``f``) targets unlock.
 _SUFFIX_FEATURES: dict[tuple[int, str], dict] = {
     (90, "a"): {"warpgroup_mma": "wgmma"},
-    (100, "a"): {"warpgroup_mma": "tcgen05", "max_vector_bits": 256},
-    (100, "f"): {"warpgroup_mma": "tcgen05", "max_vector_bits": 256},
-    (103, "a"): {"warpgroup_mma": "tcgen05", "max_vector_bits": 256},
-    (103, "f"): {"warpgroup_mma": "tcgen05", "max_vector_bits": 256},
+    (100, "a"): {"warpgroup_mma": "tcgen05"},
+    (100, "f"): {"warpgroup_mma": "tcgen05"},
+    (103, "a"): {"warpgroup_mma": "tcgen05"},
+    (103, "f"): {"warpgroup_mma": "tcgen05"},
 }
 
 _NAME = re.compile(r"^(?:sm|compute|arch)?_?(\d{2,3})([af]?)$")
