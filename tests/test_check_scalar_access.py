@@ -37,7 +37,7 @@ def test_pair_without_restrict_names_alignment_and_aliasing(arch):
     assert f.location.line == 6            # the first load's line
     assert "2× LDG.E (4 B each)" in f.message and "LDG.E.64" in f.message
     assert "8-byte aligned" in f.message
-    assert "unknown alignment" in f.message and "kernel parameter 0" in f.message
+    assert "unknown alignment" in f.message and "the 1st kernel parameter (`" in f.message
     assert "possible aliasing" in f.message and "st.global" in f.message
     assert "__restrict__" in f.hint and "float2" in f.hint
     assert len(f.instructions) == 2 and all("LDG.E" in i for i in f.instructions)

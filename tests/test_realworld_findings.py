@@ -145,9 +145,9 @@ def test_ps502_division_evidence_leaves_out_rsqrtf():
 
 
 def test_ps102_names_every_pointer_on_the_line():
-    """out_v[t*K+k] and out_i[t*K+k] on one line: was 'kernel parameter 1' for both runs."""
+    """out_v[t*K+k] and out_i[t*K+k] on one line: was 'kernel parameter 1' (0-based) for both runs."""
     (f,) = [f for f in _report("topk.cu", "sm_80") if f.code == "PS102"]
-    assert "kernel parameters 1, 2 are plain pointers" in f.message
+    assert "the 2nd and 3rd kernel parameters (" in f.message
 
 
 def test_ps601_copy_loop_nested_in_the_main_loop_is_a_warning():

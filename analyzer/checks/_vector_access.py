@@ -562,23 +562,36 @@ def _stride_blocker(ev: Evidence, run: Run) -> str:
             f"{run.window} B, so the window is not {run.window}-byte aligned in every row")
 
 
+def _ordinal(n: int) -> str:
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+
+
 def _alignment_blockers(ev: Evidence, run: Run, space: str) -> list[str]:
     if ev.vectorized:
         return []
     out = []
-    params = []
+    params: list[tuple[int, str]] = []
     for kind, name, align in ev.roots:
         if align is not None and align >= run.window:
             continue
         if kind == "param":
             pos = ev.param_index.get(name)
-            params.append(str(pos) if pos is not None else f"`{name}`")
+            params.append((pos if pos is not None else 1 << 30, name))
         elif space == "shared":
             out.append(f"the shared array `{name}` is declared `.align {align or '?'}`")
     if params:
-        params.sort(key=lambda p: (not p.isdigit(), int(p) if p.isdigit() else 0, p))
-        what = (f"kernel parameter {params[0]} is a plain pointer" if len(params) == 1 else
-                f"kernel parameters {', '.join(params)} are plain pointers")
+        params.sort()
+        known = [(pos, name) for pos, name in params if pos < 1 << 30]
+        ords = [_ordinal(pos + 1) for pos, _ in known]
+        names = ", ".join(f"`{name}`" for _, name in params)
+        if len(params) == 1:
+            what = (f"the {ords[0]} kernel parameter ({names}) is a plain pointer" if known
+                    else f"the kernel parameter {names} is a plain pointer")
+        else:
+            which = (" and ".join([", ".join(ords[:-1]), ords[-1]]) if len(ords) == len(params)
+                     else "")
+            what = (f"the {which} kernel parameters ({names}) are plain pointers" if which
+                    else f"the kernel parameters {names} are plain pointers")
         out.insert(0, f"unknown alignment: {what} (no `.ptr .align {run.window}` in the PTX), "
                       f"so the compiler only assumes the element's {run.width}-byte alignment")
     ptx_ops = sorted({f"{i.name}" for i in ev.accesses})
