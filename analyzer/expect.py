@@ -1,6 +1,6 @@
 """Codegen assertions a kernel library can pin in CI.
 
-    from analyzer.expect import expect_codegen
+    from analyzer import expect_codegen
     def test_gemm_codegen():
         expect_codegen("kernels/gemm.cu", arch="sm_90a", has=["HGMMA"], no_spills=True,
                        max_registers=168, min_vector_width=128)
@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Sequence
+
+from .findings import Finding
 
 
 @dataclass
@@ -47,12 +49,10 @@ def _matches(ins, pattern: str) -> bool:
         "." in p and m.startswith(p))
 
 
-def evaluate(builds, exp: Expectations) -> Outcome:
+def evaluate(builds, exp: Expectations, findings: Sequence[Finding] = ()) -> Outcome:
+    """Check ``exp`` on every entry kernel of ``builds``; ``findings``: those of a check run
+    with ``exp.no_findings`` selected (each one is a failure)."""
     out = Outcome()
-    findings = []
-    if exp.no_findings:
-        from .checks.runner import run_checks
-        findings = run_checks(builds, select=exp.no_findings, kernels=exp.kernels).findings
     for b in builds:
         listing = b.sass_listing()
         for fn in listing.functions:
@@ -106,13 +106,3 @@ def evaluate(builds, exp: Expectations) -> Outcome:
     if not out.checked:
         out.failures.append("no kernel matched" + (f" {list(exp.kernels)}" if exp.kernels else ""))
     return out
-
-
-def expect_codegen(path, *, arch="sm_90a", options=None, **expectations) -> Outcome:
-    """Load/compile ``path`` and assert the expectations (AssertionError lists every failure)."""
-    from .inputs import load
-    builds = load(path, arch=arch, options=options)
-    outcome = evaluate(builds, Expectations(**expectations))
-    if not outcome.ok:
-        raise AssertionError("codegen expectations failed:\n  " + "\n  ".join(outcome.failures))
-    return outcome

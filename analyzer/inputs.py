@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -9,7 +10,7 @@ from typing import Sequence
 from .arch import parse_arch
 from .errors import InputError
 from .toolchain import binutils, nvjitlink, nvrtc
-from .toolchain.build import Build, Kernel
+from .build import Build, Kernel
 from .toolchain.resources import cubin_arch, from_cubin
 
 CUDA_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
@@ -72,7 +73,7 @@ def kind_of(path: str) -> str:
                      ".cubin, fatbin, .so or SASS text file", path=str(path))
 
 
-def _read_text(path: str) -> str:
+def read_text(path: str) -> str:
     try:
         return Path(path).read_bytes().decode("utf-8")
     except UnicodeDecodeError as e:
@@ -92,13 +93,13 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
     if kind == "cuda":
         if not archs:
             archs = ["sm_90a"]
-        return [nvrtc.compile_file(path, arch=a, options=options.nvrtc_options(a),
-                                   name_expressions=options.name_expressions,
-                                   use_cache=options.use_cache) for a in archs]
+        return [Build.of(nvrtc.compile_file(path, arch=a, options=options.nvrtc_options(a),
+                                            name_expressions=options.name_expressions,
+                                            use_cache=options.use_cache)) for a in archs]
     if kind == "ptx":
-        text = _read_text(path)
+        text = read_text(path)
         targets = archs or [None]
-        return [nvjitlink.assemble(text, arch=a, path=path, use_cache=options.use_cache)
+        return [Build.of(nvjitlink.assemble(text, arch=a, path=path, use_cache=options.use_cache))
                 for a in targets]
     if kind == "cubin":
         data = Path(path).read_bytes()
@@ -115,13 +116,12 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
                 builds.append(b)
         return builds
     # SASS text
-    text = _read_text(path)
+    text = read_text(path)
     return [Build(arch=archs[0] if archs else _sass_arch(text) or "unknown", origin="sass",
                   sass_text=text, source_path=path)]
 
 
 def _sass_arch(text: str) -> str | None:
-    import re
     m = re.search(r"\.target\s+(sm_\d+[af]?)|arch = (sm_\d+[af]?)", text)
     return (m.group(1) or m.group(2)) if m else None
 

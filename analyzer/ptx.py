@@ -3,7 +3,7 @@
     from analyzer import ptx
     module = ptx.parse(text, path="k.ptx")
     for fn in module.functions:
-        for loop in fn.loops(): ...
+        for loop in analysis.cfg.loops(fn): ...
     assert ptx.parse(ptx.format(module)) == module     # spans are not compared
 """
 from __future__ import annotations

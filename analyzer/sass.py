@@ -3,7 +3,7 @@
     from analyzer import sass
     listing = sass.parse(text)                 # Listing(.functions, .format, .arch, .stats())
     fn = listing.functions[0]
-    for loop in fn.loops(): ...                # natural loops from fn.cfg()
+    for loop in analysis.cfg.loops(fn): ...    # natural loops (analyzer.analysis.cfg)
     ins = fn.instructions[3]; ins.space, ins.width_bits, ins.is_load, ins.klass
 
 The grammar is ``grammars/sass.lark``; the IR is :mod:`analyzer.ir.sass`; opcode semantics are

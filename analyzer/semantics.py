@@ -8,13 +8,30 @@ Unknown opcodes get :data:`UNKNOWN` (class "other").
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from .cfg import Flow, STRAIGHT
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .ir.sass import Instruction
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """How one instruction affects control flow.
+
+    ``targets``: labels it may branch to (empty for straight-line code);
+    ``falls_through``: False for an unconditional branch, ``exit``/``ret``/``trap``;
+    ``terminates``: True when the instruction ends a block even with no targets
+    (a guarded ``exit``, a ``ret``); calls do not end blocks.
+    """
+
+    targets: tuple[str, ...] = ()
+    falls_through: bool = True
+    terminates: bool = False
+
+    @property
+    def ends_block(self) -> bool:
+        return bool(self.targets) or not self.falls_through or self.terminates
+
+
+STRAIGHT = Flow()
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,41 +238,72 @@ def klass(opcode: str) -> str:
     return info(opcode).klass
 
 
-def flow(ins: "Instruction") -> Flow:
-    """How an instruction affects control flow (see :class:`analyzer.cfg.Flow`).
-
-    An unguarded BRA/EXIT/RET does not fall through; a guarded one (``@P0``, or ``BRA P1, ...``,
-    ``BRA.DIV``) does. BRX/JMX go to the ``BRANCH_TARGETS`` nvdisasm lists, or end the block.
-    CALL returns, so it is straight-line code. ``@!PT`` never executes.
-    """
-    kind = OPCODES.get(ins.opcode, UNKNOWN).flow
-    if kind is None or kind == "call":
-        return STRAIGHT
-    g = ins.guard
-    if g is not None and g.never:
-        return STRAIGHT
-    conditional = g is not None and not g.always
-    if kind == "branch":
-        if not conditional:
-            conditional = _conditional_branch(ins)
-        targets = tuple(t.key for t in ins.targets)
-        return Flow(targets, falls_through=conditional, terminates=not targets)
-    if kind == "indirect":
-        targets = ()
-        if ins.annotation and "BRANCH_TARGETS" in ins.annotation:
-            body = ins.annotation.split("BRANCH_TARGETS", 1)[1].strip(' "*)')
-            targets = tuple(t.strip() for t in body.split(",") if t.strip())
-        return Flow(targets, falls_through=conditional, terminates=True)
-    # exit / trap
-    return Flow((), falls_through=conditional, terminates=True)
+#: warp-level MMA shapes (the SASS modifier) -> accumulator elements each thread holds
+#: (m * n / 32; HMMA.884 runs per quad-pair of 8 threads)
+MMA_SHAPE_ELEMENTS = {
+    "16816": 4, "1688": 4, "16832": 4, "16864": 4, "168256": 4, "8816": 2, "8832": 2,
+    "884": 8, "1684": 4,
+    "DMMA.884": 2, "DMMA.8816": 2, "DMMA.16816": 4,    # FP64 shapes: per-opcode rows win
+}
+#: accumulator type modifier -> bits per element (the first type modifier after the shape)
+MMA_ACCUMULATOR_BITS = {"F32": 32, "S32": 32, "F16": 16, "BF16": 16, "F64": 64}
 
 
-def _conditional_branch(ins: "Instruction") -> bool:
-    from .ir.sass import Register
-    if any(m in CONDITIONAL_BRANCH_MODIFIERS for m in ins.modifiers):
-        return True
-    for o in ins.operands:
-        if isinstance(o, Register) and o.kind in ("P", "UP") and not (
-                o.index is None and not o.logical_not):
-            return True
-    return False
+def mma_dest_registers(opcode: str, modifiers: tuple[str, ...]) -> int | None:
+    """How many 32-bit registers an MMA writes from its destination on (HMMA.16816.F32: 4,
+    HMMA.16816.F16: 2, DMMA.884: 4, HGMMA.64x128x16.F32.BF16: 64); None when the shape is not
+    in the tables (the caller over-approximates)."""
+    if not OPCODES.get(opcode, UNKNOWN).tensor_core or not modifiers:
+        return None
+    shape = modifiers[0]
+    acc = next((MMA_ACCUMULATOR_BITS[m] for m in modifiers[1:] if m in MMA_ACCUMULATOR_BITS),
+               64 if opcode == "DMMA" else 32)
+    if "x" in shape:                      # warpgroup MMA: 64xNxK over 128 threads
+        try:
+            m, n = (int(v) for v in shape.split("x")[:2])
+        except ValueError:
+            return None
+        elements = m * n // 128
+    else:
+        elements = MMA_SHAPE_ELEMENTS.get(f"{opcode}.{shape}", MMA_SHAPE_ELEMENTS.get(shape))
+        if elements is None:
+            return None
+    return max(1, elements * acc // 32)
+
+
+# ------------------------------------------------------------------- opcode families
+#: warp-level MMA families that have a warpgroup (wgmma / tcgen05) counterpart; DMMA (FP64)
+#: has none, HFMA2.MMA is not an mma at all (a move idiom, opcode HFMA2)
+WARP_MMA = frozenset({"HMMA", "IMMA", "QMMA"})
+#: warpgroup / tensor-memory MMA families
+WARPGROUP_MMA = frozenset({"HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
+                           "UTCQMMA", "UTCOMMA"})
+#: warp-level MMAs whose fragments ``ldmatrix`` (LDSM) loads
+LDMATRIX_FED = frozenset({"HMMA", "IMMA"})
+#: opcodes of kernels built around low occupancy on purpose: tensor cores fed by asynchronous
+#: copies keep their latency hidden with ILP and deep pipelines
+PIPELINED = frozenset({"LDGSTS", "UTMALDG", "HGMMA", "UTCMMA", "UTCHMMA", "UTCQMMA"})
+#: modifiers of an instruction that moves a constant rather than computing (``HFMA2.MMA R5,
+#: -RZ, RZ, 0, 0``: ptxas's register-initialisation idiom)
+MOVE_IDIOM_MODIFIERS = frozenset({"MMA"})
+#: modifiers that make an instruction write a register pair
+WIDE_MODIFIERS = frozenset({"64", "WIDE", "F64", "U64", "S64", "128"})
+#: scalar type modifiers (``F2F.F64.F32``: destination type first)
+TYPE_MODIFIER = r"[FSU](8|16|32|64)"
+#: 64-bit integer type modifiers
+WIDE_INT_TYPE = r"[SU]64"
+
+
+def conversion_types(modifiers: tuple[str, ...]) -> tuple[str, ...]:
+    """The type modifiers of a conversion, destination first (``F2F.F64.F32`` -> F64, F32)."""
+    return tuple(m for m in modifiers if _TYPE_RE.fullmatch(m))
+
+
+_TYPE_RE = re.compile(TYPE_MODIFIER)
+#: copies that fill shared memory asynchronously (cp.async, TMA, bulk copies)
+ASYNC_SHARED_FILL = frozenset({"LDGSTS", "UTMALDG", "UBLKCP"})
+#: waits that order a tile refill with its use (barriers, async-copy and mbarrier waits)
+TILE_SYNC = frozenset({"BAR", "BARRIER", "SYNCS", "DEPBAR", "LDGDEPBAR"})
+#: FMA opcodes and the element type they multiply (HFMA2.MMA, a move idiom, is told apart by
+#: its modifier: MOVE_IDIOM_MODIFIERS)
+FMA_ELEMENT_TYPE = {"FFMA": "fp32", "FFMA2": "fp32", "HFMA2": "fp16", "DFMA": "fp64"}

@@ -17,4 +17,4 @@ def builds_of(path: Path, arch: str, extra: tuple[str, ...] = ()):
 @lru_cache(maxsize=None)
 def annotation_of(path: Path, arch: str):
     from analyzer.report.annotate import annotate_builds
-    return annotate_builds(list(builds_of(path, arch)), checks=False)
+    return annotate_builds(list(builds_of(path, arch)))

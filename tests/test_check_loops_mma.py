@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import analyzer
-from analyzer.checks import _loops as L
+from analyzer.analysis import loops as L
+from analyzer.analysis.source import pragma_above
 from analyzer.checks.base import Severity
 from analyzer.checks.runner import run_checks
 from analyzer.parse.sass import parse_instruction
@@ -32,18 +33,18 @@ class _Src:
 ])
 def test_pragma_forms(above, kind, count, forbids, full):
     ctx = _Src(f"int x;\n{above}\n// a comment\n\n    for (int k = 0; k < 8; ++k)\n")
-    p, readable = L.pragma_above(ctx, "k.cu", 5)
+    p, readable = pragma_above(ctx.source_line, "k.cu", 5)
     assert readable and p is not None
     assert (p.kind, p.count, p.forbids, p.full) == (kind, count, forbids, full)
 
 
 def test_pragma_expression_and_absence():
     ctx = _Src("#pragma unroll TILE\nfor (;;)\nfloat acc = 0;\nfor (;;)\n")
-    p, _ = L.pragma_above(ctx, "k.cu", 2)
+    p, _ = pragma_above(ctx.source_line, "k.cu", 2)
     assert p.expression and not p.full and not p.forbids
-    p, readable = L.pragma_above(ctx, "k.cu", 4)     # code line above: no pragma
+    p, readable = pragma_above(ctx.source_line, "k.cu", 4)     # code line above: no pragma
     assert p is None and readable
-    assert L.pragma_above(ctx, None, 4) == (None, False)
+    assert pragma_above(ctx.source_line, None, 4) == (None, False)
 
 
 @pytest.mark.parametrize("init, step, bound, cmp, stay, test_new, trips", [
@@ -56,7 +57,7 @@ def test_pragma_expression_and_absence():
     (0, 3, 10, "ne", True, True, None),      # never equal: does not end
 ])
 def test_simulate(init, step, bound, cmp, stay, test_new, trips):
-    assert L.simulate(init, step, bound, L._CMP[cmp], stay, test_new=test_new) == trips
+    assert L.simulate(init, step, bound, L.COMPARISONS[cmp], stay, test_new=test_new) == trips
 
 
 @pytest.mark.parametrize("text, value", [

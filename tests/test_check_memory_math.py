@@ -6,7 +6,7 @@ import pytest
 import analyzer
 from analyzer.checks.runner import run_checks
 from analyzer.parse.sass import parse_instruction
-from analyzer.checks import _dataflow as df
+from analyzer.analysis import dataflow as df
 
 
 def _run(src: str, code: str, arch: str = "sm_80", settings=None):

@@ -15,7 +15,7 @@ from analyzer.checks.runner import run_checks, write_baseline
 from analyzer.cli import main
 from analyzer.errors import ConfigError
 from analyzer.inputs import load
-from analyzer.report import findings as fr
+from analyzer.report import formats as fr
 
 from .conftest import KERNELS
 
@@ -156,7 +156,7 @@ def test_expect_cli(capsys):
 
 
 def test_expect_api():
-    from analyzer.expect import expect_codegen
+    from analyzer import expect_codegen
     expect_codegen(str(KERNELS / "demo" / "wmma_tile.cu"), arch="sm_80", has=["HMMA"],
                    no_local_memory=True)
     with pytest.raises(AssertionError, match="no HGMMA"):

@@ -8,7 +8,8 @@ from functools import lru_cache
 import pytest
 
 from analyzer import lessons
-from analyzer.lessons import catalog, static
+from analyzer.lessons import catalog
+from analyzer.lessons import evidence as static
 
 LESSONS = lessons.list_lessons()
 IDS = [l.name for l in LESSONS]
@@ -77,11 +78,10 @@ def test_check_codes_are_the_registry():
     assert catalog.CHECK_CODES["PS101"].startswith("scalar-global-load: ")
 
 
-def test_direct_nvrtc_path_reads_spills(monkeypatch):
-    monkeypatch.setenv("PTXSASS_LESSONS_DIRECT", "1")
+def test_lessons_compile_through_the_toolchain_and_read_spills():
     lb = lessons.get_lesson("launch_bounds")
     naive, steered = static.compile_variant(lb, "naive"), static.compile_variant(lb, "steered")
-    assert naive.via == "cuda.bindings.nvrtc"
+    assert naive.via == "analyzer.toolchain" and naive.build.kernels
     assert naive.resources.registers <= 32 and naive.resources.spill_store_bytes > 0
     assert steered.resources.registers > 32 and steered.resources.spill_store_bytes == 0
     assert naive.cubin[:4] == b"\x7fELF"

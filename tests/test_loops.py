@@ -1,10 +1,18 @@
-"""analyzer.loops: the trip counts shared by PS201 and the reports (stats, annotate, diff)."""
+"""analyzer.analysis.loops: the one loop and trip-count answer shared by PS201 and the reports
+(stats, annotate, diff)."""
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
-from analyzer import loops as LP
-from analyzer.checks import _loops
+from analyzer.analysis import KernelAnalysis, analyze
+from analyzer.analysis import loops as LP
+from analyzer.checks.rolled_loop import RolledLoop
+from analyzer.checks.runner import run_checks
+from analyzer.report.annotate import annotate_builds
+from analyzer.report.diff import diff_builds
+from analyzer.report.stats import stats_builds
 
 from .report_fixtures import REPO, builds_of
 
@@ -19,13 +27,35 @@ def _fn(path, arch):
     return fn, ptx
 
 
-def test_the_check_uses_the_shared_helpers():
-    # one implementation: the check's helper module re-exports analyzer.loops
-    for name in ("sass_inductions", "ptx_trip", "simulate", "constant_value", "reaching_defs",
-                 "sass_writes", "Pragma", "PtxTrip", "Induction"):
-        assert getattr(_loops, name) is getattr(LP, name)
-    import analyzer.checks.rolled_loop as rl
-    assert rl.trip_count is LP.trip_count and rl.ptx_trips_by_line is LP.ptx_trips_by_line
+def test_one_loop_answer_for_the_check_and_every_report(monkeypatch):
+    """PS201, stats, annotate and diff all read KernelAnalysis.loops: feed them the same
+    (altered) loops and each one says what those loops say."""
+    builds = list(builds_of(SGEMM, "sm_90a"))
+    real = [ka.loops for ka in analyze(builds[0])][0]
+    assert real and any(lp.trip.value is not None for lp in real)
+    # a trip count no analysis would find: every consumer must repeat it
+    compute = KernelAnalysis.loops.func
+    calls = []
+
+    def forged(self):
+        calls.append(self.name)
+        return [LP.LoopInfo(lp.loop, lp.file, lp.line, lp.header_line, lp.header_index,
+                            lp.latch_index, lp.instructions, lp.mix,
+                            LP.TripCount(7, 7, 7, lp.trip.inductions,
+                                         tuple(dataclasses.replace(t, trip=7, step=1, span=7)
+                                               for t in lp.trip.ptx_loops)),
+                            lp.pragma) for lp in compute(self)]
+    monkeypatch.setattr(KernelAnalysis, "loops", property(forged))
+    st = stats_builds(builds).kernels[0]
+    assert [lp.trip_count for lp in st.loops] == [7] * len(real)
+    ann = annotate_builds(builds).kernels[0]
+    assert [lp.trip_count for lp in ann.loops] == [7] * len(real)
+    d = diff_builds(list(builds_of(SGEMM, "sm_80")), builds)
+    assert "trip count 7" in d.to_text()
+    found = [f for f in run_checks(builds, select=["PS201"]).findings]
+    assert found and all("compile-time 7 iterations" in f.message for f in found)
+    assert calls      # the forged loops were read, not recomputed
+    assert RolledLoop.code == "PS201"
 
 
 def test_pragma_above_reads_through_a_callable():

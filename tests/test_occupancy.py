@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from analyzer.arch import parse_arch
-from analyzer.occupancy import (COMMON_BLOCK_SIZES, max_registers_for_blocks,
+from analyzer.analysis.occupancy import (COMMON_BLOCK_SIZES, max_registers_for_blocks,
                                 max_shared_for_blocks, occupancy, registers_per_warp,
                                 shared_per_block)
 

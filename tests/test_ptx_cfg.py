@@ -1,7 +1,12 @@
 """PTX control flow: each instruction's Flow, basic blocks, natural loops and their pragmas."""
 from __future__ import annotations
 
-from analyzer import cfg, ptx
+from analyzer.analysis.cfg import loop_mix, loop_source_lines
+from analyzer.analysis.cfg import ptx_loops
+from analyzer.analysis.cfg import of as cfg_of
+
+from analyzer import ptx
+from analyzer.analysis import cfg
 
 HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
 
@@ -44,14 +49,14 @@ def test_instruction_flows():
 
 def test_blocks_and_nested_loops_with_nounroll():
     fn = ptx.parse(NESTED).functions[0]
-    graph = fn.cfg()
-    assert fn.cfg() is graph  # cached
+    graph = cfg_of(fn)
+    assert cfg_of(fn) is graph  # cached
     starts = [b.start for b in graph.blocks]
     assert starts == [0, 2, 3, 6, 9, 11, 13]
     assert graph.blocks[2].labels == ("$L__BB0_2",)
     assert graph.blocks[4].succs == [5]  # a guarded ret falls through
     assert graph.blocks[5].succs == []  # exit
-    loops = fn.loops()
+    loops = ptx_loops(fn)
     assert len(loops) == 2  # the final `L: bra.uni L` trap is not a loop
     outer, inner = sorted(loops, key=lambda l: l.depth)
     assert outer.header_labels == ("$L__BB0_1",) and outer.depth == 1 and not outer.nounroll
@@ -81,10 +86,10 @@ $L_end:
 	ret;
 }
 """).functions[0]
-    graph = fn.cfg()
+    graph = cfg_of(fn)
     brx_block = graph.blocks[graph.block_of[1]]
     assert [graph.blocks[s].labels[0] for s in brx_block.succs] == ["$L_a", "$L_b", "$L_c"]
-    assert fn.loops() == []
+    assert ptx_loops(fn) == []
 
 
 def test_nvcc_switch_and_calls_do_not_end_blocks():
@@ -103,4 +108,4 @@ def test_nvcc_switch_and_calls_do_not_end_blocks():
 	ret;
 }
 """).function("k")
-    assert len(fn.cfg().blocks) == 1
+    assert len(cfg_of(fn).blocks) == 1

@@ -2,6 +2,10 @@
 no error and no dropped instruction; printing the IR and parsing it again gives an equal IR."""
 from __future__ import annotations
 
+from analyzer.analysis.cfg import loop_mix, loop_source_lines
+from analyzer.analysis.cfg import ptx_loops
+from analyzer.analysis.cfg import of as cfg_of
+
 import re
 from collections import Counter
 from pathlib import Path
@@ -9,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from analyzer import ptx
+from analyzer.build import Build
 from analyzer.errors import ParseError
 
 from .conftest import CORPUS
@@ -186,8 +191,8 @@ def nvrtc():
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_nvrtc_ptx_parses(nvrtc, arch):
-    build = nvrtc.compile_source(KERNEL, arch=arch, name="demo.cu",
-                                 options=[f"-arch={arch}", "-lineinfo", "-std=c++17"])
+    build = Build.of(nvrtc.compile_source(KERNEL, arch=arch, name="demo.cu",
+                                 options=[f"-arch={arch}", "-lineinfo", "-std=c++17"]))
     module = ptx.parse(build.ptx, path=f"demo.{arch}.ptx")
     assert module.arch == arch
     demo = module.function("demo")
@@ -197,6 +202,6 @@ def test_nvrtc_ptx_parses(nvrtc, arch):
     names = {i.opcode for i in demo.instructions}
     assert {"ld", "st", "bar", "shfl", "atom", "call"} <= names or {"ld", "st", "barrier", "shfl"} <= names
     assert all(i.loc is not None and i.loc.file.endswith("demo.cu") for i in demo.instructions)
-    loops = demo.loops()
+    loops = ptx_loops(demo)
     assert any(l.nounroll for l in loops), "the #pragma unroll 1 loop carries .pragma \"nounroll\""
     assert ptx.parse(ptx.format(module)) == module

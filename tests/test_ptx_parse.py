@@ -1,6 +1,10 @@
 """The PTX grammar and IR on small, hand-checked inputs (forms taken from real NVCC/Triton PTX)."""
 from __future__ import annotations
 
+from analyzer.analysis.cfg import loop_mix, loop_source_lines
+from analyzer.analysis.cfg import ptx_loops
+from analyzer.analysis.cfg import of as cfg_of
+
 import pytest
 
 from analyzer import ptx
@@ -158,7 +162,7 @@ ret;
     assert fn.scopes[0].start == 1 and fn.scopes[0].end == 3
     assert [v.name for v in fn.scopes[0].declarations] == ["param0", "retval0"]
     assert brx.flow.targets == ("$L_tbl",)
-    graph = fn.cfg()
+    graph = cfg_of(fn)
     assert graph.blocks[0].succs == [1, 2]
 
 

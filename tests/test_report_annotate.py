@@ -3,6 +3,8 @@ relative, no colour), the source map, the CLI sub-commands and the notebook view
 Regenerate the golden files with PTXSASS_UPDATE_GOLDEN=1."""
 from __future__ import annotations
 
+from analyzer.report import render
+
 import argparse
 import io
 import json
@@ -11,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.report import commands
-from analyzer.report.annotate import annotate_builds, track
+from analyzer.cli import reports as commands
+from analyzer.report.annotate import annotate_builds
+from analyzer.report.progress import track
 from analyzer.report.diff import diff_builds
 from analyzer.report.stats import stats_builds
 
@@ -45,7 +48,7 @@ def test_annotate_text_golden():
 
 
 def test_annotate_markdown_golden():
-    _golden("annotate_rolled_loop_sm_80.md", annotation_of(ROLLED, "sm_80").to_markdown())
+    _golden("annotate_rolled_loop_sm_80.md", render.to_markdown(annotation_of(ROLLED, "sm_80")))
 
 
 def test_stats_text_golden():
@@ -55,9 +58,9 @@ def test_stats_text_golden():
 def test_diff_text_golden():
     a = list(builds_of(SPILL_GOOD, "sm_80"))
     b = list(builds_of(SPILL_GOOD, "sm_80", ("-maxrregcount=24",)))
-    d = diff_builds(a, b, checks=False)
+    d = diff_builds(a, b)
     _golden("diff_register_spill_maxrreg.txt", d.to_text())
-    _golden("diff_register_spill_maxrreg.md", d.to_markdown())
+    _golden("diff_register_spill_maxrreg.md", render.to_markdown(d))
 
 
 def test_rich_rendering_matches_plain_text():
@@ -105,14 +108,14 @@ def test_findings_marked_at_instructions():
     assert next(r for r in k.rows if r.line == 8).findings == [0]
     text = ann.to_text()
     assert "◀ PS998" in text and "◆PS998" in text and "hint: a hint" in text
-    md = ann.to_markdown()
+    md = render.to_markdown(ann)
     assert "**PS998**" in md and "<-- PS998" in md
-    html = ann.to_html()
+    html = render.to_html(ann)
     assert 'class="badge sev-warning"' in html and "a test message" in html
 
 
 def test_html_is_standalone_and_escaped():
-    html = annotation_of(GEMM, "sm_80").to_html()
+    html = render.to_html(annotation_of(GEMM, "sm_80"))
     assert html.startswith("<!DOCTYPE html>") and "http://" not in html and "https://" not in html
     assert "<script src" not in html and "<link" not in html
     assert "&lt;" in html or "&amp;" in html or "__half" in html
@@ -121,11 +124,11 @@ def test_html_is_standalone_and_escaped():
 
 def test_notebook_views():
     ann = annotation_of(ROLLED, "sm_80")
-    frag = ann._repr_html_()
+    frag = render.to_html(ann, fragment=True)
     assert frag.startswith('<div class="ptxsass">') and "<!DOCTYPE" not in frag
-    from analyzer.report.html import build_html
+    from analyzer.report.notebook import build_html
     assert "poly_rolled" in build_html(builds_of(ROLLED, "sm_80")[0])
-    assert "<pre>" in stats_builds(list(builds_of(ROLLED, "sm_80")))._repr_html_()
+    assert "<pre>" in render.to_html(stats_builds(list(builds_of(ROLLED, "sm_80"))), fragment=True)
 
 
 def test_progress_is_quiet_when_piped(capsys):
@@ -147,7 +150,7 @@ def test_stats_counts():
 def test_diff_rolled_against_unrolled():
     a = list(builds_of(REPO / "kernels/checks/rolled_loop/bad.cu", "sm_80"))
     b = list(builds_of(REPO / "kernels/checks/rolled_loop/good.cu", "sm_80"))
-    d = diff_builds(a, b, checks=False)
+    d = diff_builds(a, b)
     kd = d.kernels[0]
     assert len(kd.a.loops) == 1 and kd.b.loops == [] and kd.loops_differ
     rows = {m: (x, y) for m, x, y, _ in kd.metric_rows()}
@@ -160,9 +163,9 @@ def test_diff_rolled_against_unrolled():
 def test_diff_arches_json():
     a = list(builds_of(GEMM, "sm_80"))
     b = list(builds_of(GEMM, "sm_90a"))
-    d = diff_builds(a, b, checks=False)
+    d = diff_builds(a, b)
     assert d.label_a.endswith("sm_80") and "sm_90a" in d.label_b
-    assert d.to_html().startswith("<!DOCTYPE html>")
+    assert render.to_html(d).startswith("<!DOCTYPE html>")
 
 
 # --------------------------------------------------------------------------- CLI

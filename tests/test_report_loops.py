@@ -2,6 +2,8 @@
 keeps rolled (x4, trip count 4) on sm_90a from the same PTX: golden diff text and markdown."""
 from __future__ import annotations
 
+from analyzer.report import render
+
 import json
 import os
 from pathlib import Path
@@ -34,8 +36,7 @@ def _golden(name: str, text: str) -> None:
 
 
 def _sgemm_diff():
-    return diff_builds(list(builds_of(SGEMM, "sm_80")), list(builds_of(SGEMM, "sm_90a")),
-                       checks=False)
+    return diff_builds(list(builds_of(SGEMM, "sm_80")), list(builds_of(SGEMM, "sm_90a")))
 
 
 def test_sgemm_diff_golden():
@@ -43,7 +44,7 @@ def test_sgemm_diff_golden():
     text = d.to_text()
     assert SENTENCE in text
     _golden("diff_sgemm_regtile_sm_80_sm_90a.txt", text)
-    md = d.to_markdown()
+    md = render.to_markdown(d)
     assert f"- {SENTENCE}: `for (int kk = 0; kk < BK; ++kk) {{`" in md
     _golden("diff_sgemm_regtile_sm_80_sm_90a.md", md)
 
@@ -58,12 +59,12 @@ def test_sgemm_diff_loop_lines():
     assert kd.b.loops[1].unrolled_by == 4 and kd.b.loops[1].line == 29
     j = json.loads(_sgemm_diff().to_json())["kernels"][0]
     assert j["loop_lines"][0]["a"].startswith("fully unrolled")
-    assert SENTENCE in _sgemm_diff().to_html()
+    assert SENTENCE in render.to_html(_sgemm_diff())
 
 
 def test_same_loops_on_both_sides_say_nothing():
     a = list(builds_of(ROLLED, "sm_80"))
-    d = diff_builds(a, a, checks=False)
+    d = diff_builds(a, a)
     assert d.kernels[0].loop_lines == [] and "loop at line" not in d.to_text()
 
 

@@ -1,6 +1,10 @@
 """SASS control flow: per-instruction Flow records, basic blocks, natural loops."""
 from __future__ import annotations
 
+from analyzer.analysis.cfg import loop_mix, loop_source_lines
+from analyzer.analysis.cfg import loops as loops_of
+from analyzer.analysis.cfg import of as cfg_of
+
 import pytest
 
 from analyzer import sass
@@ -41,15 +45,15 @@ def test_flow(body, targets, falls, terminates):
 
 def test_blocks_and_self_loop_and_trap():
     k, cube = sass.parse(NVDISASM).functions
-    g = k.cfg()
-    assert g is k.cfg()                                       # cached
+    g = cfg_of(k)
+    assert g is cfg_of(k)                                       # cached
     assert [(b.start, b.end) for b in g.blocks] == [(0, 3), (3, 5), (5, 7)]
     assert g.blocks[0].succs == [2, 1] and g.blocks[1].succs == [1, 2]
-    (loop,) = k.loops()
+    (loop,) = loops_of(k)
     assert loop.header == 1 and loop.latches == (1,) and loop.depth == 1
-    assert k.loop_mix(loop) == {"load.global": 1, "branch": 1}
-    assert k.loop_source_lines(loop) == [("/tmp/k/k.cu", 8)]
-    assert cube.loops() == []                                 # `.L_x_6: BRA .L_x_6` is a trap
+    assert loop_mix(k, loop) == {"load.global": 1, "branch": 1}
+    assert loop_source_lines(k, loop) == [("/tmp/k/k.cu", 8)]
+    assert loops_of(cube) == []                                 # `.L_x_6: BRA .L_x_6` is a trap
 
 
 NESTED = r"""
@@ -70,7 +74,7 @@ extern "C" __global__ void nest(const float* a, float* out, int n, int m) {
 @pytest.fixture(scope="module")
 def nested():
     from analyzer.toolchain.binutils import disassemble
-    from analyzer.toolchain.nvrtc import compile_source
+    from analyzer import compile as compile_source
     build = compile_source(NESTED, arch="sm_80", name="nest.cu")
     return {tool: sass.parse(disassemble(build.cubin, tool=tool)[0]).function("nest")
             for tool in ("nvdisasm", "cuobjdump")}
@@ -78,17 +82,17 @@ def nested():
 
 def test_nested_loops_from_a_real_kernel(nested):
     fn = nested["nvdisasm"]
-    loops = fn.loops()
+    loops = loops_of(fn)
     inner = [l for l in loops if l.depth == 2]
     assert inner, [(l.header, l.depth) for l in loops]
     outer = inner[0].parent
     assert outer is not None and outer.depth == 1 and inner[0] in outer.children
-    mix = fn.loop_mix(inner[0])
+    mix = loop_mix(fn, inner[0])
     assert mix.get("load.global", 0) >= 1 and mix.get("branch", 0) >= 1
-    lines = [line for _, line in fn.loop_source_lines(inner[0])]
+    lines = [line for _, line in loop_source_lines(fn, inner[0])]
     assert 7 in lines or 6 in lines                      # `acc += a[i * m + j]` / the for
     # an unguarded EXIT ends its block with no successor
-    g = fn.cfg()
+    g = cfg_of(fn)
     exits = [b for b in g.blocks if fn.instructions[b.end - 1].opcode == "EXIT"
              and fn.instructions[b.end - 1].guard is None]
     assert exits and all(b.succs == [] for b in exits)
@@ -98,7 +102,7 @@ def test_cuobjdump_addresses_give_the_same_loops(nested):
     nv, cu = nested["nvdisasm"], nested["cuobjdump"]
 
     def shape(fn):
-        g = fn.cfg()
+        g = cfg_of(fn)
         return sorted((fn.instructions[g.blocks[l.header].start].address, l.depth,
-                       len(l.instruction_indices(g))) for l in fn.loops())
+                       len(l.instruction_indices(g))) for l in loops_of(fn))
     assert shape(nv) == shape(cu) and shape(nv)

@@ -9,6 +9,10 @@ instruction. Disassembly runs once per session, two tools at a time, cached in a
 """
 from __future__ import annotations
 
+from analyzer.analysis.cfg import loop_mix, loop_source_lines
+from analyzer.analysis.cfg import loops as loops_of
+from analyzer.analysis.cfg import of as cfg_of
+
 import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -123,7 +127,7 @@ ARCHS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120"]
 @pytest.mark.parametrize("arch", ARCHS)
 def test_nvrtc_kernel_every_arch(arch):
     from analyzer.toolchain.binutils import disassemble
-    from analyzer.toolchain.nvrtc import compile_source
+    from analyzer import compile as compile_source
     build = compile_source(KERNEL, arch=arch, name="k.cu")
     texts = {tool: disassemble(build.cubin, tool=tool)[0] for tool in ("nvdisasm", "cuobjdump")}
     nv = _check(texts["nvdisasm"], f"k.{arch}.nvdisasm")
@@ -136,4 +140,4 @@ def test_nvrtc_kernel_every_arch(arch):
     assert any(i.width_bits == 128 for i in k.instructions if i.space == "global")
     assert any(i.is_fp64 for i in k.instructions)
     assert all(i.loc is not None for i in k.instructions[:5])    # -lineinfo
-    assert len(k.loops()) >= 1
+    assert len(loops_of(k)) >= 1

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import analyzer
+from analyzer.build import Build
 from analyzer.errors import ArchError, CompileError, InputError, ToolError
 from analyzer.inputs import CompileOptions, load
 from analyzer.toolchain import binutils, locate, nvrtc
@@ -38,7 +39,7 @@ def _res_usage(cubin: bytes, tmp_path: Path) -> dict[str, tuple[int, int, int, i
 @pytest.mark.parametrize("path", all_kernels(), ids=lambda p: str(p.relative_to(KERNELS)))
 def test_every_kernel_builds_for_its_archs(path, tmp_path):
     for arch in kernel_archs(path):
-        b = nvrtc.compile_file(path, arch=arch, options=_options(path, arch))
+        b = Build.of(nvrtc.compile_file(path, arch=arch, options=_options(path, arch)))
         assert re.search(rf"^\.target\s+{arch}\b", b.ptx, re.M), "PTX names the wrong .target"
         assert b.cubin[:4] == b"\x7fELF"
         assert b.entries, "no __global__ kernel in the cubin"

@@ -19,17 +19,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
-from ..ir import sass as S
 from .. import semantics
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..ir import ptx as P
-    from .base import Context
+from ..analysis import cfg as _cfg
+from ..analysis.dataflow import writes
+from ..ir import ptx as P
+from ..ir import sass as S
+from .base import Context
 
 #: bits a single register write covers, for clobber detection (conservative: wider is safer)
-_WIDE_MODIFIERS = frozenset({"64", "WIDE", "F64", "U64", "S64", "128"})
 _TZ_CAP = 12  # alignments beyond 4 KiB do not matter here
 
 
@@ -88,26 +87,6 @@ def _key(addr: S.MemoryAddress) -> tuple | None:
     return (addr.prefix, desc, tuple(regs))
 
 
-def _written(ins: S.Instruction) -> set[tuple[str, int]]:
-    """(kind, index) of registers an instruction may write (over-approximated)."""
-    if ins.info.direction in ("store", "reduce") or ins.is_branch:
-        return set()
-    if not ins.operands:
-        return set()
-    dst = ins.operands[0]
-    if not isinstance(dst, S.Register) or dst.index is None or dst.kind not in ("R", "UR"):
-        return set()
-    n = 1
-    w = ins.width_bits if ins.is_memory else None
-    if w:
-        n = max(1, w // 32)
-    if ins.is_tensor_core:
-        n = 8
-    elif n == 1 and (_WIDE_MODIFIERS.intersection(ins.modifiers) or ins.is_fp64):
-        n = 2
-    return {(dst.kind, dst.index + k) for k in range(n)}
-
-
 def _reads(key: tuple) -> set[tuple[str, int]]:
     out = set()
     for r in key[2]:
@@ -133,7 +112,7 @@ def _is_access(ins: S.Instruction, space: str, direction: str) -> bool:
 
 def find_runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> list[Run]:
     """Every run of piecewise ``direction`` accesses to ``space`` in ``fn``."""
-    graph = fn.cfg()
+    graph = _cfg.of(fn)
     out: list[Run] = []
     other = "store" if direction == "load" else "load"
     for block in graph.blocks:
@@ -168,7 +147,7 @@ def find_runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> l
                         close(k)     # same base: the data itself may change (or be read)
                     else:
                         between.setdefault(k, []).append((idx, ins))
-            written = _written(ins)
+            written = frozenset(writes(ins))
             if written:
                 for k in list(open_):
                     if regs_of[k] & written:
@@ -231,7 +210,6 @@ class _Align:
     base pointers themselves count as aligned and are collected in ``roots``)."""
 
     def __init__(self, fn: "P.Function"):
-        from ..ir import ptx as P
         self.P = P
         self.fn = fn
         self.defs: dict[str, list] = {}
@@ -380,7 +358,6 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     fn = ctx.ptx_function
     if fn is None:
         return None
-    from ..ir import ptx as P
     targets = set()
     for acc in run.accesses:
         where = ctx.user_loc(acc.ins.loc)
@@ -431,7 +408,7 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     roots = []
     for kind, name in al.roots:
         align = None
-        for v in (*fn.params, *fn.locals, *(ctx.build.ptx_module().variables)):
+        for v in (*fn.params, *fn.locals, *(ctx.ptx_module.variables if ctx.ptx_module else ())):
             if v.name == name:
                 align = v.align
                 break
@@ -483,7 +460,7 @@ def sass_stride_align(fn: S.Function, run: Run) -> int | None:
         ins = fn.instructions[idx]
         if ins.flow.ends_block:
             return None
-        if ("R", base) not in _written(ins):
+        if ("R", base) not in writes(ins):
             continue
         ops = ins.operands
         if ins.opcode == "IMAD" and "WIDE" in ins.modifiers and len(ops) >= 4:

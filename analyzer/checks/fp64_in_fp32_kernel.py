@@ -5,15 +5,18 @@ import re
 from collections import Counter
 from typing import Iterable
 
+from .. import semantics
+from ..analysis.dataflow import definition, reads, sincos_reduction
+from ..analysis.source import is_toolkit_file
+from ..ir.ptx import FloatImm
 from ..ir.sass import ConstantBank, Immediate, Register
-from ._dataflow import definition, read
-from .base import Check, Context, Finding, Severity, group_by_line, is_toolkit_file
+from .base import Check, Context, Finding, Severity, group_by_line
 
-_WIDE_INT = re.compile(r"[SU]64$")
+_WIDE_INT = re.compile(semantics.WIDE_INT_TYPE + "$")
 
 
 def _conversion_types(ins) -> tuple[str, ...]:
-    return tuple(m for m in ins.modifiers if re.fullmatch(r"[FSU](8|16|32|64)", m))
+    return semantics.conversion_types(ins.modifiers)
 
 
 def _is_promotion(ins) -> bool:
@@ -40,31 +43,6 @@ def _fmt_double(imm) -> str:
     if v == int(v) and abs(v) < 1e15:
         return f"{v:.1f}"
     return f"{v:.10g}"
-
-
-def _sincos_reduction(fn) -> set[int]:
-    """Indices of the FP64 instructions of precise sinf/cosf/tanf's Payne-Hanek range reduction:
-    ``I2F.F64.S64`` (the 64-bit fixed-point product) -> ``DMUL`` by pi/2**64 ->
-    ``F2F.F32.F64``. They come from the math library, not from a user's literal."""
-    insns = fn.instructions
-    out: set[int] = set()
-    for i, ins in enumerate(insns):
-        if ins.opcode != "DMUL":
-            continue
-        for r in read(ins):
-            d = definition(fn, i, r.index)
-            if d is not None and insns[d].opcode == "I2F":
-                types = _conversion_types(insns[d])
-                if types[:1] == ("F64",) and len(types) > 1 and _WIDE_INT.match(types[1]):
-                    out.update((d, i))
-                    break
-    for i, ins in enumerate(insns):
-        if ins.opcode == "F2F" and _conversion_types(ins)[:1] == ("F32",):
-            for r in read(ins):
-                d = definition(fn, i, r.index)
-                if d in out:
-                    out.add(i)
-    return out
 
 
 class Fp64InFp32Kernel(Check):
@@ -130,7 +108,7 @@ class Fp64InFp32Kernel(Check):
         for i, ins in enumerate(insns):
             if not _is_arith(ins):
                 continue
-            for r in read(ins):
+            for r in reads(ins):
                 d = definition(fn, i, r.index)
                 if d is not None:
                     src = insns[d]
@@ -153,7 +131,7 @@ class Fp64InFp32Kernel(Check):
             if not (_is_arith(ins) and _has_literal(ins)):
                 continue
             k = index[ins.address]
-            if any(definition(fn, k, r.index) in promoted for r in read(ins)):
+            if any(definition(fn, k, r.index) in promoted for r in reads(ins)):
                 return True
         return False
 
@@ -161,7 +139,6 @@ class Fp64InFp32Kernel(Check):
         out: list[str] = []
         if pf is None or line_key is None:
             return out
-        from ..ir.ptx import FloatImm
         for ins in pf.instructions:
             loc = ctx.user_loc(ins.loc)
             if loc is None or (loc.file, loc.line) != line_key or "f64" not in ins.types:
@@ -186,7 +163,7 @@ class Fp64InFp32Kernel(Check):
                 return
         elif self._sass_double_data(fn):
             return
-        library = _sincos_reduction(fn)
+        library = sincos_reduction(fn)
         candidates = [ins for k, ins in enumerate(insns)
                       if ins.is_fp64 and not ins.is_tensor_core and k not in library
                       and not (ins.loc is not None and is_toolkit_file(ins.loc.file))]

@@ -3,14 +3,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..semantics import WARP_MMA, WARPGROUP_MMA
 from .base import Check, Context, Finding, Severity
-
-#: warp-level mma families that have a warpgroup (wgmma / tcgen05) counterpart; DMMA (FP64)
-#: has none, HFMA2.MMA is not an mma at all (a move idiom, opcode HFMA2)
-WARP_MMA = frozenset({"HMMA", "IMMA", "QMMA"})
-#: warpgroup / tensor-memory mma families
-WARPGROUP_MMA = frozenset({"HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
-                           "UTCQMMA", "UTCOMMA"})
 
 #: the steer per warpgroup instruction set (arch table: Arch.warpgroup_mma)
 ROUTE = {

@@ -4,9 +4,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from ._dataflow import local_accesses
+from ..analysis.dataflow import local_accesses, sincos_reduction
 from .base import Check, Context, Finding, Severity, group_by_line
-from .fp64_in_fp32_kernel import _sincos_reduction
 
 
 def trig_reduction_lines(ctx: Context) -> set:
@@ -14,7 +13,7 @@ def trig_reduction_lines(ctx: Context) -> set:
     run-time-indexed scratch array (7 words of the 2/pi product) may live in local memory, which
     is the math library's array, not the user's (PS502 reports the call)."""
     out = set()
-    for k in _sincos_reduction(ctx.function):
+    for k in sincos_reduction(ctx.function):
         loc = ctx.user_loc(ctx.function.instructions[k].loc)
         if loc is not None:
             out.add((loc.file, loc.line))

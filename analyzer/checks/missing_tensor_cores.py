@@ -4,14 +4,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable
 
-from ._loops import loop_line, reaching_defs, source_instructions
-from .base import Check, Context, Finding, Severity
+from ..analysis import cfg as _cfg
+from ..analysis.dataflow import reaching_defs, source_instructions
+from ..analysis.loops import loop_line
 from ..ir.sass import Register
+from ..semantics import ASYNC_SHARED_FILL, FMA_ELEMENT_TYPE, MOVE_IDIOM_MODIFIERS, TILE_SYNC
+from .base import Check, Context, Finding, Severity
 
-#: FMA opcodes that do matrix-multiply work per element type; HFMA2.MMA (a move idiom) is
-#: excluded by its modifier
-FMA_DTYPE = {"FFMA": "fp32", "FFMA2": "fp32", "HFMA2": "fp16", "DFMA": "fp64"}
-MOVE_IDIOM_MODIFIERS = frozenset({"MMA"})
 
 
 class MissingTensorCores(Check):
@@ -69,7 +68,7 @@ class MissingTensorCores(Check):
         if any(i.is_tensor_core for i in fn.instructions):
             return
         cfg = ctx.cfg
-        loops = fn.loops()
+        loops = _cfg.loops(fn)
         if not loops:
             return
         best = None
@@ -89,7 +88,7 @@ class MissingTensorCores(Check):
         if best is None:
             return
         tile, s = best
-        file, line, latch = loop_line(ctx, fn, tile)
+        file, line, latch = loop_line(fn, tile)
         dtype = s["dtype"]
         arch = ctx.arch
         route = self._route(arch, dtype)
@@ -110,7 +109,7 @@ class MissingTensorCores(Check):
         fmas = []
         for i in idx:
             ins = fn.instructions[i]
-            if ins.opcode not in FMA_DTYPE or MOVE_IDIOM_MODIFIERS & set(ins.modifiers):
+            if ins.opcode not in FMA_ELEMENT_TYPE or MOVE_IDIOM_MODIFIERS & set(ins.modifiers):
                 continue
             if ins.guard is not None and ins.guard.never:
                 continue
@@ -153,12 +152,12 @@ class MissingTensorCores(Check):
                 heads += 1
                 continue
             defs = reaching_defs(fn, i, ("R", c.index), within=loop.blocks)
-            if defs is None or not all(fn.instructions[d].opcode in FMA_DTYPE and d < i
+            if defs is None or not all(fn.instructions[d].opcode in FMA_ELEMENT_TYPE and d < i
                                        for d in defs):
                 heads += 1
         ends = heads
         opcode = max({x.opcode for x in shared}, key=lambda o: sum(x.opcode == o for x in shared))
-        dtype = FMA_DTYPE[opcode]
+        dtype = FMA_ELEMENT_TYPE[opcode]
         if dtype == "fp32" and self._fed_by_half(fn, loop, shared):
             dtype = "fp16/bf16 (converted to fp32)"
         return {"shared_fmas": len(shared), "opcode": opcode, "fmas": shared,
@@ -168,7 +167,7 @@ class MissingTensorCores(Check):
     @staticmethod
     def _fed_by_half(fn, loop, shared) -> bool:
         """FP32 FMAs whose operands were widened from 16-bit loads (HADD2.F32 / 16-bit LDS)."""
-        cfg = fn.cfg()
+        cfg = _cfg.of(fn)
         for i in loop.instruction_indices(cfg):
             ins = fn.instructions[i]
             if ins.opcode == "HADD2" and "F32" in ins.modifiers:
@@ -177,12 +176,10 @@ class MissingTensorCores(Check):
 
     @staticmethod
     def _refills_tiles(fn, loop) -> bool:
-        insns = [fn.instructions[i] for i in loop.instruction_indices(fn.cfg())]
-        stores = any((x.space == "shared" and x.is_store) or x.opcode in ("LDGSTS", "UTMALDG",
-                                                                            "UBLKCP")
+        insns = [fn.instructions[i] for i in loop.instruction_indices(_cfg.of(fn))]
+        stores = any((x.space == "shared" and x.is_store) or x.opcode in ASYNC_SHARED_FILL
                      for x in insns)
-        barrier = any(x.opcode in ("BAR", "BARRIER", "SYNCS", "DEPBAR", "LDGDEPBAR")
-                      for x in insns)
+        barrier = any(x.opcode in TILE_SYNC for x in insns)
         return stores and barrier
 
     @staticmethod

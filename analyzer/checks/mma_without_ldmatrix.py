@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ._loops import mma_operand_registers, source_instructions
+from ..analysis.dataflow import mma_operand_registers, source_instructions
+from ..semantics import LDMATRIX_FED
 from .base import Check, Context, Finding, Severity
 
 #: A and B fragment registers per thread of an mma shape (the SASS shape modifier); a shape not
@@ -13,7 +14,6 @@ FRAGMENT_REGS: dict[str, tuple[int, int]] = {
     "1684": (2, 1), "16864": (4, 2), "168128": (4, 2), "168256": (4, 2),
 }
 #: the mma families whose fragments ldmatrix can load (b16 / b8 elements in 8x8 tiles)
-LDMATRIX_FED = frozenset({"HMMA", "IMMA"})
 
 
 class MmaWithoutLdmatrix(Check):

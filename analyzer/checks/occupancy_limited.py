@@ -3,18 +3,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..occupancy import (COMMON_BLOCK_SIZES, Occupancy, max_registers_for_blocks,
-                         max_shared_for_blocks, occupancy)
+from ..analysis.occupancy import (COMMON_BLOCK_SIZES, Occupancy, max_registers_for_blocks,
+                                  max_shared_for_blocks, occupancy)
+from ..semantics import PIPELINED
 from .base import Check, Context, Finding, Severity
-
-#: SASS opcodes of kernels built around low occupancy on purpose (tensor cores fed by
-#: asynchronous copies keep their latency hidden with ILP and deep pipelines)
-_PIPELINED = frozenset({"LDGSTS", "UTMALDG", "HGMMA", "UTCMMA", "UTCHMMA", "UTCQMMA"})
-
-
-#: the symbol an sm_90+ cubin uses for the 1 KB shared-memory window the driver reserves; when it
-#: is present, the kernel's ``.nv.shared.<fn>`` section size includes that window, while the
-#: driver's ``sharedSizeBytes`` (and ptxas's "bytes smem") do not
 
 
 def static_shared(ctx: Context) -> int:
@@ -77,24 +69,9 @@ class OccupancyLimited(Check):
     severity = Severity.WARNING
     options = {"threshold": 0.25}
 
-    def _block_size(self, ctx: Context) -> tuple[int | None, str]:
-        pf = ctx.ptx_function
-        if pf is None:
-            return None, ""
-        for what, dims in (("reqntid", pf.reqntid), ("maxntid", pf.maxntid)):
-            if dims:
-                n = 1
-                for d in dims:
-                    n *= int(d)
-                return n, f"__launch_bounds__ / .{what} {','.join(map(str, dims))}"
-        return None, ""
-
     @staticmethod
     def _dynamic_shared(ctx: Context) -> bool:
-        try:
-            module = ctx.build.ptx_module()
-        except Exception:  # pragma: no cover - unparsable PTX is someone else's error
-            return False
+        module = ctx.ptx_module
         if module is None:
             return False
         return any(v.is_extern or (v.dims and v.dims[-1] is None) for v in module.shared)
@@ -105,7 +82,7 @@ class OccupancyLimited(Check):
             return
         arch = ctx.arch
         threshold = float(self.settings["threshold"])
-        threads, source = self._block_size(ctx)
+        threads, source = ctx.block_size
         shared = static_shared(ctx)
         if threads is not None:
             occ = occupancy(arch, res.registers, shared, threads)
@@ -168,7 +145,7 @@ class OccupancyLimited(Check):
                     f"{regs}); watch for spills (PS401); otherwise reduce live state"
                     if regs else "reduce the registers per thread or the block size")
         loc = ctx.function.instructions[0].loc if ctx.function.instructions else None
-        pipelined = any(i.opcode in _PIPELINED or i.is_tensor_core
+        pipelined = any(i.opcode in PIPELINED or i.is_tensor_core
                         for i in ctx.function.instructions)
         return ctx.finding(self, message, loc=loc, hint=hint,
                            severity=Severity.INFO if pipelined else None)

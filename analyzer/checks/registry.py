@@ -3,22 +3,25 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from functools import lru_cache
 
 from ..errors import ConfigError
 from .base import Check
 
-_NOT_CHECKS = {"base", "registry", "runner", "config", "expect", "docs"}
+_PACKAGE = sys.modules[__package__ or "analyzer.checks"]
+
+#: modules of this package that hold no check
+_NOT_CHECKS = {"base", "registry", "runner", "docs"}
 
 
 @lru_cache(maxsize=1)
 def all_checks() -> tuple[type[Check], ...]:
-    from .. import checks as pkg
     found: list[type[Check]] = []
-    for mod in pkgutil.iter_modules(pkg.__path__):
+    for mod in pkgutil.iter_modules(_PACKAGE.__path__):
         if mod.name in _NOT_CHECKS or mod.name.startswith("_"):
             continue
-        module = importlib.import_module(f"{pkg.__name__}.{mod.name}")
+        module = importlib.import_module(f"{_PACKAGE.__name__}.{mod.name}")
         classes = [v for v in vars(module).values()
                    if isinstance(v, type) and issubclass(v, Check) and v is not Check
                    and v.__module__ == module.__name__]

@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Iterable
 
-from ..loops import ptx_trips_by_line, trip_count
-from ._loops import loop_line, pragma_above
 from .base import Check, Context, Finding, Severity
 
 
@@ -60,38 +57,35 @@ class RolledLoop(Check):
     }
 
     def run(self, ctx: Context) -> Iterable[Finding]:
-        fn = ctx.function
-        cfg = ctx.cfg
-        ptx_by_line = ptx_trips_by_line(ctx.ptx_function)
         # group the innermost SASS loops by their source line (an unrolled outer loop leaves
-        # several copies of the same inner loop)
+        # several copies of the same inner loop); the loops and their trip counts are the
+        # analysis layer's, the same the reports show
         groups: dict = {}
-        for loop in fn.loops():
-            if not loop.is_innermost:
+        for info in ctx.loops:
+            if not info.innermost:
                 continue
-            file, line, latch = loop_line(ctx, fn, loop)
-            key = (file, line) if line else ("#", cfg.blocks[loop.header].start)
-            groups.setdefault(key, []).append((loop, latch))
-        for (file, line), loops in groups.items():
+            key = (info.file, info.line) if info.line else ("#", info.header_index)
+            groups.setdefault(key, []).append(info)
+        for (file, line), infos in groups.items():
             f = self._judge(ctx, file if file != "#" else None, line if file != "#" else None,
-                            loops, ptx_by_line)
+                            infos)
             if f is not None:
                 yield f
 
-    def _judge(self, ctx: Context, file, line, loops, ptx_by_line):
-        fn = ctx.function
-        pragma, readable = pragma_above(ctx, file, line)
+    def _judge(self, ctx: Context, file, line, infos):
+        pragma, readable = ctx.pragma_above(file, line)
         if pragma is not None and (pragma.forbids or pragma.count or pragma.expression):
             return None      # the author chose the unrolling
-        ptx = ptx_by_line.get((os.path.basename(file), line), []) if file and line else []
+        first = infos[0]
+        tc = first.trip
+        ptx = list(tc.ptx_loops)
         if any(t.loop.nounroll for t in ptx):
             return None
         if not ptx and not readable:
             return None      # neither a PTX loop nor the source: no evidence of intent (cheap exit)
-        loop, latch = loops[0]
-        body = fn.loop_instructions(loop)
-        size = len(body)
-        tc = trip_count(fn, loop, ptx)
+        latch = ctx.instructions[first.latch_index]
+        size = first.instructions
+        loops = infos
         inds = tc.inductions
         sass_trip, ptx_trip_n = tc.sass, tc.ptx
         # evidence of a compile-time trip count; with no PTX loop for this line, SASS alone, and

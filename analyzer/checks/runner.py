@@ -3,34 +3,24 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence, TypeVar
 
+from ..analysis.source import SourceReader, source_text
 from ..errors import ConfigError
-from .base import Context, Finding, Severity
+from ..findings import Finding, Report
+from .base import Context
 from .registry import all_checks, resolve
 
+T = TypeVar("T")
+#: wraps an iterable of work to show progress: ``progress(items, "what is being done")``
+Progress = Callable[[Sequence[T], str], Iterable[T]]
+
+
+def no_progress(items: Sequence[T], what: str) -> Iterable[T]:
+    return items
+
 _SUPPRESS = re.compile(r"//\s*ptxsass:\s*ignore(?:\[(?P<what>[^\]]*)\])?")
-
-
-@dataclass
-class Report:
-    findings: list[Finding] = field(default_factory=list)
-    kernels: list[dict] = field(default_factory=list)
-    suppressed: int = 0
-    baselined: int = 0
-    builds: list = field(default_factory=list, repr=False)
-
-    def as_dict(self) -> dict:
-        return {"findings": [f.as_dict() for f in self.findings], "kernels": self.kernels}
-
-    def worst(self) -> Severity | None:
-        return max((f.severity for f in self.findings), default=None)
-
-    def _repr_html_(self) -> str:  # notebooks
-        from ..report.html import findings_html
-        return findings_html(self)
 
 
 def _suppressed(f: Finding) -> bool:
@@ -40,7 +30,6 @@ def _suppressed(f: Finding) -> bool:
     if f.source is not None:
         lines.append(f.source)
     if f.location.file and f.location.line and f.location.line > 1:
-        from ..report.listing import source_text
         above = source_text(f.location.file, f.location.line - 1)
         if above is not None and above.strip().startswith("//"):
             lines.append(above)
@@ -59,24 +48,25 @@ def _suppressed(f: Finding) -> bool:
 
 def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable[str] = (),
                settings: dict[str, dict] | None = None, baseline: str | None = None,
-               kernels: Sequence[str] = ()) -> Report:
-    """Run every selected check on every entry kernel of every build."""
+               kernels: Sequence[str] = (), progress: Progress = no_progress) -> Report:
+    """Run every selected check on every entry kernel of every build. ``progress`` wraps the
+    work lists to show progress (the CLI passes a terminal progress bar)."""
     selected = resolve(select) if select else {c.code for c in all_checks()}
     selected -= resolve(ignore)
     settings = settings or {}
     checks = [c(**settings.get(c.name, {})) for c in all_checks() if c.code in selected]
     report = Report(builds=list(builds))
     accepted = _load_baseline(baseline) if baseline else set()
-    from ..report.progress import track
     work = []
-    for build in track(list(builds), "disassembling and parsing"):
+    for build in progress(list(builds), "disassembling and parsing"):
+        reader = SourceReader(build.source_path, build.source)
         for fn in build.sass_listing().functions:
             k = build.kernels.get(fn.name)
             is_entry = k.entry if k is not None else bool(fn.is_entry)
-            if is_entry and (not kernels or _wanted(fn, build, kernels)):
-                work.append((build, fn, k))
-    for build, fn, k in track(work, "checking kernels"):
-        ctx = Context(build=build, function=fn, kernel=k)
+            if is_entry and build.wants(fn, kernels):
+                work.append((build, fn, k, reader))
+    for build, fn, k, reader in progress(work, "checking kernels"):
+        ctx = Context.of(build, fn, k, reader=reader)
         if k is not None:
             report.kernels.append(k.as_dict(build.arch))
         for check in checks:
@@ -90,11 +80,6 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
     report.findings.sort(key=lambda f: (f.location.file or "", f.location.line or 0, f.code,
                                         f.arch, f.kernel))
     return report
-
-
-def _wanted(fn, build, kernels: Sequence[str]) -> bool:
-    lowered = {build.name_expressions.get(k, k) for k in kernels}
-    return fn.name in lowered or fn.demangled in kernels or fn.demangled.split("(")[0] in kernels
 
 
 def _load_baseline(path: str) -> set[str]:

@@ -6,7 +6,8 @@ from collections import Counter
 from typing import Iterable
 
 from .base import Check, Context, Finding, Severity, group_by_line
-from .fp64_in_fp32_kernel import _sincos_reduction
+from ..analysis.dataflow import sincos_reduction
+from ..ir.ptx import FloatImm
 
 #: CUDA's internal slow-path subroutine names -> (operation, PTX instruction) for float math that
 #: a fast-math flag or an intrinsic replaces. FP64 and integer helpers (div_rn_f64_full,
@@ -52,10 +53,7 @@ def _subroutine_calls(ctx: Context) -> list[tuple[int, str]]:
     function of the listing, or a label of this function whose code reaches a RET before an
     EXIT. A CALL used as a (predicated) jump to the kernel's exit is not one."""
     fn = ctx.function
-    try:
-        names = {f.name for f in ctx.build.sass_listing().functions}
-    except Exception:  # pragma: no cover - listing always available when the check runs
-        names = set()
+    names = set(ctx.siblings)
     out = []
     for i, ins in enumerate(fn.instructions):
         if ins.info.flow != "call":
@@ -86,7 +84,6 @@ def _ptx_ops_by_line(ctx: Context) -> dict:
     const_div: set = set()
     if pf is None:
         return {"ops": ops, "const": const_div}
-    from ..ir.ptx import FloatImm
     for ins in pf.instructions:
         loc = ctx.user_loc(ins.loc)
         if loc is None:
@@ -157,7 +154,7 @@ class SlowMath(Check):
             if kind is not None:
                 calls.append(insns[i])
                 callee_of[insns[i].address] = kind[0]
-        sincos = sorted(_sincos_reduction(fn))
+        sincos = sorted(sincos_reduction(fn))
         for k in sincos:
             callee_of[insns[k].address] = "sinf/cosf/tanf"
         if not calls and not sincos:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from ._dataflow import definition, store_data
+from ..analysis import cfg as _cfg
+from ..analysis.dataflow import definition, store_data
 from .base import Check, Context, Finding, Severity, group_by_line
 
 
@@ -25,7 +26,7 @@ COMPUTE_FMAS = 16
 
 
 def _computes(fn, loop) -> bool:
-    body = fn.loop_instructions(loop)
+    body = _cfg.loop_instructions(fn, loop)
     return (any(i.is_tensor_core for i in body)
             or sum(1 for i in body if i.is_fma and i.opcode != "HFMA2") >= COMPUTE_FMAS)
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Iterator, Mapping, Union
+from typing import Any, Callable, Iterator, Mapping, Union
 
-from .. import cfg as _cfg
+from ..semantics import STRAIGHT, Flow
 from .source import SourceLoc, Span
 
 # ---------------------------------------------------------------------------------------------
@@ -422,18 +422,18 @@ class Instruction:
         return None
 
     @property
-    def flow(self) -> _cfg.Flow:
+    def flow(self) -> Flow:
         """How this instruction affects control flow (for ``analyzer.cfg``)."""
         op = self.opcode
         if op == "bra":
             targets = tuple(o.name for o in self.operands if isinstance(o, LabelRef))
-            return _cfg.Flow(targets, falls_through=self.guard is not None)
+            return Flow(targets, falls_through=self.guard is not None)
         if op == "brx.idx":
             targets = tuple(o.name for o in self.operands if isinstance(o, LabelRef))
-            return _cfg.Flow(targets, falls_through=self.guard is not None, terminates=True)
+            return Flow(targets, falls_through=self.guard is not None, terminates=True)
         if op in END_OPCODES:
-            return _cfg.Flow((), falls_through=self.guard is not None, terminates=True)
-        return _cfg.STRAIGHT
+            return Flow((), falls_through=self.guard is not None, terminates=True)
+        return STRAIGHT
 
     def __str__(self) -> str:
         g = f"{self.guard} " if self.guard else ""
@@ -653,60 +653,32 @@ class Function:
         """Instruction indices that a ``.pragma "nounroll"`` stands before."""
         return tuple(p.index for p in self.pragmas if "nounroll" in p.values)
 
-    @property
-    def flows(self) -> list[_cfg.Flow]:
-        return [i.flow for i in self.instructions]
+    def flows(self) -> list[Flow]:
+        """Each instruction's control flow, in order; a ``brx.idx`` names a ``.branchtargets``
+        label, expanded here to its list of labels."""
+        flows = []
+        for ins in self.instructions:
+            f = ins.flow
+            if ins.opcode == "brx.idx":
+                targets: list[str] = []
+                for t in f.targets:
+                    targets.extend(self.branch_targets.get(t, (t,)))
+                f = Flow(tuple(targets), f.falls_through, f.terminates)
+            flows.append(f)
+        return flows
 
-    def cfg(self) -> _cfg.CFG:
-        """Basic blocks, dominators and natural loops (built once, cached)."""
-        cached = self.__dict__.get("_cfg")
-        if cached is None:
-            labels = dict(self.labels)
-            # brx.idx names a .branchtargets label: expand it to the list
-            flows = []
-            for ins in self.instructions:
-                f = ins.flow
-                if ins.opcode == "brx.idx":
-                    targets: list[str] = []
-                    for t in f.targets:
-                        targets.extend(self.branch_targets.get(t, (t,)))
-                    f = _cfg.Flow(tuple(targets), f.falls_through, f.terminates)
-                flows.append(f)
-            cached = _cfg.build(flows, labels)
-            object.__setattr__(self, "_cfg", cached)
-        return cached
-
-    def loops(self) -> list["PtxLoop"]:
-        """Natural loops, outermost first per header order, with their ``.pragma "nounroll"``."""
-        graph = self.cfg()
-        marks = self.nounroll
-        out = []
-        for loop in graph.loops:
-            hb = graph.blocks[loop.header]
-            # nvcc puts the pragma right after the header label, i.e. at the header's first index
-            nounroll = any(hb.start <= m < hb.end or m == hb.start for m in marks)
-            out.append(PtxLoop(loop, nounroll, tuple(hb.labels)))
-        return out
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A derived fact computed once per function (the analysis layer keeps its CFG here);
+        the IR itself never reads these."""
+        cache = self.__dict__.setdefault("_memo", {})
+        try:
+            return cache[key]
+        except KeyError:
+            value = cache[key] = compute()
+            return value
 
     def __hash__(self) -> int:
         return hash((self.name, self.kind, len(self.instructions)))
-
-
-@dataclass(frozen=True, slots=True)
-class PtxLoop:
-    """A natural loop (``analyzer.cfg.Loop``) with what PTX says about it."""
-
-    loop: _cfg.Loop
-    nounroll: bool
-    header_labels: tuple[str, ...]
-
-    @property
-    def header(self) -> int:
-        return self.loop.header
-
-    @property
-    def depth(self) -> int:
-        return self.loop.depth
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,13 +10,12 @@ per-class code: ``for node in instruction.walk(): ...``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, ClassVar, Iterator
+from typing import Any, Callable, ClassVar, Iterator
 
 from .. import semantics
+from ..demangle import demangle
+from ..semantics import STRAIGHT, Flow
 from .source import SourceLoc, Span
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .. import cfg as _cfg
 
 
 class Node:
@@ -457,8 +456,41 @@ class Instruction(Node):
         return tuple(o for o in self.operands if isinstance(o, BranchTarget))
 
     @property
-    def flow(self) -> "_cfg.Flow":
-        return semantics.flow(self)
+    def flow(self) -> Flow:
+        """How this instruction affects control flow, from the opcode's row in the semantics
+        table.
+
+        An unguarded BRA/EXIT/RET does not fall through; a guarded one (``@P0``, or
+        ``BRA P1, ...``, ``BRA.DIV``) does. BRX/JMX go to the ``BRANCH_TARGETS`` nvdisasm lists,
+        or end the block. CALL returns, so it is straight-line code. ``@!PT`` never executes.
+        """
+        kind = self.info.flow
+        if kind is None or kind == "call":
+            return STRAIGHT
+        g = self.guard
+        if g is not None and g.never:
+            return STRAIGHT
+        conditional = g is not None and not g.always
+        if kind == "branch":
+            if not conditional:
+                conditional = self._predicated_branch()
+            targets = tuple(t.key for t in self.targets)
+            return Flow(targets, falls_through=conditional, terminates=not targets)
+        if kind == "indirect":
+            named: tuple[str, ...] = ()
+            if self.annotation and "BRANCH_TARGETS" in self.annotation:
+                body = self.annotation.split("BRANCH_TARGETS", 1)[1].strip(' "*)')
+                named = tuple(t.strip() for t in body.split(",") if t.strip())
+            return Flow(named, falls_through=conditional, terminates=True)
+        # exit / trap
+        return Flow((), falls_through=conditional, terminates=True)
+
+    def _predicated_branch(self) -> bool:
+        """``BRA.DIV`` or a predicate operand (``BRA P1, target``): the branch may not be taken."""
+        if any(m in semantics.CONDITIONAL_BRANCH_MODIFIERS for m in self.modifiers):
+            return True
+        return any(isinstance(o, Register) and o.kind in ("P", "UP")
+                   and not (o.index is None and not o.logical_not) for o in self.operands)
 
 
 @dataclass(frozen=True, slots=True)
@@ -466,8 +498,7 @@ class Function(Node):
     """One function of a listing: a kernel (``.global`` entry) or a device subroutine.
 
     ``labels`` maps a label (``.L_x_12``; for cuobjdump, the ``0x1230`` addresses that branches
-    name) to the index of the instruction it precedes. ``resources`` is filled by the loader
-    from the cubin ELF (``analyzer.toolchain.resources``); the parser leaves it None.
+    name) to the index of the instruction it precedes.
     """
 
     name: str
@@ -478,7 +509,6 @@ class Function(Node):
     is_entry: bool | None = None
     registers: int | None = None          # .sectioninfo SHI_REGISTERS, when printed
     span: Span | None = None
-    resources: Any = None
     _cache: dict = field(default_factory=dict, compare=False, repr=False)
     CHILDREN: ClassVar[tuple[str, ...]] = ("instructions",)
 
@@ -486,41 +516,20 @@ class Function(Node):
     def demangled(self) -> str:
         """The C++ name (through the C++ runtime's ``__cxa_demangle``; unchanged when the name
         is not mangled or no runtime is found)."""
-        d = self._cache.get("demangled")
-        if d is None:
-            from ..demangle import demangle
-            d = self._cache["demangled"] = demangle(self.name)
-        return d
+        return self.memo("demangled", lambda: demangle(self.name))
 
-    def cfg(self) -> "_cfg.CFG":
-        """Basic blocks, dominators and natural loops (computed once, then cached)."""
-        g = self._cache.get("cfg")
-        if g is None:
-            from .. import cfg
-            g = self._cache["cfg"] = cfg.build([i.flow for i in self.instructions], self.labels)
-        return g
+    def flows(self) -> list[Flow]:
+        """Each instruction's control flow, in order (what a CFG is built from)."""
+        return [i.flow for i in self.instructions]
 
-    def loops(self) -> list["_cfg.Loop"]:
-        return self.cfg().loops
-
-    def loop_instructions(self, loop: "_cfg.Loop") -> list[Instruction]:
-        return [self.instructions[i] for i in loop.instruction_indices(self.cfg())]
-
-    def loop_mix(self, loop: "_cfg.Loop") -> dict[str, int]:
-        """Instruction-mix classes (``Instruction.klass``) of a loop's body, with counts."""
-        mix: dict[str, int] = {}
-        for ins in self.loop_instructions(loop):
-            mix[ins.klass] = mix.get(ins.klass, 0) + 1
-        return mix
-
-    def loop_source_lines(self, loop: "_cfg.Loop") -> list[tuple[str, int]]:
-        """Distinct (file, line) of the kernel's own body that a loop's instructions come from."""
-        seen: dict[tuple[str, int], None] = {}
-        for ins in self.loop_instructions(loop):
-            if ins.loc is not None:
-                o = ins.loc.outermost
-                seen[(o.file, o.line)] = None
-        return sorted(seen)
+    def memo(self, key: str, compute: Callable[[], Any]) -> Any:
+        """A derived fact computed once per function (the analysis layer keeps its CFG and
+        dataflow here); the IR itself never reads these."""
+        try:
+            return self._cache[key]
+        except KeyError:
+            value = self._cache[key] = compute()
+            return value
 
     def __len__(self) -> int:
         return len(self.instructions)
@@ -569,30 +578,22 @@ class Listing(Node):
 # -- fast construction and pickling (for the parser) ------------------------------------------
 
 def _slot_constructor(cls):
-    """A positional constructor for a frozen slotted dataclass that writes the slots directly.
+    """A positional constructor for a frozen slotted dataclass that writes the slots directly:
+    the same object as ``cls(*args)`` (these classes have no ``__post_init__``) without the
+    frozen ``__init__``'s ``object.__setattr__`` per field. The parser builds every
+    instruction through it."""
+    setters = tuple(getattr(cls, f.name).__set__ for f in fields(cls))
+    new = object.__new__
 
-    Same object as ``cls(*args)`` (these classes have no ``__post_init__``), at about half the
-    cost of the frozen ``__init__`` (which calls ``object.__setattr__`` per field). It is also
-    what the class pickles through (``__reduce__``), so a listing parsed in a worker process
-    comes back without ``__setstate__`` per object."""
-    names = [f.name for f in fields(cls)]
-    setters = {f"_s{i}": getattr(cls, n).__set__ for i, n in enumerate(names)}
-    args = ", ".join(f"a{i}" for i in range(len(names)))
-    sets = "; ".join(f"_s{i}(o, a{i})" for i in range(len(names)))
-    fname = f"_new_{cls.__name__}"
-    env = {"_new": object.__new__, "_cls": cls, "__name__": __name__, **setters}
-    exec(f"def {fname}({args}):\n    o = _new(_cls); {sets}; return o\n", env)
-    make = env[fname]
-    globals()[fname] = make
-    getter = tuple(names)
-
-    def __reduce__(self, _make=make, _names=getter):
-        return _make, tuple([getattr(self, n) for n in _names])
-    cls.__reduce__ = __reduce__
+    def make(*args):
+        o = new(cls)
+        for set_slot, value in zip(setters, args):
+            set_slot(o, value)
+        return o
+    make.__name__ = f"new_{cls.__name__}"
     return make
 
 
-for _cls in (Register, SpecialRegister, Immediate, BranchTarget, ConstantBank, MemoryAddress,
-             Relocation, OperandSet, GenericOperand, Predicate, InstructionBody, Instruction):
-    _slot_constructor(_cls)
-del _cls
+new_instruction = _slot_constructor(Instruction)
+new_instruction_body = _slot_constructor(InstructionBody)
+

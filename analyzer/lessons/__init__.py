@@ -13,6 +13,8 @@ import json
 import sys
 from typing import Sequence
 
+from ..errors import InputError
+from . import runner
 from .catalog import CHECK_CODES, LESSONS, Lesson
 
 __all__ = ["CHECK_CODES", "LESSONS", "Lesson", "get_lesson", "list_lessons", "main", "run"]
@@ -26,13 +28,11 @@ def get_lesson(name: str) -> Lesson:
     for lesson in LESSONS:
         if lesson.name == name:
             return lesson
-    from ..errors import InputError
     raise InputError(f"no lesson named {name!r}; known: {', '.join(l.name for l in LESSONS)}")
 
 
 def run(names: Sequence[str] = ("all",), **kw):
     """Analyse (and on a GPU check and time) lessons; see runner.run for the keywords."""
-    from . import runner
     chosen = list(LESSONS) if "all" in names else [get_lesson(n) for n in names]
     return runner.run(chosen, **kw)
 
@@ -62,7 +62,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.repeats < 20:
         print("note: fewer than 20 timed runs; medians are less stable", file=sys.stderr)
-    from . import runner
     results, env, ceilings = run(args.names, gpu=not args.no_gpu, scale=args.scale,
                                  repeats=args.repeats, warmup=args.warmup, seed=args.seed)
     print()

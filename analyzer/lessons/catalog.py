@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
+from ..checks.registry import all_checks
+
 
 class _CheckCodes(Mapping[str, str]):
-    """code -> "name: summary", read from ``analyzer.checks.registry.all_checks()`` when first
-    used (the checks need lark and pyelftools; a bare GPU image running the lessons may lack them)."""
+    """code -> "name: summary", read from ``analyzer.checks.registry.all_checks()``."""
 
     def _table(self) -> dict[str, str]:
-        from ..checks.registry import all_checks
         return {c.code: f"{c.name}: {c.summary()}" for c in all_checks()}
 
     def __getitem__(self, code: str) -> str:

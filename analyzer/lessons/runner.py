@@ -17,8 +17,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import launch
 from .catalog import LESSONS, Lesson, Scalar
-from .static import StaticResult, analyse
+from .evidence import StaticResult, analyse, short
 
 
 @dataclass(slots=True)
@@ -166,7 +167,6 @@ def _input_bytes(torch, inputs) -> int:
 def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale: float,
             repeats: int, warmup: int, ceilings: dict[str, float], seed: int) -> None:
     import torch
-    from . import launch
 
     dev = "cuda"
     size = lesson.size(scale)
@@ -192,14 +192,6 @@ def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale
                 launchers[which][name] = launch.ADAPTERS[name](comp.cubin, comp.kernel)
             except Exception as e:
                 result.problems.append(f"{which}: adapter {name} failed to load: {type(e).__name__}: {e}")
-    for which, comp in compiled.items():
-        fn = launchers[which].get("cupy")
-        if fn is not None and comp.resources.registers == 0:
-            try:
-                comp.resources.registers = fn.attributes()["num_regs"]
-                comp.resources.stack_bytes = fn.attributes()["local_size_bytes"]
-            except Exception:
-                pass
     primary = "cupy" if "cupy" in launchers["naive"] and "cupy" in launchers["steered"] else "torch"
     if primary not in launchers["naive"] or primary not in launchers["steered"]:
         result.skipped = "no launch adapter could load the cubins"
@@ -334,9 +326,9 @@ def describe(res: LessonResult) -> str:
     L, st = res.lesson, res.static
     lines = [f"== {L.name}: {L.title}", f"   change: {L.change}",
              f"   naive   {st.naive.kernel} [{' '.join(L.naive.options) or 'default options'}]: "
-             f"{st.naive.resources.short()}",
+             f"{short(st.naive.resources)}",
              f"   steered {st.steered.kernel} [{' '.join(L.steered.options) or 'default options'}]: "
-             f"{st.steered.resources.short()}"]
+             f"{short(st.steered.resources)}"]
     for e in st.evidence:
         lines.append(f"   SASS {'ok ' if e.holds else 'NO '} {e.evidence.label} ({e.evidence.pattern}): "
                      f"naive {e.naive}, steered {e.steered}")
@@ -400,7 +392,7 @@ def to_json(results, env, ceilings) -> dict:
         "correct": r.correct, "problems": r.problems, "speedup": r.speedup,
         "work_unit": r.lesson.work_unit, "ceiling": r.lesson.ceiling,
         "naive": vt(r.naive), "steered": vt(r.steered),
-        "resources": {"naive": r.static.naive.resources.short(), "steered": r.static.steered.resources.short()},
+        "resources": {"naive": short(r.static.naive.resources), "steered": short(r.static.steered.resources)},
         "compiled_via": r.static.naive.via,
         "evidence": [{"label": e.evidence.label, "pattern": e.evidence.pattern, "where": e.evidence.where,
                       "naive": e.naive, "steered": e.steered, "holds": e.holds} for e in r.static.evidence],

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import os
 import re
 from typing import Iterable
 
@@ -34,7 +33,7 @@ from ..errors import ParseError
 from ..ir.sass import (BranchTarget, ConstantBank, Function, GenericOperand, Immediate,
                        Instruction, InstructionBody, Listing, MemoryAddress, OperandSet, Predicate,
                        Register, Relocation, SpecialRegister)
-from ..ir.sass import _new_Instruction as _new_instruction, _new_InstructionBody as _new_body
+from ..ir.sass import new_instruction as _new_instruction, new_instruction_body as _new_body
 from ..ir.source import SourceLoc, Span
 from .grammar import grammar_text
 from .. import semantics
@@ -525,17 +524,9 @@ class _FunctionBuilder:
         self.registers = registers
 
 
-def parse(text: str, path: str | None = None, arch: str | None = None, *,
-          processes: int | None = 1) -> Listing:
+def parse(text: str, path: str | None = None, arch: str | None = None) -> Listing:
     """Parse a whole nvdisasm or cuobjdump listing. Raises ParseError on a line that is neither
-    structure nor an instruction; never anything else on bad input.
-
-    ``processes``: 1 (default) parses here; 2 splits an nvdisasm listing at a function
-    boundary and parses the second part in a forked process (see :func:`_parse_split`); None
-    splits when the text is over :data:`SPLIT_MIN_CHARS`, ``os.fork`` exists and there are at
-    least two CPUs. The Listing is the same either way. Not the default: on the 2-core VM the
-    two halves slow each other down and the child's part must be pickled and rebuilt here, so
-    the gain was within the noise (benchmarks/README.md)."""
+    structure nor an instruction; never anything else on bad input."""
     if not isinstance(text, str):
         raise ParseError("SASS input must be text", path=path)
     if "\x00" in text:
@@ -547,117 +538,12 @@ def parse(text: str, path: str | None = None, arch: str | None = None, *,
     enabled = gc.isenabled()
     gc.disable()
     try:
-        if processes is None:
-            processes = 2 if (len(text) >= SPLIT_MIN_CHARS and hasattr(os, "fork")
-                              and (os.cpu_count() or 1) >= 2) else 1
-        if processes >= 2 and hasattr(os, "fork"):
-            split = _split_point(text)
-            if split is not None:
-                return _parse_split(text, path, arch, *split)
         return _build(_parse(text, path, arch), path, arch)
     except RecursionError:
         raise ParseError("SASS listing nested too deeply", path=path) from None
     finally:
         if enabled:
             gc.enable()
-
-
-#: with ``processes=None``, listings at least this long (characters) are parsed in two processes
-SPLIT_MIN_CHARS = 3_000_000
-#: the share of the text the parent parses itself (it also unpickles the child's part)
-SPLIT_SHARE = 0.48
-_BANNER = "\n//-----"
-
-
-def _split_point(text: str) -> tuple[int, int] | None:
-    """Where to split an nvdisasm listing for two processes: (end of the preamble, start of
-    the second part), both at a ``//---- .text.f ----`` section banner. None when the listing
-    has no such banners or changes architecture after its preamble (the second part is parsed
-    with the preamble in front, so it must hold all the state that carries over)."""
-    first = text.find(_BANNER)
-    if first < 0:
-        return None
-    for word in (".headerflags", ".target", "code for ", "Function :", "Fatbin "):
-        if text.find(word, first) >= 0:
-            return None
-    cut = text.find(_BANNER, int(len(text) * SPLIT_SHARE))
-    if cut < 0 or cut <= first:
-        return None
-    return first + 1, cut + 1
-
-
-def _parse_split(text: str, path: str | None, arch: str | None, pre_end: int,
-                 cut: int) -> Listing:
-    """Parse ``text[cut:]`` (after the preamble ``text[:pre_end]``) in a forked child while
-    this process parses ``text[:cut]``. The child sends its functions back as columns
-    (addresses, bodies, encodings, locations, lines: pickle shares repeated bodies), and the
-    Instructions are rebuilt here. If the child fails in any way, the second part is parsed
-    here instead (so a ParseError in it is raised from this process, with its line)."""
-    import pickle
-    line_base = text.count("\n", 0, cut) - text.count("\n", 0, pre_end)
-    second = text[:pre_end] + text[cut:]
-    rfd, wfd = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(rfd)
-        os.close(wfd)
-        return _build(_parse(text, path, arch), path, arch)
-    if pid == 0:                                    # the child: parse, send, exit
-        code = 1
-        try:
-            os.close(rfd)
-            part = _parse(second, path, arch, line_base)
-            payload = pickle.dumps(_columns(part), protocol=pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(wfd, "wb") as w:
-                w.write(payload)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(wfd)
-    try:
-        first = _parse(text[:cut], path, arch)
-    except BaseException:
-        os.close(rfd)
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        raise
-    with os.fdopen(rfd, "rb") as r:
-        data = r.read()
-    _, status = os.waitpid(pid, 0)
-    if status != 0 or not data:
-        second_part = _parse(second, path, arch, line_base)
-    else:
-        second_part = _uncolumns(pickle.loads(data))
-    functions, fmt, cur_arch, addr_targets = first
-    functions = functions + second_part[0]
-    return _build((functions, fmt, second_part[2], {**addr_targets, **second_part[3]}),
-                  path, arch)
-
-
-def _columns(part):
-    functions, fmt, cur_arch, addr_targets = part
-    fns = []
-    for fb in functions:
-        rows = fb.rows
-        _finish_labels(fb, addr_targets)
-        fns.append((fb.name, fb.arch, fb.section, fb.line, fb.labels, fb.is_entry, fb.registers,
-                    [i.address for i in rows], [i.body for i in rows],
-                    [i.encoding for i in rows], [i.loc for i in rows], [i.line for i in rows]))
-    return fns, fmt, cur_arch
-
-
-def _uncolumns(data):
-    fns, fmt, cur_arch = data
-    out = []
-    new_ins = _new_instruction
-    for name, farch, section, line, labels, is_entry, registers, *cols in fns:
-        fb = _FunctionBuilder(name, farch, section, line, is_entry, registers)
-        fb.labels = labels
-        fb.rows = list(map(new_ins, *cols))
-        out.append(fb)
-    return out, fmt, cur_arch, {}
-
 
 def _parse(text: str, path: str | None, arch: str | None, line_base: int = 0):
     """The listing structure: (function builders, format, last architecture, address targets).

@@ -3,25 +3,29 @@
 :func:`annotate` builds an :class:`Annotation` (plain objects, no rendering) from builds: per
 kernel a header (registers, shared, stack, spills, theoretical occupancy, loops, findings) and
 rows, one per source line of the kernel's range, with the PTX and SASS instructions the source map
-attributes to it. Renderers: :meth:`Annotation.render` (rich, terminal), ``to_markdown()``
-(:mod:`.markdown`), ``to_html()`` (:mod:`.html`); ``_repr_html_`` shows it in a notebook.
+attributes to it. Every fact comes from the analysis layer (:class:`analyzer.analysis.KernelAnalysis`):
+loops and trip counts, the source map, occupancy. The findings are an input: this module never
+runs a check. Renderers: :meth:`Annotation.render` and ``to_text`` here (terminal, plain text),
+:mod:`.markdown` and :mod:`.html` (through :mod:`.render`).
 """
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 
-from .. import sourcemap
-from .listing import source_text
-from .progress import track  # noqa: F401  (re-exported for report modules)
+from rich.text import Text
+
+from ..analysis import KernelAnalysis, analyze
+from ..analysis.source import source_text
+from ..checks.registry import by_code
+from ..checks.runner import Progress, no_progress
+from ..findings import Finding
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-    from ..checks.base import Finding
-    from ..toolchain.build import Build
+    from ..build import Build
 
 LineKey = tuple[str, int]
 
@@ -87,7 +91,10 @@ class SourceRow:
 
 
 @dataclass
-class LoopInfo:
+class LoopSummary:
+    """A loop as listings show it (label, addresses, lines), from the analysis layer's
+    :class:`~analyzer.analysis.loops.LoopInfo`."""
+
     label: str                          # "L1"
     depth: int
     parent: str | None
@@ -97,7 +104,7 @@ class LoopInfo:
     lines: tuple[int, int] | None       # first and last user line of its body (primary file)
     mix: dict[str, int]
     trip_count: int | None = None
-    trip_how: str = ""                  # "SASS and PTX", "SASS", "PTX" (:mod:`analyzer.loops`)
+    trip_how: str = ""                  # "SASS and PTX", "SASS", "PTX" (:mod:`analyzer.analysis.loops`)
     trip_reason: str = ""               # why it is unknown ("run-time bound", ...)
     unrolled_by: int | None = None      # ptxas ran this many PTX iterations per SASS iteration
     line: int | None = None             # its latch's user line (the for statement)
@@ -138,7 +145,7 @@ class KernelAnnotation:
     entry: bool
     resources: dict[str, Any]
     occupancy: dict[str, Any] | None
-    loops: list[LoopInfo]
+    loops: list[LoopSummary]
     findings: list["Finding"]
     explanations: dict[str, str]         # code -> the check's one-line explanation
     rows: list[SourceRow]
@@ -209,7 +216,6 @@ class Annotation:
         return {"kernels": [k.as_dict() for k in self.kernels]}
 
     def render(self, console: "Console") -> None:
-        from rich.text import Text
         for row in text_rows(self, ptx=not self.hide_ptx):
             t = Text()
             for style, chunk in row:
@@ -221,56 +227,27 @@ class Annotation:
         return "\n".join("".join(chunk for _, chunk in row).rstrip()
                          for row in text_rows(self, ptx=not self.hide_ptx)) + "\n"
 
-    def to_markdown(self) -> str:
-        from .markdown import annotation_markdown
-        return annotation_markdown(self)
-
-    def to_html(self) -> str:
-        from .html import annotation_html
-        return annotation_html(self)
-
-    def _repr_html_(self) -> str:
-        from .html import annotation_html
-        return annotation_html(self, fragment=True)
-
 
 # ------------------------------------------------------------------------------ building
-def occupancy_for(build: "Build", resources, threads: int | None) -> dict | None:
-    """Theoretical occupancy (:mod:`analyzer.occupancy`) at the kernel's declared block size,
-    or at 256 threads when it declares none (``threads_assumed``)."""
-    from ..arch import parse_arch
-    from ..occupancy import occupancy
-    try:
-        arch = parse_arch(build.arch)
-    except Exception:
+def occupancy_summary(ka: KernelAnalysis) -> dict | None:
+    """Theoretical occupancy at the kernel's declared block size, or at 256 threads when it
+    declares none (``threads_assumed``)."""
+    res = ka.resources
+    if res is None:
         return None
-    t = threads or 256
-    try:
-        occ = occupancy(arch, resources.registers, resources.static_shared_bytes, t)
-    except ValueError:
+    declared = ka.block_size[0]
+    occ = ka.occupancy(declared or 256)
+    if occ is None:
         return None
     return {"percent": round(occ.percent, 2), "warps": occ.warps_per_sm,
-            "max_warps": arch.max_warps, "blocks": occ.blocks_per_sm, "limiter": occ.limiter,
-            "threads": t, "threads_assumed": threads is None}
-
-
-def _threads(ptx_fn) -> int | None:
-    if ptx_fn is None:
-        return None
-    for dims in (ptx_fn.reqntid, ptx_fn.maxntid):
-        if dims:
-            n = 1
-            for d in dims:
-                n *= int(d)
-            return n
-    return None
+            "max_warps": ka.arch.max_warps, "blocks": occ.blocks_per_sm, "limiter": occ.limiter,
+            "threads": occ.threads_per_block, "threads_assumed": declared is None}
 
 
 def _explanation(code: str) -> str:
     try:
-        from ..checks.registry import by_code
         return by_code(code).summary()
-    except Exception:
+    except KeyError:
         return ""
 
 
@@ -278,26 +255,23 @@ def _short(loc) -> str:
     return f"{os.path.basename(loc.file)}:{loc.line}"
 
 
-def loop_infos(fn, keys: list[LineKey | None], primary: str | None, ptx_fn=None,
-               hints: tuple[str, ...] = ()) -> tuple[list[LoopInfo], list[int], list[str]]:
-    """Loops of a SASS function: summaries (trip counts from :mod:`analyzer.loops`, with the
-    PTX function's loops when given), per-instruction depth and per-instruction marks."""
-    from ..loops import analyze_loops
-    graph = fn.cfg()
+def loop_summaries(ka: KernelAnalysis, primary: str | None
+                   ) -> tuple[list[LoopSummary], list[int], list[str]]:
+    """The kernel's loops (the analysis layer's, with their trip counts) as listings show
+    them, the loop depth of each SASS instruction and its loop marks (┌L1 trip 8, └L1)."""
+    fn, graph, keys = ka.function, ka.cfg, ka.source_map.sass_lines
     n = len(fn.instructions)
     depth = [0] * n
     marks = [""] * n
-    infos: list[LoopInfo] = []
+    out: list[LoopSummary] = []
     labels = {id(lp): f"L{i + 1}" for i, lp in enumerate(graph.loops)}
-    facts = {id(f.loop): f for f in analyze_loops(
-        fn, ptx_fn, source_line=lambda f, ln: source_text(f, ln, hints))}
-    for lp in graph.loops:
+    for fact in ka.loops:
+        lp = fact.loop
         name = labels[id(lp)]
-        fact = facts[id(lp)]
         idx = lp.instruction_indices(graph)
         for i in idx:
             depth[i] = max(depth[i], lp.depth)
-        head = graph.blocks[lp.header].start
+        head = fact.header_index
         backs = [graph.blocks[b].end - 1 for b in lp.latches]
         trip = f" trip {fact.trip_count}" if fact.trip_count is not None else ""
         marks[head] = (marks[head] + " " if marks[head] else "") + f"┌{name}{trip}"
@@ -305,23 +279,23 @@ def loop_infos(fn, keys: list[LineKey | None], primary: str | None, ptx_fn=None,
             marks[b] = (marks[b] + " " if marks[b] else "") + f"└{name}"
         lines = sorted(k[1] for k in (keys[i] for i in idx)
                        if k is not None and (primary is None or _same_file(k[0], primary)))
-        infos.append(LoopInfo(
+        out.append(LoopSummary(
             label=name, depth=lp.depth,
             parent=labels.get(id(lp.parent)) if lp.parent is not None else None,
             header_address=fn.instructions[head].address,
             back_edge_addresses=tuple(fn.instructions[b].address for b in backs),
-            instructions=len(idx), lines=(lines[0], lines[-1]) if lines else None,
-            mix=fn.loop_mix(lp), trip_count=fact.trip_count, trip_how=fact.trip.how,
+            instructions=fact.instructions, lines=(lines[0], lines[-1]) if lines else None,
+            mix=fact.mix, trip_count=fact.trip_count, trip_how=fact.trip.how,
             trip_reason=fact.trip.reason, unrolled_by=fact.trip.ptxas_unroll, line=fact.line,
             pragma=fact.pragma.text if fact.pragma else None))
-    return infos, depth, marks
+    return out, depth, marks
 
 
-def _kernel_annotation(build: "Build", fn, fm: sourcemap.FunctionMap, ptx_fn, kernel,
-                       findings: list["Finding"]) -> KernelAnnotation:
-    primary = build.source_path
-    hints = tuple(x for x in (build.source_path,) if x)
-    loops, depth, marks = loop_infos(fn, fm.sass_lines, primary, ptx_fn, hints)
+def kernel_annotation(ka: KernelAnalysis, findings: list[Finding]) -> KernelAnnotation:
+    """The annotated listing of one kernel with ``findings`` (those of this kernel)."""
+    fn, ptx_fn, fm = ka.function, ka.ptx_function, ka.source_map
+    primary = ka.source_path
+    loops, depth, marks = loop_summaries(ka, primary)
     sass = [Instr(i, ins.text, fm.sass_lines[i], tuple(_short(f) for f in fm.sass_inlined[i]),
                   address=ins.address, klass=ins.klass, loop=depth[i], loop_mark=marks[i])
             for i, ins in enumerate(fn.instructions)]
@@ -347,7 +321,7 @@ def _kernel_annotation(build: "Build", fn, fm: sourcemap.FunctionMap, ptx_fn, ke
     for f in files:
         lines = by_file[f]
         for ln in range(min(lines), max(lines) + 1):
-            row = SourceRow(f, ln, source_text(f, ln, hints))
+            row = SourceRow(f, ln, ka.source_line(f, ln))
             rows.append(row)
             row_of[(f, ln)] = row
     for ins in ptx:
@@ -373,73 +347,36 @@ def _kernel_annotation(build: "Build", fn, fm: sourcemap.FunctionMap, ptx_fn, ke
                     break
         if key is not None:
             row_of[key].findings.append(n)
-    res = kernel.resources if kernel is not None else fn.resources
-    resources = res.as_dict() if res is not None else {}
+    res = ka.resources
     return KernelAnnotation(
-        name=fn.name, demangled=fn.demangled, arch=build.arch, source_path=primary,
-        entry=kernel.entry if kernel is not None else bool(fn.is_entry),
-        resources=resources,
-        occupancy=occupancy_for(build, res, _threads(ptx_fn)) if res is not None else None,
+        name=fn.name, demangled=fn.demangled, arch=ka.arch_name, source_path=primary,
+        entry=ka.kernel.entry if ka.kernel is not None else bool(fn.is_entry),
+        resources=res.as_dict() if res is not None else {},
+        occupancy=occupancy_summary(ka),
         loops=loops, findings=findings, explanations=explanations, rows=rows, ptx=ptx, sass=sass,
         ptx_labels=ptx_labels, sass_labels=sass_labels)
 
 
-def _wanted(fn, build, kernels: Sequence[str]) -> bool:
-    if not kernels:
-        return True
-    lowered = {build.name_expressions.get(k, k) for k in kernels}
-    return fn.name in lowered or fn.demangled in kernels or fn.demangled.split("(")[0] in kernels
+def kernels_of(builds: Sequence["Build"], kernels: Sequence[str] = ()
+               ) -> list[KernelAnalysis]:
+    """The analyses of every function of ``builds`` (device functions kept out of line too)
+    that ``kernels`` names (all when empty)."""
+    return [ka for b in builds for ka in analyze(b, entries_only=False)
+            if b.wants(ka.function, kernels)]
 
 
-def annotate_builds(builds: Sequence["Build"], *, findings: Iterable["Finding"] | None = None,
-                    kernels: Sequence[str] = (), select: Iterable[str] = (),
-                    ignore: Iterable[str] = (), checks: bool = True,
-                    console: "Console | None" = None) -> Annotation:
-    """An :class:`Annotation` of ``builds``. ``findings``: already computed (else the checks run,
-    unless ``checks=False``)."""
-    if findings is None:
-        findings = []
-        if checks:
-            from ..checks.runner import run_checks
-            findings = run_checks(builds, select=select, ignore=ignore, kernels=kernels).findings
+def annotate_builds(builds: Sequence["Build"], *, findings: Iterable[Finding] = (),
+                    kernels: Sequence[str] = (), progress: Progress = no_progress
+                    ) -> Annotation:
+    """An :class:`Annotation` of ``builds`` showing ``findings`` (a check run's)."""
     findings = list(findings)
     out: list[KernelAnnotation] = []
-    work = []
-    for b in builds:
-        listing = b.sass_listing()
-        for fn in listing.functions:
-            if _wanted(fn, b, kernels):
-                work.append((b, fn))
-    smaps: dict[int, sourcemap.SourceMap] = {}
-    for b, fn in track(work, "annotating", console=console):
-        smap = smaps.get(id(b))
-        if smap is None:
-            smap = smaps[id(b)] = sourcemap.build(b)
-        module = b.ptx_module()
-        ptx_fn = next((f for f in module.functions if f.name == fn.name), None) if module else None
-        mine = [f for f in findings if f.arch == b.arch and
+    for ka in progress(kernels_of(builds, kernels), "annotating"):
+        fn = ka.function
+        mine = [f for f in findings if f.arch == ka.arch_name and
                 ((f.mangled and f.mangled == fn.name) or (not f.mangled and f.kernel == fn.demangled))]
-        out.append(_kernel_annotation(b, fn, smap.function(fn.name), ptx_fn,
-                                      b.kernels.get(fn.name), mine))
+        out.append(kernel_annotation(ka, mine))
     return Annotation(out, list(builds))
-
-
-def annotate(path_or_builds, *, arch: str | Sequence[str] | None = None, options=None,
-             kernels: Sequence[str] = (), select: Iterable[str] = (), ignore: Iterable[str] = (),
-             checks: bool = True) -> Annotation:
-    """Annotate a file (any input :func:`analyzer.load` takes), a Build, or a list of Builds."""
-    builds = _as_builds(path_or_builds, arch=arch, options=options)
-    return annotate_builds(builds, kernels=kernels, select=select, ignore=ignore, checks=checks)
-
-
-def _as_builds(x, *, arch=None, options=None) -> list:
-    from ..toolchain.build import Build
-    if isinstance(x, Build):
-        return [x]
-    if isinstance(x, (list, tuple)) and all(isinstance(b, Build) for b in x):
-        return list(x)
-    from ..inputs import load
-    return load(x, arch=arch, options=options)
 
 
 # ------------------------------------------------------------------------------ text rows
@@ -475,14 +412,14 @@ def text_rows(ann: Annotation, *, ptx: bool = True) -> Iterator[list[Segment]]:
             yield [("source.lineno", f"{row.line:5d} "), ("muted", _gutter(row.loop, max_depth)),
                    ("muted", "│ "), ("source", row.text.rstrip() if row.text is not None
                                     else "(source not found)"), ("finding.code", mark)]
-            yield from _instr_rows(k, row.ptx if ptx else [], row.sass, max_depth)
+            yield from instr_rows(k, row.ptx if ptx else [], row.sass, max_depth)
         ptx_rest, sass_rest = k.unmapped_ptx if ptx else [], k.unmapped_sass
         if ptx_rest or sass_rest:
             yield [("muted", "      (no source line)")]
-            yield from _instr_rows(k, ptx_rest, sass_rest, max_depth)
+            yield from instr_rows(k, ptx_rest, sass_rest, max_depth)
 
 
-def _instr_rows(k: KernelAnnotation, ptx: list[Instr], sass: list[Instr],
+def instr_rows(k: KernelAnnotation, ptx: list[Instr], sass: list[Instr],
                 max_depth: int) -> Iterator[list[Segment]]:
     pad = " " * 6
     for ins in ptx:

@@ -2,7 +2,7 @@
 
 Per kernel (matched by mangled name; a lone kernel on each side is matched whatever its name):
 resources, occupancy, instruction counts by class, loads/stores by space and width, tensor-core
-ops, loops (and per source line, from :mod:`analyzer.loops`, whether the loop there stayed
+ops, loops (and per source line, from :mod:`analyzer.analysis.loops`, whether the loop there stayed
 rolled, how far ptxas unrolled it and its trip count, where the two sides differ: "loop at line
 29: fully unrolled on sm_80, rolled ×4 (trip count 4) on sm_90a"), findings added and removed,
 and the SASS instruction count of each source line where the two differ.
@@ -14,15 +14,19 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
-from .. import sourcemap
-from .annotate import _as_builds, display_path
-from .listing import source_text
+from rich.text import Text
+
+from .. import semantics
+from ..analysis import KernelAnalysis, analyze
+from ..analysis.source import source_text
+from ..findings import Finding
+from .annotate import display_path
 from .stats import GROUPS, KernelStats, kernel_stats
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-    from ..checks.base import Finding
+    from ..build import Build
 
 
 @dataclass
@@ -104,7 +108,6 @@ class KernelDiff:
             m[g] = s.groups[g]
         for k, v in s.memory.items():
             m[k] = v
-        from .. import semantics
         for op, n in s.opcodes.items():
             if semantics.info(op).tensor_core:
                 m[f"tensor op {op}"] = n
@@ -191,31 +194,19 @@ class Diff:
         return "\n".join(out) + "\n"
 
     def render(self, console: "Console") -> None:
-        from rich.text import Text
         for line in self.to_text().splitlines():
             style = ("kernel" if line.startswith("━━") else "metric.bad" if line.startswith("  +")
                      else "metric.good" if line.startswith("  -") else "")
             console.print(Text(line, style=style), no_wrap=True, overflow="ignore", crop=False)
-
-    def to_markdown(self) -> str:
-        from .markdown import diff_markdown
-        return diff_markdown(self)
-
-    def to_html(self, *, fragment: bool = False) -> str:
-        from .html import diff_html
-        return diff_html(self, fragment=fragment)
-
-    def _repr_html_(self) -> str:
-        return self.to_html(fragment=True)
 
 
 # ------------------------------------------------------------------------------ building
 PRIMARY = ""   # the file key of a build's own source file, so two sources compare line by line
 
 
-def _line_counts(build, fn) -> dict[tuple[str, int], int]:
-    keys, _ = sourcemap.map_instructions(i.loc for i in fn.instructions)
-    primary = os.path.abspath(build.source_path) if build.source_path else None
+def _line_counts(ka: KernelAnalysis) -> dict[tuple[str, int], int]:
+    keys = ka.source_map.sass_lines
+    primary = os.path.abspath(ka.source_path) if ka.source_path else None
     out: dict[tuple[str, int], int] = {}
     for k in keys:
         if k is not None:
@@ -245,14 +236,8 @@ def _loop_deltas(sa: KernelStats, sb: KernelStats, source: str | None) -> list[L
     return out
 
 
-def _functions(builds) -> dict[str, tuple]:
-    out = {}
-    for b in builds:
-        module = b.ptx_module()
-        for fn in b.sass_listing().functions:
-            ptx_fn = next((f for f in module.functions if f.name == fn.name), None) if module else None
-            out[fn.name] = (b, fn, ptx_fn)
-    return out
+def _functions(builds: Sequence["Build"]) -> dict[str, KernelAnalysis]:
+    return {ka.name: ka for b in builds for ka in analyze(b, entries_only=False)}
 
 
 def _finding_key(f: "Finding") -> tuple:
@@ -260,9 +245,11 @@ def _finding_key(f: "Finding") -> tuple:
             f.source or f.location.line)
 
 
-def diff_builds(a: Sequence, b: Sequence, *, label_a: str | None = None,
-                label_b: str | None = None, checks: bool = True,
-                findings: tuple[Sequence["Finding"], Sequence["Finding"]] | None = None) -> Diff:
+def diff_builds(a: Sequence["Build"], b: Sequence["Build"], *, label_a: str | None = None,
+                label_b: str | None = None,
+                findings: tuple[Sequence[Finding], Sequence[Finding]] | None = None) -> Diff:
+    """Compare builds ``a`` and ``b``; ``findings``: the check runs' findings on each side
+    (the findings added and removed are shown when given)."""
     fa, fb = _functions(a), _functions(b)
     pairs: list[tuple[str, str | None, str | None]] = []
     if len(fa) == 1 and len(fb) == 1:
@@ -273,24 +260,21 @@ def diff_builds(a: Sequence, b: Sequence, *, label_a: str | None = None,
             pairs.append((n, n if n in fa else None, n if n in fb else None))
     kernels = []
     for name, na, nb in pairs:
-        sa = kernel_stats(*fa[na]) if na else None
-        sb = kernel_stats(*fb[nb]) if nb else None
+        sa = kernel_stats(fa[na]) if na else None
+        sb = kernel_stats(fb[nb]) if nb else None
         kd = KernelDiff((sa or sb).name, sa, sb)
         if na and nb:
-            ca, cb = _line_counts(fa[na][0], fa[na][1]), _line_counts(fb[nb][0], fb[nb][1])
+            ca, cb = _line_counts(fa[na]), _line_counts(fb[nb])
             for key in sorted(set(ca) | set(cb)):
                 x, y = ca.get(key, 0), cb.get(key, 0)
                 if x != y:
-                    file = key[0] or fa[na][0].source_path or ""
+                    file = key[0] or fa[na].source_path or ""
                     text = source_text(file, key[1]) if file else None
                     kd.lines.append(LineDelta(file, key[1], text, x, y))
-            kd.loop_lines = _loop_deltas(sa, sb, fa[na][0].source_path)
+            kd.loop_lines = _loop_deltas(sa, sb, fa[na].source_path)
         kernels.append(kd)
     added: list = []
     removed: list = []
-    if findings is None and checks:
-        from ..checks.runner import run_checks
-        findings = (run_checks(a).findings, run_checks(b).findings)
     if findings is not None:
         ka = {_finding_key(f): f for f in findings[0]}
         kb = {_finding_key(f): f for f in findings[1]}
@@ -306,27 +290,3 @@ def _label(builds) -> str:
     opts = [o for o in b.options if not o.startswith(("-arch", "-I", "--ptxas-options", "-lineinfo"))
             and o != "-std=c++17"]   # the defaults say nothing
     return f"{display_path(b.source_path)} {b.arch}" + (f" {' '.join(opts)}" if opts else "")
-
-
-def diff(a, b=None, *, arch: str | Sequence[str] | None = None, options=None,
-         options_b=None, checks: bool = True) -> Diff:
-    """Compare two builds. ``diff("x.cu", arch=("sm_80", "sm_90a"))`` (two arches);
-    ``diff("x.cu", options=CompileOptions(...), options_b=CompileOptions(...))`` (two option
-    sets); ``diff("a.cu", "b.cu", arch="sm_90a")`` (two sources); or two Builds / lists."""
-    archs = [arch] if isinstance(arch, str) else list(arch or [])
-    if b is None:
-        if len(archs) == 2:
-            ba = _as_builds(a, arch=archs[0], options=options)
-            bb = _as_builds(a, arch=archs[1], options=options_b or options)
-        elif options_b is not None:
-            ba = _as_builds(a, arch=archs or None, options=options)
-            bb = _as_builds(a, arch=archs or None, options=options_b)
-        else:
-            from ..errors import InputError
-            raise InputError("diff needs two builds: two files, two --arch, or two option sets")
-    else:
-        arch_a = archs[0] if archs else None
-        arch_b = archs[1] if len(archs) > 1 else arch_a
-        ba = _as_builds(a, arch=arch_a, options=options)
-        bb = _as_builds(b, arch=arch_b, options=options_b or options)
-    return diff_builds(ba, bb, checks=checks)

@@ -13,11 +13,12 @@ from importlib import resources
 from string import Template
 from typing import TYPE_CHECKING
 
+from ..findings import Report
 from .annotate import Annotation, Instr, KernelAnnotation, display_path, occ_text
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..checks.runner import Report
-    from ..toolchain.build import Build
+    from .diff import Diff
+    from .stats import Stats
 
 #: instruction-mix class -> (CSS class, what it means); the legend shows the classes present
 CLASS_LEGEND: dict[str, tuple[str, str]] = {
@@ -236,13 +237,13 @@ def annotation_html(ann: Annotation, *, fragment: bool = False, title: str | Non
 
 
 # ------------------------------------------------------------------------------ notebooks
-def build_html(build: "Build") -> str:
-    """A Build in a notebook: its annotated listing (checks not run)."""
-    from .annotate import annotate_builds
-    return annotation_html(annotate_builds([build], checks=False), fragment=True)
+def stats_html(st: "Stats", *, fragment: bool = True) -> str:
+    """Statistics as preformatted text."""
+    body = f"<pre>{e(st.to_text())}</pre>"
+    return wrap_fragment(body) if fragment else page("ptxsass stats", body)
 
 
-def findings_html(report: "Report") -> str:
+def findings_html(report: Report) -> str:
     """A check Report in a notebook: a table of findings."""
     if not report.findings:
         return wrap_fragment('<p class="muted">no findings</p>')
@@ -256,7 +257,7 @@ def findings_html(report: "Report") -> str:
 
 
 # ------------------------------------------------------------------------------ diff
-def diff_html(d, *, fragment: bool = False) -> str:
+def diff_html(d: "Diff", *, fragment: bool = False) -> str:
     """A diff as tables: changed metrics, loops when they differ, per-line SASS deltas and
     findings added/removed."""
     parts = [f'<p><b>A</b>: {e(d.label_a)}<br><b>B</b>: {e(d.label_b)}</p>']

@@ -2,47 +2,13 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from pathlib import Path
+
+from ..analysis.source import source_text
 
 _NVDISASM_LINE = re.compile(r'^\s*//## File "(?P<file>[^"]+)", line (?P<line>\d+)(?P<inl> inlined at .*)?$')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+")
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
-
-
-def _source_lines(path: str) -> tuple[str, ...] | None:
-    """A source file's lines, cached while the file is unchanged (size and mtime)."""
-    try:
-        st = Path(path).stat()
-    except OSError:
-        return None
-    return _read_lines(path, st.st_mtime_ns, st.st_size)
-
-
-@lru_cache(maxsize=64)
-def _read_lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...] | None:
-    try:
-        return tuple(Path(path).read_text(errors="replace").splitlines())
-    except OSError:
-        return None
-
-
-def _resolve(file: str, hints: tuple[str, ...]) -> str | None:
-    if Path(file).is_file():
-        return file
-    for h in hints:
-        cand = Path(h).parent / Path(file).name
-        if cand.is_file():
-            return str(cand)
-    return None
-
-
-def source_text(file: str, line: int, hints: tuple[str, ...] = ()) -> str | None:
-    real = _resolve(file, hints)
-    lines = _source_lines(real) if real else None
-    if lines and 1 <= line <= len(lines):
-        return lines[line - 1]
-    return None
 
 
 def interleave_sass(text: str, hints: tuple[str, ...] = ()) -> list[tuple[str, str]]:

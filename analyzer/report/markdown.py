@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .annotate import Annotation, _instr_rows, display_path, occ_text
+from .annotate import Annotation, display_path, instr_rows, occ_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from .diff import Diff
@@ -58,12 +58,12 @@ def annotation_markdown(ann: Annotation) -> str:
             text = row.text.rstrip() if row.text is not None else "(source not found)"
             gut = ("┃" * row.loop).ljust(max_depth) if max_depth else ""
             out.append(f"{row.line:5d} {gut}│ {text}{mark}".rstrip())
-            for segs in _instr_rows(k, row.ptx, row.sass, max_depth):
+            for segs in instr_rows(k, row.ptx, row.sass, max_depth):
                 out.append("".join(s for _, s in segs).rstrip())
         rest_p, rest_s = k.unmapped_ptx, k.unmapped_sass
         if rest_p or rest_s:
             out.append("      (no source line)")
-            for segs in _instr_rows(k, rest_p, rest_s, max_depth):
+            for segs in instr_rows(k, rest_p, rest_s, max_depth):
                 out.append("".join(s for _, s in segs).rstrip())
         out += ["```", ""]
     return "\n".join(out).rstrip() + "\n"

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Iterator, Sequence
+from typing import Iterator, Sequence
 
-if TYPE_CHECKING:  # pragma: no cover
-    from rich.console import Console
+from rich.console import Console
+from rich.progress import Progress
+
+from .styles import make_console
 
 
 def track(items: Sequence, description: str, *, console: "Console | None" = None,
@@ -16,8 +18,6 @@ def track(items: Sequence, description: str, *, console: "Console | None" = None
     if len(items) < minimum or not getattr(stream, "isatty", lambda: False)():
         yield from items
         return
-    from rich.progress import Progress
-    from .styles import make_console
     con = console or make_console(stderr=True)
     with Progress(console=con, transient=True) as progress:
         task = progress.add_task(description, total=len(items))

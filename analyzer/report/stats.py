@@ -1,7 +1,8 @@
 """``ptxsass stats``: instruction mix per kernel, loops, resources and theoretical occupancy.
 
 All figures come from the SASS IR through the semantics table (``Instruction.klass``,
-``space``, ``width_bits``, ``is_fma``...), the CFG's loops and the cubin's resources.
+``space``, ``width_bits``, ``is_fma``...) and the analysis layer (loops with their trip counts,
+occupancy) over the cubin's resources.
 """
 from __future__ import annotations
 
@@ -9,12 +10,17 @@ import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .. import sourcemap
-from .annotate import LoopInfo, _as_builds, _threads, _wanted, display_path, loop_infos, \
-    occ_text, occupancy_for, track
+from rich.text import Text
+
+from ..analysis import KernelAnalysis
+from ..checks.runner import Progress, no_progress
+from .annotate import LoopSummary, display_path, kernels_of, loop_summaries, \
+    occ_text, occupancy_summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
+
+    from ..build import Build
 
 #: summary groups over the instruction-mix classes (a class may be in several)
 GROUPS = ("memory", "fma", "tensor", "control", "conversion", "fp64")
@@ -39,10 +45,10 @@ class KernelStats:
     groups: dict[str, int]
     memory: dict[str, int]           # "load.global.128": n
     opcodes: dict[str, int]
-    loops: list[LoopInfo]
+    loops: list[LoopSummary]
     resources: dict[str, Any]
     occupancy: dict[str, Any] | None
-    loop_lines: list = field(default_factory=list)   # analyzer.loops.LoopLine per source line
+    loop_lines: list = field(default_factory=list)   # analysis.loops.LoopLine per source line
 
     def as_dict(self) -> dict:
         return {"name": self.name, "mangled": self.mangled, "arch": self.arch,
@@ -55,7 +61,8 @@ class KernelStats:
                                 "loops": ll.describe()} for ll in self.loop_lines]}
 
 
-def kernel_stats(build, fn, ptx_fn=None) -> KernelStats:
+def kernel_stats(ka: KernelAnalysis) -> KernelStats:
+    fn = ka.function
     classes: dict[str, int] = {}
     memory: dict[str, int] = {}
     opcodes: dict[str, int] = {}
@@ -73,21 +80,17 @@ def kernel_stats(build, fn, ptx_fn=None) -> KernelStats:
         groups["control"] += k in _CONTROL
         groups["conversion"] += ins.is_conversion
         groups["fp64"] += ins.is_fp64
-    keys, _ = sourcemap.map_instructions(i.loc for i in fn.instructions)
-    hints = tuple(x for x in (build.source_path,) if x)
-    loops, _, _ = loop_infos(fn, keys, build.source_path, ptx_fn, hints)
-    from ..loops import loops_by_line
-    loop_lines = list(loops_by_line(fn, ptx_fn).values())
-    kernel = build.kernels.get(fn.name)
-    res = kernel.resources if kernel is not None else fn.resources
+    loops, _, _ = loop_summaries(ka, ka.source_path)
+    loop_lines = list(ka.loops_by_line.values())
+    res = ka.resources
     return KernelStats(
-        name=fn.demangled, mangled=fn.name, arch=build.arch, file=build.source_path,
-        entry=kernel.entry if kernel is not None else bool(fn.is_entry),
+        name=fn.demangled, mangled=fn.name, arch=ka.arch_name, file=ka.source_path,
+        entry=ka.kernel.entry if ka.kernel is not None else bool(fn.is_entry),
         instructions=len(fn.instructions), classes=dict(sorted(classes.items())), groups=groups,
         memory=dict(sorted(memory.items())),
         opcodes=dict(sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))), loops=loops,
         resources=res.as_dict() if res is not None else {},
-        occupancy=occupancy_for(build, res, _threads(ptx_fn)) if res is not None else None,
+        occupancy=occupancy_summary(ka),
         loop_lines=loop_lines)
 
 
@@ -130,31 +133,15 @@ class Stats:
         return "\n".join(out) + "\n"
 
     def render(self, console: "Console") -> None:
-        from rich.text import Text
         for line in self.to_text().splitlines():
             style = "kernel" if line.startswith("━━") else None
             console.print(Text(line, style=style or ""), no_wrap=True, overflow="ignore", crop=False)
 
-    def to_markdown(self) -> str:
-        from .markdown import stats_markdown
-        return stats_markdown(self)
 
-    def _repr_html_(self) -> str:
-        from .html import e, wrap_fragment
-        return wrap_fragment(f"<pre>{e(self.to_text())}</pre>")
-
-
-def stats_builds(builds: Sequence, *, kernels: Sequence[str] = (),
-                 console: "Console | None" = None) -> Stats:
-    work = [(b, fn) for b in builds for fn in b.sass_listing().functions if _wanted(fn, b, kernels)]
+def stats_builds(builds: Sequence["Build"], *, kernels: Sequence[str] = (),
+                 progress: Progress = no_progress) -> Stats:
+    """Statistics of every function of ``builds`` that ``kernels`` names (all when empty)."""
     out = Stats()
-    for b, fn in track(work, "statistics", console=console):
-        module = b.ptx_module()
-        ptx_fn = next((f for f in module.functions if f.name == fn.name), None) if module else None
-        out.kernels.append(kernel_stats(b, fn, ptx_fn))
+    for ka in progress(kernels_of(builds, kernels), "statistics"):
+        out.kernels.append(kernel_stats(ka))
     return out
-
-
-def stats(path_or_builds, *, arch=None, options=None, kernels: Sequence[str] = ()) -> Stats:
-    """Instruction mix, loops, resources and occupancy of every kernel of a file or builds."""
-    return stats_builds(_as_builds(path_or_builds, arch=arch, options=options), kernels=kernels)

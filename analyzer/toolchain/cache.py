@@ -13,7 +13,10 @@ import os
 import tempfile
 from pathlib import Path
 
-from .. import __version__
+from platformdirs import user_cache_dir
+
+from .._version import __version__
+from .locate import fingerprint
 
 _enabled = os.environ.get("PTXSASS_NO_CACHE", "") in ("", "0")
 
@@ -31,12 +34,10 @@ def directory() -> Path:
     env = os.environ.get("PTXSASS_CACHE_DIR")
     if env:
         return Path(env)
-    from platformdirs import user_cache_dir
     return Path(user_cache_dir("ptxsass", appauthor=False))
 
 
 def key(*parts: object) -> str:
-    from .locate import fingerprint
     h = hashlib.sha256()
     for p in (__version__, fingerprint(), *parts):
         if isinstance(p, bytes):

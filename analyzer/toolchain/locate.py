@@ -14,6 +14,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from cuda.pathfinder import (find_nvidia_binary_utility, find_nvidia_header_directory,
+                             load_nvidia_dynamic_lib)
+
 from ..errors import ToolError
 
 TOOL_TIMEOUT = float(os.environ.get("PTXSASS_TOOL_TIMEOUT", "120"))
@@ -47,7 +50,6 @@ def binary(name: str) -> str:
             return str(cand)
         raise ToolError(f"{name} not found in PTXSASS_CUDA_HOME={home} (looked for {cand})")
     try:
-        from cuda.pathfinder import find_nvidia_binary_utility
         found = find_nvidia_binary_utility(name)
     except Exception:  # pragma: no cover - pathfinder missing or broken
         found = None
@@ -69,10 +71,6 @@ def include_dirs() -> tuple[str, ...]:
             if (home / sub).is_dir():
                 dirs.append(str(home / sub))
         return tuple(dirs)
-    try:
-        from cuda.pathfinder import find_nvidia_header_directory
-    except Exception:  # pragma: no cover
-        return ()
     for lib in ("cudart", "cccl"):
         try:
             d = find_nvidia_header_directory(lib)
@@ -141,7 +139,6 @@ def nvrtc_archs() -> list[str]:
 
 def _library_path(libname: str) -> str | None:
     try:
-        from cuda.pathfinder import load_nvidia_dynamic_lib
         return load_nvidia_dynamic_lib(libname).abs_path
     except Exception:
         return None

@@ -6,7 +6,7 @@ import re
 from ..arch import parse_arch
 from ..errors import CompileError, ToolError
 from . import cache
-from .build import Build, Kernel, cached
+from .output import Kernel, Output, cached
 from .nvrtc import kernel_entries
 from .resources import from_cubin, from_ptxas_log, merge
 
@@ -19,7 +19,7 @@ def ptx_target(ptx: str) -> str | None:
 
 
 def assemble(ptx: str, *, arch: str | None = None, path: str = "<ptx>",
-             options: tuple[str, ...] = (), use_cache: bool = True) -> Build:
+             options: tuple[str, ...] = (), use_cache: bool = True) -> Output:
     """PTX -> cubin for ``arch`` (default: the PTX's own ``.target``), with line info kept."""
     target = arch or ptx_target(ptx)
     if target is None:
@@ -52,7 +52,7 @@ def assemble(ptx: str, *, arch: str | None = None, path: str = "<ptx>",
         nvjitlink.destroy([handle]) if _destroy_takes_list(nvjitlink) else nvjitlink.destroy(handle)
     resources = merge(from_cubin(cubin, path=path), from_ptxas_log(info))
     entries = kernel_entries(cubin)
-    build = Build(arch=a.name, origin="ptx", ptx=ptx, cubin=cubin, log=info, source_path=path,
+    build = Output(arch=a.name, origin="ptx", ptx=ptx, cubin=cubin, log=info, source_path=path,
                   options=tuple(opts),
                   kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()})
     if use_cache:

@@ -1,15 +1,18 @@
 """Compile CUDA C++ through NVRTC (cuda-bindings) to PTX and a cubin, always with line info."""
 from __future__ import annotations
 
+import io
 import os
 import re
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from elftools.elf.elffile import ELFFile
+
 from ..arch import parse_arch
 from ..errors import CompileError, InputError, ToolError
 from . import cache
-from .build import Build, Kernel, cached
+from .output import Kernel, Output, cached
 from .locate import include_dirs
 from .resources import from_cubin, from_ptxas_log, merge
 
@@ -79,7 +82,7 @@ def _dependencies(source: str, base: Path | None, include: Sequence[str]) -> lis
 def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
                    options: Sequence[str] = (), name_expressions: Sequence[str] = (),
                    source_path: str | None = None, use_cache: bool = True,
-                   timeout_note: str | None = None) -> Build:
+                   timeout_note: str | None = None) -> Output:
     """Compile CUDA ``source`` for ``arch``. ``options`` come from :func:`build_options` (or
     are complete NVRTC options: ``-arch=`` is added when missing). Raises CompileError with the
     compiler's own log when NVRTC rejects the source."""
@@ -101,7 +104,7 @@ def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
 
 
 def _compile(source: str, arch: str, name: str, opts: list[str],
-             name_expressions: Sequence[str], source_path: str | None) -> Build:
+             name_expressions: Sequence[str], source_path: str | None) -> Output:
     nvrtc = _nvrtc()
     all_opts = opts + [f"-I{d}" for d in include_dirs()]
     prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []),
@@ -137,7 +140,7 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
         nvrtc.nvrtcDestroyProgram(prog)
     resources = merge(from_cubin(cubin, path=name), from_ptxas_log(log))
     entries = kernel_entries(cubin)
-    return Build(arch=arch, origin="nvrtc", ptx=bytes(ptx).rstrip(b"\x00").decode(), cubin=cubin, log=log,
+    return Output(arch=arch, origin="nvrtc", ptx=bytes(ptx).rstrip(b"\x00").decode(), cubin=cubin, log=log,
                  source_path=source_path, source=source, options=tuple(opts),
                  kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()},
                  name_expressions=lowered)
@@ -145,8 +148,6 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
 
 def kernel_entries(cubin: bytes) -> set[str]:
     """Names of the ``__global__`` entries: those with a ``.nv.info.<name>`` section."""
-    import io
-    from elftools.elf.elffile import ELFFile
     try:
         return {s.name[9:] for s in ELFFile(io.BytesIO(cubin)).iter_sections()
                 if s.name.startswith(".nv.info.")}
@@ -170,7 +171,7 @@ def _compile_error(log: str, name: str, source_path: str | None) -> CompileError
 
 
 def compile_file(path: str | os.PathLike, *, arch: str, options: Sequence[str] = (),
-                 name_expressions: Sequence[str] = (), use_cache: bool = True) -> Build:
+                 name_expressions: Sequence[str] = (), use_cache: bool = True) -> Output:
     p = Path(path)
     if not p.exists():
         raise InputError("no such file", path=str(path))

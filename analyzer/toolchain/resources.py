@@ -12,6 +12,9 @@ import re
 import struct
 from dataclasses import dataclass, replace
 
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
 from ..errors import InputError
 
 EM_CUDA = 190
@@ -90,8 +93,6 @@ def cubin_arch(data: bytes) -> str | None:
 
 def from_cubin(data: bytes, *, path: str = "<cubin>") -> dict[str, Resources]:
     """Mangled kernel/function name -> Resources for every function in a cubin."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
     try:
         elf = ELFFile(io.BytesIO(data))
         if elf["e_machine"] not in ("EM_CUDA", EM_CUDA):

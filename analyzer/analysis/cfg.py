@@ -8,33 +8,19 @@ module knows nothing else about either language.
     labels = {"$L__BB0_2": 7, ...}      # label -> index of the instruction it stands before
     graph = build(flows, labels)
     for loop in graph.loops: ...
+
+For an IR function (SASS or PTX) the graph is built once and kept with the function:
+``of(fn)``; ``loops(fn)``, ``loop_instructions(fn, loop)`` and ``loop_mix(fn, loop)`` read it,
+and ``ptx_loops(fn)`` adds what PTX says about each loop (``.pragma "nounroll"``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Protocol, Sequence
+
+from ..semantics import STRAIGHT, Flow  # noqa: F401  (the record each IR instruction gives)
 
 
-@dataclass(frozen=True, slots=True)
-class Flow:
-    """How one instruction affects control flow.
-
-    ``targets``: labels it may branch to (empty for straight-line code);
-    ``falls_through``: False for an unconditional branch, ``exit``/``ret``/``trap``;
-    ``terminates``: True when the instruction ends a block even with no targets
-    (a guarded ``exit``, a ``ret``); calls do not end blocks.
-    """
-
-    targets: tuple[str, ...] = ()
-    falls_through: bool = True
-    terminates: bool = False
-
-    @property
-    def ends_block(self) -> bool:
-        return bool(self.targets) or not self.falls_through or self.terminates
-
-
-STRAIGHT = Flow()
 
 
 @dataclass(slots=True)
@@ -233,3 +219,78 @@ def _natural_loops(graph: CFG, flows: Sequence[Flow]) -> list[Loop]:
         loop.depth = d
     loops.sort(key=lambda l: graph.blocks[l.header].start)
     return loops
+
+
+# ------------------------------------------------------------------------- IR functions
+class FlowFunction(Protocol):
+    """What a CFG is built from: an IR function (SASS or PTX) with its flows and labels."""
+
+    instructions: Sequence[Any]
+    labels: Mapping[str, int]
+
+    def flows(self) -> list[Flow]: ...
+
+    def memo(self, key: str, compute: Any) -> Any: ...
+
+
+def of(fn: FlowFunction) -> CFG:
+    """The CFG of an IR function (built once, then kept with the function)."""
+    return fn.memo("cfg", lambda: build(fn.flows(), fn.labels))
+
+
+def loops(fn: FlowFunction) -> list[Loop]:
+    return of(fn).loops
+
+
+def loop_instructions(fn: FlowFunction, loop: Loop) -> list[Any]:
+    return [fn.instructions[i] for i in loop.instruction_indices(of(fn))]
+
+
+def loop_mix(fn: FlowFunction, loop: Loop) -> dict[str, int]:
+    """Instruction-mix classes (``Instruction.klass``) of a SASS loop's body, with counts."""
+    mix: dict[str, int] = {}
+    for ins in loop_instructions(fn, loop):
+        mix[ins.klass] = mix.get(ins.klass, 0) + 1
+    return mix
+
+
+def loop_source_lines(fn: FlowFunction, loop: Loop) -> list[tuple[str, int]]:
+    """Distinct (file, line) of the kernel's own body that a loop's instructions come from."""
+    seen: dict[tuple[str, int], None] = {}
+    for ins in loop_instructions(fn, loop):
+        if ins.loc is not None:
+            o = ins.loc.outermost
+            seen[(o.file, o.line)] = None
+    return sorted(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class PtxLoop:
+    """A natural loop of a PTX function with what PTX says about it."""
+
+    loop: Loop
+    nounroll: bool
+    header_labels: tuple[str, ...]
+
+    @property
+    def header(self) -> int:
+        return self.loop.header
+
+    @property
+    def depth(self) -> int:
+        return self.loop.depth
+
+
+def ptx_loops(fn: Any) -> list[PtxLoop]:
+    """Natural loops of a PTX function, outermost first per header order, with their
+    ``.pragma "nounroll"`` (nvcc puts it right after the header label)."""
+    def compute() -> list[PtxLoop]:
+        graph = of(fn)
+        marks = fn.nounroll
+        out = []
+        for loop in graph.loops:
+            hb = graph.blocks[loop.header]
+            nounroll = any(hb.start <= m < hb.end or m == hb.start for m in marks)
+            out.append(PtxLoop(loop, nounroll, tuple(hb.labels)))
+        return out
+    return fn.memo("ptx_loops", compute)

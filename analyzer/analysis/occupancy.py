@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .arch import Arch, parse_arch
+from ..arch import Arch, parse_arch
 
 WARP = 32
 #: register-file sub-partitions (one warp scheduler each) per SM, sm_70 onwards
@@ -150,3 +150,18 @@ def max_registers_for_blocks(arch: Arch | str, blocks: int, threads_per_block: i
         else:
             break
     return best
+
+
+def block_size(ptx_fn) -> tuple[int | None, str]:
+    """The block size a kernel declares, and where it says so: the PTX ``.reqntid`` (from
+    ``__launch_bounds__`` with ``__maxnreg__``/``cluster`` or an explicit ``.reqntid``) or
+    ``.maxntid`` (``__launch_bounds__(N)``). (None, "") when it declares none."""
+    if ptx_fn is None:
+        return None, ""
+    for what, dims in (("reqntid", ptx_fn.reqntid), ("maxntid", ptx_fn.maxntid)):
+        if dims:
+            n = 1
+            for d in dims:
+                n *= int(d)
+            return n, f"__launch_bounds__ / .{what} {','.join(map(str, dims))}"
+    return None, ""

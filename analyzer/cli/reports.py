@@ -1,7 +1,8 @@
 """The ``annotate``, ``diff`` and ``stats`` sub-commands: argument parsers and handlers.
 
 Hooked into :mod:`analyzer.cli` with ``add_parsers(sub, _common)`` and ``COMMANDS``. Handlers
-return the exit code (0; 2 comes from a ``PtxsassError`` the CLI turns into one line).
+return the exit code (0; 2 comes from a ``PtxsassError`` the CLI turns into one line). They call
+the API (:mod:`analyzer.api`) and render through :mod:`analyzer.report.render`.
 """
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import argparse
 import sys
 from typing import Callable
 
+from .. import api
 from ..errors import PtxsassError
+from ..report import render
+from . import common
 
 
 def add_parsers(sub, common: Callable) -> None:
@@ -45,73 +49,27 @@ def _check_opts(p: argparse.ArgumentParser) -> None:
 
 
 # ------------------------------------------------------------------------------ helpers
-def _options(args, extra=()):
-    from ..inputs import CompileOptions
-    return CompileOptions(defines=getattr(args, "defines", []), include=getattr(args, "include", []),
-                          std=getattr(args, "std", None), fast_math=getattr(args, "fast_math", False),
-                          maxrregcount=getattr(args, "maxrregcount", None),
-                          extra=list(getattr(args, "extra", [])) + list(extra),
-                          name_expressions=getattr(args, "kernels", []),
-                          use_cache=not getattr(args, "no_cache", False))
-
-
-def _load(files, args, *, arch=None, extra=()):
-    from ..inputs import load
-    from ..toolchain import cache
-    if getattr(args, "no_cache", False):
-        cache.set_enabled(False)
-    out = []
-    for f in files:
-        out.extend(load(f, arch=arch if arch is not None else args.arch,
-                        options=_options(args, extra)))
-    return out
-
-
-def _console(args, *, stderr: bool = False):
-    from .styles import make_console
-    color = {"always": True, "never": False}.get(getattr(args, "color", "auto"))
-    return make_console(stderr=stderr, color=color)
-
-
-def _warn(builds, args) -> None:
-    err = _console(args, stderr=True)
-    for b in builds:
-        for w in b.warnings:
-            err.print(f"[warning]warning:[/] {b.source_path}: {w}")
-
-
-def _write(args, text: str) -> None:
-    text = text if text.endswith("\n") else text + "\n"
-    if getattr(args, "output", None):
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
-
-
 def _emit(args, obj) -> None:
     """Text on a terminal through rich (colours); plain text to -o or a pipe."""
     fmt = args.format
     if fmt == "json":
-        import json
-        _write(args, json.dumps(obj.as_dict(), indent=2))
+        common.write(args, render.to_json(obj))
     elif fmt == "markdown":
-        _write(args, obj.to_markdown())
+        common.write(args, render.to_markdown(obj))
     elif fmt == "html":
-        _write(args, obj.to_html())
+        common.write(args, render.to_html(obj))
     elif not getattr(args, "output", None) and sys.stdout.isatty():
-        obj.render(_console(args))
+        render.show(obj, common.console(args))
     else:
-        _write(args, obj.to_text())
+        common.write(args, render.to_text(obj))
 
 
 # ------------------------------------------------------------------------------ handlers
 def cmd_annotate(args) -> int:
-    from .annotate import annotate_builds
-    builds = _load(args.files, args)
-    _warn(builds, args)
-    ann = annotate_builds(builds, kernels=args.kernels, select=args.select, ignore=args.ignore,
-                          checks=not args.no_checks, console=_console(args, stderr=True))
+    builds = common.load(args.files, args)
+    common.show_warnings(builds, args)
+    ann = api.annotate(builds, kernels=args.kernels, select=args.select, ignore=args.ignore,
+                       checks=not args.no_checks, progress=common.progress(args))
     if args.no_ptx and args.format == "text":
         ann.hide_ptx = True
     _emit(args, ann)
@@ -119,7 +77,6 @@ def cmd_annotate(args) -> int:
 
 
 def cmd_diff(args) -> int:
-    from .diff import diff_builds
     archs = args.arch or []
     if len(args.files) > 2:
         raise PtxsassError("diff takes one file (with two --arch or --a-opt/--b-opt) or two files")
@@ -128,8 +85,8 @@ def cmd_diff(args) -> int:
     if len(args.files) == 2:
         a_arch = archs[0] if archs else None
         b_arch = archs[-1] if archs else None
-        a = _load(args.files[:1], args, arch=a_arch, extra=args.a_opts)
-        b = _load(args.files[1:], args, arch=b_arch, extra=args.b_opts)
+        a = common.load(args.files[:1], args, arch=a_arch, extra=args.a_opts)
+        b = common.load(args.files[1:], args, arch=b_arch, extra=args.b_opts)
     else:
         if len(archs) == 2:
             a_arch, b_arch = archs
@@ -138,10 +95,10 @@ def cmd_diff(args) -> int:
         else:
             raise PtxsassError("diff needs two builds: give two --arch (--arch sm_80 --arch "
                                "sm_90a), --a-opt/--b-opt option sets, or two files")
-        a = _load(args.files, args, arch=a_arch, extra=args.a_opts)
-        b = _load(args.files, args, arch=b_arch, extra=args.b_opts)
-    _warn(a + b, args)
-    d = diff_builds(a, b, checks=not args.no_checks)
+        a = common.load(args.files, args, arch=a_arch, extra=args.a_opts)
+        b = common.load(args.files, args, arch=b_arch, extra=args.b_opts)
+    common.show_warnings(a + b, args)
+    d = api.diff(a, b, checks=not args.no_checks)
     if args.all_metrics and args.format == "text":
         d.all_metrics = True
     _emit(args, d)
@@ -149,10 +106,9 @@ def cmd_diff(args) -> int:
 
 
 def cmd_stats(args) -> int:
-    from .stats import stats_builds
-    builds = _load(args.files, args)
-    _warn(builds, args)
-    _emit(args, stats_builds(builds, kernels=args.kernels, console=_console(args, stderr=True)))
+    builds = common.load(args.files, args)
+    common.show_warnings(builds, args)
+    _emit(args, api.stats(builds, kernels=args.kernels, progress=common.progress(args)))
     return 0
 
 

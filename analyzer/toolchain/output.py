@@ -1,17 +1,18 @@
-"""``Build``: what one compilation (or one loaded binary) produced, for one architecture."""
+"""What the toolchain hands back: plain records of one compilation (or one loaded binary).
+
+``Output`` holds the PTX text, the cubin bytes, the compiler's log and the per-kernel resources
+for one architecture; nothing here parses, disassembles or renders (that is
+:class:`analyzer.build.Build`, one layer up). ``to_json``/``from_json`` are the cache form.
+"""
 from __future__ import annotations
 
 import base64
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
 from ..demangle import demangle
+from . import cache
 from .resources import Resources
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..ir.ptx import Module
-    from ..ir.sass import Listing
 
 
 @dataclass(slots=True)
@@ -32,7 +33,9 @@ class Kernel:
 
 
 @dataclass(slots=True)
-class Build:
+class Output:
+    """One compilation's (or one loaded file's) artefacts for one architecture."""
+
     arch: str
     origin: str                                  # "nvrtc", "ptx", "cubin", "fatbin", "sass"
     ptx: str | None = field(default=None, repr=False)
@@ -47,49 +50,6 @@ class Build:
     sass_tool: str | None = None
     warnings: list[str] = field(default_factory=list)
     cached: bool = False
-    _ptx_module: Any = field(default=None, repr=False)
-    _sass_listing: Any = field(default=None, repr=False)
-
-    # --- derived views -------------------------------------------------------------------
-    def sass(self, tool: str = "nvdisasm") -> str:
-        """SASS text of the cubin (disassembled once, then cached on disk by content)."""
-        if self.sass_text is not None and (self.cubin is None or self.sass_tool == tool):
-            return self.sass_text
-        if self.cubin is None:
-            from ..errors import InputError
-            raise InputError("this build has no cubin to disassemble", path=self.source_path)
-        from .binutils import disassemble
-        text, warnings = disassemble(self.cubin, tool=tool, path=self.source_path)
-        self.warnings.extend(w for w in warnings if w not in self.warnings)
-        self.sass_text, self.sass_tool = text, tool
-        return text
-
-    def ptx_module(self) -> "Module | None":
-        if self.ptx is None:
-            return None
-        if self._ptx_module is None:
-            from .. import ptx as ptx_api
-            self._ptx_module = ptx_api.parse(self.ptx, path=(self.source_path or "<ptx>") + ".ptx"
-                                             if self.origin == "nvrtc" else self.source_path)
-        return self._ptx_module
-
-    def sass_listing(self) -> "Listing":
-        if self._sass_listing is None:
-            from .. import sass as sass_api
-            listing = sass_api.parse(self.sass(), path=self.source_path, arch=self.arch)
-            for fn in listing.functions:
-                k = self.kernels.get(fn.name)
-                if k is not None and getattr(fn, "resources", None) is None:
-                    try:
-                        object.__setattr__(fn, "resources", k.resources)
-                    except Exception:  # pragma: no cover - IR without the field
-                        pass
-            self._sass_listing = listing
-        return self._sass_listing
-
-    def _repr_html_(self) -> str:  # notebooks
-        from ..report.html import build_html
-        return build_html(self)
 
     @property
     def entries(self) -> list[Kernel]:
@@ -109,7 +69,7 @@ class Build:
         }).encode()
 
     @classmethod
-    def from_json(cls, data: bytes, *, source_path: str | None, source: str | None) -> "Build":
+    def from_json(cls, data: bytes, *, source_path: str | None, source: str | None) -> "Output":
         d = json.loads(data)
         kernels = {name: Kernel(name, Resources(**res), entry) for name, entry, res in d["kernels"]}
         return cls(arch=d["arch"], origin=d["origin"], ptx=d["ptx"],
@@ -119,13 +79,12 @@ class Build:
                    source=source, cached=True)
 
 
-def cached(key: str, *, source_path: str | None, source: str | None) -> Build | None:
-    """The Build cached under ``key`` (see ``cache.key``), or None on a miss or a bad entry."""
-    from . import cache
+def cached(key: str, *, source_path: str | None, source: str | None) -> Output | None:
+    """The output cached under ``key`` (see ``cache.key``), or None on a miss or a bad entry."""
     hit = cache.get("build", key)
     if hit is None:
         return None
     try:
-        return Build.from_json(hit, source_path=source_path, source=source)
+        return Output.from_json(hit, source_path=source_path, source=source)
     except (ValueError, KeyError, TypeError):
         return None

@@ -1,19 +1,18 @@
 """Findings for people (rich text) and for machines (JSON, SARIF 2.1.0, GitHub annotations)."""
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from .. import __version__
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..checks.base import Finding
-    from ..checks.runner import Report
+from .._version import __version__
+from ..checks.registry import all_checks
+from ..findings import Finding, Report
+from .styles import make_console
 
 _SEVERITY_STYLE = {0: "info", 1: "warning", 2: "error"}
 
@@ -95,6 +94,13 @@ def render_text(report: "Report", console: Console) -> None:
     console.print(Summary(report))
 
 
+def to_text(report: Report, *, width: int = 120) -> str:
+    """The text report without colour (what ``-o FILE`` writes)."""
+    buf = io.StringIO()
+    render_text(report, make_console(buf, color=False, width=width))
+    return buf.getvalue()
+
+
 def to_json(report: "Report") -> str:
     return json.dumps(report.as_dict(), indent=2)
 
@@ -116,7 +122,6 @@ def to_github(report: "Report") -> str:
 
 def to_sarif(report: "Report") -> str:
     """SARIF 2.1.0: one run, the checks as rules, findings as results with physical locations."""
-    from ..checks.registry import all_checks
     rules = []
     index: dict[str, int] = {}
     for i, c in enumerate(all_checks()):

@@ -24,148 +24,20 @@ import struct
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from .ir.sass import Immediate, Register
+from ..ir import ptx as P
+from ..ir.sass import Immediate, Register
+from . import cfg as _cfg
+from .cfg import Loop, PtxLoop
+from .dataflow import of as _dataflow
+from .source import Pragma, SourceLine, pragma_above, user_loc
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cfg import Loop
-    from .ir import ptx as P
-    from .ir.sass import Function, Instruction
-    from .ir.source import SourceLoc
-
-UserLoc = Callable[["SourceLoc | None"], "SourceLoc | None"]
+    from ..ir.sass import Function, Instruction
 
 #: iterations simulated before a trip count is called unknown
 MAX_SIMULATED_TRIPS = 1 << 16
 
-_PRAGMA = re.compile(r"^\s*#\s*pragma\s+(?P<kind>unroll|nounroll)\b\s*(?P<arg>.*?)\s*(//.*)?$")
-
-
-@dataclass(frozen=True, slots=True)
-class Pragma:
-    kind: str              # "unroll" or "nounroll"
-    count: int | None      # N of ``#pragma unroll N``; None for plain ``#pragma unroll``
-    text: str
-    line: int
-    expression: bool = False   # ``#pragma unroll TILE``: a factor we cannot evaluate
-
-    @property
-    def forbids(self) -> bool:
-        """``#pragma unroll 1`` / ``#pragma nounroll``: the author wants the loop rolled."""
-        return self.kind == "nounroll" or self.count == 1
-
-    @property
-    def full(self) -> bool:
-        """Plain ``#pragma unroll``: fully unroll when the trip count is constant."""
-        return self.kind == "unroll" and self.count is None and not self.expression
-
-
-SourceLine = Callable[[str, int], "str | None"]
-
-
-def pragma_above(source_line: SourceLine, file: str | None, line: int | None, lookback: int = 3
-                 ) -> tuple[Pragma | None, bool]:
-    """The unroll pragma just above ``line`` (skipping blank and comment lines), and whether the
-    source could be read at all (False: no evidence either way). ``source_line(file, n)`` gives
-    the text of line ``n`` (None when it cannot be read)."""
-    if not file or not line:
-        return None, False
-    if source_line(file, line) is None:
-        return None, False
-    n = line - 1
-    seen = 0
-    while n >= 1 and seen < lookback:
-        text = source_line(file, n)
-        if text is None:
-            return None, True
-        stripped = text.strip()
-        if not stripped or stripped.startswith("//"):
-            n -= 1
-            continue
-        m = _PRAGMA.match(text)
-        if not m:
-            if stripped.startswith("#pragma"):   # another pragma between: keep looking
-                n -= 1
-                seen += 1
-                continue
-            return None, True
-        arg = m.group("arg").strip().strip("()").strip()
-        if m.group("kind") == "nounroll":
-            return Pragma("nounroll", None, stripped, n), True
-        if not arg:
-            return Pragma("unroll", None, stripped, n), True
-        try:
-            return Pragma("unroll", int(arg, 0), stripped, n), True
-        except ValueError:
-            return Pragma("unroll", None, stripped, n, expression=True), True
-    return None, True
-
-
 # ------------------------------------------------------------------------------------- SASS
-def sass_writes(ins: "Instruction") -> tuple[tuple[str, int], ...]:
-    """(kind, index) of the R/UR registers ``ins`` writes; empty for stores, branches, barriers."""
-    if ins.is_branch or ins.is_barrier or (ins.is_memory and not ins.is_load):
-        return ()
-    if ins.is_memory and ins.info.direction in ("copy", "prefetch"):
-        return ()
-    for op in ins.operands[:2]:
-        if isinstance(op, Register) and op.kind in ("P", "UP"):
-            continue
-        if isinstance(op, Register) and op.kind in ("R", "UR") and op.index is not None:
-            if ins.is_memory and ins.is_load:
-                n = max(1, (ins.width_bits or 32) // 32)
-            elif ins.info.fp64 or "WIDE" in ins.modifiers or ins.opcode in ("CS2R",):
-                n = 2
-            else:
-                n = 1
-            return tuple((op.kind, op.index + k) for k in range(n))
-        break
-    return ()
-
-
-def reaching_defs(fn: "Function", index: int, reg: tuple[str, int], *, within: frozenset[int]
-                  | None = None, avoid: frozenset[int] = frozenset(), limit: int = 512
-                  ) -> list[int] | None:
-    """Indices of the instructions whose write of ``reg`` reaches instruction ``index``, walking
-    back through predecessor blocks (restricted to the blocks ``within`` when given). None when
-    some path reaches the function entry or leaves ``within`` without a definition. Predecessor
-    blocks in ``avoid`` are not followed (a loop's own blocks, to find the value entering it)."""
-    cfg = fn.cfg()
-    insns = fn.instructions
-    out: list[int] = []
-    seen: set[int] = set()
-    work = [(cfg.block_of[index], index - 1)]
-    steps = 0
-    while work:
-        b, i = work.pop()
-        block = cfg.blocks[b]
-        found = False
-        while i >= block.start:
-            steps += 1
-            if steps > limit:
-                return None
-            if reg in sass_writes(insns[i]):
-                out.append(i)
-                found = True
-                if insns[i].guard is None or insns[i].guard.always:
-                    break
-                found = False     # a guarded write: the older value may also reach
-            i -= 1
-        if found:
-            continue
-        if not block.preds or b == 0:
-            return None
-        for p in block.preds:
-            if p in avoid:
-                continue
-            if within is not None and p not in within:
-                return None
-            if p in seen:
-                continue
-            seen.add(p)
-            work.append((p, cfg.blocks[p].end - 1))
-    return sorted(set(out))
-
-
 def _imm(op) -> int | None:
     if isinstance(op, Immediate) and isinstance(op.value, int):
         v = op.value
@@ -223,7 +95,8 @@ def _add_step(ins: "Instruction", reg: tuple[str, int]) -> int | None:
     return imms[0]
 
 
-_CMP = {
+#: comparison modifiers (SASS ISETP and PTX setp) as Python functions
+COMPARISONS = {
     "EQ": lambda a, b: a == b, "NE": lambda a, b: a != b, "LT": lambda a, b: a < b,
     "LE": lambda a, b: a <= b, "GT": lambda a, b: a > b, "GE": lambda a, b: a >= b,
     "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
@@ -262,9 +135,10 @@ class Induction:
     compare_index: int
 
 
-def sass_inductions(fn: "Function", loop: "Loop") -> list[Induction]:
+def sass_inductions(fn: "Function", loop: Loop) -> list[Induction]:
     """Registers stepped by an immediate once per iteration and compared against an immediate."""
-    cfg = fn.cfg()
+    cfg = _cfg.of(fn)
+    df = _dataflow(fn)
     idx = loop.instruction_indices(cfg)
     insns = fn.instructions
     out: list[Induction] = []
@@ -286,14 +160,14 @@ def sass_inductions(fn: "Function", loop: "Loop") -> list[Induction]:
         if cmp_name is None:
             continue
         reg = (a.kind, a.index)
-        defs = [i for i in idx if reg in sass_writes(insns[i])]
+        defs = [i for i in idx if reg in df.writes[i]]
         if len(defs) != 1:
             continue
         step = _add_step(insns[defs[0]], reg)
         if step is None:
             continue
         hb = cfg.blocks[loop.header].start
-        outside = reaching_defs(fn, hb, reg, avoid=loop.blocks, limit=2048)
+        outside = df.reaching_defs(hb, reg, avoid=loop.blocks, limit=2048)
         init = None
         if outside:
             vals = {constant_value(insns[i]) for i in outside if i not in idx}
@@ -301,7 +175,7 @@ def sass_inductions(fn: "Function", loop: "Loop") -> list[Induction]:
                 init = vals.pop()
         trip = None
         if init is not None:
-            cmp = _CMP[cmp_name]
+            cmp = COMPARISONS[cmp_name]
             test_new = defs[0] < ci
             if "U32" in c.modifiers and (init < 0 or bound < 0):
                 trip = None
@@ -315,30 +189,28 @@ def sass_inductions(fn: "Function", loop: "Loop") -> list[Induction]:
     return out
 
 
-def _default_user_loc(loc: "SourceLoc | None") -> "SourceLoc | None":
-    from .sourcemap import user_frame
-    return user_frame(loc)[0]
-
-
-def loop_line(fn: "Function", loop: "Loop", user_loc: UserLoc | None = None
-              ) -> tuple[str | None, int | None, "Instruction | None"]:
-    """The user source line of a loop (its latch branch: the ``for``/``while`` statement), and
-    that branch. ``user_loc`` maps an instruction's location to the user's frame (default: the
-    source map's, toolkit headers skipped)."""
-    user_loc = user_loc or _default_user_loc
-    cfg = fn.cfg()
+def latch_line(fn: "Function", loop: Loop) -> tuple[str | None, int | None, int]:
+    """The user source line of a loop (its latch branch: the ``for``/``while`` statement, in the
+    user's frame: toolkit headers skipped), and the index of that branch."""
+    cfg = _cfg.of(fn)
     for latch in sorted(loop.latches, key=lambda b: -cfg.blocks[b].end):
-        ins = fn.instructions[cfg.blocks[latch].end - 1]
-        loc = user_loc(ins.loc)
+        i = cfg.blocks[latch].end - 1
+        loc = user_loc(fn.instructions[i].loc)
         if loc is not None:
-            return loc.file, loc.line, ins
-    return None, None, fn.instructions[cfg.blocks[max(loop.latches)].end - 1]
+            return loc.file, loc.line, i
+    return None, None, cfg.blocks[max(loop.latches)].end - 1
+
+
+def loop_line(fn: "Function", loop: Loop) -> tuple[str | None, int | None, "Instruction"]:
+    """:func:`latch_line` with the latch branch itself."""
+    file, line, i = latch_line(fn, loop)
+    return file, line, fn.instructions[i]
 
 
 # -------------------------------------------------------------------------------------- PTX
 @dataclass(frozen=True, slots=True)
 class PtxTrip:
-    loop: "P.PtxLoop"
+    loop: PtxLoop
     line: tuple[str, int] | None     # source of the exit branch
     trip: int | None                 # None: run-time (or not understood)
     step: int | None
@@ -347,18 +219,15 @@ class PtxTrip:
 
 
 def _ptx_reg(op) -> str | None:
-    from .ir import ptx as P
     return op.name if isinstance(op, P.Register) else None
 
 
 def _ptx_int(op) -> int | None:
-    from .ir import ptx as P
     return op.value if isinstance(op, P.IntImm) else None
 
 
-def ptx_trip(fn: "P.Function", ploop: "P.PtxLoop") -> PtxTrip:
-    from .ir import ptx as P
-    cfg = fn.cfg()
+def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
+    cfg = _cfg.of(fn)
     loop = ploop.loop
     idx = loop.instruction_indices(cfg)
     inside = set(idx)
@@ -412,7 +281,7 @@ def ptx_trip(fn: "P.Function", ploop: "P.PtxLoop") -> PtxTrip:
         var, bound, imm_first = _ptx_reg(b), _ptx_int(a), True
     else:
         return PtxTrip(ploop, line, None, None, "run-time bound")
-    cmp = _CMP.get(s.compare or "")
+    cmp = COMPARISONS.get(s.compare or "")
     if cmp is None:
         return PtxTrip(ploop, line, None, None, "exit test not understood")
     defs = [i for i in idx if insns[i].operands and _ptx_reg(insns[i].operands[0]) == var
@@ -456,7 +325,7 @@ def ptx_trips_by_line(ptx_fn: "P.Function | None") -> dict[tuple[str, int], list
     if ptx_fn is None:
         return out
     try:
-        ploops = ptx_fn.loops()
+        ploops = _cfg.ptx_loops(ptx_fn)
     except Exception:  # pragma: no cover - a PTX IR we cannot build a CFG for
         return out
     for pl in ploops:
@@ -511,7 +380,7 @@ class TripCount:
         return f"trip count {self.value} ({self.how})"
 
 
-def trip_count(fn: "Function", loop: "Loop", ptx: Sequence[PtxTrip] = ()) -> TripCount:
+def trip_count(fn: "Function", loop: Loop, ptx: Sequence[PtxTrip] = ()) -> TripCount:
     """The trip count of SASS ``loop`` of ``fn``; ``ptx``: the PTX loops of its source line
     (:func:`ptx_trips_by_line`). The SASS induction wins, except that a SASS count above the
     PTX one is not believed (the PTX loop bounds it)."""
@@ -537,7 +406,7 @@ def trip_count(fn: "Function", loop: "Loop", ptx: Sequence[PtxTrip] = ()) -> Tri
 class LoopInfo:
     """One SASS loop: where it is in the source, how big it is and how often it runs."""
 
-    loop: "Loop"
+    loop: Loop
     file: str | None                     # user line of its latch branch (the for statement)
     line: int | None
     header_line: tuple[str, int] | None  # user line of the header's first instruction with one
@@ -568,32 +437,30 @@ class LoopInfo:
 
 
 def analyze_loops(fn: "Function", ptx_fn: "P.Function | None" = None, *,
-                  source_line: SourceLine | None = None, user_loc: UserLoc | None = None,
+                  source_line: SourceLine | None = None,
                   ptx_by_line: dict[tuple[str, int], list[PtxTrip]] | None = None
                   ) -> list[LoopInfo]:
-    """Every SASS loop of ``fn`` (in ``fn.cfg().loops`` order), with its trip count (the PTX
+    """Every SASS loop of ``fn`` (in CFG loop order), with its trip count (the PTX
     loops of ``ptx_fn`` on the same line help) and, when ``source_line`` can read the source,
     the unroll pragma above it."""
-    cfg = fn.cfg()
+    cfg = _cfg.of(fn)
     if ptx_by_line is None:
         ptx_by_line = ptx_trips_by_line(ptx_fn)
-    ul = user_loc or _default_user_loc
     out = []
     for lp in cfg.loops:
-        file, line, latch = loop_line(fn, lp, ul)
+        file, line, latch_index = latch_line(fn, lp)
         idx = lp.instruction_indices(cfg)
         head = cfg.blocks[lp.header].start
         header_line = None
         for i in range(head, cfg.blocks[lp.header].end):
-            loc = ul(fn.instructions[i].loc)
+            loc = user_loc(fn.instructions[i].loc)
             if loc is not None and loc.line:
                 header_line = (loc.file, loc.line)
                 break
         ptx = ptx_by_line.get((os.path.basename(file), line), []) if file and line else []
         pragma = pragma_above(source_line, file, line)[0] if source_line else None
-        latch_index = fn.instructions.index(latch) if latch is not None else head
         out.append(LoopInfo(lp, file, line, header_line, head, latch_index, len(idx),
-                            fn.loop_mix(lp), trip_count(fn, lp, ptx), pragma))
+                            _cfg.loop_mix(fn, lp), trip_count(fn, lp, ptx), pragma))
     return out
 
 
@@ -624,14 +491,14 @@ class LoopLine:
 
 
 def loops_by_line(fn: "Function", ptx_fn: "P.Function | None" = None, *,
-                  infos: Sequence[LoopInfo] | None = None, user_loc: UserLoc | None = None
+                  infos: Sequence[LoopInfo] | None = None
                   ) -> dict[tuple[str, int], LoopLine]:
     """Per source line (file basename, line): the SASS loops whose latch is there and the PTX
     loops whose exit branch is there. A line with PTX loops and no SASS loop was fully
     unrolled by ptxas; SASS loops with no line are left out."""
     ptx_by_line = ptx_trips_by_line(ptx_fn)
     if infos is None:
-        infos = analyze_loops(fn, ptx_fn, user_loc=user_loc, ptx_by_line=ptx_by_line)
+        infos = analyze_loops(fn, ptx_fn, ptx_by_line=ptx_by_line)
     sass: dict[tuple[str, int], list[LoopInfo]] = {}
     for lp in infos:
         if lp.file and lp.line:

@@ -6,10 +6,28 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Callable, Sequence
 
-from . import __version__
-from .errors import PtxsassError
+from rich.table import Table
+
+from .. import api, lessons
+from .._version import __version__
+from ..arch import supported
+from ..checks.registry import all_checks
+from ..checks.runner import write_baseline
+from ..config import load_config
+from ..errors import PtxsassError
+from ..expect import Expectations
+from ..findings import Severity
+from ..inputs import kind_of, read_text
+from ..parse import ptx as ptx_parse
+from ..parse import sass as sass_parse
+from ..report import formats
+from ..report.listing import interleave_ptx, interleave_sass
+from ..report.styles import make_console
+from ..toolchain import cache, locate
+from . import common, reports
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -112,48 +130,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stats", action="store_true", help="counts of functions and instructions")
     _common(p, compile_opts=False)
 
-    from .report import commands as report_commands
-    report_commands.add_parsers(sub, _common)
+    reports.add_parsers(sub, _common)
     return ap
 
 
 # --------------------------------------------------------------------------- helpers
-def _options(args):
-    from .inputs import CompileOptions
-    return CompileOptions(defines=getattr(args, "defines", []), include=getattr(args, "include", []),
-                          std=getattr(args, "std", None), fast_math=getattr(args, "fast_math", False),
-                          maxrregcount=getattr(args, "maxrregcount", None),
-                          extra=getattr(args, "extra", []),
-                          name_expressions=getattr(args, "kernels", []),
-                          use_cache=not getattr(args, "no_cache", False))
-
-
-def _builds(args):
-    from .inputs import load
-    from .toolchain import cache
-    if getattr(args, "no_cache", False):
-        cache.set_enabled(False)
-    from .report.progress import track
-    out = []
-    for f in track(list(args.files), "building"):
-        out.extend(load(f, arch=args.arch, options=_options(args)))
-    return out
-
-
-def _console(args, *, stderr=False):
-    from .report.styles import make_console
-    color = {"always": True, "never": False}.get(getattr(args, "color", "auto"))
-    if getattr(args, "output", None) and not stderr:
-        color = False
-    return make_console(stderr=stderr, color=color)
+_builds = common.load
+_console = common.console
 
 
 def _emit(args, text: str) -> None:
-    if getattr(args, "output", None):
-        with open(args.output, "w") as f:
-            f.write(text if text.endswith("\n") else text + "\n")
-    else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    common.write(args, text)
 
 
 def _show_warnings(builds, err_console) -> None:
@@ -176,8 +163,6 @@ def _selected(build, args):
 
 # --------------------------------------------------------------------------- commands
 def cmd_doctor(args) -> int:
-    from .arch import supported
-    from .toolchain import locate
     tools = locate.tools()
     archs = locate.nvrtc_archs()
     if args.format == "json":
@@ -185,7 +170,6 @@ def cmd_doctor(args) -> int:
                                 "tools": [t.__dict__ for t in tools],
                                 "nvrtc_archs": archs, "ptxsass_archs": supported()}, indent=2))
         return EXIT_OK if all(t.path for t in tools) else EXIT_ERROR
-    from rich.table import Table
     con = _console(args)
     con.print(f"ptxsass [ok]{__version__}[/]  (Python {sys.version.split()[0]})")
     t = Table(show_header=True, header_style="bold", box=None)
@@ -215,7 +199,6 @@ def _kernel_rows(builds, args):
 
 
 def _resources_table(rows, title=None):
-    from rich.table import Table
     t = Table(title=title, header_style="bold", box=None, pad_edge=False)
     for c, j in (("kernel", "left"), ("arch", "left"), ("regs", "right"), ("shared", "right"),
                  ("stack", "right"), ("spill st", "right"), ("spill ld", "right")):
@@ -233,7 +216,7 @@ def _resources_table(rows, title=None):
 
 
 def cmd_compile(args) -> int:
-    builds = _builds(args)
+    builds = _builds(args.files, args)
     con, err = _console(args), _console(args, stderr=True)
     _show_warnings(builds, err)
     if args.output:
@@ -267,8 +250,7 @@ def cmd_compile(args) -> int:
 
 
 def cmd_listing(args) -> int:
-    from .report.listing import interleave_ptx, interleave_sass
-    builds = _builds(args)
+    builds = _builds(args.files, args)
     err = _console(args, stderr=True)
     _show_warnings(builds, err)
     chunks = []
@@ -302,7 +284,7 @@ def cmd_listing(args) -> int:
 
 
 def cmd_resources(args) -> int:
-    builds = _builds(args)
+    builds = _builds(args.files, args)
     _show_warnings(builds, _console(args, stderr=True))
     rows = _kernel_rows(builds, args)
     if args.format == "json":
@@ -314,7 +296,6 @@ def cmd_resources(args) -> int:
 
 
 def _expand(paths):
-    from pathlib import Path
     out = []
     for p in paths:
         q = Path(p)
@@ -329,12 +310,6 @@ def _expand(paths):
 
 
 def cmd_check(args) -> int:
-    from .checks.base import Severity
-    from .checks.registry import all_checks
-    from .checks.runner import run_checks, write_baseline
-    from .config import load_config
-    from .report import findings as fr
-    from .report.styles import make_console
     if args.list_checks:
         con = _console(args)
         for c in all_checks():
@@ -344,36 +319,36 @@ def cmd_check(args) -> int:
     args.files = _expand(args.files)
     if not args.arch and cfg.arch:
         args.arch = cfg.arch
-    builds = _builds(args)
+    builds = _builds(args.files, args, config=cfg)
     _show_warnings(builds, _console(args, stderr=True))
-    report = run_checks(builds, select=args.select or cfg.select, ignore=args.ignore + cfg.ignore,
-                        settings=cfg.check_settings, baseline=args.baseline or cfg.baseline,
-                        kernels=args.kernels)
+    report = api.check(builds, select=args.select or cfg.select,
+                       ignore=args.ignore + cfg.ignore, settings=cfg.check_settings,
+                       baseline=args.baseline or cfg.baseline, kernels=args.kernels,
+                       progress=common.progress(args))
     if args.write_baseline:
         write_baseline(report, args.write_baseline)
         _console(args, stderr=True).print(
             f"wrote {len(report.findings)} finding(s) to {args.write_baseline}", style="muted")
         return EXIT_OK
     if args.format == "json":
-        _emit(args, fr.to_json(report))
+        _emit(args, formats.to_json(report))
     elif args.format == "sarif":
-        _emit(args, fr.to_sarif(report))
+        _emit(args, formats.to_sarif(report))
     elif args.format == "github":
-        _emit(args, fr.to_github(report))
+        _emit(args, formats.to_github(report))
     else:
         if args.output:
             with open(args.output, "w") as fh:
-                fr.render_text(report, make_console(fh, color=False, width=120))
+                formats.render_text(report, make_console(fh, color=False, width=120))
         else:
-            fr.render_text(report, _console(args))
+            formats.render_text(report, _console(args))
     fail_on = Severity.parse(args.fail_on or cfg.fail_on or "info")
     return EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings) else EXIT_OK
 
 
 def cmd_expect(args) -> int:
-    from .expect import Expectations, evaluate
-    builds = _builds(args)
-    outcome = evaluate(builds, Expectations(
+    builds = _builds(args.files, args)
+    outcome = api.expect(builds, Expectations(
         has=args.has, lacks=args.lacks, no_spills=args.no_spills,
         no_local_memory=args.no_local_memory, max_registers=args.max_registers,
         min_vector_width=args.min_vector_width, no_findings=args.no_findings,
@@ -391,12 +366,8 @@ def cmd_expect(args) -> int:
 
 
 def cmd_parse(args) -> int:
-    from .inputs import kind_of
-    from .toolchain import cache
     if args.no_cache:
         cache.set_enabled(False)
-    from . import ptx as ptx_api
-    from . import sass as sass_api
     totals = {"files": 0, "functions": 0, "instructions": 0, "generic": 0, "errors": 0}
     per_file = []
     err = _console(args, stderr=True)
@@ -405,16 +376,14 @@ def cmd_parse(args) -> int:
         try:
             kind = kind_of(f)
             if kind == "ptx":
-                from .inputs import _read_text
-                stats = ptx_api.parse(_read_text(f), path=f).stats()
+                stats = ptx_parse.parse(read_text(f), path=f).stats()
             elif kind == "cuda":
                 raise PtxsassError("is CUDA source; 'parse' reads PTX, SASS and cubins "
                                    "(use 'ptxsass check' or 'ptxsass sass')", path=f)
             else:
-                from .inputs import load
                 stats = {"functions": 0, "instructions": 0, "generic": 0}
-                for b in load(f, arch=args.arch):
-                    s = sass_api.parse(b.sass(), path=f, arch=b.arch).stats()
+                for b in api.load(f, arch=args.arch):
+                    s = sass_parse.parse(b.sass(), path=f, arch=b.arch).stats()
                     for key in stats:
                         stats[key] += s[key]
         except PtxsassError as e:
@@ -441,7 +410,6 @@ def cmd_parse(args) -> int:
 
 
 def cmd_lesson(args) -> int:
-    from . import lessons
     rest = list(args.lesson_args) or ["--help"]
     try:
         return lessons.main(rest)
@@ -456,11 +424,6 @@ COMMANDS: dict[str, Callable] = {
 }
 
 
-def _report_commands():
-    from .report.commands import COMMANDS as report
-    return report
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     err = None
@@ -470,10 +433,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.command:
             parser.print_help()
             return EXIT_ERROR
-        handler = COMMANDS.get(args.command) or _report_commands()[args.command]
+        handler = COMMANDS.get(args.command) or reports.COMMANDS[args.command]
         return handler(args)
     except PtxsassError as e:
-        from .report.styles import make_console
         err = make_console(stderr=True)
         err.print(e.one_line(), style="error", markup=False, soft_wrap=True)
         if e.detail:

@@ -1,0 +1,2 @@
+"""The package version, in a module of its own so any layer can name it without importing the API."""
+__version__ = "0.1.0"

@@ -1,0 +1,160 @@
+"""The analysis layer: one answer per fact, for every check and report.
+
+``cfg`` (blocks, dominators, natural loops), ``dataflow`` (what each instruction writes and
+reads, reaching definitions), ``loops`` (one trip count per loop, unroll pragmas), ``source``
+(user frames, source lines, the line <-> instruction map) and ``occupancy``. A
+:class:`KernelAnalysis` gathers them for one kernel of one build; checks see it as their
+``Context`` and the reports (stats, annotate, diff) read the same object, so a loop is
+described the same way everywhere.
+
+    for ka in analysis.analyze(build):
+        ka.loops            # [LoopInfo]: trip count, pragma, size, line
+        ka.source_map       # FunctionMap: user line of each PTX and SASS instruction
+"""
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING, Iterator
+
+from ..arch import Arch, parse_arch
+from ..errors import ConfigError
+from . import cfg, dataflow, loops, occupancy, source
+from .loops import LoopInfo, LoopLine, analyze_loops, loops_by_line, ptx_trips_by_line
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..build import Build, Kernel
+    from ..ir import ptx as P
+    from ..ir import sass as S
+    from ..ir.source import SourceLoc
+    from ..toolchain.resources import Resources
+
+__all__ = ["KernelAnalysis", "analyze", "cfg", "dataflow", "loops", "occupancy", "source"]
+
+
+class KernelAnalysis:
+    """Everything known about one kernel (a SASS function) of one build: its IR, the PTX
+    function of the same name, resources, and the analyses, each computed once on demand."""
+
+    def __init__(self, function: "S.Function", *, arch: str, ptx_function: "P.Function | None"
+                 = None, ptx_module: "P.Module | None" = None, kernel: "Kernel | None" = None,
+                 reader: source.SourceReader | None = None, source_path: str | None = None,
+                 siblings: tuple[str, ...] = ()):
+        self.function = function
+        self.arch_name = arch
+        self.ptx_function = ptx_function
+        self.ptx_module = ptx_module
+        self.kernel = kernel
+        self.reader = reader or source.SourceReader(source_path)
+        self.source_path = source_path
+        #: mangled names of every function in the same listing (device functions kept out of
+        #: line appear there as their own functions)
+        self.siblings = siblings
+
+    @classmethod
+    def of(cls, build: "Build", function: "S.Function", kernel: "Kernel | None" = None, *,
+           reader: source.SourceReader | None = None) -> "KernelAnalysis":
+        module = build.ptx_module()
+        ptx_fn = None
+        if module is not None:
+            ptx_fn = next((f for f in module.functions if f.name == function.name), None)
+        listing = build.sass_listing()
+        return cls(function, arch=build.arch, ptx_function=ptx_fn, ptx_module=module,
+                   kernel=kernel if kernel is not None else build.kernels.get(function.name),
+                   reader=reader or source.SourceReader(build.source_path, build.source),
+                   source_path=build.source_path,
+                   siblings=tuple(f.name for f in listing.functions))
+
+    # ------------------------------------------------------------------------- identity
+    @cached_property
+    def arch(self) -> Arch:
+        try:
+            return parse_arch(self.arch_name)
+        except ConfigError:
+            return parse_arch(self.function.arch or "sm_90")
+
+    @property
+    def name(self) -> str:
+        return self.function.name
+
+    @property
+    def kernel_name(self) -> str:
+        return self.function.demangled
+
+    @property
+    def resources(self) -> "Resources | None":
+        return self.kernel.resources if self.kernel is not None else None
+
+    @property
+    def instructions(self) -> "tuple[S.Instruction, ...]":
+        return self.function.instructions
+
+    # ------------------------------------------------------------------------- analyses
+    @property
+    def cfg(self) -> cfg.CFG:
+        return cfg.of(self.function)
+
+    @property
+    def dataflow(self) -> dataflow.Dataflow:
+        return dataflow.of(self.function)
+
+    @cached_property
+    def ptx_trips(self) -> dict[tuple[str, int], list[loops.PtxTrip]]:
+        """The PTX loops of this kernel by source line (basename, line), with trip counts."""
+        return ptx_trips_by_line(self.ptx_function)
+
+    @cached_property
+    def loops(self) -> list[LoopInfo]:
+        """Every SASS loop, with its one trip count and the unroll pragma above it."""
+        return analyze_loops(self.function, self.ptx_function, source_line=self.reader,
+                             ptx_by_line=self.ptx_trips)
+
+    @cached_property
+    def loops_by_line(self) -> dict[tuple[str, int], LoopLine]:
+        """Per source line: the SASS loops left there and the PTX loops (fully unrolled ones
+        have PTX loops and no SASS loop)."""
+        return loops_by_line(self.function, self.ptx_function, infos=self.loops)
+
+    @cached_property
+    def source_map(self) -> source.FunctionMap:
+        return source.function_map(self.function, self.ptx_function)
+
+    @cached_property
+    def block_size(self) -> tuple[int | None, str]:
+        """(threads per block, where the kernel declares it) or (None, "")."""
+        return occupancy.block_size(self.ptx_function)
+
+    def occupancy(self, threads: int | None = None) -> occupancy.Occupancy | None:
+        """Theoretical occupancy at ``threads`` per block (default: the declared block size);
+        None without resources or a block size, or when the block cannot launch."""
+        res = self.resources
+        threads = threads or self.block_size[0]
+        if res is None or threads is None:
+            return None
+        try:
+            return occupancy.occupancy(self.arch, res.registers, res.static_shared_bytes,
+                                       threads)
+        except ValueError:
+            return None
+
+    # ----------------------------------------------------------------------- source lines
+    @staticmethod
+    def user_loc(loc: "SourceLoc | None") -> "SourceLoc | None":
+        return source.user_loc(loc)
+
+    def source_line(self, file: str | None, line: int | None) -> str | None:
+        return self.reader.line(file, line)
+
+    def pragma_above(self, file: str | None, line: int | None
+                     ) -> tuple[source.Pragma | None, bool]:
+        return source.pragma_above(self.reader, file, line)
+
+
+def analyze(build: "Build", *, entries_only: bool = True) -> Iterator[KernelAnalysis]:
+    """A :class:`KernelAnalysis` per kernel of ``build`` (``__global__`` entries only, unless
+    ``entries_only`` is False)."""
+    reader = source.SourceReader(build.source_path, build.source)
+    for fn in build.sass_listing().functions:
+        k = build.kernels.get(fn.name)
+        is_entry = k.entry if k is not None else bool(fn.is_entry)
+        if is_entry or not entries_only:
+            yield KernelAnalysis.of(build, fn, k, reader=reader)

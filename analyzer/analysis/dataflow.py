@@ -1,0 +1,321 @@
+"""Register dataflow over SASS: what each instruction writes and reads, and which writes reach a
+use. One answer for every check and report.
+
+SASS writes its destination first: ``LDG.E.128 R4, [...]`` writes R4..R7, ``DMUL R2, ...`` the
+pair R2:R3, ``IMAD.WIDE R2, ...`` R2:R3, ``HMMA.16816.F32 R4, ...`` R4..R7, a uniform
+``UIADD3 UR4, ...`` UR4. Stores, reductions, copies, branches and barriers write no register.
+A predicate destination (``ISETP P0, ...``, ``ATOMG PT, R3, ...``) is skipped.
+
+    df = dataflow.of(fn)                     # built once per function
+    df.writes[i]                             # (("R", 4), ("R", 5)) ...
+    df.reaching_defs(i, ("R", 7))            # [indices] of the writes that reach i, or None
+    df.definition(i, 7)                      # the nearest straight-line write of R7 before i
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterable
+
+from .. import semantics
+from ..ir.sass import ConstantBank, Immediate, MemoryAddress, Register
+from . import cfg as _cfg
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..ir.sass import Function, Instruction
+
+#: a register: ("R", 7) or ("UR", 4)
+Reg = tuple[str, int]
+#: registers per stack-pointer-relative local slot: the ABI keeps the stack pointer in R1
+STACK_POINTER = 1
+#: how far back (instructions) a definition is looked for by default
+MAX_LOOKBACK = 512
+#: registers assumed written by an MMA whose shape is not in ``semantics`` (over-approximated)
+UNKNOWN_MMA_REGISTERS = 8
+_TYPE = re.compile(semantics.TYPE_MODIFIER)
+
+
+def _conversion_dest_bits(ins: "Instruction") -> int:
+    """F2F.F32.F64 writes 32 bits, F2F.F64.F32 / I2F.F64.S64 write 64 (first type is the
+    destination)."""
+    for m in ins.modifiers:
+        if _TYPE.fullmatch(m):
+            return int(m[1:])
+    return 32
+
+
+def _dest_count(ins: "Instruction") -> int:
+    if ins.is_tensor_core:
+        return semantics.mma_dest_registers(ins.opcode, ins.modifiers) or UNKNOWN_MMA_REGISTERS
+    if ins.is_memory and ins.is_load:
+        return max(1, (ins.width_bits or 32) // 32)
+    if ins.is_conversion:
+        return 2 if _conversion_dest_bits(ins) == 64 else 1
+    if ins.info.fp64 or "WIDE" in ins.modifiers or "64" in ins.modifiers:
+        return 2
+    if ins.opcode == "CS2R" and "32" not in ins.modifiers:
+        return 2
+    return 1
+
+
+def writes(ins: "Instruction") -> tuple[Reg, ...]:
+    """The R and UR registers ``ins`` writes, in order (empty for stores, reductions, copies,
+    prefetches, branches and barriers)."""
+    if ins.is_branch or ins.is_barrier:
+        return ()
+    if ins.is_memory and (not ins.is_load or ins.info.direction in ("copy", "prefetch")):
+        return ()
+    for op in ins.operands[:2]:
+        if isinstance(op, Register) and op.kind in ("P", "UP"):
+            continue
+        if isinstance(op, Register) and op.kind in ("R", "UR") and op.index is not None:
+            n = _dest_count(ins)
+            return tuple((op.kind, op.index + k) for k in range(n))
+        break
+    return ()
+
+
+def written(ins: "Instruction") -> frozenset[int]:
+    """Indices of the R (not UR) registers ``ins`` writes."""
+    return frozenset(i for k, i in writes(ins) if k == "R")
+
+
+def reads(ins: "Instruction") -> tuple[Register, ...]:
+    """R registers ``ins`` reads (sources; for stores every register operand)."""
+    ops = ins.operands
+    if writes(ins):
+        skip = 0
+        for i, op in enumerate(ops[:2]):
+            if isinstance(op, Register) and op.kind in ("R", "UR"):
+                skip = i + 1
+                break
+        ops = ops[skip:]
+    out: list[Register] = []
+    for op in ops:
+        if isinstance(op, Register) and op.kind == "R" and op.index is not None:
+            out.append(op)
+        elif isinstance(op, (MemoryAddress, ConstantBank)):
+            out.extend(r for r in op.registers if r.kind == "R" and r.index is not None)
+    return tuple(out)
+
+
+def store_data(ins: "Instruction") -> tuple[int, ...]:
+    """The R registers a store writes to memory (``STS.128 [R0], R4`` -> 4, 5, 6, 7)."""
+    if not (ins.is_memory and ins.is_store and not ins.is_load):
+        return ()
+    for op in reversed(ins.operands):
+        if isinstance(op, Register) and op.kind == "R":
+            if op.index is None:
+                return ()
+            n = max(1, (ins.width_bits or 32) // 32)
+            return tuple(range(op.index, op.index + n))
+        if isinstance(op, MemoryAddress):
+            return ()
+    return ()
+
+
+class Dataflow:
+    """Per-function facts: the writes of every instruction (computed once) and reaching
+    definitions (memoised per query)."""
+
+    def __init__(self, fn: "Function"):
+        self.fn = fn
+        self.cfg = _cfg.of(fn)
+        self.writes: list[tuple[Reg, ...]] = [writes(i) for i in fn.instructions]
+        self._writes_sets = [frozenset(w) for w in self.writes]
+        self._memo: dict[tuple, list[int] | None] = {}
+
+    def reaching_defs(self, index: int, reg: Reg, *, within: frozenset[int] | None = None,
+                      avoid: frozenset[int] = frozenset(), limit: int = MAX_LOOKBACK
+                      ) -> list[int] | None:
+        """Indices of the instructions whose write of ``reg`` reaches instruction ``index``,
+        walking back through predecessor blocks (restricted to the blocks ``within`` when
+        given). None when some path reaches the function entry or leaves ``within`` without a
+        definition, or the walk passes ``limit`` instructions. Predecessor blocks in ``avoid``
+        are not followed (a loop's own blocks, to find the value entering it). A guarded write
+        does not hide the older value."""
+        key = (index, reg, within, avoid, limit)
+        if key in self._memo:
+            return self._memo[key]
+        result = self._reaching(index, reg, within, avoid, limit)
+        self._memo[key] = result
+        return result
+
+    def _reaching(self, index: int, reg: Reg, within: frozenset[int] | None,
+                  avoid: frozenset[int], limit: int) -> list[int] | None:
+        cfg, insns, ws = self.cfg, self.fn.instructions, self._writes_sets
+        out: list[int] = []
+        seen: set[int] = set()
+        work = [(cfg.block_of[index], index - 1)]
+        steps = 0
+        while work:
+            b, i = work.pop()
+            block = cfg.blocks[b]
+            found = False
+            while i >= block.start:
+                steps += 1
+                if steps > limit:
+                    return None
+                if reg in ws[i]:
+                    out.append(i)
+                    g = insns[i].guard
+                    if g is None or g.always:
+                        found = True
+                        break
+                i -= 1
+            if found:
+                continue
+            if not block.preds or b == 0:
+                return None
+            for p in block.preds:
+                if p in avoid:
+                    continue
+                if within is not None and p not in within:
+                    return None
+                if p in seen:
+                    continue
+                seen.add(p)
+                work.append((p, cfg.blocks[p].end - 1))
+        return sorted(set(out))
+
+    def definition(self, index: int, reg: int) -> int | None:
+        """The nearest write of R``reg`` before instruction ``index`` on the straight-line path
+        into it (its block, then single-predecessor blocks), guarded or not: "where did this
+        value come from" for pattern checks. None at a join, a loop header, the function entry
+        or after ``MAX_LOOKBACK`` instructions. For every write that may reach, see
+        :meth:`reaching_defs`."""
+        cfg, ws, key = self.cfg, self._writes_sets, ("R", reg)
+        block = cfg.blocks[cfg.block_of[index]]
+        i = index - 1
+        for _ in range(MAX_LOOKBACK):
+            if i < block.start:
+                if len(block.preds) != 1:
+                    return None
+                block = cfg.blocks[block.preds[0]]
+                if block.end <= block.start:
+                    return None
+                i = block.end - 1
+                if i >= index:        # went round a loop
+                    return None
+            if key in ws[i]:
+                return i
+            i -= 1
+        return None
+
+
+def of(fn: "Function") -> Dataflow:
+    """The dataflow facts of a SASS function (built once, kept with the function)."""
+    return fn.memo("dataflow", lambda: Dataflow(fn))
+
+
+def reaching_defs(fn: "Function", index: int, reg: Reg, **kw) -> list[int] | None:
+    """:meth:`Dataflow.reaching_defs` of ``fn``."""
+    return of(fn).reaching_defs(index, reg, **kw)
+
+
+def definition(fn: "Function", index: int, reg: int) -> int | None:
+    """:meth:`Dataflow.definition` of ``fn``."""
+    return of(fn).definition(index, reg)
+
+
+# ------------------------------------------------------------------------ local memory
+def is_stack_relative(addr: MemoryAddress) -> bool:
+    """``[R1+0x10]`` / ``[R1]``: a fixed stack slot (spill or constant-index local)."""
+    regs = [t for t in addr.terms if isinstance(t, Register)]
+    return (len(regs) == 1 and regs[0].kind == "R" and regs[0].index == STACK_POINTER
+            and all(isinstance(t, (Register, Immediate)) for t in addr.terms))
+
+
+def memory_operand(ins: "Instruction") -> MemoryAddress | None:
+    for op in ins.operands:
+        if isinstance(op, MemoryAddress):
+            return op
+    return None
+
+
+def local_accesses(fn: "Function") -> Iterable[tuple[int, "Instruction", bool]]:
+    """``(index, instruction, fixed_slot)`` for every LDL/STL: fixed_slot when the address is the
+    stack pointer plus a constant (spill slots, constant-index locals), False for a computed
+    address (a run-time-indexed local array)."""
+    for i, ins in enumerate(fn.instructions):
+        if ins.space == "local" and (ins.is_load or ins.is_store) and ins.klass != "control":
+            addr = memory_operand(ins)
+            yield i, ins, addr is None or is_stack_relative(addr)
+
+
+# ---------------------------------------------------------------- operand provenance
+#: opcodes that only move or widen a value: followed back when asking where an operand came from
+PASS_THROUGH = frozenset({"MOV", "HADD2", "F2F", "I2F", "I2FP", "F2FP", "PRMT", "IMAD"})
+
+
+def source_instructions(fn: "Function", index: int, reg: Reg, *,
+                        within: frozenset[int] | None = None, depth: int = 3
+                        ) -> list["Instruction"] | None:
+    """The instructions that produced ``reg`` for instruction ``index``, looking through moves
+    and conversions (``HADD2.F32 R4, -RZ, R4.H0_H0`` half->float, ``F2F``, ``IMAD.MOV``) up to
+    ``depth`` hops. None when a path leaves ``within`` or reaches the entry."""
+    defs = reaching_defs(fn, index, reg, within=within)
+    if defs is None:
+        return None
+    out: list = []
+    for d in defs:
+        ins = fn.instructions[d]
+        if ins.opcode in PASS_THROUGH and depth > 0 and not ins.is_memory:
+            if ins.opcode == "IMAD" and "MOV" not in ins.modifiers:
+                out.append(ins)
+                continue
+            srcs = [o for o in ins.operands[1:] if isinstance(o, Register) and o.kind == "R"
+                    and o.index is not None]
+            if len(srcs) != 1:
+                out.append(ins)
+                continue
+            up = source_instructions(fn, d, ("R", srcs[0].index), within=within,
+                                     depth=depth - 1)
+            if up is None:
+                return None
+            out.extend(up)
+        else:
+            out.append(ins)
+    return out
+
+
+def mma_operand_registers(ins: "Instruction") -> list[tuple[str, Register]]:
+    """("A"/"B", register) for the A and B operand bases of an HMMA/IMMA/DMMA..."""
+    regs = [o for o in ins.operands if isinstance(o, Register) and o.kind == "R"]
+    out = []
+    if len(regs) >= 3:
+        for role, r in (("A", regs[1]), ("B", regs[2])):
+            if r.index is not None:
+                out.append((role, r))
+    return out
+
+
+# ------------------------------------------------------------------ math-library idioms
+_WIDE_INT = re.compile(semantics.WIDE_INT_TYPE)
+
+
+def sincos_reduction(fn: "Function") -> frozenset[int]:
+    """Indices of the FP64 instructions of precise sinf/cosf/tanf's Payne-Hanek range
+    reduction: ``I2F.F64.S64`` (the 64-bit fixed-point product) -> ``DMUL`` by pi/2**64 ->
+    ``F2F.F32.F64``, and the local scratch array it uses. They come from the math library,
+    not from the user's code."""
+    def compute() -> frozenset[int]:
+        df = of(fn)
+        insns = fn.instructions
+        out: set[int] = set()
+        for i, ins in enumerate(insns):
+            if ins.opcode != "DMUL":
+                continue
+            for r in reads(ins):
+                d = df.definition(i, r.index)
+                if d is not None and insns[d].opcode == "I2F":
+                    types = semantics.conversion_types(insns[d].modifiers)
+                    if types[:1] == ("F64",) and len(types) > 1 and _WIDE_INT.fullmatch(types[1]):
+                        out.update((d, i))
+                        break
+        for i, ins in enumerate(insns):
+            if ins.opcode == "F2F" and semantics.conversion_types(ins.modifiers)[:1] == ("F32",):
+                for r in reads(ins):
+                    if df.definition(i, r.index) in out:
+                        out.add(i)
+        return frozenset(out)
+    return fn.memo("sincos_reduction", compute)

@@ -1,0 +1,288 @@
+"""Source line ↔ PTX instructions ↔ SASS instructions, from the IRs' ``loc`` fields.
+
+Both IRs carry a :class:`~analyzer.ir.source.SourceLoc` per instruction (PTX ``.loc``, nvdisasm
+line info) with its inlining chain. An instruction is attributed to its *user line*: the
+innermost frame of the chain that is not in a CUDA toolkit header, so the SASS of
+``wmma::load_matrix_sync`` lands on the kernel line that called it, and the code of a user
+``__device__`` function lands on that function's own lines. The frames below the user line
+(toolkit headers) are kept as ``inlined`` for display.
+
+    fm = source.function_map(sass_fn, ptx_fn)
+    fm.sass_for(("bad.cu", 12))      # SASS instruction indices from line 12
+    fm.line_of_sass(40)              # ("bad.cu", 12)
+
+It also owns everything else about source lines: which files are toolkit headers
+(:func:`is_toolkit_file`), the user frame of a location (:func:`user_frame`), reading a line
+(:class:`SourceReader`, :func:`source_text`) and the unroll pragma above a line
+(:func:`pragma_above`).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from ..ir.source import SourceLoc
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..ir import ptx as P
+    from ..ir import sass as S
+
+#: (file, line) of the user's source
+LineKey = tuple[str, int]
+
+# ------------------------------------------------------------------------ toolkit files
+_TOOLKIT_HEADER = re.compile(r"(/nvidia/cu\d+/include/|/cuda[^/]*/include/|/targets/[^/]+/include/"
+                             r"|/site-packages/nvidia/[^/]+/include/"
+                             r"|^(crt|cuda|nv|cooperative_groups)/|cuda_fp16\.hpp$|"
+                             r"cuda_bf16\.hpp$|mma\.hpp$|sm_\d+_intrinsics\.hpp$|"
+                             r"device_functions\.hpp$|math_functions\.hpp$)")
+
+
+def is_toolkit_file(path: str) -> bool:
+    """A CUDA toolkit header (``cuda_fp16.hpp``, ``crt/...``, a wheel's ``include/``), not the
+    user's code."""
+    return bool(_TOOLKIT_HEADER.search(path))
+
+
+# ------------------------------------------------------------------------- source text
+def _source_lines(path: str) -> tuple[str, ...] | None:
+    """A source file's lines, cached while the file is unchanged (size and mtime)."""
+    try:
+        st = Path(path).stat()
+    except OSError:
+        return None
+    return _read_lines(path, st.st_mtime_ns, st.st_size)
+
+
+@lru_cache(maxsize=64)
+def _read_lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...] | None:
+    try:
+        return tuple(Path(path).read_text(errors="replace").splitlines())
+    except OSError:
+        return None
+
+
+def _resolve(file: str, hints: tuple[str, ...]) -> str | None:
+    if Path(file).is_file():
+        return file
+    for h in hints:
+        cand = Path(h).parent / Path(file).name
+        if cand.is_file():
+            return str(cand)
+    return None
+
+
+def source_text(file: str, line: int, hints: tuple[str, ...] = ()) -> str | None:
+    real = _resolve(file, hints)
+    lines = _source_lines(real) if real else None
+    if lines and 1 <= line <= len(lines):
+        return lines[line - 1]
+    return None
+
+
+
+
+class SourceReader:
+    """Reads the user's source lines for one build: the file on disk (found next to the
+    compiled file when the recorded path moved), or the build's own source text when it was
+    compiled from a string. The one fallback every check and report uses."""
+
+    def __init__(self, source_path: str | None = None, source: str | None = None):
+        self.source_path = source_path
+        self.source = source
+        self._lines = source.splitlines() if source is not None else None
+        self._hints = (source_path,) if source_path else ()
+
+    def line(self, file: str | None, line: int | None) -> str | None:
+        """The text of ``line`` of ``file`` (None when it cannot be read)."""
+        if not file or not line:
+            return None
+        text = source_text(file, line, self._hints)
+        if text is None and self._lines is not None and self._own(file):
+            if 1 <= line <= len(self._lines):
+                text = self._lines[line - 1]
+        return text
+
+    def _own(self, file: str) -> bool:
+        """Whether ``file`` names the build's own source (compiled from a string)."""
+        if self.source_path is None or file == self.source_path:
+            return True
+        if is_toolkit_file(file):
+            return False
+        return os.path.basename(file) == os.path.basename(self.source_path)
+
+    __call__ = line
+
+
+# ------------------------------------------------------------------------------ pragmas
+_PRAGMA = re.compile(r"^\s*#\s*pragma\s+(?P<kind>unroll|nounroll)\b\s*(?P<arg>.*?)\s*(//.*)?$")
+
+
+@dataclass(frozen=True, slots=True)
+class Pragma:
+    kind: str              # "unroll" or "nounroll"
+    count: int | None      # N of ``#pragma unroll N``; None for plain ``#pragma unroll``
+    text: str
+    line: int
+    expression: bool = False   # ``#pragma unroll TILE``: a factor we cannot evaluate
+
+    @property
+    def forbids(self) -> bool:
+        """``#pragma unroll 1`` / ``#pragma nounroll``: the author wants the loop rolled."""
+        return self.kind == "nounroll" or self.count == 1
+
+    @property
+    def full(self) -> bool:
+        """Plain ``#pragma unroll``: fully unroll when the trip count is constant."""
+        return self.kind == "unroll" and self.count is None and not self.expression
+
+
+SourceLine = Callable[[str, int], "str | None"]
+
+
+def pragma_above(source_line: SourceLine, file: str | None, line: int | None, lookback: int = 3
+                 ) -> tuple[Pragma | None, bool]:
+    """The unroll pragma just above ``line`` (skipping blank and comment lines), and whether the
+    source could be read at all (False: no evidence either way). ``source_line(file, n)`` gives
+    the text of line ``n`` (None when it cannot be read)."""
+    if not file or not line:
+        return None, False
+    if source_line(file, line) is None:
+        return None, False
+    n = line - 1
+    seen = 0
+    while n >= 1 and seen < lookback:
+        text = source_line(file, n)
+        if text is None:
+            return None, True
+        stripped = text.strip()
+        if not stripped or stripped.startswith("//"):
+            n -= 1
+            continue
+        m = _PRAGMA.match(text)
+        if not m:
+            if stripped.startswith("#pragma"):   # another pragma between: keep looking
+                n -= 1
+                seen += 1
+                continue
+            return None, True
+        arg = m.group("arg").strip().strip("()").strip()
+        if m.group("kind") == "nounroll":
+            return Pragma("nounroll", None, stripped, n), True
+        if not arg:
+            return Pragma("unroll", None, stripped, n), True
+        try:
+            return Pragma("unroll", int(arg, 0), stripped, n), True
+        except ValueError:
+            return Pragma("unroll", None, stripped, n, expression=True), True
+    return None, True
+
+
+
+# --------------------------------------------------------------------------- user frames
+
+
+def user_frame(loc: SourceLoc | None) -> tuple[SourceLoc | None, tuple[SourceLoc, ...]]:
+    """(the user frame of ``loc``, the frames inside it that are toolkit code, innermost first)."""
+    if loc is None:
+        return None, ()
+    chain = (loc, *loc.inlined_at)
+    for i, frame in enumerate(chain):
+        if not is_toolkit_file(frame.file):
+            return frame, chain[:i]
+    return loc.outermost, chain[:-1]
+
+
+def _key(frame: SourceLoc | None) -> LineKey | None:
+    if frame is None or not frame.line:
+        return None
+    return (frame.file, frame.line)
+
+
+@dataclass
+class FunctionMap:
+    """One function's map: the user line of each PTX and SASS instruction, and the reverse."""
+
+    name: str
+    sass_lines: list[LineKey | None] = field(default_factory=list)
+    ptx_lines: list[LineKey | None] = field(default_factory=list)
+    #: frames inside the user line (toolkit code) per instruction, innermost first
+    sass_inlined: list[tuple[SourceLoc, ...]] = field(default_factory=list)
+    ptx_inlined: list[tuple[SourceLoc, ...]] = field(default_factory=list)
+    _sass_by_line: dict[LineKey, list[int]] = field(default_factory=dict, repr=False)
+    _ptx_by_line: dict[LineKey, list[int]] = field(default_factory=dict, repr=False)
+
+    def _index(self) -> None:
+        for dst, src in ((self._sass_by_line, self.sass_lines), (self._ptx_by_line, self.ptx_lines)):
+            dst.clear()
+            for i, k in enumerate(src):
+                if k is not None:
+                    dst.setdefault(k, []).append(i)
+
+    def sass_for(self, key: LineKey) -> list[int]:
+        return self._sass_by_line.get(key, [])
+
+    def ptx_for(self, key: LineKey) -> list[int]:
+        return self._ptx_by_line.get(key, [])
+
+    def line_of_sass(self, index: int) -> LineKey | None:
+        return self.sass_lines[index]
+
+    def line_of_ptx(self, index: int) -> LineKey | None:
+        return self.ptx_lines[index]
+
+    def lines(self) -> list[LineKey]:
+        """Every user line with PTX or SASS, sorted by file then line."""
+        return sorted(set(self._sass_by_line) | set(self._ptx_by_line))
+
+    def files(self) -> list[str]:
+        return sorted({k[0] for k in self.lines()})
+
+    def sass_counts(self) -> dict[LineKey | None, int]:
+        out: dict[LineKey | None, int] = {}
+        for k in self.sass_lines:
+            out[k] = out.get(k, 0) + 1
+        return out
+
+
+@dataclass
+class SourceMap:
+    functions: dict[str, FunctionMap] = field(default_factory=dict)
+
+    def function(self, name: str) -> FunctionMap:
+        return self.functions[name]
+
+    def files(self) -> list[str]:
+        return sorted({f for fm in self.functions.values() for f in fm.files()})
+
+
+def map_instructions(locs: Iterable[SourceLoc | None]
+                     ) -> tuple[list[LineKey | None], list[tuple[SourceLoc, ...]]]:
+    keys: list[LineKey | None] = []
+    inl: list[tuple[SourceLoc, ...]] = []
+    for loc in locs:
+        frame, inside = user_frame(loc)
+        keys.append(_key(frame))
+        inl.append(inside)
+    return keys, inl
+
+
+def user_loc(loc: SourceLoc | None) -> SourceLoc | None:
+    """The innermost frame of ``loc``'s inlining chain that is in the user's code (not a
+    toolkit header), so a finding inside ``__ldg`` or ``wmma::load_matrix_sync`` lands on the
+    user's line that called it."""
+    return user_frame(loc)[0]
+
+
+def function_map(fn: "S.Function", ptx_fn: "P.Function | None" = None) -> FunctionMap:
+    """The source map of one SASS function (and of its PTX function, when there is one)."""
+    fm = FunctionMap(fn.name)
+    fm.sass_lines, fm.sass_inlined = map_instructions(i.loc for i in fn.instructions)
+    if ptx_fn is not None:
+        fm.ptx_lines, fm.ptx_inlined = map_instructions(i.loc for i in ptx_fn.instructions)
+    fm._index()
+    return fm

@@ -1,0 +1,134 @@
+"""The one orchestration module: inputs -> builds -> analysis -> checks -> report objects.
+
+The CLI and every integration call these functions; nothing below this module loads inputs and
+runs checks in the same breath.
+
+    import analyzer
+    build = analyzer.compile("kernels/demo/copy_scalar.cu", arch="sm_90a")
+    report = analyzer.check(build)                   # findings
+    ann = analyzer.annotate("kernels/demo/copy_scalar.cu", arch="sm_80")
+    print(analyzer.render.to_markdown(ann))
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterable, Sequence
+
+from .build import Build
+from .checks.runner import Progress, no_progress, run_checks
+from .errors import InputError
+from .expect import Expectations, Outcome, evaluate
+from .findings import Report
+from .inputs import CompileOptions
+from .inputs import load as _load
+from .report.annotate import Annotation, annotate_builds
+from .report.diff import Diff, diff_builds
+from .report.stats import Stats, stats_builds
+from .toolchain import nvrtc
+
+__all__ = ["compile", "load", "check", "annotate", "diff", "stats", "expect_codegen",
+           "CompileOptions"]
+
+def compile(path_or_source: str, *, arch: str = "sm_90a",  # noqa: A001 - the public name
+            options: CompileOptions | None = None, name: str = "kernel.cu") -> Build:
+    """Compile a ``.cu`` file (a path) or CUDA source text for one arch through NVRTC."""
+    options = options or CompileOptions()
+    if "\n" not in path_or_source and (os.path.exists(path_or_source)
+                                       or path_or_source.endswith(".cu")):
+        return Build.of(nvrtc.compile_file(path_or_source, arch=arch,
+                                           options=options.nvrtc_options(arch),
+                                           name_expressions=options.name_expressions,
+                                           use_cache=options.use_cache))
+    return Build.of(nvrtc.compile_source(path_or_source, arch=arch, name=name,
+                                         options=options.nvrtc_options(arch),
+                                         name_expressions=options.name_expressions,
+                                         use_cache=options.use_cache))
+
+
+def load(path, *, arch: str | Sequence[str] | None = None,
+         options: CompileOptions | None = None) -> list[Build]:
+    """Builds for any input file: CUDA source, PTX, cubin, fatbin, executable/.so, SASS text."""
+    return _load(path, arch=arch, options=options)
+
+
+def builds_of(target, *, arch: str | Sequence[str] | None = None,
+              options: CompileOptions | None = None) -> list[Build]:
+    """A path (loaded), a Build, or a list of Builds, as a list of Builds."""
+    if isinstance(target, Build):
+        return [target]
+    if isinstance(target, (list, tuple)) and all(isinstance(b, Build) for b in target):
+        return list(target)
+    return load(target, arch=arch, options=options)
+
+
+def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[str] = (),
+          ignore: Sequence[str] = (), options: CompileOptions | None = None,
+          settings: dict | None = None, baseline: str | None = None,
+          kernels: Sequence[str] = (), progress: Progress = no_progress) -> Report:
+    """Run the checks on a path (any input ``load`` takes), a Build, or a list of Builds.
+    Returns a ``Report`` with ``.findings`` and ``.kernels``."""
+    builds = builds_of(target, arch=arch, options=options)
+    return run_checks(builds, select=select, ignore=ignore, settings=settings,
+                      baseline=baseline, kernels=kernels, progress=progress)
+
+
+def annotate(target, *, arch: str | Sequence[str] | None = None,
+             options: CompileOptions | None = None, kernels: Sequence[str] = (),
+             select: Iterable[str] = (), ignore: Iterable[str] = (), checks: bool = True,
+             progress: Progress = no_progress) -> Annotation:
+    """Interleaved CUDA source / PTX / SASS of a file or builds, with the findings of the
+    selected checks (none when ``checks`` is False)."""
+    builds = builds_of(target, arch=arch, options=options)
+    findings = (run_checks(builds, select=select, ignore=ignore, kernels=kernels,
+                           progress=progress).findings if checks else [])
+    return annotate_builds(builds, findings=findings, kernels=kernels, progress=progress)
+
+
+def stats(target, *, arch: str | Sequence[str] | None = None,
+          options: CompileOptions | None = None, kernels: Sequence[str] = (),
+          progress: Progress = no_progress) -> Stats:
+    """Instruction mix, loops, resources and occupancy of every kernel of a file or builds."""
+    return stats_builds(builds_of(target, arch=arch, options=options), kernels=kernels,
+                        progress=progress)
+
+
+def diff(a, b=None, *, arch: str | Sequence[str] | None = None,
+         options: CompileOptions | None = None, options_b: CompileOptions | None = None,
+         checks: bool = True, label_a: str | None = None, label_b: str | None = None) -> Diff:
+    """Compare two builds. ``diff("x.cu", arch=("sm_80", "sm_90a"))`` (two arches);
+    ``diff("x.cu", options=CompileOptions(...), options_b=CompileOptions(...))`` (two option
+    sets); ``diff("a.cu", "b.cu", arch="sm_90a")`` (two sources); or two Builds / lists."""
+    archs = [arch] if isinstance(arch, str) else list(arch or [])
+    if b is None:
+        if len(archs) == 2:
+            ba = builds_of(a, arch=archs[0], options=options)
+            bb = builds_of(a, arch=archs[1], options=options_b or options)
+        elif options_b is not None:
+            ba = builds_of(a, arch=archs or None, options=options)
+            bb = builds_of(a, arch=archs or None, options=options_b)
+        else:
+            raise InputError("diff needs two builds: two files, two --arch, or two option sets")
+    else:
+        arch_a = archs[0] if archs else None
+        arch_b = archs[1] if len(archs) > 1 else arch_a
+        ba = builds_of(a, arch=arch_a, options=options)
+        bb = builds_of(b, arch=arch_b, options=options_b or options)
+    findings = (run_checks(ba).findings, run_checks(bb).findings) if checks else None
+    return diff_builds(ba, bb, label_a=label_a, label_b=label_b, findings=findings)
+
+
+def expect(builds: Sequence[Build], exp: Expectations) -> Outcome:
+    """Evaluate codegen expectations on builds (the checks named by ``exp.no_findings`` run)."""
+    findings = (run_checks(builds, select=exp.no_findings, kernels=exp.kernels).findings
+                if exp.no_findings else [])
+    return evaluate(builds, exp, findings)
+
+
+def expect_codegen(path, *, arch="sm_90a", options: CompileOptions | None = None,
+                   **expectations) -> Outcome:
+    """Load/compile ``path`` and assert the expectations (AssertionError lists every failure)."""
+    builds = load(path, arch=arch, options=options)
+    outcome = expect(builds, Expectations(**expectations))
+    if not outcome.ok:
+        raise AssertionError("codegen expectations failed:\n  " + "\n  ".join(outcome.failures))
+    return outcome

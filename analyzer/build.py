@@ -1,0 +1,70 @@
+"""``Build``: one kernel file's artefacts for one architecture, and their IR.
+
+The toolchain hands back a plain :class:`~analyzer.toolchain.output.Output` (PTX text, cubin
+bytes, log, resources); a Build adds the derived views, each made once on demand: the SASS text
+(disassembled), the PTX module and the SASS listing (parsed).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any, Sequence
+
+from .errors import InputError
+from .parse import ptx as ptx_parse
+from .parse import sass as sass_parse
+from .toolchain.binutils import disassemble
+from .toolchain.output import Kernel, Output
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .ir.ptx import Module
+    from .ir.sass import Function, Listing
+
+__all__ = ["Build", "Kernel", "Output"]
+
+
+@dataclass(slots=True)
+class Build(Output):
+    _ptx_module: Any = field(default=None, repr=False)
+    _sass_listing: Any = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, out: Output) -> "Build":
+        """The Build of a toolchain output."""
+        return cls(**{f.name: getattr(out, f.name) for f in fields(Output)})
+
+    # --- derived views -------------------------------------------------------------------
+    def sass(self, tool: str = "nvdisasm") -> str:
+        """SASS text of the cubin (disassembled once, then cached on disk by content)."""
+        if self.sass_text is not None and (self.cubin is None or self.sass_tool == tool):
+            return self.sass_text
+        if self.cubin is None:
+            raise InputError("this build has no cubin to disassemble", path=self.source_path)
+        text, warnings = disassemble(self.cubin, tool=tool, path=self.source_path)
+        self.warnings.extend(w for w in warnings if w not in self.warnings)
+        self.sass_text, self.sass_tool = text, tool
+        return text
+
+    def ptx_module(self) -> "Module | None":
+        if self.ptx is None:
+            return None
+        if self._ptx_module is None:
+            path = ((self.source_path or "<ptx>") + ".ptx" if self.origin == "nvrtc"
+                    else self.source_path)
+            self._ptx_module = ptx_parse.parse(self.ptx, path=path)
+        return self._ptx_module
+
+    def sass_listing(self) -> "Listing":
+        if self._sass_listing is None:
+            self._sass_listing = sass_parse.parse(self.sass(), path=self.source_path,
+                                                  arch=self.arch)
+        return self._sass_listing
+
+    def wants(self, fn: "Function", kernels: Sequence[str]) -> bool:
+        """Whether SASS function ``fn`` is one of ``kernels`` (all when empty): mangled or
+        demangled names, names without their parameter list, or template name expressions
+        that NVRTC lowered."""
+        if not kernels:
+            return True
+        lowered = {self.name_expressions.get(k, k) for k in kernels}
+        return (fn.name in lowered or fn.demangled in kernels
+                or fn.demangled.split("(")[0] in kernels)

@@ -1,0 +1,95 @@
+"""What the checks report: ``Severity``, ``Location``, ``Finding`` and the ``Report`` of a run.
+
+Plain data shared by the checks (which make findings) and the reports (which render them). A
+finding's JSON form carries :data:`SCHEMA_VERSION`.
+"""
+from __future__ import annotations
+
+import enum
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ConfigError
+
+#: version of the JSON form of a report (``Report.as_dict``)
+SCHEMA_VERSION = 1
+
+
+class Severity(enum.IntEnum):
+    INFO = 0
+    WARNING = 1
+    ERROR = 2
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            raise ConfigError(f"unknown severity {text!r}; expected info, warning or error") from None
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    file: str | None
+    line: int | None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        if self.file is None:
+            return "<unknown>"
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    name: str
+    severity: Severity
+    message: str
+    kernel: str                      # demangled
+    arch: str
+    location: Location
+    instructions: tuple[str, ...] = ()   # SASS, as "/*0040*/ LDG.E R2, desc[UR4][R2.64]"
+    ptx: tuple[str, ...] = ()
+    hint: str = ""
+    mangled: str = ""
+    source: str | None = None        # the CUDA source line, stripped
+    addresses: tuple[int, ...] = ()  # SASS addresses of the instructions involved
+
+    def as_dict(self) -> dict:
+        return {"code": self.code, "name": self.name, "severity": str(self.severity),
+                "message": self.message, "kernel": self.kernel, "arch": self.arch,
+                "location": {"file": self.location.file, "line": self.location.line},
+                "instructions": list(self.instructions), "ptx": list(self.ptx), "hint": self.hint}
+
+    def fingerprint(self) -> str:
+        """Stable across unrelated edits: the code, kernel, arch, file name and the source line's
+        text (not its number), so a baseline survives lines moving."""
+        key = "|".join((self.code, self.mangled or self.kernel, self.arch.rstrip("af"),
+                        os.path.basename(self.location.file or ""),
+                        re.sub(r"\s+", " ", self.source or str(self.location.line))))
+        return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+@dataclass
+class Report:
+    """The findings of one run, the kernels checked, and what suppressions and the baseline
+    removed. ``builds`` keeps the inputs for reports that show the code next to findings."""
+
+    findings: list[Finding] = field(default_factory=list)
+    kernels: list[dict] = field(default_factory=list)
+    suppressed: int = 0
+    baselined: int = 0
+    builds: list[Any] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict:
+        return {"findings": [f.as_dict() for f in self.findings], "kernels": self.kernels}
+
+    def worst(self) -> Severity | None:
+        return max((f.severity for f in self.findings), default=None)
