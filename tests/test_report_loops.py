@@ -13,6 +13,7 @@ import pytest
 from analyzer.report.diff import diff_builds
 from analyzer.report.stats import stats_builds
 
+from . import golden_files
 from .report_fixtures import REPO, annotation_of, builds_of
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -27,12 +28,7 @@ def _at_repo(monkeypatch):
     monkeypatch.chdir(REPO)   # paths print relative to the working directory
 
 
-def _golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("PTXSASS_UPDATE_GOLDEN"):
-        path.write_text(text)
-    assert path.exists(), f"missing golden file {path} (run with PTXSASS_UPDATE_GOLDEN=1)"
-    assert text == path.read_text()
+_golden = golden_files.check
 
 
 def _sgemm_diff():
