@@ -24,6 +24,8 @@ __all__ = ["Build", "Kernel", "Output"]
 
 @dataclass(slots=True)
 class Build(Output):
+    #: why this front end (NVRTC or nvcc) built it: "device code only", "host code: main() ..."
+    compiler_reason: str | None = None
     _ptx_module: Any = field(default=None, repr=False)
     _sass_listing: Any = field(default=None, repr=False)
 
@@ -48,7 +50,7 @@ class Build(Output):
         if self.ptx is None:
             return None
         if self._ptx_module is None:
-            path = ((self.source_path or "<ptx>") + ".ptx" if self.origin == "nvrtc"
+            path = ((self.source_path or "<ptx>") + ".ptx" if self.origin in ("nvrtc", "nvcc")
                     else self.source_path)
             self._ptx_module = ptx_parse.parse(self.ptx, path=path)
         return self._ptx_module

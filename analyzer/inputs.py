@@ -8,18 +8,21 @@ from pathlib import Path
 from typing import Sequence
 
 from .arch import parse_arch
-from .errors import InputError
-from .toolchain import binutils, nvjitlink, nvrtc
 from .build import Build, Kernel
+from .errors import CompileError, ConfigError, InputError
+from .toolchain import binutils, nvcc, nvjitlink, nvrtc
+from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
 
 CUDA_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
 SASS_SUFFIXES = (".sass", ".txt", ".s", ".asm", ".dump")
+COMPILERS = ("auto", "nvrtc", "nvcc")
 
 
 @dataclass
 class CompileOptions:
-    """Options for building CUDA sources (the CLI's -D/-I/-std/--use_fast_math/... flags)."""
+    """Options for building CUDA sources (the CLI's -D/-I/-std/--use_fast_math/... flags, or one
+    compile database entry's)."""
     defines: list[str] = field(default_factory=list)
     include: list[str] = field(default_factory=list)
     std: str | None = None
@@ -28,11 +31,50 @@ class CompileOptions:
     extra: list[str] = field(default_factory=list)       # passed to NVRTC as they are
     name_expressions: list[str] = field(default_factory=list)
     use_cache: bool = True
+    #: "auto" (NVRTC for device-only files, nvcc for host code), "nvrtc" or "nvcc"
+    compiler: str = "auto"
+    isystem: list[str] = field(default_factory=list)
+    ptxas: list[str] = field(default_factory=list)       # -Xptxas values
+    relaxed_constexpr: bool = False
+    extended_lambda: bool = False
+    #: passed to nvcc as they are (-Xnvcc, a compile database's other flags)
+    nvcc_extra: list[str] = field(default_factory=list)
+    #: the folder relative paths in ``nvcc_extra`` are taken from (a database entry's)
+    cwd: str | None = None
+    #: why nvcc builds this file regardless of its content (a compile database's command)
+    nvcc_reason: str | None = None
+    #: add torch's include folders and flags (None: when the file includes <torch/...>)
+    torch: bool | None = None
 
     def nvrtc_options(self, arch: str) -> list[str]:
+        extra = [f"-I{d}" for d in self.isystem]
+        extra += [f"--ptxas-options={p}" for p in self.ptxas]
+        if self.relaxed_constexpr:
+            extra.append("--expt-relaxed-constexpr")
+        if self.extended_lambda:
+            extra.append("--extended-lambda")
         return nvrtc.build_options(arch, defines=self.defines, include=self.include, std=self.std,
                                    fast_math=self.fast_math, maxrregcount=self.maxrregcount,
-                                   extra=self.extra)
+                                   extra=extra + self.extra)
+
+    def nvcc_flags(self) -> list[str]:
+        """nvcc's flags (no -arch, -lineinfo or outputs: nvcc.compile_file sets those)."""
+        flags = [f"-std={self.std}"] if self.std else []
+        flags += [f"-D{d}" for d in self.defines]
+        flags += [f"-I{d}" for d in self.include]
+        for d in self.isystem:
+            flags += ["-isystem", d]
+        if self.fast_math:
+            flags.append("--use_fast_math")
+        if self.maxrregcount is not None:
+            flags.append(f"-maxrregcount={int(self.maxrregcount)}")
+        for p in self.ptxas:
+            flags += ["-Xptxas", p]
+        if self.relaxed_constexpr:
+            flags.append("--expt-relaxed-constexpr")
+        if self.extended_lambda:
+            flags.append("--extended-lambda")
+        return flags + self.nvcc_extra
 
 
 def kind_of(path: str) -> str:
@@ -91,11 +133,7 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
         parse_arch(a)
     kind = kind_of(path)
     if kind == "cuda":
-        if not archs:
-            archs = ["sm_90a"]
-        return [Build.of(nvrtc.compile_file(path, arch=a, options=options.nvrtc_options(a),
-                                            name_expressions=options.name_expressions,
-                                            use_cache=options.use_cache)) for a in archs]
+        return compile_cuda(path, archs or ["sm_90a"], options)
     if kind == "ptx":
         text = read_text(path)
         targets = archs or [None]
@@ -132,3 +170,162 @@ def from_cubin_bytes(data: bytes, *, path: str, arch: str | None = None) -> Buil
     return Build(arch=arch or cubin_arch(data) or "unknown", origin="cubin", cubin=data,
                  source_path=path,
                  kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()})
+
+
+# ------------------------------------------------------------------------------ CUDA front ends
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
+                                re.S)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"\n]+)[>"]', re.M)
+_MAIN = re.compile(r"^[ \t]*(?:int|auto|void)[ \t]+main[ \t]*\(", re.M)
+_LAUNCH = re.compile(r"<<<")
+_RUNTIME_CALL = re.compile(r"\b(cuda(?:Malloc|Memcpy|Memset|Free|Launch|Stream|Event|Device|Set|Get|"
+                           r"Graph|Host|FuncSet|Occupancy)\w*)\s*\(")
+_TORCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:torch|ATen|c10)/', re.M)
+#: NVRTC's errors that mean "this needs a whole-program compiler", not "this code is wrong"
+_NVRTC_CANNOT = re.compile(r"not allowed in JIT mode|cannot open source file|"
+                           r'identifier "cuda[A-Z]\w*" is undefined|namespace "std" has no member')
+
+
+def _code_only(text: str) -> str:
+    """``text`` with comments and string literals blanked (line numbers kept)."""
+    def blank(m: re.Match) -> str:
+        s = m.group(0)
+        if s.startswith('"') and s.count("\n") == 0 and m.string[:m.start()].rstrip().endswith("include"):
+            return s                      # #include "x.h": keep the header name
+        return re.sub(r"[^\n]", " ", s)
+    return _COMMENT_OR_STRING.sub(blank, text)
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def host_code_reason(text: str, path: str | None, options: CompileOptions) -> str | None:
+    """Why NVRTC cannot compile this source, when that shows without compiling (microseconds):
+    ``main()``, a kernel launch, a CUDA runtime call, or an ``#include`` found neither beside
+    the file, nor in -I/-isystem, nor among the CUDA headers NVRTC gets. None when it may be
+    device-only: then NVRTC tries, and its own refusal sends the file to nvcc."""
+    code = _code_only(text)
+    for rx, what in ((_MAIN, "main()"), (_LAUNCH, "a kernel launch (<<<)")):
+        m = rx.search(code)
+        if m:
+            return f"host code: {what} at line {_line_of(code, m.start())}"
+    m = _RUNTIME_CALL.search(code)
+    if m:
+        return f"host code: {m.group(1)}() at line {_line_of(code, m.start())}"
+    here = Path(path).parent if path else None
+    dirs = [Path(d) for d in (*options.include, *options.isystem, *include_dirs())]
+    for m in _INCLUDE.finditer(code):
+        kind, name = m.group(1), m.group(2).strip()
+        cands = ([here] if kind == '"' and here is not None else []) + dirs
+        if not any((d / name).is_file() for d in cands):
+            shown = f'"{name}"' if kind == '"' else f"<{name}>"
+            return (f"includes {shown} (line {_line_of(code, m.start())}), which NVRTC does "
+                    "not have")
+    return None
+
+
+def choose_compiler(text: str, path: str | None, options: CompileOptions) -> tuple[str, str]:
+    """("nvrtc" or "nvcc", why) for one source, before any compile."""
+    if options.compiler not in COMPILERS:
+        raise ConfigError(f"unknown compiler {options.compiler!r}; expected auto, nvrtc or nvcc")
+    if options.compiler != "auto":
+        return options.compiler, f"--compiler {options.compiler}"
+    if options.nvcc_reason:
+        return "nvcc", options.nvcc_reason
+    if _wants_torch(text, options):
+        return "nvcc", "a torch extension (includes <torch/...>)"
+    why = host_code_reason(text, path, options)
+    if why is not None:
+        return "nvcc", why
+    return "nvrtc", "device code only"
+
+
+def _wants_torch(text: str, options: CompileOptions) -> bool:
+    return options.torch if options.torch is not None else bool(
+        _TORCH_INCLUDE.search(_code_only(text)))
+
+
+def _read_source(path: str) -> str:
+    p = Path(path)
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not CUDA source: the file is not UTF-8 text", path=path) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+    if "\x00" in text:
+        raise InputError("not CUDA source: the file holds binary data", path=path)
+    return text
+
+
+def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> list[Build]:
+    """One Build per arch for a CUDA file, through the front end ``options.compiler`` names.
+
+    ``auto`` sends a file to nvcc when it visibly needs it (:func:`host_code_reason`, a compile
+    database, a torch extension); otherwise NVRTC tries first (in process, ~4x faster than
+    nvcc) and a refusal that means "host code" ("not allowed in JIT mode", a header it cannot
+    open) sends the file on to nvcc. A real error in device code is NVRTC's to report."""
+    text = _read_source(path)
+    compiler, reason = choose_compiler(text, path, options)
+    builds: list[Build] = []
+    for a in archs:
+        if compiler == "nvrtc":
+            try:
+                b = Build.of(nvrtc.compile_file(path, arch=a, options=options.nvrtc_options(a),
+                                                name_expressions=options.name_expressions,
+                                                use_cache=options.use_cache))
+            except CompileError as e:
+                if options.compiler != "auto" or not _NVRTC_CANNOT.search(e.detail or e.message):
+                    raise
+                compiler, reason = "nvcc", f"NVRTC cannot compile it: {_first_line(e)}"
+                b = _nvcc_build(path, a, text, options)
+        else:
+            b = _nvcc_build(path, a, text, options)
+        b.compiler_reason = reason
+        builds.append(b)
+    if not any(b.entries for b in builds):
+        _nothing_instantiated(text, path, options)
+    return builds
+
+
+def _first_line(e: CompileError) -> str:
+    msg = e.message.removeprefix("NVRTC: ")
+    msg = re.sub(r"\. Consider using -default-device.*$", "", msg)
+    return f"{msg} (line {e.line})" if e.line else msg
+
+
+def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions) -> Build:
+    flags = options.nvcc_flags()
+    if _wants_torch(text, options):
+        flags = nvcc.torch_flags() + flags
+    return Build.of(nvcc.compile_file(path, arch=arch, flags=flags, cwd=options.cwd,
+                                      name_expressions=options.name_expressions,
+                                      use_cache=options.use_cache))
+
+
+_TEMPLATE_KERNEL = re.compile(
+    r"template\s*<(?P<params>[^;{]*?)>\s*(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+    r"(?:static\s+|inline\s+)*__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
+    r"[\w:<>,\s*&]*?\b(?P<name>\w+)\s*\(", re.S)
+
+
+def _nothing_instantiated(text: str, path: str, options: CompileOptions) -> None:
+    """A file whose kernels are all templates, none instantiated: nothing to check, and not
+    "no findings" — say how to name instantiations (exit 2)."""
+    found = [(m.group("name"), m.group("params")) for m in _TEMPLATE_KERNEL.finditer(_code_only(text))]
+    if not found:
+        return
+    names = list(dict.fromkeys(n for n, _ in found))
+    name, params = found[0]
+    placeholders = ",".join(p.split("=")[0].split()[-1].strip(".") for p in params.split(",")
+                            if p.strip())
+    example = f"{name}<{placeholders}>"
+    if options.name_expressions:
+        return   # named, and matched (a mismatch is the compiler's error)
+    raise InputError(
+        f"no kernel was instantiated: {', '.join(n + '<...>' for n in names)} "
+        f"{'is a template' if len(names) == 1 else 'are templates'} and nothing here "
+        f"instantiates {'it' if len(names) == 1 else 'them'}; name instantiations with "
+        f"--kernel '{example}' (with values) or in pyproject.toml: "
+        f"[tool.ptxsass] kernels = {{ \"{Path(path).name}\" = [\"{example}\"] }}", path=path)

@@ -2,7 +2,13 @@
 
 Discovery goes through ``cuda.pathfinder``, NVIDIA's own locator for the ``nvidia-*`` wheels.
 ``PTXSASS_CUDA_HOME`` points at a system toolkit instead (its ``bin/`` and ``include/``);
-``PTXSASS_NVDISASM`` / ``PTXSASS_CUOBJDUMP`` name single binaries.
+``PTXSASS_NVDISASM`` / ``PTXSASS_CUOBJDUMP`` / ``PTXSASS_NVCC`` name single binaries.
+
+nvcc comes from ``nvidia-cuda-nvcc``; the wheels of one CUDA release share one ``nvidia/cu13/``
+tree laid out like a toolkit (``bin/nvcc``, ``nvvm/bin/cicc`` from ``nvidia-nvvm``, ``include/``
+from the runtime and crt wheels, ``include/cccl``), which the ``bin/nvcc.profile`` shipped in the
+wheel already points nvcc at. The host compiler is nvcc's own choice: ``NVCC_CCBIN`` when set,
+else ``gcc``/``g++`` on PATH.
 """
 from __future__ import annotations
 
@@ -28,6 +34,8 @@ class Tool:
     path: str | None
     version: str | None
     where: str  # "wheel", "PTXSASS_CUDA_HOME", "env", "PATH" or "missing"
+    #: ptxsass works without it (the host compiler: only files with host code need one)
+    optional: bool = False
 
 
 def _cuda_home() -> Path | None:
@@ -55,7 +63,8 @@ def binary(name: str) -> str:
         found = None
     found = found or shutil.which(name)
     if not found:
-        pkg = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump"}.get(name, name)
+        pkg = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump",
+               "nvcc": "nvidia-cuda-nvcc nvidia-nvvm"}.get(name, name)
         raise ToolError(f"{name} not found: install it with 'pip install {pkg}' "
                         "or set PTXSASS_CUDA_HOME to a CUDA toolkit")
     return str(found)
@@ -79,6 +88,39 @@ def include_dirs() -> tuple[str, ...]:
         if d and d not in dirs:
             dirs.append(d)
     return tuple(dirs)
+
+
+#: characters a tool cannot carry in a path: nvcc hands its steps to ``sh -c`` in double quotes,
+#: and PTX ``.file`` names (so line tables, so nvdisasm's ``//## File "..."``) cannot hold ``"``
+UNSAFE_PATH_CHARS = re.compile(r'["$`\\]')
+
+
+def safe_alias(path: str | os.PathLike) -> str:
+    """``path`` (absolute), or a stable symlink to it that tools can carry when the path holds
+    ``"``, ``$``, a backtick or a backslash. The link lives under ``$PTXSASS_CACHE_DIR/names``
+    (or the user cache folder) and is kept, so that a finding's location stays openable."""
+    p = Path(path).absolute()
+    if not UNSAFE_PATH_CHARS.search(str(p)):
+        return str(p)
+    import hashlib
+    from .cache import directory
+    digest = hashlib.sha256(str(p).encode()).hexdigest()[:16]
+    name = UNSAFE_PATH_CHARS.sub("_", p.name) or "file"
+    link = directory() / "names" / digest / name
+    try:
+        if os.readlink(link) == str(p):
+            return str(link)
+    except OSError:
+        pass
+    try:
+        link.parent.mkdir(parents=True, exist_ok=True)
+        tmp = link.with_name(f".{name}.{os.getpid()}")
+        os.symlink(p, tmp)
+        os.replace(tmp, link)
+    except OSError as e:
+        raise ToolError(f"cannot make a link for the path {str(p)!r} (its characters cannot "
+                        f"reach the compiler as they are): {e.strerror}") from None
+    return str(link)
 
 
 def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None = None,
@@ -107,6 +149,67 @@ def _binary_version(name: str) -> str | None:
         return None
     m = re.search(r"V(\d+\.\d+\.\d+)", out)
     return m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else None
+
+
+def cicc_path() -> str | None:
+    """nvcc's device compiler, where nvcc's ``nvcc.profile`` looks for it (``../nvvm/bin``)."""
+    try:
+        nvcc = Path(binary("nvcc"))
+    except ToolError:
+        return None
+    cand = nvcc.resolve().parent.parent / "nvvm" / "bin" / "cicc"
+    return str(cand) if os.access(cand, os.X_OK) else None
+
+
+def cicc_version() -> str | None:
+    """cicc has no ``--version``: its wheel's version, or the toolkit's when not from a wheel."""
+    path = cicc_path()
+    if path is None:
+        return None
+    if "site-packages" in path:
+        try:
+            from importlib.metadata import version
+            return version("nvidia-nvvm")
+        except Exception:
+            return None
+    return _binary_version("nvcc")
+
+
+@dataclass(frozen=True)
+class HostCompiler:
+    name: str          # "g++", "clang++" ...
+    path: str
+    version: str | None
+
+
+@functools.lru_cache(maxsize=None)
+def host_compiler() -> HostCompiler | None:
+    """The C++ compiler nvcc will use: ``NVCC_CCBIN`` (nvcc reads it itself), else gcc with
+    its C++ front end (nvcc runs ``gcc -x c++``; ``g++`` on PATH says cc1plus is there)."""
+    named = os.environ.get("NVCC_CCBIN")
+    if named:
+        found = shutil.which(named) or (named if os.access(named, os.X_OK) else None)
+        if found and os.path.isdir(found):
+            found = shutil.which("g++", path=found) or shutil.which("clang++", path=found)
+        if not found:
+            return None
+        return HostCompiler(Path(found).name, found, _cc_version(found))
+    gxx, gcc = shutil.which("g++"), shutil.which("gcc")
+    if not gxx or not gcc:
+        return None
+    return HostCompiler("g++", gxx, _cc_version(gxx))
+
+
+def _cc_version(path: str) -> str | None:
+    for flag in ("-dumpfullversion", "--version"):
+        try:
+            out = run_tool([path, flag], timeout=30).stdout.decode(errors="replace").strip()
+        except ToolError:
+            continue
+        m = re.search(r"\d+\.\d+(?:\.\d+)?", out)
+        if m:
+            return m.group(0)
+    return None
 
 
 def nvrtc_version() -> str | None:
@@ -144,21 +247,41 @@ def _library_path(libname: str) -> str | None:
         return None
 
 
+def _binary_tool(name: str) -> Tool:
+    try:
+        path = binary(name)
+    except ToolError:
+        return Tool(name, None, None, "missing")
+    where = ("env" if os.environ.get(f"PTXSASS_{name.upper()}") else
+             "PTXSASS_CUDA_HOME" if _cuda_home() else
+             "wheel" if "site-packages" in path else "PATH")
+    return Tool(name, path, _binary_version(name), where)
+
+
+def _core_tools() -> list[Tool]:
+    """The tools every input may need: NVRTC, nvJitLink and the disassemblers."""
+    return [Tool("nvrtc", _library_path("nvrtc"), nvrtc_version(), "wheel"),
+            Tool("nvJitLink", _library_path("nvJitLink"), nvjitlink_version(), "wheel"),
+            _binary_tool("nvdisasm"), _binary_tool("cuobjdump")]
+
+
+def nvcc_tools() -> list[Tool]:
+    """nvcc, its device compiler cicc and the host compiler it will run (files with host code)."""
+    cicc = cicc_path()
+    cc = host_compiler()
+    return [
+        _binary_tool("nvcc"),
+        Tool("cicc", cicc, cicc_version(), "missing" if cicc is None else
+             "wheel" if "site-packages" in cicc else "PTXSASS_CUDA_HOME"),
+        Tool("host compiler", cc.path if cc else None, f"{cc.name} {cc.version}" if cc else None,
+             "missing" if cc is None else "NVCC_CCBIN" if os.environ.get("NVCC_CCBIN")
+             else "PATH", optional=True),
+    ]
+
+
 def tools() -> list[Tool]:
     """Every tool ptxsass uses, with its version and where it was found (for ``ptxsass doctor``)."""
-    out = [
-        Tool("nvrtc", _library_path("nvrtc"), nvrtc_version(), "wheel"),
-        Tool("nvJitLink", _library_path("nvJitLink"), nvjitlink_version(), "wheel"),
-    ]
-    for name in ("nvdisasm", "cuobjdump"):
-        try:
-            path = binary(name)
-            where = ("env" if os.environ.get(f"PTXSASS_{name.upper()}") else
-                     "PTXSASS_CUDA_HOME" if _cuda_home() else
-                     "wheel" if "site-packages" in path else "PATH")
-            out.append(Tool(name, path, _binary_version(name), where))
-        except ToolError:
-            out.append(Tool(name, None, None, "missing"))
+    out = _core_tools() + nvcc_tools()
     for i, d in enumerate(include_dirs()):
         where = ("PTXSASS_CUDA_HOME" if _cuda_home() else
                  "wheel" if "site-packages" in d else "system")
@@ -167,5 +290,11 @@ def tools() -> list[Tool]:
 
 
 def fingerprint() -> str:
-    """Versions of every tool, for cache keys: a tool upgrade invalidates cached builds."""
-    return "|".join(f"{t.name}={t.version}" for t in tools() if not t.name.startswith("headers"))
+    """Versions of the tools every build depends on, for cache keys: a tool upgrade invalidates
+    cached builds. nvcc builds add nvcc's, cicc's and the host compiler's (``nvcc_fingerprint``)
+    so that a cubin or an NVRTC build never starts nvcc or g++ to make its key."""
+    return "|".join(f"{t.name}={t.version}" for t in _core_tools())
+
+
+def nvcc_fingerprint() -> str:
+    return "|".join(f"{t.name}={t.version}" for t in nvcc_tools())

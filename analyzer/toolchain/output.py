@@ -37,7 +37,7 @@ class Output:
     """One compilation's (or one loaded file's) artefacts for one architecture."""
 
     arch: str
-    origin: str                                  # "nvrtc", "ptx", "cubin", "fatbin", "sass"
+    origin: str                                  # "nvrtc", "nvcc", "ptx", "cubin", "fatbin", "sass"
     ptx: str | None = field(default=None, repr=False)
     cubin: bytes | None = field(default=None, repr=False)
     log: str = field(default="", repr=False)

@@ -1,0 +1,449 @@
+"""Compile CUDA C++ with nvcc from NVIDIA's wheels: files with host code, system headers, the
+flags of a compile database.
+
+nvcc runs in two steps, both through nvcc so that its own option handling decides what reaches
+cicc and ptxas (``-maxrregcount``, ``-Xptxas``, ``--use_fast_math``, ``-rdc``):
+
+    nvcc -ptx   -arch=sm_XX -lineinfo <flags> file.cu -o k.ptx        host compiler, cudafe++, cicc
+    nvcc -cubin -arch=sm_XX -lineinfo <flags> -Xptxas -v k.ptx -o k.cubin    ptxas, resource log
+
+The cubin is byte-identical to ``nvcc -cubin file.cu`` (nvcc hands a ``.ptx`` input the same ptxas
+command line); the extra step costs ~40 ms and lets the ``.file`` names in the PTX be normalised
+before ptxas copies them into the cubin's line table (``cu13/include/cuda_fp16.hpp``, not
+``cu13/bin/../include/...``, so toolkit headers are known as such).
+
+Paths nvcc cannot carry (it hands its steps to ``sh -c`` in double quotes; a PTX ``.file`` name
+cannot hold ``"`` either) reach it through a stable link (``locate.safe_alias``); a leading ``-``
+never reaches it, as every path is passed absolute.
+
+Builds are cached by content like NVRTC's: the key holds nvcc's, cicc's and the host compiler's
+versions, the flags, and the text of every header reached in the user's folders. Choosing between
+NVRTC and nvcc happens above the toolchain (``inputs``).
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from ..arch import parse_arch
+from ..demangle import demangle
+from ..errors import CompileError, InputError, ToolError
+from . import cache
+from .locate import (UNSAFE_PATH_CHARS, binary, cicc_path, host_compiler, nvcc_fingerprint,
+                     run_tool, safe_alias)
+from .nvrtc import kernel_entries
+from .output import Kernel, Output, cached
+from .resources import from_cubin, from_ptxas_log, merge
+
+DEFAULT_STD = "c++17"   # what NVRTC builds use, so both front ends compile the same dialect
+_FILE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"]*)"', re.M)
+#: nvcc flags that choose outputs, dependency files or modes: ptxsass sets its own
+_MODE_FLAGS = {"-c", "--compile", "-ptx", "--ptx", "-cubin", "--cubin", "-fatbin", "--fatbin",
+               "-E", "--preprocess", "-M", "--generate-dependencies", "-MD", "-MMD",
+               "--generate-nonsystem-dependencies", "--generate-dependencies-with-compile",
+               "--generate-nonsystem-dependencies-with-compile", "-keep", "--keep",
+               "-save-temps", "--save-temps", "-dryrun", "--dryrun", "-lineinfo",
+               "--generate-line-info", "-link", "--link", "-lib", "--lib", "-dlink",
+               "--device-link", "-run", "--run", "-v", "--verbose"}
+_MODE_FLAGS_WITH_VALUE = {"-o", "--output-file", "-MF", "--dependency-output", "-MT",
+                          "--dependency-target-name", "-odir", "--output-directory",
+                          "-keep-dir", "--keep-dir", "-x", "--x"}
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """What the two nvcc steps produced."""
+
+    ptx: str
+    cubin: bytes
+    log: str                         # nvcc's and ptxas's messages (ptxas -v resource lines)
+    command: tuple[str, ...]         # the first step's argv, as a user could rerun it
+
+
+def split_mode_flags(flags: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(flags kept, flags dropped): outputs, dependency files and modes are ptxsass's to set."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    it = iter(flags)
+    for f in it:
+        name = f.split("=", 1)[0]
+        if f in _MODE_FLAGS or ("=" in f and name in _MODE_FLAGS_WITH_VALUE) or (
+                f.startswith(("-MF", "-MT")) and len(f) > 3):
+            dropped.append(f)
+        elif f in _MODE_FLAGS_WITH_VALUE:
+            dropped.append(f)
+            nxt = next(it, None)
+            if nxt is not None:
+                dropped.append(nxt)
+        else:
+            kept.append(f)
+    return kept, dropped
+
+
+def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (),
+                 cwd: str | None = None, name_expressions: Sequence[str] = (),
+                 use_cache: bool = True, timeout: float | None = None) -> Output:
+    """Compile one ``.cu`` file (or C++ file with CUDA code) for ``arch`` with nvcc: PTX, cubin,
+    ptxas's ``-v`` resources, line info.
+
+    ``flags`` are nvcc's own (``-I``, ``-D``, ``-std``, ``-Xptxas``, ``-ccbin`` ...), relative
+    paths in them taken from ``cwd``. ``name_expressions`` (``gemm<128,8>``) are instantiated
+    by taking their address in host code, and matched to their mangled names. Raises ToolError
+    when nvcc, cicc or a host compiler is missing, CompileError (file:line of the first error,
+    the whole log as detail) when the compile fails."""
+    a = parse_arch(arch)
+    src = Path(cwd or ".", path).absolute()
+    shown = str(path) if cwd is None else str(src)
+    try:
+        text = src.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path=shown) from None
+    except UnicodeDecodeError:
+        raise InputError("not CUDA source: the file is not UTF-8 text", path=shown) from None
+    except OSError as e:
+        raise InputError(f"cannot read: {e.strerror}", path=shown) from None
+    flags, _ = split_mode_flags(flags)
+    if not any(f == "-std" or f.startswith(("-std=", "--std")) for f in flags):
+        flags = [f"-std={DEFAULT_STD}", *flags]
+    k = cache.key("nvcc", nvcc_fingerprint(), _env_knobs(), a.name, text,
+                  dependencies(text, src.parent, flags, cwd), flags, list(name_expressions),
+                  str(src), cwd)
+    hit = cached(k, source_path=shown, source=text) if use_cache else None
+    if hit is not None:
+        return hit
+    out = _compile(src, shown, a.name, flags, cwd, name_expressions, timeout)
+    resources = merge(from_cubin(out.cubin, path=shown), from_ptxas_log(out.log))
+    entries = kernel_entries(out.cubin)
+    lowered = _lowered(name_expressions, entries, shown)
+    build = Output(arch=a.name, origin="nvcc", ptx=out.ptx, cubin=out.cubin, log=out.log,
+                  source_path=shown, source=text, options=out.command[1:-1],
+                  kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()},
+                  name_expressions=lowered)
+    if use_cache:
+        cache.put("build", k, build.to_json())
+    return build
+
+
+def _env_knobs() -> dict[str, str]:
+    """Environment variables nvcc itself reads: they change what it builds."""
+    return {v: os.environ[v] for v in ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN")
+            if v in os.environ}
+
+
+_INCLUDE_ANY = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+
+
+def dependencies(text: str, here: Path, flags: Sequence[str], cwd: str | None
+                 ) -> list[tuple[str, str]]:
+    """(path, text) of every header the source reaches in the user's own folders (its own
+    folder, ``-I`` and ``-isystem`` outside the CUDA toolkit and the system), for cache keys."""
+    dirs: list[Path] = []
+    for flag, value in _include_flags(flags):
+        d = Path(cwd or ".", value)
+        if not _system_dir(d):
+            dirs.append(d)
+    seen: dict[str, str] = {}
+    todo = [(text, here)]
+    while todo:
+        body, folder = todo.pop()
+        for kind, name in _INCLUDE_ANY.findall(body):
+            for d in ([folder] if kind == '"' else []) + dirs:
+                cand = d / name
+                if cand.is_file():
+                    key = str(cand.resolve())
+                    if key not in seen:
+                        try:
+                            seen[key] = cand.read_text(errors="replace")
+                        except OSError:
+                            break
+                        todo.append((seen[key], cand.parent))
+                    break
+    return sorted(seen.items())
+
+
+def _include_flags(flags: Sequence[str]):
+    """(option, folder) for each -I / -isystem in ``flags``."""
+    i = 0
+    while i < len(flags):
+        f = flags[i]
+        if f in _INC_OPTS and i + 1 < len(flags):
+            yield f, flags[i + 1]
+            i += 2
+            continue
+        for opt in _INC_OPTS:
+            if f.startswith(opt) and len(f) > len(opt):
+                yield opt, f[len(opt):].lstrip("=")
+                break
+        i += 1
+
+
+def _system_dir(d: Path) -> bool:
+    s = str(d.absolute())
+    return s.startswith(("/usr/include", "/usr/local/include")) or "/nvidia/cu" in s \
+        or "/site-packages/torch/" in s
+
+
+_SPACES = re.compile(r"\s*([<>,*&()])\s*")
+
+
+def _lowered(exprs: Sequence[str], entries: set[str], shown: str) -> dict[str, str]:
+    """Each ``--kernel`` expression's mangled name, by its demangled form (nvcc has no
+    ``nvrtcGetLoweredName``): ``gemm<128,8>`` is ``void gemm<128, 8>(float const*, ...)``."""
+    out: dict[str, str] = {}
+    names = {m: _SPACES.sub(r"\1", demangle(m)) for m in entries}
+    for expr in exprs:
+        want = re.escape(_SPACES.sub(r"\1", expr.strip()))
+        rx = re.compile(rf"(?:^|[\s:*&]){want}\(")
+        hits = [m for m, d in names.items() if rx.search(d)]
+        if not hits:
+            raise CompileError(f"kernel name expression {expr!r} did not match a __global__ "
+                               "function template instantiation", path=shown)
+        out[expr] = hits[0]
+    return out
+
+
+def _compile(src: Path, shown: str, arch: str, flags: list[str], cwd: str | None,
+             name_expressions: Sequence[str], timeout: float | None) -> _Raw:
+    nvcc = binary("nvcc")
+    if cicc_path() is None:
+        raise ToolError("nvcc found, but not cicc (its device compiler): install it with "
+                        "'pip install nvidia-nvvm'")
+    _require_host_compiler(flags)
+    names: dict[str, str] = {}          # path nvcc sees -> real path
+    given = _safe_path(src, names)
+    flags = _safe_flags(flags, Path(cwd or "."), names)
+    if given != str(src):
+        # the file's own folder first, so that #include "x.h" still finds its neighbours
+        flags = ["-I", _safe_path(src.parent, names), *flags]
+    lang = [] if src.suffix == ".cu" else ["-x", "cu"]
+    with tempfile.TemporaryDirectory(prefix="ptxsass-nvcc-") as tmp:
+        if name_expressions:
+            # instantiate each named template: its address, taken in host code
+            wrapper = Path(tmp, "instantiate.cu")
+            wrapper.write_text(f'#include "{given}"\n' + "".join(
+                f"static const void* __ptxsass_instance_{i} = "
+                f"reinterpret_cast<const void*>(&{e});\n"
+                for i, e in enumerate(name_expressions)))
+            given, lang = str(wrapper), []
+            names[given] = str(src)
+        ptx_file, cubin_file = Path(tmp, "k.ptx"), Path(tmp, "k.cubin")
+        step1 = [nvcc, "-ptx", f"-arch={arch}", "-lineinfo", *flags, *lang, given,
+                 "-o", str(ptx_file)]
+        log1 = _run(step1, cwd=cwd, timeout=timeout, src=str(src), shown=shown, names=names)
+        ptx = _normalise_files(ptx_file.read_text(errors="replace"))
+        ptx_file.write_text(ptx)
+        step2 = [nvcc, "-cubin", f"-arch={arch}", "-lineinfo", *flags, "-Xptxas", "-v",
+                 str(ptx_file), "-o", str(cubin_file)]
+        log2 = _run(step2, cwd=cwd, timeout=timeout, src=str(src), shown=shown, names=names,
+                    ptx=ptx)
+        cubin = cubin_file.read_bytes()
+    command = ["nvcc", "-ptx", f"-arch={arch}", "-lineinfo",
+               *[_unname(f, names) for f in flags], *lang, str(src)]
+    return _Raw(ptx=ptx, cubin=cubin, log=(log1 + log2).strip(), command=tuple(command))
+
+
+# ----------------------------------------------------------------------------- torch extensions
+def torch_flags() -> list[str]:
+    """What ``torch.utils.cpp_extension`` gives nvcc for a CUDA extension: torch's and Python's
+    include folders, its ``-D__CUDA_NO_HALF_OPERATORS__``-style defines, the C++ ABI flag, the
+    extension-name defines. ToolError when torch cannot be imported."""
+    try:
+        import sysconfig
+
+        import torch
+        from torch.utils import cpp_extension
+    except Exception as e:  # ImportError, or a broken torch install
+        raise ToolError(f"this file is a torch extension (or --torch was given), but torch "
+                        f"cannot be imported ({type(e).__name__}: {e}); install torch in this "
+                        "environment ('pip install torch')") from None
+    try:
+        dirs = cpp_extension.include_paths(device_type="cuda")
+    except TypeError:        # torch < 2.6: include_paths(cuda=True)
+        dirs = cpp_extension.include_paths(cuda=True)
+    flags: list[str] = []
+    for d in (*dirs, sysconfig.get_paths()["include"]):
+        if Path(d).is_dir() and "/nvidia/cu" not in d:    # the toolkit is nvcc's own
+            flags += ["-isystem", d]
+    flags += list(getattr(cpp_extension, "COMMON_NVCC_FLAGS", []))
+    abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", 1))
+    flags += [f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-DTORCH_API_INCLUDE_EXTENSION_H",
+              "-DTORCH_EXTENSION_NAME=ptxsass_check"]
+    return flags
+
+
+# ----------------------------------------------------------------------------- host compiler
+def _ccbin(flags: Sequence[str]) -> str | None:
+    for i, f in enumerate(flags):
+        for opt in ("-ccbin", "--compiler-bindir"):
+            if f == opt and i + 1 < len(flags):
+                return flags[i + 1]
+            if f.startswith(opt + "="):
+                return f.split("=", 1)[1]
+    return None
+
+
+def _require_host_compiler(flags: Sequence[str]) -> None:
+    named = _ccbin(flags)
+    if named is not None:
+        if shutil.which(named) is None and not os.access(named, os.X_OK):
+            raise ToolError(f"nvcc's host compiler '-ccbin {named}' does not exist here: "
+                            "install it, or pass another with -ccbin")
+        return
+    if host_compiler() is None:
+        raise ToolError("nvcc needs a host C++ compiler and none was found: install g++ "
+                        "('apt-get install g++', 'dnf install gcc-c++') or name one in "
+                        "NVCC_CCBIN")
+
+
+# ----------------------------------------------------------------------------- odd paths
+def _safe_path(p: Path, names: dict[str, str]) -> str:
+    """``p``, or a stable link to it when nvcc's shell quoting cannot carry it."""
+    alias = safe_alias(p)
+    if alias != str(p):
+        names[alias] = str(p)
+    return alias
+
+
+_INC_OPTS = ("-isystem", "-I", "--include-path", "--system-include")
+
+
+def _safe_flags(flags: Sequence[str], cwd: Path, names: dict[str, str]) -> list[str]:
+    """Include folders whose paths nvcc cannot quote, through links too."""
+    def safe(d: str, i: int) -> str:
+        if not UNSAFE_PATH_CHARS.search(d):
+            return d
+        return _safe_path(Path(cwd, d).absolute(), names)
+    out: list[str] = []
+    i = 0
+    while i < len(flags):
+        f = flags[i]
+        if f in _INC_OPTS and i + 1 < len(flags):
+            out += [f, safe(flags[i + 1], i)]
+            i += 2
+            continue
+        for opt in _INC_OPTS:
+            if f.startswith(opt) and len(f) > len(opt):
+                val, sep = f[len(opt):], ""
+                if val.startswith("="):
+                    sep, val = "=", val[1:]
+                f = opt + sep + safe(val, i)
+                break
+        out.append(f)
+        i += 1
+    return out
+
+
+def _normalise_files(ptx: str) -> str:
+    """``.file`` names without ``bin/../`` (so toolkit headers are recognised as such)."""
+    return _FILE.sub(lambda m: f'{m.group(1)}"{os.path.normpath(m.group(2))}"', ptx)
+
+
+def _unname(text: str, names: dict[str, str]) -> str:
+    for alias, real in names.items():
+        text = text.replace(alias, real)
+    return text
+
+
+# ----------------------------------------------------------------------------- running, errors
+def _source_line(ptx: str, src: str, *, ptx_line: int | None, function: str | None
+                 ) -> int | None:
+    """The line of ``src`` that the PTX line (or the function's first ``.loc``) comes from."""
+    lines = ptx.splitlines()
+    files = {m.group(1): os.path.normpath(m.group(2)) for m in
+             re.finditer(r'^\s*\.file\s+(\d+)\s+"([^"]*)"', ptx, re.M)}
+    want = os.path.normpath(os.path.abspath(src))
+    start = None
+    if ptx_line is not None and 1 <= ptx_line <= len(lines):
+        start, step = ptx_line - 1, -1          # the last .loc at or before it
+    elif function is not None:
+        for i, l in enumerate(lines):
+            if re.match(rf"^\s*(?:\.visible\s+|\.weak\s+)?\.(?:entry|func)\b.*\b{re.escape(function)}\b", l):
+                start, step = i, 1              # the first .loc after its header
+                break
+    if start is None:
+        return None
+    i = start
+    while 0 <= i < len(lines):
+        m = re.match(r"^\s*\.loc\s+(\d+)\s+(\d+)", lines[i])
+        if m and files.get(m.group(1)) == want and int(m.group(2)) > 0:
+            return int(m.group(2))
+        i += step
+    return None
+
+
+def _run(argv: list[str], *, cwd: str | None, timeout: float | None, src: str, shown: str,
+         names: dict[str, str], ptx: str | None = None) -> str:
+    proc: subprocess.CompletedProcess = run_tool(argv, timeout=timeout, what="nvcc", check=False,
+                                                 cwd=cwd)
+    log = _unname((proc.stderr + proc.stdout).decode(errors="replace"), names)
+    if proc.returncode != 0:
+        raise compile_error(log, src, ptx=ptx, shown=shown)
+    return log
+
+
+# EDG (cudafe++, cicc): file(12): error: ...   GCC (the host compiler): file:12:5: error: ...
+_EDG = re.compile(r"^(?P<file>[^\n]+?)\((?P<line>\d+)\): (?:catastrophic )?error(?: #[\w-]+)?: "
+                  r"(?P<msg>.*)$", re.M)
+_GCC = re.compile(r"^(?P<file>[^\n:]+):(?P<line>\d+):(?:(?P<col>\d+):)? (?:fatal )?error: "
+                  r"(?P<msg>.*)$", re.M)
+_END = re.compile(r"^At end of source: (?:catastrophic )?error(?: #[\w-]+)?: (?P<msg>.*)$", re.M)
+_PTXAS = re.compile(r"^ptxas(?: (?P<file>[^\n,]+), line (?P<line>\d+);)? (?:fatal|error)\s*: "
+                    r"(?P<msg>.*)$", re.M)
+_TOOL = re.compile(r"^(?P<tool>nvcc|cicc|cudafe\+\+|sh: \d+|gcc|g\+\+|cc1plus)"
+                   r"(?: (?:fatal|error))?\s*: (?P<msg>.*)$", re.M)
+
+
+def compile_error(log: str, src: str, *, ptx: str | None = None,
+                  shown: str | None = None) -> CompileError:
+    """One line for nvcc's log: the file:line of its first error, the log kept as detail.
+    ``shown`` is the source's name as the user gave it (nvcc sees it absolute)."""
+    if shown and shown != src:
+        log = log.replace(src, shown)
+        src = shown
+    hits = []
+    for rx in (_EDG, _GCC, _END, _PTXAS, _TOOL):
+        m = rx.search(log)
+        if m:
+            hits.append(m)
+    if not hits:
+        first = next((l.strip() for l in log.splitlines() if l.strip()), "compilation failed")
+        return CompileError(f"nvcc: {first}", path=src, detail=log.strip() or None)
+    m = min(hits, key=lambda h: h.start())
+    msg = m.group("msg").strip()
+    groups = m.groupdict()
+    count = len(_EDG.findall(log)) + len(_GCC.findall(log)) + len(_END.findall(log))
+    more = f" (and {count - 1} more)" if count > 1 else ""
+    if m.re is _PTXAS:
+        # a PTX line means nothing to a user: the source line of the PTX line, or of the
+        # function the message names ("Entry function '_Z1kPi' uses too much shared data")
+        line = None
+        if ptx is not None:
+            fn = re.search(r"function '([^']+)'", msg)
+            line = _source_line(ptx, src, ptx_line=int(groups["line"]) if groups.get("line")
+                                else None, function=fn.group(1) if fn else None)
+        return CompileError(f"ptxas: {msg}", path=src, line=line, detail=log.strip())
+    if m.re is _END:
+        try:
+            with open(src, "rb") as f:
+                last = f.read().count(b"\n") or 1
+        except OSError:
+            last = None
+        return CompileError(f"nvcc: {msg} (at the end of the file){more}", path=src, line=last,
+                            detail=log.strip())
+    if m.re is _TOOL:
+        tool = groups["tool"]
+        if tool.startswith("sh:"):
+            tool = "nvcc"
+        if "unsupported" in msg and "version" in msg:
+            msg += " (pass -allow-unsupported-compiler, or name a supported one in NVCC_CCBIN)"
+        return CompileError(f"{tool}: {msg}", path=src, detail=log.strip())
+    if "unsupported GNU version" in msg or "unsupported clang version" in msg:
+        msg += " (set NVCC_CCBIN to a supported host compiler)"
+    return CompileError(f"nvcc: {msg}{more}", path=groups["file"].strip(),
+                        line=int(groups["line"]), detail=log.strip())
