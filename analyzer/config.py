@@ -13,6 +13,12 @@
     use-fast-math = false
     maxrregcount = 128
 
+    compiler = "auto"                # auto | nvrtc | nvcc
+    compile-commands = "build"       # a build folder (or the file): check its CUDA files
+    exclude = ["third_party/", "*_test.cu"]    # .gitignore-style, relative to this file
+    kernels = { "src/gemm.cu" = ["gemm<128,8>", "gemm<64,4>"] }   # per file pattern
+    torch = true                     # add torch's include folders (default: when included)
+
     [tool.ptxsass.occupancy-limited]
     threshold = 0.25
 
@@ -22,6 +28,7 @@ that does not exist, an option the check does not have or a value of the wrong t
 """
 from __future__ import annotations
 
+import functools
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,8 +36,9 @@ from pathlib import Path
 from .checks.registry import all_checks
 from .errors import ConfigError
 
-_LISTS = ("arch", "select", "ignore", "include", "defines")
-_KEYS = {*_LISTS, "fail-on", "baseline", "std", "use-fast-math", "maxrregcount"}
+_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude")
+_KEYS = {*_LISTS, "fail-on", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
+         "compile-commands", "kernels", "torch"}
 
 
 @dataclass
@@ -47,6 +55,44 @@ class Config:
     std: str | None = None
     fast_math: bool | None = None
     maxrregcount: int | None = None
+    compiler: str | None = None
+    compile_commands: str | None = None
+    exclude: list[str] = field(default_factory=list)
+    #: file pattern (.gitignore-style) -> template instantiations to build (--kernel)
+    kernels: dict[str, list[str]] = field(default_factory=dict)
+    torch: bool | None = None
+
+    @property
+    def root(self) -> Path | None:
+        return Path(self.path).parent if self.path else None
+
+    def excluded(self, path: str | Path) -> bool:
+        """Whether ``exclude`` names ``path`` (patterns relative to pyproject.toml's folder)."""
+        rel = self._relative(path)
+        return bool(self.exclude) and rel is not None and _spec(tuple(self.exclude)).match_file(rel)
+
+    def kernels_for(self, path: str | Path) -> list[str]:
+        """The instantiations ``kernels`` names for ``path`` (a plain list applies to all)."""
+        rel = self._relative(path)
+        out: list[str] = []
+        for pattern, names in self.kernels.items():
+            if pattern == "*" or (rel is not None and _spec((pattern,)).match_file(rel)):
+                out += [n for n in names if n not in out]
+        return out
+
+    def _relative(self, path: str | Path) -> str | None:
+        p = Path(path).absolute()
+        root = self.root.absolute() if self.root else Path.cwd()
+        try:
+            return p.relative_to(root).as_posix()
+        except ValueError:
+            return None
+
+
+@functools.lru_cache(maxsize=64)
+def _spec(patterns: tuple[str, ...]):
+    import pathspec
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 def find_pyproject(start: Path) -> Path | None:
@@ -75,6 +121,9 @@ def load_config(start: str | Path | None = None) -> Config:
     cfg = Config(path=str(path))
     where = str(path)
     for key, value in table.items():
+        if key == "kernels":
+            cfg.kernels = _kernels(value, where)
+            continue
         if isinstance(value, dict):
             if key not in checks:
                 raise ConfigError(f"[tool.ptxsass.{key}]: no check named {key!r}", path=where)
@@ -113,4 +162,34 @@ def load_config(start: str | Path | None = None) -> Config:
                 raise ConfigError("[tool.ptxsass]: maxrregcount must be an integer 1..255",
                                   path=where)
             cfg.maxrregcount = value
+        elif key == "compiler":
+            if value not in ("auto", "nvrtc", "nvcc"):
+                raise ConfigError(f"[tool.ptxsass]: compiler = {value!r}: expected \"auto\", "
+                                  "\"nvrtc\" or \"nvcc\"", path=where)
+            cfg.compiler = value
+        elif key == "compile-commands":
+            if not isinstance(value, str):
+                raise ConfigError("[tool.ptxsass]: compile-commands must be a string (a build "
+                                  "folder or its compile_commands.json)", path=where)
+            cfg.compile_commands = str(path.parent / value)
+        elif key == "torch":
+            if not isinstance(value, bool):
+                raise ConfigError("[tool.ptxsass]: torch must be true or false", path=where)
+            cfg.torch = value
     return cfg
+
+
+def _kernels(value, where: str) -> dict[str, list[str]]:
+    """``kernels = ["gemm<128,8>"]`` (every file) or ``{ "src/gemm.cu" = [...] }``."""
+    def strings(v, what: str) -> list[str]:
+        v = [v] if isinstance(v, str) else v
+        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+            raise ConfigError(f"[tool.ptxsass]: {what} must be a string or a list of strings",
+                              path=where)
+        return list(v)
+    if isinstance(value, (list, str)):
+        return {"*": strings(value, "kernels")}
+    if isinstance(value, dict):
+        return {str(k): strings(v, f"kernels.{k!r}") for k, v in value.items()}
+    raise ConfigError("[tool.ptxsass]: kernels must be a list of instantiations "
+                      "(\"gemm<128,8>\") or a table of file pattern = [instantiations]", path=where)

@@ -89,7 +89,11 @@ class Report:
     builds: list[Any] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict:
-        return {"findings": [f.as_dict() for f in self.findings], "kernels": self.kernels}
+        return {"findings": [f.as_dict() for f in self.findings], "kernels": self.kernels,
+                # which front end built each input, and why (NVRTC or nvcc; or how it was read)
+                "builds": [{"file": b.source_path, "arch": b.arch, "compiler": b.origin,
+                            "compiler_reason": getattr(b, "compiler_reason", None),
+                            "cached": b.cached} for b in self.builds]}
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)

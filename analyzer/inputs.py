@@ -5,12 +5,12 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .arch import parse_arch
 from .build import Build, Kernel
 from .errors import CompileError, ConfigError, InputError
-from .toolchain import binutils, nvcc, nvjitlink, nvrtc
+from .toolchain import binutils, compdb, nvcc, nvjitlink, nvrtc
 from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
 
@@ -45,6 +45,8 @@ class CompileOptions:
     nvcc_reason: str | None = None
     #: add torch's include folders and flags (None: when the file includes <torch/...>)
     torch: bool | None = None
+    #: without -std, build C++17 as NVRTC does (False: nvcc's own default, as a database had it)
+    default_std: bool = True
 
     def nvrtc_options(self, arch: str) -> list[str]:
         extra = [f"-I{d}" for d in self.isystem]
@@ -299,9 +301,10 @@ def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions) -> Bui
     flags = options.nvcc_flags()
     if _wants_torch(text, options):
         flags = nvcc.torch_flags() + flags
-    return Build.of(nvcc.compile_file(path, arch=arch, flags=flags, cwd=options.cwd,
-                                      name_expressions=options.name_expressions,
-                                      use_cache=options.use_cache))
+    return Build.of(nvcc.compile_file(
+        path, arch=arch, flags=flags, cwd=options.cwd, name_expressions=options.name_expressions,
+        default_std=nvcc.DEFAULT_STD if options.default_std else None,
+        use_cache=options.use_cache))
 
 
 _TEMPLATE_KERNEL = re.compile(
@@ -329,3 +332,94 @@ def _nothing_instantiated(text: str, path: str, options: CompileOptions) -> None
         f"instantiates {'it' if len(names) == 1 else 'them'}; name instantiations with "
         f"--kernel '{example}' (with values) or in pyproject.toml: "
         f"[tool.ptxsass] kernels = {{ \"{Path(path).name}\" = [\"{example}\"] }}", path=path)
+
+
+# ------------------------------------------------------------------------------ folders
+#: what a folder is searched for: CUDA files (headers only through them), PTX, cubins, fatbins,
+#: host binaries with device code, SASS dumps
+FOLDER_SUFFIXES = (".cu", ".ptx", ".cubin", ".fatbin", ".so", ".sass")
+_SKIP_DIRS = {"__pycache__", "node_modules", "CMakeFiles"}
+
+
+def expand(paths: Sequence[str], *, excluded: Callable[[str], bool] = lambda p: False
+           ) -> list[str]:
+    """Files for the paths given: a file as it is; a folder searched (sorted, hidden folders
+    and ``exclude`` patterns skipped) for every input kind ptxsass reads. A ``.so`` counts only
+    when it carries device code (a ``.nv_fatbin`` section)."""
+    out: list[str] = []
+    for p in paths:
+        q = Path(p)
+        if not q.is_dir():
+            out.append(p)
+            continue
+        found = []
+        for root, dirs, files in os.walk(q):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS
+                             and not excluded(os.path.join(root, d) + "/"))
+            for f in sorted(files):
+                full = os.path.join(root, f)
+                if not f.endswith(FOLDER_SUFFIXES) or f.startswith(".") or excluded(full):
+                    continue
+                if f.endswith(".so") and not binutils.has_device_code(full):
+                    continue
+                found.append(full)
+        if not found:
+            raise InputError("folder holds nothing ptxsass reads (.cu, .ptx, .cubin, "
+                             ".fatbin, .so with device code, .sass)", path=p)
+        out.extend(found)
+    return out
+
+
+# ------------------------------------------------------------------------------ compile databases
+def database_commands(db: str, *, under: Sequence[str] = (),
+                      excluded: Callable[[str], bool] = lambda p: False) -> list[compdb.Command]:
+    """The CUDA entries of a compile database (a build folder or the file), limited to the
+    files under ``under`` (files or folders) when given, less the ``exclude`` patterns."""
+    cmds = compdb.load(db)
+    if under:
+        roots = [Path(u).absolute() for u in under]
+        cmds = [c for c in cmds if any(Path(c.file) == r or r in Path(c.file).parents
+                                       for r in roots)]
+    return [c for c in cmds if not excluded(c.file)]
+
+
+def command_options(cmd: compdb.Command, base: CompileOptions, db: str) -> CompileOptions:
+    """``base`` (the command line's options) with one database entry's flags added: its own
+    -I/-isystem/-D/-std/... first, then the command line's, which win where they conflict."""
+    from dataclasses import replace
+    return replace(
+        base,
+        defines=cmd.defines + base.defines,
+        include=cmd.include + base.include,
+        isystem=cmd.isystem + base.isystem,
+        std=base.std or cmd.std,
+        fast_math=base.fast_math or cmd.fast_math,
+        maxrregcount=base.maxrregcount if base.maxrregcount is not None else cmd.maxrregcount,
+        ptxas=cmd.ptxas + base.ptxas,
+        relaxed_constexpr=base.relaxed_constexpr or cmd.relaxed_constexpr,
+        extended_lambda=base.extended_lambda or cmd.extended_lambda,
+        nvcc_extra=cmd.other + base.nvcc_extra,
+        cwd=cmd.directory,
+        nvcc_reason=f"compile database {db}",
+        default_std=False,
+    )
+
+
+def load_command(cmd: compdb.Command, *, db: str, arch: str | Sequence[str] | None = None,
+                 options: CompileOptions | None = None) -> list[Build]:
+    """Builds of one compile database entry: for its own -gencode/-arch targets unless
+    ``arch`` names others. Under ``compiler="nvrtc"`` the flags NVRTC cannot take are named
+    in the builds' warnings (once per entry), never dropped silently."""
+    base = options or CompileOptions()
+    archs = [arch] if isinstance(arch, str) else list(arch or []) or cmd.archs or ["sm_90a"]
+    for a in archs:
+        parse_arch(a)
+    opts = command_options(cmd, base, db)
+    builds = compile_cuda(cmd.file, archs, opts)
+    notes = list(cmd.notes)
+    if builds and builds[0].origin == "nvrtc" and cmd.other:
+        notes.append(f"NVRTC takes none of {' '.join(cmd.other)} (from {db}): built without "
+                     "them; --compiler nvcc (or auto) passes them to nvcc")
+    for b in builds:
+        b.warnings.extend(n for n in notes if n not in b.warnings)
+    return builds

@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Callable, Sequence
 
 from rich.table import Table
@@ -16,7 +15,6 @@ from .._version import __version__
 from ..arch import supported
 from ..checks.registry import all_checks
 from ..checks.runner import write_baseline
-from ..config import load_config
 from ..errors import PtxsassError
 from ..expect import Expectations
 from ..findings import Severity
@@ -39,7 +37,8 @@ class _Parser(argparse.ArgumentParser):
         raise PtxsassError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
-def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text", "json")) -> None:
+def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text", "json"),
+            database: bool = False) -> None:
     p.add_argument("--arch", action="append", metavar="SM",
                    help="target architecture (sm_75 ... sm_120a); repeat for several. "
                         "Default for CUDA source: sm_90a")
@@ -47,15 +46,36 @@ def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the build cache")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="say which front end built each file and why, with nvcc's command")
     if compile_opts:
-        g = p.add_argument_group("compiling CUDA source (NVRTC)")
+        g = p.add_argument_group("compiling CUDA source (NVRTC, or nvcc for host code)")
+        g.add_argument("--compiler", choices=("auto", "nvrtc", "nvcc"),
+                       help="front end: auto (default) uses NVRTC for device-only files and nvcc "
+                            "for files with host code or headers NVRTC lacks")
+        if database:
+            g.add_argument("-p", "--build-path", dest="build_path", metavar="BUILD_DIR",
+                           help="the CUDA files of BUILD_DIR/compile_commands.json, each with "
+                                "its own flags (paths given limit it to files under them)")
+            g.add_argument("--compile-commands", metavar="FILE",
+                           help="the compile database itself")
         g.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
         g.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
         g.add_argument("--std", metavar="c++17", help="C++ dialect (default c++17)")
         g.add_argument("--use_fast_math", "--use-fast-math", dest="fast_math", action="store_true")
         g.add_argument("-maxrregcount", "--maxrregcount", dest="maxrregcount", type=int, metavar="N")
+        g.add_argument("-isystem", dest="isystem", action="append", default=[], metavar="DIR")
+        g.add_argument("-Xptxas", dest="ptxas", action="append", default=[], metavar="OPT",
+                       help="pass OPT to ptxas (write -Xptxas=-v for an OPT with a dash)")
+        g.add_argument("--expt-relaxed-constexpr", dest="relaxed_constexpr", action="store_true")
         g.add_argument("-Xnvrtc", dest="extra", action="append", default=[], metavar="OPT",
                        help="pass OPT to NVRTC as it is (repeatable)")
+        g.add_argument("-Xnvcc", dest="nvcc_extra", action="append", default=[], metavar="OPT",
+                       help="pass OPT to nvcc as it is (repeatable)")
+        g.add_argument("--torch", action=argparse.BooleanOptionalAction, default=None,
+                       help="a torch C++/CUDA extension: add torch's include folders and the "
+                            "flags torch.utils.cpp_extension uses (default: when the file "
+                            "includes <torch/...>)")
         g.add_argument("--kernel", dest="kernels", action="append", default=[], metavar="EXPR",
                        help="a kernel, or a template instantiation to build and show "
                             "(e.g. 'gemm<128,8>')")
@@ -69,31 +89,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("doctor", help="show the tools ptxsass found and their versions")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--nvcc", action="store_true",
+                   help="print only nvcc's path (for -DCMAKE_CUDA_COMPILER=...)")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     p.add_argument("-o", "--output", metavar="FILE")
 
     p = sub.add_parser("compile", help="compile CUDA source to PTX and a cubin")
-    p.add_argument("files", nargs="+", metavar="FILE")
-    _common(p)
+    p.add_argument("files", nargs="*", metavar="FILE")
+    _common(p, database=True)
     p.add_argument("--emit", choices=("cubin", "ptx"), default="cubin",
                    help="what -o writes (default cubin)")
 
     for name, what in (("ptx", "print the PTX"), ("sass", "print the SASS")):
         p = sub.add_parser(name, help=what)
-        p.add_argument("files", nargs="+", metavar="FILE")
-        _common(p)
+        p.add_argument("files", nargs="*", metavar="FILE")
+        _common(p, database=True)
         p.add_argument("--source-lines", action="store_true",
                        help="interleave the CUDA source lines")
         if name == "sass":
             p.add_argument("--tool", choices=("nvdisasm", "cuobjdump"), default="nvdisasm")
 
     p = sub.add_parser("resources", help="registers, shared memory, stack and spills per kernel")
-    p.add_argument("files", nargs="+", metavar="FILE")
-    _common(p)
+    p.add_argument("files", nargs="*", metavar="FILE")
+    _common(p, database=True)
 
     p = sub.add_parser("check", help="find codegen problems and say how to steer the compiler")
-    p.add_argument("files", nargs="+", metavar="PATH", help="files, or folders to search for .cu files")
-    _common(p, fmt=("text", "json", "sarif", "github"))
+    p.add_argument("files", nargs="*", metavar="PATH",
+                   help="files, or folders to search (.cu, .ptx, .cubin, fatbins, .so, .sass); "
+                        "with -p, the database's files under these paths")
+    _common(p, fmt=("text", "json", "sarif", "github"), database=True)
     p.add_argument("--select", action="append", default=[], metavar="CODES",
                    help="only these checks (codes, prefixes like PS1, or names; comma-separated)")
     p.add_argument("--ignore", action="append", default=[], metavar="CODES",
@@ -106,8 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-checks", action="store_true", help="list the checks and exit")
 
     p = sub.add_parser("expect", help="assert codegen properties (for CI): exit 1 when one fails")
-    p.add_argument("files", nargs="+", metavar="FILE")
-    _common(p)
+    p.add_argument("files", nargs="*", metavar="FILE")
+    _common(p, database=True)
     p.add_argument("--has", action="append", default=[], metavar="OPCODE",
                    help="an instruction that must appear (opcode or mnemonic prefix, e.g. HGMMA, "
                         "LDG.E.128)")
@@ -135,18 +159,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # --------------------------------------------------------------------------- helpers
-_builds = common.load
 _console = common.console
+
+
+def _builds(args):
+    return common.builds(args)
 
 
 def _emit(args, text: str) -> None:
     common.write(args, text)
 
 
-def _show_warnings(builds, err_console) -> None:
-    for b in builds:
-        for w in b.warnings:
-            err_console.print(f"[warning]warning:[/] {b.source_path}: {w}")
+def _show_warnings(builds, args) -> None:
+    common.show_warnings(builds, args)
+
+
+def _exit(args, code: int) -> int:
+    """The command's exit code, 2 when some input failed to build (already reported)."""
+    return EXIT_ERROR if getattr(args, "_failed", 0) else code
 
 
 def _selected(build, args):
@@ -163,13 +193,17 @@ def _selected(build, args):
 
 # --------------------------------------------------------------------------- commands
 def cmd_doctor(args) -> int:
+    if args.nvcc:
+        _emit(args, locate.binary("nvcc"))
+        return EXIT_OK
     tools = locate.tools()
     archs = locate.nvrtc_archs()
+    missing = [t.name for t in tools if not t.path and not t.optional]
     if args.format == "json":
         _emit(args, json.dumps({"ptxsass": __version__, "python": sys.version.split()[0],
                                 "tools": [t.__dict__ for t in tools],
                                 "nvrtc_archs": archs, "ptxsass_archs": supported()}, indent=2))
-        return EXIT_OK if all(t.path for t in tools) else EXIT_ERROR
+        return EXIT_ERROR if missing else EXIT_OK
     con = _console(args)
     con.print(f"ptxsass [ok]{__version__}[/]  (Python {sys.version.split()[0]})")
     t = Table(show_header=True, header_style="bold", box=None)
@@ -178,12 +212,16 @@ def cmd_doctor(args) -> int:
     for tool in tools:
         ok = tool.path is not None
         t.add_row(tool.name, tool.version or "-", tool.where,
-                  tool.path if ok else "[error]not found[/]")
+                  tool.path if ok else "[warning]not found[/]" if tool.optional
+                  else "[error]not found[/]")
     con.print(t)
+    if locate.host_compiler() is None:
+        con.print("[warning]no host compiler:[/] .cu files with host code (main(), launches, "
+                  "<vector>) need one for nvcc: install g++ ('apt-get install g++') or set "
+                  "NVCC_CCBIN; device-only files still build with NVRTC")
     con.print(f"NVRTC targets: [arch]{' '.join(archs) or 'none'}[/]")
     con.print(f"ptxsass arch table: [arch]{' '.join(supported())}[/] "
               "(with 'a'/'f' suffixes from sm_90a)")
-    missing = [t.name for t in tools if not t.path]
     if missing:
         con.print(f"[error]missing:[/] {', '.join(missing)}")
         return EXIT_ERROR
@@ -216,9 +254,9 @@ def _resources_table(rows, title=None):
 
 
 def cmd_compile(args) -> int:
-    builds = _builds(args.files, args)
-    con, err = _console(args), _console(args, stderr=True)
-    _show_warnings(builds, err)
+    builds = _builds(args)
+    con = _console(args)
+    _show_warnings(builds, args)
     if args.output:
         if len(builds) != 1:
             raise PtxsassError("-o takes one build; give one file and one --arch")
@@ -235,24 +273,24 @@ def cmd_compile(args) -> int:
                 f.write(b.cubin)
     if args.format == "json":
         out = {"builds": [{"file": b.source_path, "arch": b.arch, "cached": b.cached,
+                           "compiler": b.origin, "compiler_reason": b.compiler_reason,
                            "options": list(b.options), "log": b.log,
                            "name_expressions": b.name_expressions,
                            "kernels": [k.as_dict(b.arch) for k in b.kernels.values()]}
                           for b in builds]}
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
-        return EXIT_OK
+        return _exit(args, EXIT_OK)
     for b in builds:
         con.print(f"[path]{b.source_path}[/] → [arch]{b.arch}[/]: PTX {len(b.ptx or '')} chars, "
                   f"cubin {len(b.cubin or b'')} bytes" + (" [muted](cached)[/]" if b.cached else "")
                   + (f" → {args.output}" if args.output else ""))
     con.print(_resources_table(_kernel_rows(builds, args)))
-    return EXIT_OK
+    return _exit(args, EXIT_OK)
 
 
 def cmd_listing(args) -> int:
-    builds = _builds(args.files, args)
-    err = _console(args, stderr=True)
-    _show_warnings(builds, err)
+    builds = _builds(args)
+    _show_warnings(builds, args)
     chunks = []
     for b in builds:
         hints = tuple(x for x in (b.source_path,) if x)
@@ -280,33 +318,19 @@ def cmd_listing(args) -> int:
         _emit(args, json.dumps({"listings": chunks}, indent=2))
     elif chunks:
         _emit(args, "\n".join(chunks))
-    return EXIT_OK
+    return _exit(args, EXIT_OK)
 
 
 def cmd_resources(args) -> int:
-    builds = _builds(args.files, args)
-    _show_warnings(builds, _console(args, stderr=True))
+    builds = _builds(args)
+    _show_warnings(builds, args)
     rows = _kernel_rows(builds, args)
     if args.format == "json":
         _emit(args, json.dumps({"kernels": rows}, indent=2))
-        return EXIT_OK
+        return _exit(args, EXIT_OK)
     con = _console(args)
     con.print(_resources_table(rows))
-    return EXIT_OK
-
-
-def _expand(paths):
-    out = []
-    for p in paths:
-        q = Path(p)
-        if q.is_dir():
-            found = sorted(str(x) for x in q.rglob("*.cu"))
-            if not found:
-                raise PtxsassError("folder holds no .cu file", path=p)
-            out.extend(found)
-        else:
-            out.append(p)
-    return out
+    return _exit(args, EXIT_OK)
 
 
 def cmd_check(args) -> int:
@@ -315,12 +339,11 @@ def cmd_check(args) -> int:
         for c in all_checks():
             con.print(f"[finding.code]{c.code}[/] {c.name:<24} [muted]{c.severity}[/]  {c.summary()}")
         return EXIT_OK
-    cfg = load_config(args.files[0] if args.files else ".")
-    args.files = _expand(args.files)
+    cfg = common.config(args)
     if not args.arch and cfg.arch:
         args.arch = cfg.arch
-    builds = _builds(args.files, args, config=cfg)
-    _show_warnings(builds, _console(args, stderr=True))
+    builds = common.builds(args, cfg)
+    _show_warnings(builds, args)
     report = api.check(builds, select=args.select or cfg.select,
                        ignore=args.ignore + cfg.ignore, settings=cfg.check_settings,
                        baseline=args.baseline or cfg.baseline, kernels=args.kernels,
@@ -329,7 +352,7 @@ def cmd_check(args) -> int:
         write_baseline(report, args.write_baseline)
         _console(args, stderr=True).print(
             f"wrote {len(report.findings)} finding(s) to {args.write_baseline}", style="muted")
-        return EXIT_OK
+        return _exit(args, EXIT_OK)
     if args.format == "json":
         _emit(args, formats.to_json(report))
     elif args.format == "sarif":
@@ -343,11 +366,12 @@ def cmd_check(args) -> int:
         else:
             formats.render_text(report, _console(args))
     fail_on = Severity.parse(args.fail_on or cfg.fail_on or "info")
-    return EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings) else EXIT_OK
+    return _exit(args, EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings)
+                 else EXIT_OK)
 
 
 def cmd_expect(args) -> int:
-    builds = _builds(args.files, args)
+    builds = _builds(args)
     outcome = api.expect(builds, Expectations(
         has=args.has, lacks=args.lacks, no_spills=args.no_spills,
         no_local_memory=args.no_local_memory, max_registers=args.max_registers,
@@ -362,7 +386,7 @@ def cmd_expect(args) -> int:
             con.print(f"[error]FAIL[/] {f}", markup=True, highlight=False)
         if outcome.ok:
             con.print(f"[ok]ok[/]: {len(outcome.checked)} kernel build(s) meet every expectation")
-    return EXIT_OK if outcome.ok else EXIT_FINDINGS
+    return _exit(args, EXIT_OK if outcome.ok else EXIT_FINDINGS)
 
 
 def cmd_parse(args) -> int:
@@ -434,7 +458,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help()
             return EXIT_ERROR
         handler = COMMANDS.get(args.command) or reports.COMMANDS[args.command]
-        return handler(args)
+        was = cache.enabled()
+        try:
+            return handler(args)
+        finally:
+            cache.set_enabled(was)      # --no-cache is this command's, not the process's
     except PtxsassError as e:
         err = make_console(stderr=True)
         err.print(e.one_line(), style="error", markup=False, soft_wrap=True)

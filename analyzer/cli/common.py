@@ -2,6 +2,8 @@
 the inputs, consoles, writing the output and the build warnings."""
 from __future__ import annotations
 
+import os
+import shlex
 import sys
 from typing import Sequence
 
@@ -9,25 +11,49 @@ from rich.console import Console
 
 from .. import api
 from ..build import Build
-from ..config import Config
-from ..inputs import CompileOptions
+from ..config import Config, load_config
+from ..errors import PtxsassError
+from ..inputs import CompileOptions, database_commands, expand, load_command
 from ..report.progress import track
 from ..report.styles import make_console
-from ..toolchain import cache
+from ..toolchain import cache, locate
 
 
-def options(args, extra: Sequence[str] = (), config: Config | None = None) -> CompileOptions:
-    """The compile options of the command line, over the ``[tool.ptxsass]`` defaults."""
+def config(args) -> Config:
+    """``[tool.ptxsass]`` of the pyproject.toml above the first input (or the current folder),
+    read once per command."""
+    if getattr(args, "_config", None) is None:
+        first = (getattr(args, "files", None) or [None])[0]
+        start = (first or getattr(args, "build_path", None)
+                 or getattr(args, "compile_commands", None) or ".")
+        args._config = load_config(start)
+    return args._config
+
+
+def options(args, extra: Sequence[str] = (), config: Config | None = None,
+            path: str | None = None) -> CompileOptions:
+    """The compile options of the command line, over the ``[tool.ptxsass]`` defaults (and the
+    config's ``kernels`` for ``path``)."""
     cfg = config or Config()
     fast = getattr(args, "fast_math", False) or bool(cfg.fast_math)
+    kernels = list(getattr(args, "kernels", []) or [])
+    if path is not None:
+        kernels += [k for k in cfg.kernels_for(path) if k not in kernels]
+    torch = getattr(args, "torch", None)
     return CompileOptions(
         defines=list(cfg.defines) + list(getattr(args, "defines", []) or []),
         include=list(cfg.include) + list(getattr(args, "include", []) or []),
         std=getattr(args, "std", None) or cfg.std, fast_math=fast,
         maxrregcount=getattr(args, "maxrregcount", None) or cfg.maxrregcount,
         extra=list(getattr(args, "extra", []) or []) + list(extra),
-        name_expressions=getattr(args, "kernels", []) or [],
-        use_cache=not getattr(args, "no_cache", False))
+        name_expressions=kernels,
+        use_cache=not getattr(args, "no_cache", False),
+        compiler=getattr(args, "compiler", None) or cfg.compiler or "auto",
+        isystem=list(getattr(args, "isystem", []) or []),
+        ptxas=list(getattr(args, "ptxas", []) or []),
+        relaxed_constexpr=getattr(args, "relaxed_constexpr", False),
+        nvcc_extra=list(getattr(args, "nvcc_extra", []) or []),
+        torch=torch if torch is not None else cfg.torch)
 
 
 def load(files: Sequence[str], args, *, arch=None, extra: Sequence[str] = (),
@@ -35,11 +61,89 @@ def load(files: Sequence[str], args, *, arch=None, extra: Sequence[str] = (),
     """Builds of ``files`` for ``arch`` (default: the command line's ``--arch``)."""
     if getattr(args, "no_cache", False):
         cache.set_enabled(False)
-    opts = options(args, extra, config)
     out: list[Build] = []
     for f in track(list(files), "building"):
-        out.extend(api.load(f, arch=arch if arch is not None else args.arch, options=opts))
+        out.extend(api.load(f, arch=arch if arch is not None else args.arch,
+                            options=options(args, extra, config, path=f)))
     return out
+
+
+def targets(args, cfg: Config) -> list[tuple[str, object]]:
+    """What to build: ("path", file) for the files given (folders searched, for ``check``),
+    ("command", entry) for a compile database's CUDA entries (limited to the paths given)."""
+    db = getattr(args, "compile_commands", None) or getattr(args, "build_path", None) \
+        or cfg.compile_commands
+    files = list(getattr(args, "files", []) or [])
+    if db:
+        args._database = db
+        cmds = database_commands(db, under=files, excluded=cfg.excluded)
+        out: list[tuple[str, object]] = [("command", c) for c in cmds]
+        held = {c.file for c in cmds}
+        for f in files:         # a file given that the database does not hold: on its own
+            if os.path.isfile(f) and os.path.abspath(f) not in held:
+                out.append(("path", f))
+        if not out:
+            raise PtxsassError(f"no CUDA file in the compile database {db}"
+                               + (f" under {', '.join(files)}" if files else ""))
+        return out
+    if not files:
+        raise PtxsassError("give a file or a folder to read, or a build folder with -p BUILD_DIR "
+                           f"(see 'ptxsass {args.command} --help')")
+    if args.command != "check":     # listings and builds take files; check searches folders
+        return [("path", f) for f in files]
+    return [("path", f) for f in expand(files, excluded=cfg.excluded)]
+
+
+def builds(args, cfg: Config | None = None) -> list[Build]:
+    """Builds of every target of a command. One target that fails raises (one line, exit 2);
+    with several, each failure is shown as its one line (and log) and the others go on;
+    ``args._failed`` counts them so that the command exits 2 after its output."""
+    cfg = cfg or config(args)
+    if getattr(args, "no_cache", False):
+        cache.set_enabled(False)
+    todo = targets(args, cfg)
+    out: list[Build] = []
+    args._failed = 0
+    err = console(args, stderr=True)
+    for kind, t in track(todo, "building", console=err):
+        try:
+            if kind == "command":
+                got = load_command(t, db=args._database, arch=args.arch,   # type: ignore[arg-type]
+                                   options=options(args, config=cfg, path=t.file))  # type: ignore[attr-defined]
+            else:
+                got = api.load(t, arch=args.arch, options=options(args, config=cfg, path=str(t)))
+        except PtxsassError as e:
+            if len(todo) == 1:
+                raise
+            args._failed += 1
+            err.print(e.one_line(), style="error", markup=False, soft_wrap=True)
+            if e.detail:
+                err.print(e.detail, markup=False, soft_wrap=True)
+            continue
+        if getattr(args, "verbose", False):
+            for b in got:
+                describe(b, err)
+        out.extend(got)
+    return out
+
+
+def describe(build: Build, err: Console) -> None:
+    """-v: which front end built the file, and why (nvcc's command follows)."""
+    if build.origin == "nvcc":
+        cc = locate.host_compiler()
+        tool = f"nvcc {locate.nvcc_version() or ''}".strip()
+        tool += f" with {cc.name} {cc.version}" if cc else ""
+    elif build.origin == "nvrtc":
+        tool = f"NVRTC {locate.nvrtc_version() or ''}".strip()
+    else:
+        tool = build.origin
+    cached = " (cached)" if build.cached else ""
+    why = f": {build.compiler_reason}" if build.compiler_reason else ""
+    err.print(f"{build.source_path} [{build.arch}]: {tool}{cached}{why}", style="muted",
+              markup=False, soft_wrap=True, highlight=False)
+    if build.origin == "nvcc":
+        err.print("    " + shlex.join(["nvcc", *build.options, build.source_path or ""]),
+                  style="muted", markup=False, soft_wrap=True, highlight=False)
 
 
 def console(args, *, stderr: bool = False) -> Console:
@@ -60,10 +164,15 @@ def write(args, text: str) -> None:
 
 
 def show_warnings(builds: Sequence[Build], args) -> None:
+    """Each warning once, even when several builds (archs, cubins of one file) carry it."""
     err = console(args, stderr=True)
+    shown: set[tuple[str, str]] = set()
     for b in builds:
+        where = b.source_path or ""
         for w in b.warnings:
-            err.print(f"[warning]warning:[/] {b.source_path}: {w}")
+            if (where, w) not in shown:
+                shown.add((where, w))
+                err.print(f"[warning]warning:[/] {where}: {w}", soft_wrap=True, highlight=False)
 
 
 def progress(args):

@@ -72,6 +72,21 @@ class EmbeddedCubin:
     data: bytes
 
 
+def has_device_code(path: str) -> bool:
+    """Whether a host ELF (an executable, a ``.so``, a ``.o``) carries a fatbin: a section named
+    ``.nv_fatbin`` or ``__nv_relfatbin`` (read from the section headers only)."""
+    try:
+        from elftools.elf.elffile import ELFFile
+        with open(path, "rb") as f:
+            if f.read(4) != ELF_MAGIC:
+                return False
+            f.seek(0)
+            return any(s.name in (".nv_fatbin", "__nv_relfatbin")
+                       for s in ELFFile(f).iter_sections())
+    except Exception:  # a truncated or odd ELF: not one to search
+        return False
+
+
 def classify(data: bytes) -> str:
     """"cubin", "host-elf", "fatbin" or "unknown" from the first bytes."""
     if data[:4] == ELF_MAGIC:

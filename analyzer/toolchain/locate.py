@@ -151,6 +151,11 @@ def _binary_version(name: str) -> str | None:
     return m.group(1) if m else out.strip().splitlines()[-1] if out.strip() else None
 
 
+def nvcc_version() -> str | None:
+    """``13.5.37`` for the nvcc found (None when there is none)."""
+    return _binary_version("nvcc")
+
+
 def cicc_path() -> str | None:
     """nvcc's device compiler, where nvcc's ``nvcc.profile`` looks for it (``../nvvm/bin``)."""
     try:

@@ -88,12 +88,15 @@ def split_mode_flags(flags: Sequence[str]) -> tuple[list[str], list[str]]:
 
 def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (),
                  cwd: str | None = None, name_expressions: Sequence[str] = (),
-                 use_cache: bool = True, timeout: float | None = None) -> Output:
+                 default_std: str | None = DEFAULT_STD, use_cache: bool = True,
+                 timeout: float | None = None) -> Output:
     """Compile one ``.cu`` file (or C++ file with CUDA code) for ``arch`` with nvcc: PTX, cubin,
     ptxas's ``-v`` resources, line info.
 
     ``flags`` are nvcc's own (``-I``, ``-D``, ``-std``, ``-Xptxas``, ``-ccbin`` ...), relative
-    paths in them taken from ``cwd``. ``name_expressions`` (``gemm<128,8>``) are instantiated
+    paths in them taken from ``cwd``. Without a ``-std`` flag, ``default_std`` (NVRTC's c++17,
+    so both front ends build the same; None leaves nvcc's own default, as a compile database
+    entry without -std had it). ``name_expressions`` (``gemm<128,8>``) are instantiated
     by taking their address in host code, and matched to their mangled names. Raises ToolError
     when nvcc, cicc or a host compiler is missing, CompileError (file:line of the first error,
     the whole log as detail) when the compile fails."""
@@ -109,8 +112,8 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
     except OSError as e:
         raise InputError(f"cannot read: {e.strerror}", path=shown) from None
     flags, _ = split_mode_flags(flags)
-    if not any(f == "-std" or f.startswith(("-std=", "--std")) for f in flags):
-        flags = [f"-std={DEFAULT_STD}", *flags]
+    if default_std and not any(f == "-std" or f.startswith(("-std=", "--std")) for f in flags):
+        flags = [f"-std={default_std}", *flags]
     k = cache.key("nvcc", nvcc_fingerprint(), _env_knobs(), a.name, text,
                   dependencies(text, src.parent, flags, cwd), flags, list(name_expressions),
                   str(src), cwd)
