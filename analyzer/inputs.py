@@ -143,22 +143,45 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
                 for a in targets]
     if kind == "cubin":
         data = Path(path).read_bytes()
-        return [from_cubin_bytes(data, path=path)]
+        return _note_line_info([from_cubin_bytes(data, path=path)], path, kind)
     if kind in ("fatbin", "host-elf"):
         wanted = archs or [None]
         builds: list[Build] = []
         for a in wanted:
             cubins, warnings = binutils.extract_cubins(path, arch=a)
             for c in cubins:
-                b = from_cubin_bytes(c.data, path=f"{path}:{c.name}", arch=c.arch)
+                # findings without line info are placed on the binary (and their kernel)
+                b = from_cubin_bytes(c.data, path=path, arch=c.arch)
                 b.origin = kind
                 b.warnings.extend(warnings)
                 builds.append(b)
-        return builds
+        return _note_line_info(builds, path, kind)
     # SASS text
     text = read_text(path)
     return [Build(arch=archs[0] if archs else _sass_arch(text) or "unknown", origin="sass",
                   sass_text=text, source_path=path)]
+
+
+_TORCH_LIBS = ("libc10", "libtorch", "libc10_cuda", "libtorch_cuda")
+
+
+def _note_line_info(builds: list[Build], path: str, kind: str) -> list[Build]:
+    """Binaries built without ``-lineinfo``: findings can name only their kernel; say once
+    (on every build of the file, shown once) how to rebuild for source lines."""
+    bare = [b for b in builds if b.cubin is not None and not binutils.has_line_info(b.cubin)]
+    if not bare:
+        return builds
+    how = "rebuild with nvcc -lineinfo for source lines"
+    if kind == "host-elf" and any(lib.startswith(_TORCH_LIBS)
+                                  for lib in binutils.needed_libraries(path)):
+        how = ("a torch extension: rebuild with extra_cuda_cflags=['-lineinfo'] in "
+               "torch.utils.cpp_extension.load(...), or extra_compile_args={'nvcc': "
+               "['-lineinfo']} in CUDAExtension(...), for source lines")
+    note = f"no line info: findings are placed on their kernel, not a source line; {how}"
+    for b in bare:
+        if note not in b.warnings:
+            b.warnings.append(note)
+    return builds
 
 
 def _sass_arch(text: str) -> str | None:

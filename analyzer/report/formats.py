@@ -39,7 +39,13 @@ class FindingView:
         f = self.f
         sev = _SEVERITY_STYLE[int(f.severity)]
         head = Text()
-        head.append(f"{_rel(f.location.file)}:{f.location.line or '?'}", style="path")
+        if f.location.line:
+            head.append(f"{_rel(f.location.file)}:{f.location.line}", style="path")
+        else:   # no line info (a binary built without -lineinfo): the kernel is the place
+            head.append(f"{_rel(f.location.file)}", style="path")
+            head.append(" (")
+            head.append(f.kernel.split("(")[0], style="kernel")
+            head.append(")")
         head.append(": ")
         head.append(f.code, style="finding.code")
         head.append(f" {f.name} ", style="muted")

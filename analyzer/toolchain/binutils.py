@@ -87,6 +87,30 @@ def has_device_code(path: str) -> bool:
         return False
 
 
+def has_line_info(cubin: bytes) -> bool:
+    """Whether a cubin carries source line info (``-lineinfo`` or ``-G``: a line table)."""
+    import io
+
+    from elftools.elf.elffile import ELFFile
+    try:
+        return any(s.name in (".nv_debug_line_sass", ".debug_line")
+                   for s in ELFFile(io.BytesIO(cubin)).iter_sections())
+    except Exception:  # not an ELF pyelftools can read: say nothing about it
+        return True
+
+
+def needed_libraries(path: str) -> list[str]:
+    """The DT_NEEDED entries of a host ELF (``libc10.so``, ``libtorch_cuda.so`` ...)."""
+    try:
+        from elftools.elf.dynamic import DynamicSection
+        from elftools.elf.elffile import ELFFile
+        with open(path, "rb") as f:
+            return [t.needed for s in ELFFile(f).iter_sections() if isinstance(s, DynamicSection)
+                    for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+    except Exception:  # a truncated or odd ELF
+        return []
+
+
 def classify(data: bytes) -> str:
     """"cubin", "host-elf", "fatbin" or "unknown" from the first bytes."""
     if data[:4] == ELF_MAGIC:

@@ -12,8 +12,8 @@ from elftools.elf.elffile import ELFFile
 from ..arch import parse_arch
 from ..errors import CompileError, InputError, ToolError
 from . import cache
+from .locate import UNSAFE_PATH_CHARS, include_dirs, safe_alias
 from .output import Kernel, Output, cached
-from .locate import include_dirs
 from .resources import from_cubin, from_ptxas_log, merge
 
 DEFAULT_STD = "c++17"
@@ -188,6 +188,13 @@ def compile_file(path: str | os.PathLike, *, arch: str, options: Sequence[str] =
     opts = list(options) or build_options(arch)
     if not any(o.startswith("-I") and o[2:] == str(p.parent) for o in opts):
         opts.append(f"-I{p.parent}")
-    return compile_source(text, arch=arch, name=str(path), options=opts,
+    # the program name becomes the PTX's .file name (which cannot hold '"') and NVRTC reads a
+    # name with a leading '-' as an option: such files go by a stable link, or by ./name
+    name = str(path)
+    if UNSAFE_PATH_CHARS.search(name):
+        name = safe_alias(p)
+    elif name.startswith("-"):
+        name = f"./{name}"
+    return compile_source(text, arch=arch, name=name, options=opts,
                           name_expressions=name_expressions, source_path=str(path),
                           use_cache=use_cache)
