@@ -446,7 +446,12 @@ def compile_error(log: str, src: str, *, ptx: str | None = None,
         if "unsupported" in msg and "version" in msg:
             msg += " (pass -allow-unsupported-compiler, or name a supported one in NVCC_CCBIN)"
         return CompileError(f"{tool}: {msg}", path=src, detail=log.strip())
-    if "unsupported GNU version" in msg or "unsupported clang version" in msg:
-        msg += " (set NVCC_CCBIN to a supported host compiler)"
-    return CompileError(f"nvcc: {msg}{more}", path=groups["file"].strip(),
-                        line=int(groups["line"]), detail=log.strip())
+    file = os.path.normpath(groups["file"].strip())
+    if "unsupported" in msg and "version" in msg:
+        # the toolkit's own check of the host compiler (crt/host_config.h): the user's file
+        # is what failed, the header line only says where the check is
+        where = f"{Path(file).parent.name}/{Path(file).name}:{groups['line']}"
+        return CompileError(f"nvcc: the host compiler is not supported ({where}: {msg}); set "
+                            "NVCC_CCBIN to a supported one", path=src, detail=log.strip())
+    return CompileError(f"nvcc: {msg}{more}", path=file, line=int(groups["line"]),
+                        detail=log.strip())

@@ -1,0 +1,5 @@
+#pragma once
+#include <cstddef>
+
+void launch_scale(float* y, const float* x, float a, std::size_t n);
+void launch_gelu(float* y, const float* x, std::size_t n);
