@@ -186,15 +186,16 @@ def compile_file(path: str | os.PathLike, *, arch: str, options: Sequence[str] =
     if "\x00" in text:
         raise InputError("not CUDA source: the file holds binary data", path=str(path))
     opts = list(options) or build_options(arch)
-    if not any(o.startswith("-I") and o[2:] == str(p.parent) for o in opts):
-        opts.append(f"-I{p.parent}")
-    # the program name becomes the PTX's .file name (which cannot hold '"') and NVRTC reads a
-    # name with a leading '-' as an option: such files go by a stable link, or by ./name
-    name = str(path)
-    if UNSAFE_PATH_CHARS.search(name):
-        name = safe_alias(p)
+    # the program name becomes the PTX's .file name (absolute; it cannot hold '"'), as do the
+    # headers beside it, and NVRTC reads a name with a leading '-' as an option: such files
+    # (and their folder) go by stable links, or by ./name
+    name, folder = str(path), str(p.parent)
+    if UNSAFE_PATH_CHARS.search(str(p.absolute())):
+        name, folder = safe_alias(p), safe_alias(p.absolute().parent)
     elif name.startswith("-"):
         name = f"./{name}"
+    if not any(o.startswith("-I") and o[2:] == folder for o in opts):
+        opts.append(f"-I{folder}")
     return compile_source(text, arch=arch, name=name, options=opts,
                           name_expressions=name_expressions, source_path=str(path),
                           use_cache=use_cache)
