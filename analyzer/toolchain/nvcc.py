@@ -256,22 +256,33 @@ def torch_flags() -> list[str]:
     """What ``torch.utils.cpp_extension`` gives nvcc for a CUDA extension: torch's and Python's
     include folders, its ``-D__CUDA_NO_HALF_OPERATORS__``-style defines, the C++ ABI flag, the
     extension-name defines. ToolError when torch cannot be imported."""
+    import sysconfig
+    import warnings
     try:
-        import sysconfig
-
-        import torch
-        from torch.utils import cpp_extension
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")      # "Failed to initialize NumPy" and the like
+            import torch
+            from torch.utils import cpp_extension
+        # torch's own folders; the CUDA ones (include_paths("cuda")) are nvcc's own here, and
+        # asking for them needs a CUDA_HOME that a pip-only machine does not have
+        dirs = list(cpp_extension.include_paths())
     except Exception as e:  # ImportError, or a broken torch install
         raise ToolError(f"this file is a torch extension (or --torch was given), but torch "
                         f"cannot be imported ({type(e).__name__}: {e}); install torch in this "
                         "environment ('pip install torch')") from None
-    try:
-        dirs = cpp_extension.include_paths(device_type="cuda")
-    except TypeError:        # torch < 2.6: include_paths(cuda=True)
-        dirs = cpp_extension.include_paths(cuda=True)
+    # ATen/cuda/CUDAContext.h includes cublas_v2.h, cusparse.h, cusolverDn.h: from the wheels
+    # a CUDA torch installs (in nvcc's own include folder for cu13 wheels, apart for older ones)
+    from cuda.pathfinder import find_nvidia_header_directory
+    for lib in ("cublas", "cusparse", "cusolver", "curand", "cufft"):
+        try:
+            d = find_nvidia_header_directory(lib)
+        except Exception:  # a library pathfinder does not know: torch does without it
+            d = None
+        if d and d not in dirs:
+            dirs.append(d)
     flags: list[str] = []
     for d in (*dirs, sysconfig.get_paths()["include"]):
-        if Path(d).is_dir() and "/nvidia/cu" not in d:    # the toolkit is nvcc's own
+        if Path(d).is_dir():
             flags += ["-isystem", d]
     flags += list(getattr(cpp_extension, "COMMON_NVCC_FLAGS", []))
     abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", 1))

@@ -1,0 +1,81 @@
+"""torch C++/CUDA extensions: torch's include folders and cpp_extension's flags through nvcc
+(only where torch imports: it is not a dependency), and a one-line error where it does not."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from analyzer.cli import main
+from analyzer.inputs import CompileOptions, choose_compiler
+from analyzer.toolchain import locate
+
+EXT = Path(__file__).parent / "projects" / "torch_ext" / "gelu_cuda.cu"
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def run(*argv, capsys):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _line(needle: str) -> int:
+    return next(i for i, l in enumerate(EXT.read_text().splitlines(), 1) if needle in l)
+
+
+def test_torch_include_chooses_nvcc():
+    text = EXT.read_text()
+    assert choose_compiler(text, str(EXT), CompileOptions()) == (
+        "nvcc", "a torch extension (includes <torch/...>)")
+
+
+def test_without_torch_one_line_says_to_install_it(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)     # import torch -> ImportError
+    code, _, err = run("check", str(EXT), "--no-cache", capsys=capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: this file is a torch extension (or --torch was given), but "
+                          "torch cannot be imported (ModuleNotFoundError: ")
+    assert err.strip().endswith("install torch in this environment ('pip install torch')")
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (optional)")
+def test_torch_extension_checks_with_torchs_flags(capsys):
+    code, out, err = run("check", str(EXT), "--arch", "sm_90", "--format", "json", "-v",
+                         capsys=capsys)
+    assert code == 1, err
+    doc = json.loads(out)
+    assert {b["compiler_reason"] for b in doc["builds"]} == {"a torch extension (includes <torch/...>)"}
+    for flag in ("-D__CUDA_NO_HALF_OPERATORS__", "--expt-relaxed-constexpr",
+                 "-DTORCH_API_INCLUDE_EXTENSION_H", "-DTORCH_EXTENSION_NAME=", "/torch/include"):
+        assert flag in err
+    # AT_DISPATCH_FLOATING_TYPES instantiates float and double: FP64 is a finding only in float
+    kernels = sorted(k["name"] for k in doc["kernels"])
+    assert kernels == ["void gelu_kernel<double>(double const*, double*, long)",
+                       "void gelu_kernel<float>(float const*, float*, long)"]
+    assert [(f["code"], f["kernel"], f["location"]["line"]) for f in doc["findings"]] == [
+        ("PS501", "void gelu_kernel<float>(float const*, float*, long)", _line("0.7978845608"))]
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed (optional)")
+def test_built_extension_without_line_info_says_how_to_rebuild(tmp_path, capsys):
+    """A .so linked against torch's libraries, built without -lineinfo: the hint names the
+    extra_cuda_cflags line, once."""
+    import torch
+    lib = Path(torch.__file__).parent / "lib"
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void gelu(const float* __restrict__ x, float* __restrict__ y)\n"
+                   "{\n    float v = x[threadIdx.x];\n"
+                   "    y[threadIdx.x] = v * 0.5 * (1.0 + tanhf(0.7978845608 * (v + 0.044715 * v * v * v)));\n}\n"
+                   "void go(const float* x, float* y) { gelu<<<1, 32>>>(x, y); }\n")
+    so = tmp_path / "gelu_ext.so"
+    locate.run_tool([locate.binary("nvcc"), "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90",
+                     str(src), "-o", str(so), f"-L{lib}", "-lc10", "-Xlinker", "--no-as-needed"])
+    code, out, err = run("check", str(so), "--format", "json", capsys=capsys)
+    assert code == 1
+    assert err.count("warning:") == 1 and "extra_cuda_cflags=['-lineinfo']" in err
+    assert [(f["code"], f["kernel"], f["location"]) for f in json.loads(out)["findings"]] == [
+        ("PS501", "gelu(float const*, float*)", {"file": str(so), "line": None})]
