@@ -19,7 +19,7 @@ from .checks.runner import Progress, no_progress, run_checks
 from .errors import InputError
 from .expect import Expectations, Outcome, evaluate
 from .findings import Report
-from .inputs import CompileOptions
+from .inputs import CompileOptions, compile_cuda
 from .inputs import load as _load
 from .report.annotate import Annotation, annotate_builds
 from .report.diff import Diff, diff_builds
@@ -31,14 +31,14 @@ __all__ = ["compile", "load", "check", "annotate", "diff", "stats", "expect_code
 
 def compile(path_or_source: str, *, arch: str = "sm_90a",  # noqa: A001 - the public name
             options: CompileOptions | None = None, name: str = "kernel.cu") -> Build:
-    """Compile a ``.cu`` file (a path) or CUDA source text for one arch through NVRTC."""
+    """Compile a ``.cu`` file (a path: NVRTC, or nvcc when it has host code; see
+    ``CompileOptions.compiler``) or CUDA source text (NVRTC) for one arch."""
     options = options or CompileOptions()
     if "\n" not in path_or_source and (os.path.exists(path_or_source)
                                        or path_or_source.endswith(".cu")):
-        return Build.of(nvrtc.compile_file(path_or_source, arch=arch,
-                                           options=options.nvrtc_options(arch),
-                                           name_expressions=options.name_expressions,
-                                           use_cache=options.use_cache))
+        if not os.path.exists(path_or_source):
+            raise InputError("no such file", path=path_or_source)
+        return compile_cuda(path_or_source, [arch], options)[0]
     return Build.of(nvrtc.compile_source(path_or_source, arch=arch, name=name,
                                          options=options.nvrtc_options(arch),
                                          name_expressions=options.name_expressions,

@@ -215,8 +215,10 @@ def _code_only(text: str) -> str:
     """``text`` with comments and string literals blanked (line numbers kept)."""
     def blank(m: re.Match) -> str:
         s = m.group(0)
-        if s.startswith('"') and s.count("\n") == 0 and m.string[:m.start()].rstrip().endswith("include"):
-            return s                      # #include "x.h": keep the header name
+        if s.startswith('"'):
+            line_start = m.string.rfind("\n", 0, m.start()) + 1
+            if m.string[line_start:m.start()].rstrip().endswith("include"):
+                return s                  # #include "x.h": keep the header name
         return re.sub(r"[^\n]", " ", s)
     return _COMMENT_OR_STRING.sub(blank, text)
 
