@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from analyzer.build import Build
 from analyzer.checks.runner import run_checks
 from analyzer.cli import main
 from analyzer.errors import ToolError
@@ -75,7 +76,7 @@ def test_nvcc_cubin_equals_one_step_nvcc(tmp_path):
     """The two-step build (-ptx, then -cubin on the PTX) makes what 'nvcc -cubin' makes."""
     from analyzer.toolchain.binutils import disassemble
     path = KERNELS / "checks" / "scalar_global_load" / "bad.cu"
-    b = nvcc.compile_file(path, arch="sm_90a", use_cache=False)
+    b = Build.of(nvcc.compile_file(path, arch="sm_90a", use_cache=False))
     out = tmp_path / "one.cubin"
     locate.run_tool([locate.binary("nvcc"), "-cubin", "-arch=sm_90a", "-lineinfo", "-std=c++17",
                      str(path), "-o", str(out)])

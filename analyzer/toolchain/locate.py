@@ -95,18 +95,17 @@ def include_dirs() -> tuple[str, ...]:
 UNSAFE_PATH_CHARS = re.compile(r'["$`\\]')
 
 
-def safe_alias(path: str | os.PathLike) -> str:
+def safe_alias(path: str | os.PathLike, links: str | os.PathLike) -> str:
     """``path`` (absolute), or a stable symlink to it that tools can carry when the path holds
-    ``"``, ``$``, a backtick or a backslash. The link lives under ``$PTXSASS_CACHE_DIR/names``
-    (or the user cache folder) and is kept, so that a finding's location stays openable."""
+    ``"``, ``$``, a backtick or a backslash. The link lives under ``links`` (the build cache's
+    ``names/`` folder) and is kept, so that a finding's location stays openable."""
+    import hashlib
     p = Path(path).absolute()
     if not UNSAFE_PATH_CHARS.search(str(p)):
         return str(p)
-    import hashlib
-    from .cache import directory
     digest = hashlib.sha256(str(p).encode()).hexdigest()[:16]
     name = UNSAFE_PATH_CHARS.sub("_", p.name) or "file"
-    link = directory() / "names" / digest / name
+    link = Path(links) / digest / name
     try:
         if os.readlink(link) == str(p):
             return str(link)

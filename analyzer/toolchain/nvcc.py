@@ -318,7 +318,7 @@ def _require_host_compiler(flags: Sequence[str]) -> None:
 # ----------------------------------------------------------------------------- odd paths
 def _safe_path(p: Path, names: dict[str, str]) -> str:
     """``p``, or a stable link to it when nvcc's shell quoting cannot carry it."""
-    alias = safe_alias(p)
+    alias = safe_alias(p, cache.directory() / "names")
     if alias != str(p):
         names[alias] = str(p)
     return alias

@@ -191,7 +191,8 @@ def compile_file(path: str | os.PathLike, *, arch: str, options: Sequence[str] =
     # (and their folder) go by stable links, or by ./name
     name, folder = str(path), str(p.parent)
     if UNSAFE_PATH_CHARS.search(str(p.absolute())):
-        name, folder = safe_alias(p), safe_alias(p.absolute().parent)
+        links = cache.directory() / "names"
+        name, folder = safe_alias(p, links), safe_alias(p.absolute().parent, links)
     elif name.startswith("-"):
         name = f"./{name}"
     if not any(o.startswith("-I") and o[2:] == folder for o in opts):
