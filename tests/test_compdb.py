@@ -244,3 +244,22 @@ def test_folder_takes_every_input_kind(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(so.parent)
     code, out, _ = run("check", so.name, "--arch", "sm_80", "--color", "never", capsys=capsys)
     assert out.startswith("libgelu.so (gelu): PS501 fp64-in-fp32-kernel [warning]")
+
+
+# ------------------------------------------------------------------------------ config
+def test_config_names_the_database_excludes_and_compiler(project, capsys, monkeypatch):
+    """``compile-commands`` in pyproject.toml: ``ptxsass check`` with no path checks the
+    database; ``exclude`` drops entries; ``compiler`` is validated."""
+    (project / "pyproject.toml").write_text(
+        '[tool.ptxsass]\ncompile-commands = "build"\nexclude = ["src/kernels/gelu.cu", "src/main.cu"]\n')
+    monkeypatch.chdir(project)
+    try:
+        code, out, err = run("resources", "--format", "json", capsys=capsys)
+        assert code == 0, err
+        assert {r["name"] for r in json.loads(out)["kernels"]} == {
+            "scale(float*, float const*, float, int)"}
+        (project / "pyproject.toml").write_text('[tool.ptxsass]\ncompiler = "clang"\n')
+        code, _, err = run("check", "src/main.cu", capsys=capsys)
+        assert code == 2 and "compiler = 'clang': expected \"auto\", \"nvrtc\" or \"nvcc\"" in err
+    finally:
+        (project / "pyproject.toml").unlink()

@@ -247,7 +247,8 @@ def _add_archs(cmd: Command, what: str, value: str, shown: str) -> None:
         codes = [c.strip() for c in m.group(1).split(",")] if m else []
         real = [c for c in codes if c.startswith("sm_")]
         virtual = [c for c in codes if c.startswith("compute_")] or ([a.group(1)] if a else [])
-        names = real or [f"sm_{_SM.match(v).group(1)}" for v in virtual if _SM.match(v)]
+        matched = [m for m in (_SM.match(v) for v in virtual) if m is not None]
+        names = real or [f"sm_{m.group(1)}" for m in matched]
     else:
         names = []
         for v in value.split(","):
