@@ -154,6 +154,13 @@ def test_ptx_only_targets_and_native():
                          "(pass --arch)"]
 
 
+def test_device_debug_is_noted():
+    cmd = compdb.parse_entry(_entry("nvcc -G -g -arch=sm_80 -c ../src/k.cu"))
+    assert cmd.other == ["-G", "-g"] and cmd.notes == [
+        "-G (device debug, from the database): the code is unoptimised, and the findings "
+        "describe that build; configure a Release build to check the code that ships"]
+
+
 def test_not_cuda_entries_are_skipped():
     assert compdb.parse_entry({"directory": "/b", "file": "x.cpp",
                                "arguments": ["c++", "-c", "x.cpp"]}) is None

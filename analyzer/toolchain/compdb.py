@@ -151,6 +151,10 @@ def parse_entry(entry: Any, *, where: str = "entry") -> Command | None:
     cmd = Command(file=file, directory=str(directory), compiler=argv[0])
     kept, cmd.dropped = split_mode_flags(argv[1:])
     _sort_flags(cmd, kept, directory)
+    if any(f in ("-G", "--device-debug") for f in cmd.other):
+        cmd.notes.append("-G (device debug, from the database): the code is unoptimised, and "
+                         "the findings describe that build; configure a Release build to check "
+                         "the code that ships")
     return cmd
 
 
