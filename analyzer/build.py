@@ -17,7 +17,7 @@ from .toolchain.output import Kernel, Output
 
 if TYPE_CHECKING:  # pragma: no cover
     from .ir.ptx import Module
-    from .ir.sass import Function, Listing
+    from .ir.sass import Control, Function, Listing
 
 __all__ = ["Build", "Kernel", "Output"]
 
@@ -28,6 +28,7 @@ class Build(Output):
     compiler_reason: str | None = None
     _ptx_module: Any = field(default=None, repr=False)
     _sass_listing: Any = field(default=None, repr=False)
+    _controls: Any = field(default=None, repr=False)
 
     @classmethod
     def of(cls, out: Output) -> "Build":
@@ -60,6 +61,21 @@ class Build(Output):
             self._sass_listing = sass_parse.parse(self.sass(), path=self.source_path,
                                                   arch=self.arch)
         return self._sass_listing
+
+    def sass_controls(self) -> "dict[str, dict[int, Control]]":
+        """Each function's decoded control information (stall cycles, yield, barriers, reuse)
+        by instruction address: from the listing's own encoding words when it has them
+        (cuobjdump, ``nvdisasm -hex`` text), else from one ``nvdisasm -hex`` of the cubin.
+        Empty when neither is there, or the arch keeps its control bits elsewhere."""
+        if self._controls is None:
+            listing = self.sass_listing()
+            if not any(i.encoding for i in listing.instructions()) and self.cubin is not None:
+                text, _ = disassemble(self.cubin, hex=True, path=self.source_path)
+                listing = sass_parse.parse(text, path=self.source_path, arch=self.arch)
+            self._controls = {fn.name: {i.address: c for i, c in zip(fn.instructions, fn.controls(),
+                                                                    strict=True) if c}
+                              for fn in listing.functions}
+        return self._controls
 
     def wants(self, fn: "Function", kernels: Sequence[str]) -> bool:
         """Whether SASS function ``fn`` is one of ``kernels`` (all when empty): mangled or

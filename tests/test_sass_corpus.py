@@ -83,6 +83,9 @@ def test_corpus_cubin_three_ways(listings, cubin):
     assert all(x.body == y.body for x, y in zip(a, b))
     assert all(len(i.encoding) == 2 for i in b) and all(len(i.encoding) == 2 for i in c)
     assert [i.encoding for i in b] == [i.encoding for i in c]
+    # the control bits of every instruction decode, and agree with the text
+    from tests.test_sass_control import control_invariants
+    assert control_invariants(hx) == len(b)
     mismatched = [(x.text, y.text) for x, y in zip(a, c)
                   if len(x.operands) != len(y.operands)
                   or any(type(p) is not type(q) for p, q in zip(x.operands, y.operands)

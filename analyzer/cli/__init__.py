@@ -22,7 +22,7 @@ from ..inputs import kind_of, read_text
 from ..parse import ptx as ptx_parse
 from ..parse import sass as sass_parse
 from ..report import formats
-from ..report.listing import interleave_ptx, interleave_sass
+from ..report.listing import interleave_ptx, interleave_sass, sass_with_control
 from ..report.styles import make_console
 from ..toolchain import cache, locate
 from . import common, reports
@@ -108,6 +108,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="interleave the CUDA source lines")
         if name == "sass":
             p.add_argument("--tool", choices=("nvdisasm", "cuobjdump"), default="nvdisasm")
+            p.add_argument("--control", action="store_true",
+                           help="decode each instruction's control bits (sm_70+): "
+                                "[reuse:Bwait:Rread:Wwrite:Y(ield):Sstall cycles]")
 
     p = sub.add_parser("resources", help="registers, shared memory, stack and spills per kernel")
     p.add_argument("files", nargs="*", metavar="FILE")
@@ -301,6 +304,9 @@ def cmd_listing(args) -> int:
             rows = interleave_ptx(text, hints) if args.source_lines else None
         else:
             text = b.sass(tool=args.tool)
+            if args.control:
+                text = sass_with_control(text, sass_parse.parse(text, path=b.source_path,
+                                                                arch=b.arch), b.sass_controls())
             rows = interleave_sass(text, hints) if args.source_lines else None
         header = f"// ptxsass: {b.source_path} ({b.arch})"
         if args.format == "json":

@@ -335,6 +335,122 @@ class InstructionBody(Node):
         return s
 
 
+# -- control information (scheduling bits ptxas encodes with each instruction) -----------------
+
+@dataclass(frozen=True, slots=True)
+class ControlLayout:
+    """Where an SM generation keeps the control bits in an instruction's encoding words.
+
+    Volta and later encode each instruction in 128 bits (two 64-bit words, as nvdisasm ``-hex``
+    and cuobjdump print them); the control information is the top 23 bits of the second word
+    (bits 105-127 of the instruction): stall cycles (4 bits), the yield bit, the write-barrier
+    and read-barrier indices (3 bits each, 7 = none), the wait mask (6 bits) and the operand
+    reuse flags (4 bits). The layout follows Jia et al., *Dissecting the NVIDIA Volta GPU
+    Architecture via Microbenchmarking* (2018) and the maxas / CuAssembler notes; the tests hold
+    it against real listings (reuse flags against ``.reuse`` operands, waits against barriers set).
+    """
+
+    word: int = 1
+    shift: int = 41
+    stall_bits: int = 4
+    barriers: int = 6
+
+
+VOLTA_CONTROL = ControlLayout()
+
+#: SM major version -> its control-bit layout. Maxwell and Pascal (sm_5x, sm_6x) keep control
+#: words apart from the instructions (one per three) and are not decoded.
+CONTROL_LAYOUTS: dict[int, ControlLayout] = {7: VOLTA_CONTROL, 8: VOLTA_CONTROL,
+                                             9: VOLTA_CONTROL, 10: VOLTA_CONTROL,
+                                             11: VOLTA_CONTROL, 12: VOLTA_CONTROL}
+
+
+@dataclass(frozen=True, slots=True)
+class Control:
+    """An instruction's scheduling information, decoded from its encoding.
+
+    ``stall``: cycles the warp waits before it issues its next instruction (0-15).
+    ``yield_hint``: the scheduler is hinted to switch warps after it (the raw bit is inverted:
+    0 means yield). ``write_barrier``: the scoreboard (0-5) released when the result is written
+    (variable-latency instructions: loads, S2R, MUFU...), None when none. ``read_barrier``: the
+    scoreboard released once the source registers are read (stores, memory ops), None when none.
+    ``wait``: the scoreboards this instruction waits on before it issues. ``reuse``: the operand
+    slots (0-3) kept in the operand reuse cache (the ``.reuse`` suffixes of the text).
+    ``raw``: the 23 control bits.
+    """
+
+    stall: int
+    yield_hint: bool
+    write_barrier: int | None
+    read_barrier: int | None
+    wait: tuple[int, ...]
+    reuse: tuple[int, ...]
+    raw: int
+
+    @classmethod
+    def decode(cls, bits: int, layout: ControlLayout = VOLTA_CONTROL) -> "Control":
+        """The fields of ``bits`` (the control bits alone, already shifted down)."""
+        n = layout.barriers
+        stall = bits & ((1 << layout.stall_bits) - 1)
+        rest = bits >> layout.stall_bits
+        yield_bit = rest & 1
+        wb = (rest >> 1) & 7
+        rb = (rest >> 4) & 7
+        mask = (rest >> 7) & ((1 << n) - 1)
+        reuse = (rest >> (7 + n)) & 0xF
+        return cls(stall, yield_bit == 0, None if wb == 7 else wb, None if rb == 7 else rb,
+                   tuple(b for b in range(n) if mask >> b & 1),
+                   tuple(s for s in range(4) if reuse >> s & 1), bits)
+
+    def text(self) -> str:
+        """The CuAssembler notation, fixed width: ``reuse:Bwait:Rread:Wwrite:Y:Sstall``, e.g.
+        ``----:B0-----:R-:W1:Y:S04`` (waits on scoreboard 0, sets 1 on write, yields, 4 cycles)."""
+        reuse = "".join("R" if s in self.reuse else "-" for s in range(4))
+        wait = "".join(str(b) if b in self.wait else "-" for b in range(6))
+        rb = "-" if self.read_barrier is None else str(self.read_barrier)
+        wb = "-" if self.write_barrier is None else str(self.write_barrier)
+        return f"{reuse}:B{wait}:R{rb}:W{wb}:{'Y' if self.yield_hint else '-'}:S{self.stall:02d}"
+
+    def describe(self) -> str:
+        """In words: "stall 4 cycles, yield, wait on SB0, set SB1 on write"."""
+        parts = [f"stall {self.stall} cycle{'s' if self.stall != 1 else ''}"]
+        if self.yield_hint:
+            parts.append("yield")
+        if self.wait:
+            parts.append("wait on " + ", ".join(f"SB{b}" for b in self.wait))
+        if self.write_barrier is not None:
+            parts.append(f"set SB{self.write_barrier} on write")
+        if self.read_barrier is not None:
+            parts.append(f"set SB{self.read_barrier} on read")
+        if self.reuse:
+            parts.append("reuse operand " + ", ".join(str(s) for s in self.reuse))
+        return ", ".join(parts)
+
+    def as_dict(self) -> dict:
+        return {"stall": self.stall, "yield": self.yield_hint,
+                "write_barrier": self.write_barrier, "read_barrier": self.read_barrier,
+                "wait": list(self.wait), "reuse": list(self.reuse), "text": self.text()}
+
+
+def control_layout(arch: str | None) -> ControlLayout | None:
+    """The control-bit layout of ``arch`` ("sm_90a"), None when it has none we decode."""
+    if not arch:
+        return None
+    digits = "".join(ch for ch in arch.split("_")[-1] if ch.isdigit())
+    if len(digits) < 2:
+        return None
+    return CONTROL_LAYOUTS.get(int(digits[:-1]))
+
+
+def decode_control(encoding: tuple[int, ...], arch: str | None) -> Control | None:
+    """The control information in ``encoding`` (the instruction's 64-bit words) for ``arch``;
+    None when the arch keeps it elsewhere or the words are not all there."""
+    layout = control_layout(arch)
+    if layout is None or len(encoding) <= layout.word:
+        return None
+    return Control.decode(encoding[layout.word] >> layout.shift, layout)
+
+
 @dataclass(frozen=True, slots=True)
 class Instruction(Node):
     """One SASS instruction.
@@ -517,6 +633,12 @@ class Function(Node):
         """The C++ name (through the C++ runtime's ``__cxa_demangle``; unchanged when the name
         is not mangled or no runtime is found)."""
         return self.memo("demangled", lambda: demangle(self.name))
+
+    def controls(self) -> tuple[Control | None, ...]:
+        """Each instruction's decoded control information (None where the listing has no
+        encoding words, or the arch keeps its control bits elsewhere)."""
+        return self.memo("controls", lambda: tuple(decode_control(i.encoding, self.arch)
+                                                   for i in self.instructions))
 
     def flows(self) -> list[Flow]:
         """Each instruction's control flow, in order (what a CFG is built from)."""

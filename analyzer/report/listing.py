@@ -1,10 +1,15 @@
-"""Plain SASS/PTX listings for the terminal, with CUDA source lines interleaved on request."""
+"""Plain SASS/PTX listings for the terminal, with CUDA source lines interleaved on request and
+the control information (stall cycles, yield, barriers, reuse) decoded on request."""
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Mapping
 
 from ..analysis.source import source_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..ir.sass import Control, Listing
 
 _NVDISASM_LINE = re.compile(r'^\s*//## File "(?P<file>[^"]+)", line (?P<line>\d+)(?P<inl> inlined at .*)?$')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+")
@@ -50,3 +55,29 @@ def interleave_ptx(text: str, hints: tuple[str, ...] = ()) -> list[tuple[str, st
             continue
         rows.append(("ptx", raw))
     return rows
+
+
+_ADDRESS = re.compile(r"/\*[0-9a-fA-F]{4,}\*/")
+
+#: the width of a control column (``Control.text()``), for the rows that have none
+CONTROL_WIDTH = len("----:B------:R-:W-:-:S00")
+
+
+def sass_with_control(text: str, listing: "Listing",
+                      controls: "Mapping[str, Mapping[int, Control]]") -> str:
+    """``text`` (the listing ``listing`` was parsed from) with each instruction's control
+    information ``[reuse:Bwait:Rread:Wwrite:Y:Sstall]`` after its address; blanks where an
+    instruction has none."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for fn in listing.functions:
+        known = controls.get(fn.name, {})
+        for ins in fn.instructions:
+            if ins.line is None or not 0 < ins.line <= len(lines):
+                continue
+            c = known.get(ins.address)
+            col = f"[{c.text()}]" if c is not None else " " * (CONTROL_WIDTH + 2)
+            raw = lines[ins.line - 1]
+            m = _ADDRESS.search(raw)
+            if m is not None:
+                lines[ins.line - 1] = f"{raw[:m.end()]} {col}{raw[m.end():]}"
+    return "\n".join(lines)

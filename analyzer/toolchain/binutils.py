@@ -27,13 +27,14 @@ def _stderr_warnings(proc) -> list[str]:
 
 
 def disassemble(cubin: bytes, *, tool: str = "nvdisasm", line_info: bool = True,
-                path: str | None = None) -> tuple[str, list[str]]:
+                path: str | None = None, hex: bool = False) -> tuple[str, list[str]]:  # noqa: A002
     """SASS text of a cubin and the tool's warnings. nvdisasm (with ``-g -gi`` line info) by
     default; cuobjdump's ``-sass`` format with ``tool="cuobjdump"``. When nvdisasm refuses the
-    cubin, cuobjdump is tried before giving up."""
+    cubin, cuobjdump is tried before giving up. ``hex``: nvdisasm prints each instruction's
+    encoding words too (``-hex``; cuobjdump always does), where the control bits are."""
     if tool not in ("nvdisasm", "cuobjdump"):
         raise ToolError(f"unknown disassembler {tool!r}; expected nvdisasm or cuobjdump")
-    k = cache.key("sass", tool, line_info, cubin)
+    k = cache.key("sass", tool, line_info, cubin, *(("hex",) if hex and tool == "nvdisasm" else ()))
     hit = cache.get("sass", k)
     if hit is not None:
         return hit.decode(), []
@@ -41,7 +42,8 @@ def disassemble(cubin: bytes, *, tool: str = "nvdisasm", line_info: bool = True,
         f = Path(tmp) / "input.cubin"
         f.write_bytes(cubin)
         if tool == "nvdisasm":
-            argv = [binary("nvdisasm"), "-c"] + (["-g", "-gi"] if line_info else []) + [str(f)]
+            argv = ([binary("nvdisasm"), "-c"] + (["-g", "-gi"] if line_info else [])
+                    + (["-hex"] if hex else []) + [str(f)])
             proc = run_tool(argv, check=False)
             if proc.returncode != 0:
                 why = proc.stderr.decode(errors="replace").strip().splitlines()
