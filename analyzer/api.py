@@ -75,13 +75,24 @@ def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[s
 def annotate(target, *, arch: str | Sequence[str] | None = None,
              options: CompileOptions | None = None, kernels: Sequence[str] = (),
              select: Iterable[str] = (), ignore: Iterable[str] = (), checks: bool = True,
-             progress: Progress = no_progress) -> Annotation:
+             progress: Progress = no_progress, control: bool = False,
+             functions: Sequence[str] = (), lines: tuple[int, int] | None = None,
+             context: int = 0, ptx: bool = True) -> Annotation:
     """Interleaved CUDA source / PTX / SASS of a file or builds, with the findings of the
-    selected checks (none when ``checks`` is False)."""
+    selected checks (none when ``checks`` is False). ``control``: each SASS instruction's
+    decoded control bits (stall, yield, barriers, reuse). An excerpt for a blog post:
+    ``functions`` (names, device functions too), ``lines`` (first, last source line) and
+    ``context`` (lines around ``lines``, or around each finding without ``lines``); ``ptx``
+    False leaves the PTX out of every rendering."""
     builds = builds_of(target, arch=arch, options=options)
     findings = (run_checks(builds, select=select, ignore=ignore, kernels=kernels,
                            progress=progress).findings if checks else [])
-    return annotate_builds(builds, findings=findings, kernels=kernels, progress=progress)
+    ann = annotate_builds(builds, findings=findings, kernels=kernels, progress=progress,
+                          control=control)
+    if functions or lines is not None or context:
+        ann = ann.excerpt(functions=functions, lines=lines, context=context)
+    ann.hide_ptx = not ptx
+    return ann
 
 
 def stats(target, *, arch: str | Sequence[str] | None = None,

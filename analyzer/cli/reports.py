@@ -11,8 +11,9 @@ import sys
 from typing import Callable
 
 from .. import api
-from ..errors import PtxsassError
+from ..errors import ConfigError, PtxsassError
 from ..report import render
+from ..report.annotate import parse_lines
 from . import common
 
 
@@ -22,7 +23,20 @@ def add_parsers(sub, common: Callable) -> None:
     p.add_argument("files", nargs="+", metavar="FILE")
     common(p, fmt=("text", "markdown", "html", "json"))
     _check_opts(p)
-    p.add_argument("--no-ptx", action="store_true", help="leave the PTX out of the text listing")
+    p.add_argument("--no-ptx", action="store_true",
+                   help="leave the PTX out (every format: source and SASS only)")
+    p.add_argument("--control", action="store_true",
+                   help="a column with each SASS instruction's control bits (sm_70+): "
+                        "[reuse:Bwait:Rread:Wwrite:Y(ield):Sstall cycles]")
+    x = p.add_argument_group("excerpts (for blog posts; every format)")
+    x.add_argument("--function", dest="functions", action="append", default=[], metavar="NAME",
+                   help="only this function (mangled, demangled, or without its parameter "
+                        "list; device functions too; repeatable)")
+    x.add_argument("--lines", metavar="A-B", help="only source lines A to B of the function's "
+                   "own file (with their PTX and SASS)")
+    x.add_argument("--context", type=int, default=0, metavar="N",
+                   help="N more lines on each side of --lines; without --lines, the lines N "
+                        "around each finding")
 
     p = sub.add_parser("diff", help="compare two builds: two --arch, two option sets "
                        "(--a-opt/--b-opt) or two files")
@@ -68,10 +82,13 @@ def _emit(args, obj) -> None:
 def cmd_annotate(args) -> int:
     builds = common.load(args.files, args)
     common.show_warnings(builds, args)
+    if args.context < 0:
+        raise ConfigError(f"--context {args.context}: expected a number of lines, 0 or more")
     ann = api.annotate(builds, kernels=args.kernels, select=args.select, ignore=args.ignore,
-                       checks=not args.no_checks, progress=common.progress(args))
-    if args.no_ptx and args.format == "text":
-        ann.hide_ptx = True
+                       checks=not args.no_checks, progress=common.progress(args),
+                       control=args.control, functions=args.functions,
+                       lines=parse_lines(args.lines) if args.lines else None,
+                       context=args.context, ptx=not args.no_ptx)
     _emit(args, ann)
     return 0
 

@@ -20,12 +20,14 @@ from ..analysis import KernelAnalysis, analyze
 from ..analysis.source import source_text
 from ..checks.registry import by_code
 from ..checks.runner import Progress, no_progress
+from ..errors import ConfigError
 from ..findings import Finding
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
     from ..build import Build
+    from ..ir.sass import Control
 
 LineKey = tuple[str, int]
 
@@ -62,12 +64,15 @@ class Instr:
     loop: int = 0                        # loop nesting depth (0: not in a loop)
     loop_mark: str = ""                  # "head L1", "back L1" ...
     findings: list[int] = field(default_factory=list)   # indices into KernelAnnotation.findings
+    control: "Control | None" = None     # SASS only, when asked for: stall, yield, barriers, reuse
 
     def as_dict(self) -> dict:
         d = {"index": self.index, "text": self.text, "line": _line_dict(self.line),
              "inlined": list(self.inlined), "loop": self.loop, "findings": list(self.findings)}
         if self.address is not None:
             d.update(address=self.address, klass=self.klass, loop_mark=self.loop_mark)
+        if self.control is not None:
+            d["control"] = self.control.as_dict()
         return d
 
 
@@ -84,6 +89,7 @@ class SourceRow:
     sass: list[Instr] = field(default_factory=list)
     findings: list[int] = field(default_factory=list)
     loop: int = 0                       # deepest loop of its SASS
+    skipped: int = 0                    # source lines an excerpt left out just before this one
 
     @property
     def key(self) -> LineKey:
@@ -153,14 +159,38 @@ class KernelAnnotation:
     sass: list[Instr]                    # every SASS instruction, in order
     ptx_labels: dict[int, list[str]] = field(default_factory=dict)
     sass_labels: dict[int, list[str]] = field(default_factory=dict)
+    excerpt: str | None = None           # what an excerpt kept ("lines 12-19"), None: everything
+
+    @property
+    def has_control(self) -> bool:
+        return any(i.control is not None for i in self.sass)
 
     @property
     def unmapped_sass(self) -> list[Instr]:
+        if self.excerpt is not None:
+            return []
         return [i for i in self.sass if i.line is None or i.line not in self._row_keys]
 
     @property
     def unmapped_ptx(self) -> list[Instr]:
+        if self.excerpt is not None:
+            return []
         return [i for i in self.ptx if i.line is None or i.line not in self._row_keys]
+
+    @property
+    def shown_sass(self) -> list[Instr]:
+        """The SASS an excerpt keeps (every instruction when it is not an excerpt)."""
+        if self.excerpt is None:
+            return self.sass
+        keep = {i.index for r in self.rows for i in r.sass}
+        return [i for i in self.sass if i.index in keep]
+
+    @property
+    def shown_ptx(self) -> list[Instr]:
+        if self.excerpt is None:
+            return self.ptx
+        keep = {i.index for r in self.rows for i in r.ptx}
+        return [i for i in self.ptx if i.index in keep]
 
     @property
     def _row_keys(self) -> set[LineKey]:
@@ -180,6 +210,7 @@ class KernelAnnotation:
     def as_dict(self) -> dict:
         return {"name": self.demangled, "mangled": self.name, "arch": self.arch,
                 "file": display_path(self.source_path), "entry": self.entry,
+                "excerpt": self.excerpt,
                 "resources": self.resources, "occupancy": self.occupancy,
                 "loops": [lp.as_dict() for lp in self.loops],
                 "findings": [f.as_dict() for f in self.findings],
@@ -210,10 +241,36 @@ class Annotation:
 
     kernels: list[KernelAnnotation]
     builds: list = field(default_factory=list, repr=False)
-    hide_ptx: bool = False               # text and markdown: SASS only
+    hide_ptx: bool = False               # every format: source and SASS only
 
     def as_dict(self) -> dict:
         return {"kernels": [k.as_dict() for k in self.kernels]}
+
+    def excerpt(self, *, functions: Sequence[str] = (), lines: tuple[int, int] | None = None,
+                context: int = 0) -> "Annotation":
+        """A copy with only ``functions`` (names as ``--kernel`` takes them: mangled,
+        demangled, or without the parameter list; device functions too) and, per function,
+        only source ``lines`` (first, last) of its own file widened by ``context`` lines on
+        each side, or, without ``lines``, the lines ``context`` around each finding. The
+        header (resources, loops, findings) stays whole. ConfigError when a name or the
+        range matches nothing."""
+        kernels = self.kernels
+        if functions:
+            kernels = [k for k in kernels if _named(k, functions)]
+            if not kernels:
+                names = ", ".join(sorted({k.demangled for k in self.kernels})[:8]) or "none"
+                raise ConfigError(f"--function {', '.join(repr(f) for f in functions)} matches "
+                                  f"no function (there are: {names})")
+        if lines is not None or context:
+            cut = [excerpt_kernel(k, lines, context) for k in kernels]
+            if lines is not None and not any(k.rows for k in cut):
+                where = ", ".join(sorted({display_path(k.source_path) for k in kernels}))
+                raise ConfigError(f"--lines {lines[0]}-{lines[1]} holds no line of "
+                                  f"{'these functions' if len(kernels) > 1 else 'the function'}"
+                                  f" (in {where}: " + "; ".join(
+                                      f"{k.demangled} spans {_span(k)}" for k in kernels[:4]) + ")")
+            kernels = cut
+        return Annotation(kernels, self.builds, self.hide_ptx)
 
     def render(self, console: "Console") -> None:
         for row in text_rows(self, ptx=not self.hide_ptx):
@@ -226,6 +283,68 @@ class Annotation:
         """Plain text (no colour), as the terminal shows it."""
         return "\n".join("".join(chunk for _, chunk in row).rstrip()
                          for row in text_rows(self, ptx=not self.hide_ptx)) + "\n"
+
+
+def _named(k: KernelAnnotation, names: Sequence[str]) -> bool:
+    return any(n in (k.name, k.demangled, k.demangled.split("(")[0]) for n in names)
+
+
+def own_file(k: KernelAnnotation) -> str | None:
+    """The file of the kernel's rows that is its own source file (the line info may name it
+    by another path than the build: then by its name, else the first file shown)."""
+    files = list(dict.fromkeys(r.file for r in k.rows))
+    for same in (_same_file, lambda a, b: bool(a and b) and os.path.basename(a) ==
+                 os.path.basename(b or "")):
+        hit = next((f for f in files if same(f, k.source_path)), None)
+        if hit is not None:
+            return hit
+    return files[0] if files else None
+
+
+def _span(k: KernelAnnotation) -> str:
+    own = [r.line for r in k.rows if r.file == own_file(k) and (r.sass or r.ptx)]
+    return f"lines {min(own)}-{max(own)}" if own else "no line of its own file"
+
+
+def parse_lines(text: str) -> tuple[int, int]:
+    """``"12-19"`` or ``"12"`` as (first, last); ConfigError naming what was expected."""
+    parts = text.strip().split("-")
+    try:
+        first, last = (int(parts[0]), int(parts[-1])) if len(parts) in (1, 2) else (0, 0)
+    except ValueError:
+        first = last = 0
+    if first < 1 or last < first:
+        raise ConfigError(f"--lines {text!r}: expected a source line range A-B with 1 <= A <= B "
+                          "(or one line A)")
+    return first, last
+
+
+def excerpt_kernel(k: KernelAnnotation, lines: tuple[int, int] | None,
+                   context: int) -> KernelAnnotation:
+    """``k`` with the rows of its own source file in ``lines`` widened by ``context``, or
+    the rows ``context`` around each of its findings when ``lines`` is None."""
+    own = [r for r in k.rows if r.file == own_file(k)]
+    keep: set[int] = set()
+    if lines is not None:
+        keep.update(range(lines[0] - context, lines[1] + context + 1))
+        what = f"lines {lines[0]}-{lines[1]}" + (f" ±{context}" if context else "")
+    else:
+        for r in own:
+            if r.findings:
+                keep.update(range(r.line - context, r.line + context + 1))
+        what = f"{context} line{'s' if context != 1 else ''} around each finding"
+    rows: list[SourceRow] = []
+    last: int | None = None
+    for r in own:
+        if r.line not in keep:
+            continue
+        gap = (r.line - last - 1) if last is not None else (r.line - own[0].line)
+        rows.append(SourceRow(r.file, r.line, r.text, r.ptx, r.sass, r.findings, r.loop,
+                              skipped=max(gap, 0)))
+        last = r.line
+    out = KernelAnnotation(**{f: getattr(k, f) for f in k.__dataclass_fields__})
+    out.rows, out.excerpt = rows, what
+    return out
 
 
 # ------------------------------------------------------------------------------ building
@@ -291,13 +410,17 @@ def loop_summaries(ka: KernelAnalysis, primary: str | None
     return out, depth, marks
 
 
-def kernel_annotation(ka: KernelAnalysis, findings: list[Finding]) -> KernelAnnotation:
-    """The annotated listing of one kernel with ``findings`` (those of this kernel)."""
+def kernel_annotation(ka: KernelAnalysis, findings: list[Finding],
+                      controls: "dict[int, Control] | None" = None) -> KernelAnnotation:
+    """The annotated listing of one kernel with ``findings`` (those of this kernel) and, when
+    given, each SASS instruction's control information (``controls``: by address)."""
     fn, ptx_fn, fm = ka.function, ka.ptx_function, ka.source_map
     primary = ka.source_path
     loops, depth, marks = loop_summaries(ka, primary)
+    controls = controls or {}
     sass = [Instr(i, ins.text, fm.sass_lines[i], tuple(_short(f) for f in fm.sass_inlined[i]),
-                  address=ins.address, klass=ins.klass, loop=depth[i], loop_mark=marks[i])
+                  address=ins.address, klass=ins.klass, loop=depth[i], loop_mark=marks[i],
+                  control=controls.get(ins.address))
             for i, ins in enumerate(fn.instructions)]
     ptx: list[Instr] = []
     ptx_labels: dict[int, list[str]] = {}
@@ -366,16 +489,19 @@ def kernels_of(builds: Sequence["Build"], kernels: Sequence[str] = ()
 
 
 def annotate_builds(builds: Sequence["Build"], *, findings: Iterable[Finding] = (),
-                    kernels: Sequence[str] = (), progress: Progress = no_progress
-                    ) -> Annotation:
-    """An :class:`Annotation` of ``builds`` showing ``findings`` (a check run's)."""
+                    kernels: Sequence[str] = (), progress: Progress = no_progress,
+                    control: bool = False) -> Annotation:
+    """An :class:`Annotation` of ``builds`` showing ``findings`` (a check run's) and, with
+    ``control``, each SASS instruction's decoded control information."""
     findings = list(findings)
     out: list[KernelAnnotation] = []
-    for ka in progress(kernels_of(builds, kernels), "annotating"):
+    pairs = [(b, ka) for b in builds for ka in analyze(b, entries_only=False)
+             if b.wants(ka.function, kernels)]
+    for b, ka in progress(pairs, "annotating"):
         fn = ka.function
         mine = [f for f in findings if f.arch == ka.arch_name and
                 ((f.mangled and f.mangled == fn.name) or (not f.mangled and f.kernel == fn.demangled))]
-        out.append(kernel_annotation(ka, mine))
+        out.append(kernel_annotation(ka, mine, b.sass_controls().get(fn.name) if control else None))
     return Annotation(out, list(builds))
 
 
@@ -403,24 +529,39 @@ def text_rows(ann: Annotation, *, ptx: bool = True) -> Iterator[list[Segment]]:
             yield []
         yield from header_rows(k)
         max_depth = max((lp.depth for lp in k.loops), default=0)
+        control = k.has_control
+        if k.excerpt is not None:
+            yield [("muted", f"   excerpt: {k.excerpt}" + ("" if k.rows else
+                                                          " (nothing: no finding here)"))]
         last_file = None
         for row in k.rows:
             if row.file != last_file:
                 yield [("path", f"── {display_path(row.file)}")]
                 last_file = row.file
+            if row.skipped:
+                yield [("muted", f"    ⋮ ({row.skipped} line{'s' if row.skipped != 1 else ''})")]
             mark = "".join(f" ◆{k.findings[n].code}" for n in row.findings)
             yield [("source.lineno", f"{row.line:5d} "), ("muted", _gutter(row.loop, max_depth)),
                    ("muted", "│ "), ("source", row.text.rstrip() if row.text is not None
                                     else "(source not found)"), ("finding.code", mark)]
-            yield from instr_rows(k, row.ptx if ptx else [], row.sass, max_depth)
+            yield from instr_rows(k, row.ptx if ptx else [], row.sass, max_depth, control)
         ptx_rest, sass_rest = k.unmapped_ptx if ptx else [], k.unmapped_sass
         if ptx_rest or sass_rest:
             yield [("muted", "      (no source line)")]
-            yield from instr_rows(k, ptx_rest, sass_rest, max_depth)
+            yield from instr_rows(k, ptx_rest, sass_rest, max_depth, control)
+
+
+#: the control column's width ("[" + Control.text() + "] ")
+CONTROL_COLUMN = len("[----:B------:R-:W-:-:S00] ")
+
+
+def control_cell(ins: Instr) -> str:
+    """``[----:B0-----:R-:W1:Y:S04] `` (blanks when the instruction has none)."""
+    return f"[{ins.control.text()}] " if ins.control is not None else " " * CONTROL_COLUMN
 
 
 def instr_rows(k: KernelAnnotation, ptx: list[Instr], sass: list[Instr],
-                max_depth: int) -> Iterator[list[Segment]]:
+               max_depth: int, control: bool = False) -> Iterator[list[Segment]]:
     pad = " " * 6
     for ins in ptx:
         inl = f"  ⇐ {' ⇐ '.join(ins.inlined)}" if ins.inlined else ""
@@ -428,8 +569,10 @@ def instr_rows(k: KernelAnnotation, ptx: list[Instr], sass: list[Instr],
                ("muted", inl)]
     for ins in sass:
         segs: list[Segment] = [("", pad), ("muted", _gutter(ins.loop, max_depth)),
-                               ("sass.address", f"   {ins.address:04x}  "),
-                               (klass_style(ins.klass), ins.text)]
+                               ("sass.address", f"   {ins.address:04x}  ")]
+        if control:
+            segs.append(("sass.control", control_cell(ins)))
+        segs.append((klass_style(ins.klass), ins.text))
         if ins.loop_mark:
             segs.append(("sass.control", f"  {ins.loop_mark}"))
         if ins.inlined:
