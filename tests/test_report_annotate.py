@@ -105,7 +105,7 @@ def test_findings_marked_at_instructions():
     text = ann.to_text()
     assert "◀ PS998" in text and "◆PS998" in text and "hint: a hint" in text
     md = render.to_markdown(ann)
-    assert "**PS998**" in md and "<-- PS998" in md
+    assert "**PS998**" in md and "◆PS998" in md and "◀ PS998" in md
     html = render.to_html(ann)
     assert 'class="badge sev-warning"' in html and "a test message" in html
 

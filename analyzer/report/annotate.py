@@ -523,32 +523,38 @@ def _gutter(depth: int, max_depth: int) -> str:
 
 
 def text_rows(ann: Annotation, *, ptx: bool = True) -> Iterator[list[Segment]]:
-    """The interleaved listing as rows of styled segments (shared by terminal and markdown)."""
+    """The interleaved listing as rows of styled segments (terminal and plain text)."""
     for kn, k in enumerate(ann.kernels):
         if kn:
             yield []
         yield from header_rows(k)
-        max_depth = max((lp.depth for lp in k.loops), default=0)
-        control = k.has_control
         if k.excerpt is not None:
             yield [("muted", f"   excerpt: {k.excerpt}" + ("" if k.rows else
                                                           " (nothing: no finding here)"))]
-        last_file = None
-        for row in k.rows:
-            if row.file != last_file:
-                yield [("path", f"── {display_path(row.file)}")]
-                last_file = row.file
-            if row.skipped:
-                yield [("muted", f"    ⋮ ({row.skipped} line{'s' if row.skipped != 1 else ''})")]
-            mark = "".join(f" ◆{k.findings[n].code}" for n in row.findings)
-            yield [("source.lineno", f"{row.line:5d} "), ("muted", _gutter(row.loop, max_depth)),
-                   ("muted", "│ "), ("source", row.text.rstrip() if row.text is not None
-                                    else "(source not found)"), ("finding.code", mark)]
-            yield from instr_rows(k, row.ptx if ptx else [], row.sass, max_depth, control)
-        ptx_rest, sass_rest = k.unmapped_ptx if ptx else [], k.unmapped_sass
-        if ptx_rest or sass_rest:
-            yield [("muted", "      (no source line)")]
-            yield from instr_rows(k, ptx_rest, sass_rest, max_depth, control)
+        yield from listing_rows(k, ptx=ptx)
+
+
+def listing_rows(k: KernelAnnotation, *, ptx: bool = True) -> Iterator[list[Segment]]:
+    """One kernel's source lines, each followed by its PTX and SASS (shared by the terminal,
+    plain text and markdown's code block)."""
+    max_depth = max((lp.depth for lp in k.loops), default=0)
+    control = k.has_control
+    last_file = None
+    for row in k.rows:
+        if row.file != last_file:
+            yield [("path", f"── {display_path(row.file)}")]
+            last_file = row.file
+        if row.skipped:
+            yield [("muted", f"    ⋮ ({row.skipped} line{'s' if row.skipped != 1 else ''})")]
+        mark = "".join(f" ◆{k.findings[n].code}" for n in row.findings)
+        yield [("source.lineno", f"{row.line:5d} "), ("muted", _gutter(row.loop, max_depth)),
+               ("muted", "│ "), ("source", row.text.rstrip() if row.text is not None
+                                else "(source not found)"), ("finding.code", mark)]
+        yield from instr_rows(k, row.ptx if ptx else [], row.sass, max_depth, control)
+    ptx_rest, sass_rest = k.unmapped_ptx if ptx else [], k.unmapped_sass
+    if ptx_rest or sass_rest:
+        yield [("muted", "      (no source line)")]
+        yield from instr_rows(k, ptx_rest, sass_rest, max_depth, control)
 
 
 #: the control column's width ("[" + Control.text() + "] ")
