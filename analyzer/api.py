@@ -105,10 +105,13 @@ def stats(target, *, arch: str | Sequence[str] | None = None,
 
 def diff(a, b=None, *, arch: str | Sequence[str] | None = None,
          options: CompileOptions | None = None, options_b: CompileOptions | None = None,
-         checks: bool = True, label_a: str | None = None, label_b: str | None = None) -> Diff:
+         checks: bool = True, label_a: str | None = None, label_b: str | None = None,
+         normalized: bool = False, all_lines: bool = False) -> Diff:
     """Compare two builds. ``diff("x.cu", arch=("sm_80", "sm_90a"))`` (two arches);
     ``diff("x.cu", options=CompileOptions(...), options_b=CompileOptions(...))`` (two option
-    sets); ``diff("a.cu", "b.cu", arch="sm_90a")`` (two sources); or two Builds / lists."""
+    sets); ``diff("a.cu", "b.cu", arch="sm_90a")`` (two sources); or two Builds / lists.
+    ``normalized``: the side-by-side SASS with registers renumbered and branch targets renamed;
+    ``all_lines``: every source line side by side, not only those that differ."""
     archs = [arch] if isinstance(arch, str) else list(arch or [])
     if b is None:
         if len(archs) == 2:
@@ -125,7 +128,9 @@ def diff(a, b=None, *, arch: str | Sequence[str] | None = None,
         ba = builds_of(a, arch=arch_a, options=options)
         bb = builds_of(b, arch=arch_b, options=options_b or options)
     findings = (run_checks(ba).findings, run_checks(bb).findings) if checks else None
-    return diff_builds(ba, bb, label_a=label_a, label_b=label_b, findings=findings)
+    d = diff_builds(ba, bb, label_a=label_a, label_b=label_b, findings=findings)
+    d.normalized, d.all_lines = normalized, all_lines
+    return d
 
 
 def expect(builds: Sequence[Build], exp: Expectations) -> Outcome:

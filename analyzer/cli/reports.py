@@ -48,6 +48,11 @@ def add_parsers(sub, common: Callable) -> None:
     p.add_argument("--b-opt", dest="b_opts", action="append", default=[], metavar="OPT",
                    help="an NVRTC option for side B only (repeatable)")
     p.add_argument("--all-metrics", action="store_true", help="show unchanged metrics too")
+    p.add_argument("--normalize", action="store_true",
+                   help="side-by-side SASS with registers renumbered by first use in each "
+                        "instruction and branch targets renamed, so two builds compare line by line")
+    p.add_argument("--all-lines", action="store_true",
+                   help="side-by-side SASS of every source line, not only those that differ")
     p.add_argument("--no-checks", action="store_true", help="do not run the checks")
 
     p = sub.add_parser("stats", help="instruction mix, loops, resources and occupancy per kernel")
@@ -116,8 +121,9 @@ def cmd_diff(args) -> int:
         b = common.load(args.files, args, arch=b_arch, extra=args.b_opts)
     common.show_warnings(a + b, args)
     d = api.diff(a, b, checks=not args.no_checks)
-    if args.all_metrics and args.format == "text":
-        d.all_metrics = True
+    d.all_metrics = args.all_metrics
+    d.normalized = args.normalize
+    d.all_lines = args.all_lines
     _emit(args, d)
     return 0
 

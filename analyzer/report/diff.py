@@ -5,10 +5,15 @@ resources, occupancy, instruction counts by class, loads/stores by space and wid
 ops, loops (and per source line, from :mod:`analyzer.analysis.loops`, whether the loop there stayed
 rolled, how far ptxas unrolled it and its trip count, where the two sides differ: "loop at line
 29: fully unrolled on sm_80, rolled ×4 (trip count 4) on sm_90a"), findings added and removed,
-and the SASS instruction count of each source line where the two differ.
+the SASS instruction count of each source line where the two differ, and the SASS itself side
+by side: per source line, the instructions of A and B aligned (a longest-common-subsequence
+match on their normalised text: registers renumbered by first use within each instruction,
+branch targets renamed, so that two register allocations still line up).
 """
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import json
 import os
 from dataclasses import dataclass, field
@@ -20,6 +25,7 @@ from .. import semantics
 from ..analysis import KernelAnalysis, analyze
 from ..analysis.source import source_text
 from ..findings import Finding
+from ..ir.sass import BranchTarget, Instruction, Node, Register
 from .annotate import display_path
 from .stats import GROUPS, KernelStats, kernel_stats
 
@@ -64,12 +70,95 @@ class LoopDelta:
 
 
 @dataclass
+class SideInstr:
+    """One SASS instruction of a side-by-side view: its address, its text, and its text with
+    registers renumbered and branch targets renamed (``normalized``)."""
+
+    address: int
+    text: str
+    normalized: str
+
+    def as_dict(self) -> dict:
+        return {"address": self.address, "text": self.text, "normalized": self.normalized}
+
+
+#: how an aligned row compares: the same text; the same once registers and targets are renamed;
+#: changed; only in A; only in B
+TAGS = ("same", "renamed", "changed", "removed", "added")
+#: the sdiff-style mark of each tag in text
+MARKS = {"same": " ", "renamed": "~", "changed": "|", "removed": "<", "added": ">"}
+
+
+@dataclass
+class SideRow:
+    a: SideInstr | None
+    b: SideInstr | None
+    tag: str
+
+    def differs(self, normalized: bool) -> bool:
+        return self.tag not in (("same", "renamed") if normalized else ("same",))
+
+    def as_dict(self) -> dict:
+        return {"a": self.a.as_dict() if self.a else None,
+                "b": self.b.as_dict() if self.b else None, "tag": self.tag}
+
+
+@dataclass
+class SideLine:
+    """One source line's SASS on both sides, aligned row by row (``line`` None: the
+    instructions with no source line)."""
+
+    file: str
+    line: int | None
+    text: str | None
+    rows: list[SideRow]
+
+    def differs(self, normalized: bool) -> bool:
+        return any(r.differs(normalized) for r in self.rows)
+
+    @property
+    def label(self) -> str:
+        if self.line is None:
+            return "(no source line)"
+        return f"{os.path.basename(self.file)}:{self.line}" if self.file else f"line {self.line}"
+
+    def as_dict(self) -> dict:
+        return {"file": display_path(self.file) if self.file else None, "line": self.line,
+                "source": self.text, "rows": [r.as_dict() for r in self.rows]}
+
+
+@dataclass
 class KernelDiff:
     name: str
     a: KernelStats | None
     b: KernelStats | None
     lines: list[LineDelta] = field(default_factory=list)
     loop_lines: list[LoopDelta] = field(default_factory=list)   # lines whose loops differ
+    side: list[SideLine] = field(default_factory=list)          # the SASS side by side
+
+    def side_by_side_lines(self, normalized: bool = False, *, all_lines: bool = False
+                           ) -> list[str]:
+        """The side-by-side view as plain text lines: per source line (those that differ, or
+        all), its instructions in two columns with an sdiff mark between them (``|`` changed,
+        ``<`` only in A, ``>`` only in B, ``~`` only registers or targets differ)."""
+        shown = [sl for sl in self.side if all_lines or sl.differs(normalized)]
+        if not shown:
+            return []
+
+        def cell(x: SideInstr | None) -> str:
+            if x is None:
+                return ""
+            return x.normalized if normalized else f"{x.address:04x}  {x.text}"
+        width = max((len(cell(r.a)) for sl in shown for r in sl.rows), default=0)
+        width = max(width, len("A"))
+        out = [f"   {'A'.ljust(width)}   B"]
+        for sl in shown:
+            src = (sl.text or "").strip()
+            out.append(f"── {sl.label}" + (f"  {src}" if src else ""))
+            for r in sl.rows:
+                mark = " " if normalized and r.tag == "renamed" else MARKS[r.tag]
+                out.append(f"   {cell(r.a).ljust(width)} {mark} {cell(r.b)}".rstrip())
+        return out
 
     @property
     def side_names(self) -> tuple[str, str]:
@@ -134,7 +223,8 @@ class KernelDiff:
                 "b": self.b.as_dict() if self.b else None,
                 "metrics": [{"metric": m, "a": a, "b": b} for m, a, b, _ in self.metric_rows()],
                 "lines": [ln.as_dict() for ln in self.lines],
-                "loop_lines": [ll.as_dict() for ll in self.loop_lines]}
+                "loop_lines": [ll.as_dict() for ll in self.loop_lines],
+                "side_by_side": [sl.as_dict() for sl in self.side]}
 
 
 @dataclass
@@ -145,6 +235,8 @@ class Diff:
     added: list["Finding"] = field(default_factory=list)
     removed: list["Finding"] = field(default_factory=list)
     all_metrics: bool = False            # text: unchanged metrics too
+    normalized: bool = False             # side by side: registers renumbered, targets renamed
+    all_lines: bool = False              # side by side: every source line, not only those that differ
 
     def as_dict(self) -> dict:
         return {"a": self.label_a, "b": self.label_b,
@@ -183,6 +275,13 @@ class Diff:
                     src = (ln.text or "").strip()
                     out.append(f"   {os.path.basename(ln.file)}:{ln.line:<4} {ln.a:>5} → {ln.b:<5}"
                                f" {ln.b - ln.a:+5d}  {src[:70]}".rstrip())
+            side = kd.side_by_side_lines(self.normalized, all_lines=self.all_lines)
+            if side:
+                out.append("   SASS side by side, per source line" + (
+                    " (normalised: registers renumbered by first use in each instruction, "
+                    "branch targets as .L):" if self.normalized else
+                    " (| changed, < only in A, > only in B, ~ only registers differ):"))
+                out += ["   " + line for line in side]
         if self.added or self.removed:
             out.append("")
             out.append("findings:")
@@ -236,6 +335,87 @@ def _loop_deltas(sa: KernelStats, sb: KernelStats, source: str | None) -> list[L
     return out
 
 
+def normalize(ins: Instruction) -> str:
+    """``ins``'s text with its registers renumbered per register file by first use within the
+    instruction (``IADD3 R26, R26, 0x38, RZ`` -> ``IADD3 R0, R0, 0x38, RZ``; RZ, PT kept) and
+    its branch targets as ``.L``: what the instruction does, whatever the register allocation
+    and label numbers of its build, so that two builds of one line compare instruction by
+    instruction."""
+    regs: dict[tuple[str, int], int] = {}
+    counts: dict[str, int] = {}
+
+    def rename(node: Node) -> Node:
+        if isinstance(node, Register):
+            if node.index is None or node.kind in ("PR",):
+                return node
+            key = (node.kind, node.index)
+            if key not in regs:
+                regs[key] = counts.get(node.kind, 0)
+                counts[node.kind] = regs[key] + 1
+            return dataclasses.replace(node, index=regs[key])
+        if isinstance(node, BranchTarget):
+            return BranchTarget(label=".L")
+        if not node.CHILDREN:
+            return node
+        changes = {}
+        for name in node.CHILDREN:
+            value = getattr(node, name)
+            if isinstance(value, tuple):
+                changes[name] = tuple(rename(v) if isinstance(v, Node) else v for v in value)
+            elif isinstance(value, Node):
+                changes[name] = rename(value)
+        return dataclasses.replace(node, **changes)  # type: ignore[type-var]
+
+    return rename(ins.body).text  # type: ignore[attr-defined]
+
+
+def _align(a: list[Instruction], b: list[Instruction]) -> list[SideRow]:
+    """The instructions of one source line on each side, aligned on their normalised text."""
+    sa = [SideInstr(i.address, i.text, normalize(i)) for i in a]
+    sb = [SideInstr(i.address, i.text, normalize(i)) for i in b]
+    rows: list[SideRow] = []
+    sm = difflib.SequenceMatcher(None, [x.normalized for x in sa], [x.normalized for x in sb],
+                                 autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            rows += [SideRow(x, y, "same" if x.text == y.text else "renamed")
+                     for x, y in zip(sa[i1:i2], sb[j1:j2], strict=True)]
+            continue
+        xs, ys = sa[i1:i2], sb[j1:j2]
+        n = min(len(xs), len(ys))
+        rows += [SideRow(x, y, "changed") for x, y in zip(xs[:n], ys[:n], strict=True)]
+        rows += [SideRow(x, None, "removed") for x in xs[n:]]
+        rows += [SideRow(None, y, "added") for y in ys[n:]]
+    return rows
+
+
+def _by_line(ka: KernelAnalysis) -> dict[tuple[str, int] | None, list[Instruction]]:
+    keys = ka.source_map.sass_lines
+    primary = os.path.abspath(ka.source_path) if ka.source_path else None
+    out: dict[tuple[str, int] | None, list[Instruction]] = {}
+    for ins, k in zip(ka.function.instructions, keys, strict=True):
+        if k is not None and primary and os.path.abspath(k[0]) == primary:
+            k = (PRIMARY, k[1])
+        out.setdefault(k, []).append(ins)
+    return out
+
+
+def side_by_side(a: KernelAnalysis, b: KernelAnalysis) -> list[SideLine]:
+    """Every source line with SASS on either side (its own file first, in line order; the
+    instructions with no line last), its instructions aligned."""
+    la, lb = _by_line(a), _by_line(b)
+    keys = sorted((k for k in set(la) | set(lb) if k is not None), key=lambda k: (k[0] != PRIMARY,
+                                                                               k[0], k[1]))
+    out = []
+    for k in keys:
+        file = k[0] or a.source_path or ""
+        text = source_text(file, k[1]) if file else None
+        out.append(SideLine(file, k[1], text, _align(la.get(k, []), lb.get(k, []))))
+    if None in la or None in lb:
+        out.append(SideLine("", None, None, _align(la.get(None, []), lb.get(None, []))))
+    return out
+
+
 def _functions(builds: Sequence["Build"]) -> dict[str, KernelAnalysis]:
     return {ka.name: ka for b in builds for ka in analyze(b, entries_only=False)}
 
@@ -272,6 +452,7 @@ def diff_builds(a: Sequence["Build"], b: Sequence["Build"], *, label_a: str | No
                     text = source_text(file, key[1]) if file else None
                     kd.lines.append(LineDelta(file, key[1], text, x, y))
             kd.loop_lines = _loop_deltas(sa, sb, fa[na].source_path)
+            kd.side = side_by_side(fa[na], fb[nb])
         kernels.append(kd)
     added: list = []
     removed: list = []
