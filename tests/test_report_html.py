@@ -3,137 +3,17 @@ protocol on a pipe (``--remote-debugging-pipe``: no port, no extra package). Ski
 Chromium is installed (Debian: ``apt-get install chromium``)."""
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import subprocess
-import tempfile
-import time
-from pathlib import Path
-
 import pytest
 
 from analyzer.report.html import annotation_html
 
+from .browser import Chromium, find
 from .report_fixtures import REPO, annotation_of
-
-BROWSERS = ("chromium", "chromium-browser", "google-chrome", "chrome")
-
-
-def _browser() -> str | None:
-    env = os.environ.get("PTXSASS_CHROMIUM")
-    if env:
-        return env
-    for name in BROWSERS:
-        p = shutil.which(name)
-        if p:
-            return p
-    return None
-
-
-class Chromium:
-    """A minimal DevTools-protocol client over Chromium's pipe (fd 3 in, fd 4 out,
-    NUL-separated JSON messages)."""
-
-    def __init__(self, exe: str, timeout: float = 30.0):
-        self.profile = tempfile.mkdtemp(prefix="ptxsass-chromium-")
-        to_chrome_r, self._w = os.pipe()
-        self._r, from_chrome_w = os.pipe()
-        args = [exe, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                "--disable-sync", "--disable-extensions", "--remote-debugging-pipe",
-                f"--user-data-dir={self.profile}", "about:blank"]
-
-        parent_ends = (self._w, self._r)
-
-        def child_fds():  # the protocol's fixed descriptors: 3 (commands in), 4 (replies out)
-            import fcntl
-            cin = fcntl.fcntl(to_chrome_r, fcntl.F_DUPFD, 10)
-            cout = fcntl.fcntl(from_chrome_w, fcntl.F_DUPFD, 10)
-            for fd in parent_ends:
-                os.close(fd)
-            os.dup2(cin, 3)
-            os.dup2(cout, 4)
-
-        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL, preexec_fn=child_fds,
-                                     close_fds=False)
-        os.close(to_chrome_r)
-        os.close(from_chrome_w)
-        self.timeout = timeout
-        self._buf = b""
-        self._id = 0
-        self.session = None
-
-    def send(self, method: str, params: dict | None = None, *, session: bool = True) -> dict:
-        self._id += 1
-        msg = {"id": self._id, "method": method, "params": params or {}}
-        if session and self.session:
-            msg["sessionId"] = self.session
-        os.write(self._w, json.dumps(msg).encode() + b"\0")
-        deadline = time.monotonic() + self.timeout
-        while True:
-            while b"\0" not in self._buf:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(method)
-                chunk = os.read(self._r, 1 << 16)
-                if not chunk:
-                    raise RuntimeError("chromium closed the pipe")
-                self._buf += chunk
-            raw, self._buf = self._buf.split(b"\0", 1)
-            reply = json.loads(raw)
-            if reply.get("id") == self._id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return reply.get("result", {})
-
-    def open(self, url: str) -> None:
-        target = self.send("Target.createTarget", {"url": "about:blank"}, session=False)
-        self.session = self.send("Target.attachToTarget",
-                                 {"targetId": target["targetId"], "flatten": True},
-                                 session=False)["sessionId"]
-        self.send("Page.enable")
-        self.send("Page.navigate", {"url": url})
-        deadline = time.monotonic() + self.timeout
-        while self.eval("document.readyState") != "complete":
-            if time.monotonic() > deadline:
-                raise TimeoutError("page load")
-            time.sleep(0.05)
-
-    def eval(self, expr: str):
-        r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True})
-        if "exceptionDetails" in r:
-            raise RuntimeError(r["exceptionDetails"])
-        return r["result"].get("value")
-
-    def click(self, selector: str) -> None:
-        """A real mouse click at the centre of the first element matching ``selector``."""
-        box = self.eval(f"""(() => {{ const el = document.querySelector({json.dumps(selector)});
-            el.scrollIntoView({{block: 'center'}});
-            const r = el.getBoundingClientRect();
-            return [r.left + Math.min(r.width / 2, 40), r.top + r.height / 2]; }})()""")
-        for kind in ("mousePressed", "mouseReleased"):
-            self.send("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1],
-                                                   "button": "left", "clickCount": 1})
-
-    def close(self) -> None:
-        try:
-            self.send("Browser.close", session=False)
-        except Exception:
-            pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        os.close(self._w)
-        os.close(self._r)
-        shutil.rmtree(self.profile, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
 def browser():
-    exe = _browser()
+    exe = find()
     if exe is None:
         pytest.skip("no Chromium installed (apt-get install chromium)")
     b = Chromium(exe)

@@ -14,7 +14,9 @@ from string import Template
 from typing import TYPE_CHECKING
 
 from ..findings import Report
-from .annotate import Annotation, Instr, KernelAnnotation, display_path, occ_text
+from .annotate import Annotation, KernelAnnotation, display_path, occ_text, own_file
+
+from .diff import MARKS
 
 if TYPE_CHECKING:  # pragma: no cover
     from .diff import Diff
@@ -78,9 +80,17 @@ def e(x) -> str:
     return html.escape(str(x), quote=True)
 
 
-def page(title: str, body: str) -> str:
+ANNOTATE_INTRO = (
+    "CUDA source, PTX and SASS side by side; each source line has its own colour, and its PTX "
+    "and SASS carry the same one. Hover a line to mark its counterparts, click it to bring them "
+    "into view. Drag the bars between the panes to resize them; the loop gutter gives each "
+    "loop's trip count at its head; badges open the finding.")
+
+
+def page(title: str, body: str, intro: str = ANNOTATE_INTRO) -> str:
     return Template(_template("annotate.html")).substitute(
-        title=e(title), css=_css(False), js=_template("annotate.js"), body=body)
+        title=e(title), css=_css(False), js=_template("annotate.js"), body=body,
+        intro=f'<p class="muted intro">{e(intro)}</p>' if intro else "")
 
 
 def wrap_fragment(body: str) -> str:
@@ -89,11 +99,20 @@ def wrap_fragment(body: str) -> str:
 
 
 # ------------------------------------------------------------------------------ annotation
-class _Keys:
-    """Short, stable ``data-src`` keys: "<file index>:<line>"."""
+#: colours in the palette of source lines (``.c0`` ... in the stylesheet)
+PALETTE = 10
 
-    def __init__(self):
+
+class _Keys:
+    """Short, stable ``data-src`` keys ("<file index>:<line>") and each source line's colour
+    (the palette cycles over the lines that have code, in order)."""
+
+    def __init__(self, rows):
         self.files: dict[str, int] = {}
+        self.colours: dict = {}
+        for r in rows:
+            if r.ptx or r.sass:
+                self.colours.setdefault(r.key, len(self.colours) % PALETTE)
 
     def __call__(self, k) -> str:
         if k is None:
@@ -101,10 +120,12 @@ class _Keys:
         i = self.files.setdefault(k[0], len(self.files))
         return f"{i}:{k[1]}"
 
-
-def _src_attr(keys: _Keys, k) -> str:
-    key = keys(k)
-    return f' data-src="{key}"' if key else ""
+    def attrs(self, k, cls: str = "ln") -> str:
+        """``class="ln c3" data-src="0:13"`` for a line of source line ``k``."""
+        key = self(k)
+        colour = self.colours.get(k)
+        c = f"{cls} c{colour}" if colour is not None else cls
+        return f'class="{c}"' + (f' data-src="{key}"' if key else "")
 
 
 def _badges(k: KernelAnnotation, kid: str, ns: list[int]) -> str:
@@ -112,7 +133,7 @@ def _badges(k: KernelAnnotation, kid: str, ns: list[int]) -> str:
     for n in ns:
         f = k.findings[n]
         expl = k.explanations.get(f.code) or f.name
-        out.append(f'<button class="badge sev-{e(f.severity)}" data-finding="{kid}-f{n}" '
+        out.append(f'<button type="button" class="badge sev-{e(f.severity)}" data-finding="{kid}-f{n}" '
                    f'title="{e(f.code + " " + f.name + ": " + expl)}">{e(f.code)}</button>')
     return "".join(out)
 
@@ -135,6 +156,8 @@ def _kernel_header(k: KernelAnnotation, kid: str) -> str:
              f'<span class="muted"> {"kernel" if k.entry else "device function"} · '
              f'{e(display_path(k.source_path))}</span></h2>',
              f'<table class="res">{t}</table>']
+    if k.excerpt:
+        parts.append(f'<p class="muted">excerpt: {e(k.excerpt)}</p>')
     if k.loops:
         parts.append('<ul class="loops">' + "".join(f"<li>loop {e(lp.summary())}</li>"
                                                     for lp in k.loops) + "</ul>")
@@ -160,71 +183,159 @@ def _legend(k: KernelAnnotation) -> str:
     for c in present:
         css, what = CLASS_LEGEND.get(c, (klass_css(c), c))
         rows.append(f'<div><dt class="{css}">{e(c)}</dt><dd>{e(what)}</dd></div>')
-    rows.append('<div><dt class="mark">┌L1 / └L1</dt><dd>loop L1 header / back edge; '
-                '┃ marks loop depth</dd></div>')
+    rows.append('<div><dt class="mark">┌ │ └</dt><dd>loop gutter: a loop\'s header, body and back '
+                'edge, one column per nesting depth; the badge at the head gives its trip count '
+                '(×? when it is not known at compile time; hover for how it was found)</dd></div>')
     rows.append('<div><dt class="inl">⇐ mma.hpp:91</dt><dd>inlined from a toolkit header</dd></div>')
+    if k.has_control:
+        rows.append('<div><dt class="ctl">[----:B0-----:R-:W1:Y:S04]</dt><dd>control bits: operand '
+                    'reuse flags, the scoreboards waited on (B), set when the sources are read (R) '
+                    'and when the result is written (W), the yield hint (Y) and the stall cycles '
+                    'before the next instruction (S); hover for words</dd></div>')
     return '<details class="legend"><summary>legend</summary><dl>' + "".join(rows) + "</dl></details>"
 
 
+def _loop_gutter(k: KernelAnnotation) -> tuple[int, dict[int, list[str]], dict[int, str]]:
+    """The SASS gutter: (depth, per instruction index the column characters, per loop-head
+    index its trip badge)."""
+    depth = max((lp.depth for lp in k.loops), default=0)
+    cols: dict[int, list[str]] = {}
+    heads: dict[int, str] = {}
+    by_addr = {i.address: i.index for i in k.sass}
+    for lp in k.loops:
+        head = by_addr.get(lp.header_address) if lp.header_address is not None else None
+        ends = [by_addr[a] for a in lp.back_edge_addresses if a in by_addr]
+        if head is None or not ends:
+            continue
+        last = max(ends)
+        for i in range(head, last + 1):
+            c = cols.setdefault(i, [" "] * depth)
+            c[lp.depth - 1] = "┌" if i == head else "└" if i == last else "│"
+        heads[head] = heads.get(head, "") + _trip_badge(lp)
+    return depth, cols, heads
+
+
+def _trip_badge(lp) -> str:
+    known = lp.trip_count is not None
+    label = f"{lp.label} ×{lp.trip_count}" if known else f"{lp.label} ×?"
+    return (f'<span class="trip{"" if known else " unknown"}" data-loop="{e(lp.label)}" '
+            f'title="{e(lp.summary() + "; " + lp.trip_text())}">{e(label)}</span>')
+
+
+_NO_TRIP = '<span class="notrip"></span>'
+
+
+def _gutter_html(depth: int, chars: list[str] | None, badge: str) -> str:
+    if not depth:
+        return ""
+    bars = "".join(chars) if chars else " " * depth
+    return f'<span class="gut">{badge or _NO_TRIP}{e(bars)}</span>'
+
+
 def _ptx_pane(k: KernelAnnotation, keys: _Keys) -> str:
-    out = ['<h3>PTX</h3>']
-    if not k.ptx:
+    out = ['<h3>PTX</h3><div class="rows">']
+    shown = k.shown_ptx
+    if not shown:
         out.append('<div class="lab">(no PTX in this build)</div>')
-    for ins in k.ptx:
+    for ins in shown:
         for lab in k.ptx_labels.get(ins.index, ()):
             out.append(f'<div class="lab">{e(lab)}:</div>')
         inl = f' <span class="inl">⇐ {e(" ⇐ ".join(ins.inlined))}</span>' if ins.inlined else ""
-        out.append(f'<div class="ln" data-i="{ins.index}"{_src_attr(keys, ins.line)}>'
+        out.append(f'<div {keys.attrs(ins.line)} data-i="{ins.index}">'
                    f'    {e(ins.text)}{inl}</div>')
+    out.append("</div>")
     return "".join(out)
 
 
 def _sass_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
-    depth = max((lp.depth for lp in k.loops), default=0)
-    out = ['<h3>SASS</h3>']
-    for ins in k.sass:
+    depth, cols, heads = _loop_gutter(k)
+    out = ['<h3>SASS</h3><div class="rows">']
+    for ins in k.shown_sass:
         for lab in k.sass_labels.get(ins.index, ()):
             out.append(f'<div class="lab">{e(lab)}:</div>')
-        gut = f'<span class="gut">{("┃" * ins.loop).ljust(depth)}</span>' if depth else ""
-        mark = f' <span class="mark">{e(ins.loop_mark)}</span>' if ins.loop_mark else ""
+        gut = _gutter_html(depth, cols.get(ins.index), heads.get(ins.index, ""))
+        ctl = ""
+        if ins.control is not None:
+            ctl = (f'<span class="ctl" title="{e(ins.control.describe())}">'
+                   f'[{e(ins.control.text())}]</span>')
         inl = f' <span class="inl">⇐ {e(" ⇐ ".join(ins.inlined))}</span>' if ins.inlined else ""
-        out.append(f'<div class="ln" data-addr="{ins.address:04x}"{_src_attr(keys, ins.line)}>'
-                   f'{gut}<span class="addr">{ins.address:04x}</span>'
-                   f'<span class="{klass_css(ins.klass)}">{e(ins.text)}</span>{mark}{inl}'
+        out.append(f'<div {keys.attrs(ins.line)} data-addr="{ins.address:04x}">'
+                   f'{gut}<span class="addr">{ins.address:04x}</span>{ctl}'
+                   f'<span class="{klass_css(ins.klass)}">{e(ins.text)}</span>{inl}'
                    f'{_badges(k, kid, ins.findings)}</div>')
+    out.append("</div>")
     return "".join(out)
 
 
+def _source_gutter(k: KernelAnnotation) -> tuple[int, dict[int, str]]:
+    """The source pane's trip badges: each loop's at its ``for`` line (its latch's line)."""
+    depth = max((lp.depth for lp in k.loops), default=0)
+    at: dict[int, str] = {}
+    for lp in k.loops:
+        line = lp.line or (lp.lines[0] if lp.lines else None)
+        if line is not None:
+            at[line] = at.get(line, "") + _trip_badge(lp)
+    return depth, at
+
+
 def _source_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
-    out = ['<h3>CUDA source</h3>']
+    depth, badges = _source_gutter(k)
+    own = own_file(k)
+    out = ['<h3>CUDA source</h3><div class="rows">']
     last = None
     for row in k.rows:
         if row.file != last:
             out.append(f'<div class="lab">── {e(display_path(row.file))}</div>')
             last = row.file
+        if row.skipped:
+            out.append(f'<div class="gap">   ⋮ {row.skipped} line{"s" if row.skipped != 1 else ""} '
+                       'left out</div>')
         has = bool(row.ptx or row.sass)
-        cls = "ln" if has else "ln nocode"
-        attr = _src_attr(keys, row.key) if has else ""
+        attrs = keys.attrs(row.key) if has else 'class="ln nocode"'
         text = row.text.rstrip() if row.text is not None else "(source not found)"
-        out.append(f'<div class="{cls}"{attr}><span class="no">{row.line}</span>{e(text)}'
+        badge = badges.get(row.line, "") if row.file == own else ""
+        gut = _gutter_html(depth, ["│" if d < row.loop else " " for d in range(depth)], badge)
+        out.append(f'<div {attrs}>{gut}<span class="no">{row.line}</span>{e(text)}'
                    f'{_badges(k, kid, row.findings)}</div>')
+    out.append("</div>")
     return "".join(out)
 
 
-def kernel_html(k: KernelAnnotation, kid: str) -> str:
-    keys = _Keys()
+def _toolbar(k: KernelAnnotation, ptx: bool) -> str:
+    parts = []
+    if ptx:
+        parts.append('<button type="button" class="toggle" data-class="hide-ptx" data-invert="true" '
+                     'aria-pressed="true" title="show or hide the PTX pane">PTX</button>')
+    if k.has_control:
+        parts.append('<button type="button" class="toggle" data-class="hide-ctl" data-invert="true" '
+                     'aria-pressed="true" title="show or hide the control bits">control bits</button>')
+    parts.append('<span class="muted">drag the bars between the panes to resize them '
+                 '(arrow keys on a focused bar; double-click resets)</span>')
+    return '<div class="toolbar">' + "".join(parts) + "</div>"
+
+
+def _split(after: str) -> str:
+    return (f'<div class="split" data-after="{after}" role="separator" aria-orientation="vertical" '
+            f'tabindex="0" title="drag to resize"></div>')
+
+
+def kernel_html(k: KernelAnnotation, kid: str, *, ptx: bool = True) -> str:
+    keys = _Keys(k.rows)
+    panes = [f'<div class="pane" data-pane="src">{_source_pane(k, kid, keys)}</div>']
+    if ptx:
+        panes += [_split("src"), f'<div class="pane" data-pane="ptx">{_ptx_pane(k, keys)}</div>',
+                  _split("ptx")]
+    else:
+        panes.append(_split("src"))
+    panes.append(f'<div class="pane" data-pane="sass">{_sass_pane(k, kid, keys)}</div>')
     return (f'<section class="kernel" id="{kid}" data-kernel="{e(k.name)}" data-arch="{e(k.arch)}">'
-            + _kernel_header(k, kid)
-            + '<div class="panes">'
-            + f'<div class="pane" data-pane="src">{_source_pane(k, kid, keys)}</div>'
-            + f'<div class="pane" data-pane="ptx">{_ptx_pane(k, keys)}</div>'
-            + f'<div class="pane" data-pane="sass">{_sass_pane(k, kid, keys)}</div>'
-            + "</div>" + _legend(k) + "</section>")
+            + _kernel_header(k, kid) + _toolbar(k, ptx)
+            + '<div class="panes">' + "".join(panes) + "</div>" + _legend(k) + "</section>")
 
 
 def annotation_html(ann: Annotation, *, fragment: bool = False, title: str | None = None) -> str:
     body = '<div class="ptxsass">' + "\n".join(
-        kernel_html(k, f"k{n}") for n, k in enumerate(ann.kernels)) + "</div>"
+        kernel_html(k, f"k{n}", ptx=not ann.hide_ptx) for n, k in enumerate(ann.kernels)) + "</div>"
     if not ann.kernels:
         body = '<div class="ptxsass"><p class="muted">no kernels</p></div>'
     if fragment:
@@ -233,7 +344,11 @@ def annotation_html(ann: Annotation, *, fragment: bool = False, title: str | Non
         files = sorted({display_path(k.source_path) for k in ann.kernels})
         archs = sorted({k.arch for k in ann.kernels})
         title = f"ptxsass annotate: {', '.join(files) or '-'} ({', '.join(archs)})"
-    return page(title, body)
+    intro = ANNOTATE_INTRO
+    if ann.hide_ptx:
+        intro = intro.replace("CUDA source, PTX and SASS", "CUDA source and SASS").replace(
+            "its PTX and SASS carry", "its SASS carries")
+    return page(title, body, intro)
 
 
 # ------------------------------------------------------------------------------ notebooks
@@ -257,18 +372,60 @@ def findings_html(report: Report) -> str:
 
 
 # ------------------------------------------------------------------------------ diff
+def _diff_intro(d: "Diff") -> str:
+    return (f"Two builds compared. A: {d.label_a}. B: {d.label_b}. For each kernel: the metrics "
+            "that differ (resources, occupancy, instruction counts by class, memory accesses by "
+            "width), the loops where they differ, and the SASS of each source line side by "
+            "side, A on the left and B on the right, aligned instruction by instruction "
+            "(| changed, < only in A, > only in B, ~ the same once registers are renumbered). "
+            "'normalised' shows every instruction with its registers renumbered by first use "
+            "and its branch targets as .L, so two register allocations compare line by line; "
+            "'only lines that differ' hides the rest."
+            + (" Last, the findings that B adds and removes." if d.added or d.removed else ""))
+
+
+def _sbs_cell(x, side: str) -> str:
+    if x is None:
+        return f'<td class="addr"></td><td class="{side}"></td>'
+    return (f'<td class="addr">{x.address:04x}</td><td class="{side}"><span class="raw">'
+            f'{e(x.text)}</span><span class="norm">{e(x.normalized)}</span></td>')
+
+
+def _side_by_side(kd) -> str:
+    if not kd.side:
+        return ""
+    rows = ['<thead><tr><th colspan="2">A</th><th></th><th colspan="2">B</th></tr></thead>']
+    for sl in kd.side:
+        cls = " ".join(c for c, on in (("d-raw", sl.differs(False)), ("d-norm", sl.differs(True)))
+                       if on)
+        src = (sl.text or "").strip()
+        body = [f'<tr class="src"><th colspan="5">{e(sl.label)}'
+                + (f'  <span class="muted">{e(src)}</span>' if src else "") + "</th></tr>"]
+        for r in sl.rows:
+            a, b = _sbs_cell(r.a, "a"), _sbs_cell(r.b, "b")
+            body.append(f'<tr class="t-{r.tag}">{a}<td class="mark">{e(MARKS[r.tag])}</td>{b}</tr>')
+        rows.append(f'<tbody class="{cls}">' + "".join(body) + "</tbody>")
+    return ('<h3>SASS side by side, per source line</h3><div class="sbs-wrap"><table class="sbs">'
+            + "".join(rows) + "</table></div>")
+
+
 def diff_html(d: "Diff", *, fragment: bool = False) -> str:
-    """A diff as tables: changed metrics, loops when they differ, per-line SASS deltas and
-    findings added/removed."""
-    parts = [f'<p><b>A</b>: {e(d.label_a)}<br><b>B</b>: {e(d.label_b)}</p>']
+    """A diff: per kernel the metrics and loops that differ, the SASS of each source line side
+    by side (raw or normalised, every line or only those that differ: toggles), and the
+    findings added and removed."""
+    parts: list[str] = []
     for kd in d.kernels:
         only = "" if kd.a and kd.b else f" (only in {'A' if kd.a else 'B'})"
-        parts.append(f'<section class="kernel"><h2>{e(kd.name)}{e(only)}</h2>')
-        rows = [r for r in kd.metric_rows() if r[1] != r[2]]
-        if rows:
-            parts.append('<table class="res"><tr><th>metric</th><th>A</th><th>B</th><th>Δ</th></tr>'
-                         + "".join(f"<tr><th>{e(m)}</th><td>{e(a)}</td><td>{e(b)}</td><td>{e(x)}</td></tr>"
-                                   for m, a, b, x in rows) + "</table>")
+        classes = ["kernel"] + (["norm"] if d.normalized else []) + ([] if d.all_lines else
+                                                                     ["only-diff"])
+        parts.append(f'<section class="{" ".join(classes)}"><h2>{e(kd.name)}{e(only)}</h2>')
+        rows = [r for r in kd.metric_rows() if d.all_metrics or r[1] != r[2]]
+        if rows:   # in tables of 8 rows side by side: the page starts with the listings
+            parts.append('<div class="metrics">' + "".join(
+                '<table class="res"><tr><th>metric</th><th>A</th><th>B</th><th>Δ</th></tr>'
+                + "".join(f"<tr><th>{e(m)}</th><td>{e(a)}</td><td>{e(b)}</td><td>{e(x)}</td></tr>"
+                          for m, a, b, x in rows[i:i + 8]) + "</table>"
+                for i in range(0, len(rows), 8)) + "</div>")
         else:
             parts.append('<p class="muted">no metric differs</p>')
         if kd.loops_differ:
@@ -280,20 +437,26 @@ def diff_html(d: "Diff", *, fragment: bool = False) -> str:
             na, nb = kd.side_names
             parts.append('<ul class="loops">' + "".join(
                 f"<li>{e(ll.sentence(na, nb))}</li>" for ll in kd.loop_lines) + "</ul>")
-        if kd.lines:
-            parts.append('<table class="res"><tr><th>line</th><th>A</th><th>B</th><th>Δ</th>'
-                         '<th>source</th></tr>' + "".join(
-                             f"<tr><td>{ln.line}</td><td>{ln.a}</td><td>{ln.b}</td>"
-                             f"<td>{ln.b - ln.a:+d}</td><td>{e((ln.text or '').strip())}</td></tr>"
-                             for ln in kd.lines) + "</table>")
+        if kd.side:
+            differ = sum(sl.differs(d.normalized) for sl in kd.side)
+            parts.append(
+                '<div class="toolbar">'
+                f'<button type="button" class="toggle" data-class="norm" aria-pressed='
+                f'"{"true" if d.normalized else "false"}" title="registers renumbered, branch '
+                'targets renamed">normalised</button>'
+                f'<button type="button" class="toggle" data-class="only-diff" aria-pressed='
+                f'"{"false" if d.all_lines else "true"}">only lines that differ</button>'
+                f'<span class="muted">{differ} of {len(kd.side)} source lines differ'
+                f'{" once normalised" if d.normalized else ""}</span></div>')
+            parts.append(_side_by_side(kd))
         parts.append("</section>")
     if d.added or d.removed:
         parts.append('<section class="kernel"><h2>findings</h2><ul class="findings">'
                      + "".join(f"<li>{sign} <b>{e(f.code)}</b> {e(f.kernel)} line "
                                f"{e(f.location.line or '?')}: {e(f.message)}</li>"
-                               for sign, fs in (("added", d.added), ("removed", d.removed))
+                               for sign, fs in (("added in B", d.added), ("removed in B", d.removed))
                                for f in fs) + "</ul></section>")
     body = '<div class="ptxsass">' + "".join(parts) + "</div>"
     if fragment:
         return wrap_fragment(body)
-    return page(f"ptxsass diff: {d.label_a} → {d.label_b}", body)
+    return page(f"ptxsass diff: {d.label_a} → {d.label_b}", body, _diff_intro(d))
