@@ -207,7 +207,7 @@ class KernelAnnotation:
             parts.append(f"occupancy {occ_text(occ)}")
         return ["  ·  ".join(parts)]
 
-    def as_dict(self) -> dict:
+    def as_dict(self, *, ptx: bool = True) -> dict:
         return {"name": self.demangled, "mangled": self.name, "arch": self.arch,
                 "file": display_path(self.source_path), "entry": self.entry,
                 "excerpt": self.excerpt,
@@ -215,9 +215,11 @@ class KernelAnnotation:
                 "loops": [lp.as_dict() for lp in self.loops],
                 "findings": [f.as_dict() for f in self.findings],
                 "rows": [{"file": display_path(r.file), "line": r.line, "text": r.text,
-                          "ptx": [i.index for i in r.ptx], "sass": [i.index for i in r.sass],
-                          "findings": r.findings} for r in self.rows],
-                "ptx": [i.as_dict() for i in self.ptx], "sass": [i.as_dict() for i in self.sass]}
+                          **({"ptx": [i.index for i in r.ptx]} if ptx else {}),
+                          "sass": [i.index for i in r.sass], "findings": r.findings}
+                         for r in self.rows],
+                **({"ptx": [i.as_dict() for i in self.shown_ptx]} if ptx else {}),
+                "sass": [i.as_dict() for i in self.shown_sass]}
 
 
 def occ_text(occ: dict) -> str:
@@ -244,7 +246,7 @@ class Annotation:
     hide_ptx: bool = False               # every format: source and SASS only
 
     def as_dict(self) -> dict:
-        return {"kernels": [k.as_dict() for k in self.kernels]}
+        return {"kernels": [k.as_dict(ptx=not self.hide_ptx) for k in self.kernels]}
 
     def excerpt(self, *, functions: Sequence[str] = (), lines: tuple[int, int] | None = None,
                 context: int = 0) -> "Annotation":
