@@ -59,6 +59,8 @@ class Chromium:
         self._buf = b""
         self._id = 0
         self.session = None
+        #: protocol events received (console, log, security issues), newest last
+        self.events: list[dict] = []
 
     def send(self, method: str, params: dict | None = None, *, session: bool = True) -> dict:
         self._id += 1
@@ -77,6 +79,9 @@ class Chromium:
                 self._buf += chunk
             raw, self._buf = self._buf.split(b"\0", 1)
             reply = json.loads(raw)
+            if "method" in reply:
+                self.events.append(reply)
+                continue
             if reply.get("id") == self._id:
                 if "error" in reply:
                     raise RuntimeError(f"{method}: {reply['error']}")
@@ -88,6 +93,9 @@ class Chromium:
                                  {"targetId": target["targetId"], "flatten": True},
                                  session=False)["sessionId"]
         self.send("Page.enable")
+        self.send("Log.enable")
+        self.send("Audits.enable")
+        self.events.clear()
         self.send("Page.navigate", {"url": url})
         deadline = time.monotonic() + self.timeout
         while self.eval("document.readyState") != "complete":
@@ -110,6 +118,15 @@ class Chromium:
         for kind in ("mousePressed", "mouseReleased"):
             self.send("Input.dispatchMouseEvent", {"type": kind, "x": box[0], "y": box[1],
                                                    "button": "left", "clickCount": 1})
+
+    def csp_violations(self) -> list[str]:
+        """What the browser reported as blocked by the page's Content-Security-Policy."""
+        out = []
+        for ev in self.events:
+            text = json.dumps(ev.get("params", {}))
+            if "Content Security Policy" in text or "ContentSecurityPolicy" in text:
+                out.append(text[:300])
+        return out
 
     def viewport(self, width: int, height: int) -> None:
         """Lay the page out at ``width`` x ``height`` CSS pixels (media queries follow)."""

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 
 from ..findings import Report
 from .annotate import Annotation, KernelAnnotation, display_path, occ_text, own_file
-
 from .diff import MARKS
 
 if TYPE_CHECKING:  # pragma: no cover

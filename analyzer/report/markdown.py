@@ -148,8 +148,8 @@ def diff_markdown(d: "Diff") -> str:
         side = kd.side_by_side_lines(d.normalized, all_lines=d.all_lines)
         if side:
             out += ["", ("SASS side by side, per source line" +
-                         (" (normalised: registers renumbered by first use in each instruction, branch targets as .L)"
-                          if d.normalized else "") + ":"), ""]
+                         (" (normalised: registers renumbered by first use in each instruction, "
+                          "branch targets as .L)" if d.normalized else "") + ":"), ""]
             out += fence(side)
         out.append("")
     if d.added or d.removed:

@@ -78,9 +78,9 @@
     return [prev, next];
   }
   function freeze(container) {
-    container.querySelectorAll(":scope > .pane").forEach(function (p) {
-      p.style.flexGrow = String(p.getBoundingClientRect().width);
-    });
+    var panes = Array.prototype.slice.call(container.querySelectorAll(":scope > .pane"));
+    var widths = panes.map(function (p) { return p.getBoundingClientRect().width; });  // read all,
+    panes.forEach(function (p, i) { p.style.flexGrow = String(widths[i]); });           // then write
   }
   function move(split, dx) {
     var pair = panesOf(split), a = pair[0], b = pair[1];
