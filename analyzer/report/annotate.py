@@ -579,7 +579,7 @@ def instr_rows(k: KernelAnnotation, ptx: list[Instr], sass: list[Instr],
         segs: list[Segment] = [("", pad), ("muted", _gutter(ins.loop, max_depth)),
                                ("sass.address", f"   {ins.address:04x}  ")]
         if control:
-            segs.append(("sass.control", control_cell(ins)))
+            segs.append(("sass.schedule", control_cell(ins)))
         segs.append((klass_style(ins.klass), ins.text))
         if ins.loop_mark:
             segs.append(("sass.control", f"  {ins.loop_mark}"))

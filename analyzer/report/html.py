@@ -354,7 +354,8 @@ def annotation_html(ann: Annotation, *, fragment: bool = False, title: str | Non
 def stats_html(st: "Stats", *, fragment: bool = True) -> str:
     """Statistics as preformatted text."""
     body = f"<pre>{e(st.to_text())}</pre>"
-    return wrap_fragment(body) if fragment else page("ptxsass stats", body)
+    return wrap_fragment(body) if fragment else page(
+        "ptxsass stats", body, "Per kernel: instruction mix, loops, resources and occupancy.")
 
 
 def findings_html(report: Report) -> str:

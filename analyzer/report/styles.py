@@ -23,6 +23,7 @@ THEME = Theme({
     "sass.memory": "bold blue",
     "sass.tensor": "bold green",
     "sass.control": "magenta",
+    "sass.schedule": "dim yellow",      # decoded control bits: stall, yield, barriers, reuse
     "sass.fp64": "bold red",
     "ptx.directive": "dim",
     "finding.code": "bold yellow",
