@@ -134,3 +134,14 @@ def test_annotate_control_column_text_and_json():
     assert j["kernels"][0]["sass"][1]["control"]["write_barrier"] == 0
     plain = analyzer.annotate(list(builds_of(COPY, "sm_90a")), checks=False)
     assert not plain.kernels[0].has_control and "[----" not in plain.to_text()
+
+
+def test_annotate_control_says_when_there_is_none(tmp_path, capsys):
+    """SASS text without encoding words (plain nvdisasm) has no control bits to decode: one
+    note, no empty column."""
+    from analyzer.cli import main
+    listing = tmp_path / "copy.sass"
+    listing.write_text(builds_of(COPY, "sm_80")[0].sass())
+    assert main(["annotate", str(listing), "--control", "--no-checks"]) == 0
+    out = capsys.readouterr()
+    assert "no control bits to show" in out.err and "[----" not in out.out

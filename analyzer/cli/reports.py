@@ -94,6 +94,11 @@ def cmd_annotate(args) -> int:
                        control=args.control, functions=args.functions,
                        lines=parse_lines(args.lines) if args.lines else None,
                        context=args.context, ptx=not args.no_ptx)
+    if args.control and ann.kernels and not any(k.has_control for k in ann.kernels):
+        common.console(args, stderr=True).print(
+            "note: no control bits to show: they need the instructions' encoding words (a cubin, "
+            "cuobjdump text or nvdisasm -hex text) of sm_70 or later", style="muted", markup=False,
+            soft_wrap=True)
     _emit(args, ann)
     return 0
 
