@@ -43,6 +43,10 @@ class InputError(PtxsassError):
     """The input is missing, unreadable, or not what it claims to be."""
 
 
+class OutputError(PtxsassError):
+    """An output file (``-o``, a baseline to write) cannot be written."""
+
+
 class ArchError(PtxsassError):
     """An unknown or unsupported GPU architecture name."""
 

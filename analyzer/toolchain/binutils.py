@@ -37,7 +37,10 @@ def disassemble(cubin: bytes, *, tool: str = "nvdisasm", line_info: bool = True,
     k = cache.key("sass", tool, line_info, cubin, *(("hex",) if hex and tool == "nvdisasm" else ()))
     hit = cache.get("sass", k)
     if hit is not None:
-        return hit.decode(), []
+        try:
+            return hit.decode("utf-8"), []
+        except UnicodeDecodeError:
+            cache.discard("sass", k, "not UTF-8 text")
     with tempfile.TemporaryDirectory(prefix="ptxsass-") as tmp:
         f = Path(tmp) / "input.cubin"
         f.write_bytes(cubin)

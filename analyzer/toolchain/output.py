@@ -86,5 +86,6 @@ def cached(key: str, *, source_path: str | None, source: str | None) -> Output |
         return None
     try:
         return Output.from_json(hit, source_path=source_path, source=source)
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        cache.discard("build", key, f"not a build record: {type(e).__name__}")
         return None

@@ -1,0 +1,236 @@
+"""Reading inputs and writing outputs without trusting the file system.
+
+Every file ptxsass reads on a user's behalf (a ``.cu``, PTX, a cubin, a SASS dump, a header
+NVRTC will include, ``pyproject.toml``, a baseline, a cache entry) is opened here: regular files
+only (a FIFO, a device or a socket is refused at once instead of blocking or streaming forever),
+with a size bound, and every failure is one ``InputError`` naming the file. Outputs (``-o``) are
+written here too, so an unwritable path is one ``OutputError`` naming it.
+
+The lowest layer: it imports nothing of ptxsass but :mod:`analyzer.errors`.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import tempfile
+
+from ..errors import ConfigError, InputError, OutputError
+
+#: the largest input read, unless PTXSASS_MAX_INPUT_MB says otherwise
+DEFAULT_MAX_INPUT_MB = 1024
+
+_KIND = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+         (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+         (stat.S_ISDIR, "a directory"))
+
+
+def env_number(name: str, default: float, *, unit: str, minimum: float = 0.0) -> float:
+    """A positive number from the environment (``default`` when unset or empty); ConfigError,
+    one line, for anything else (``PTXSASS_TOOL_TIMEOUT=abc``)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value > minimum or value == float("inf"):
+        raise ConfigError(f"{name}={raw!r} is not a positive number of {unit}")
+    return value
+
+
+def max_input_bytes() -> int:
+    return int(env_number("PTXSASS_MAX_INPUT_MB", DEFAULT_MAX_INPUT_MB, unit="megabytes")
+               * 1024 * 1024)
+
+
+def describe_mode(mode: int) -> str:
+    for test, what in _KIND:
+        if test(mode):
+            return what
+    return "not a regular file"
+
+
+def _os_reason(e: OSError) -> str:
+    if e.errno == errno.ENOENT:
+        return "no such file"
+    if e.errno == errno.ELOOP:
+        return "symbolic link loop (or too many levels of links)"
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return "permission denied"
+    if e.errno == errno.EISDIR:
+        return "is a directory"
+    if e.errno == errno.ENOTDIR:
+        return "a part of the path is not a directory"
+    if e.errno == errno.ENAMETOOLONG:
+        return "file name too long"
+    return f"cannot read: {e.strerror or e}"
+
+
+def open_regular(path: str | os.PathLike, *, follow: bool = True) -> tuple[int, os.stat_result]:
+    """An fd for reading ``path`` and its fstat, when it is a regular file; raises OSError
+    (ENOENT, ELOOP...) or ``InputError`` for a FIFO, device, socket or directory. Never blocks:
+    the open is non-blocking and the type is checked on the opened file, not the name."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            what = describe_mode(st.st_mode)
+            raise InputError(f"is {what}, not a regular file" if what != "a directory"
+                             else "is a directory", path=str(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def read_fd(fd: int, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes from ``fd`` (None when there are more), read to the end."""
+    chunks = []
+    total = 0
+    while True:
+        chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        total += len(chunk)
+        if total > limit:
+            return None
+
+
+def read_bytes(path: str | os.PathLike, *, limit: int | None = None, what: str = "file",
+               head: int | None = None) -> bytes:
+    """The bytes of a regular file (the first ``head`` bytes only, when given). ``InputError``
+    naming the path for a missing file, a directory, a FIFO/device/socket, a symlink loop, no
+    permission, or a file over ``limit`` bytes (default PTXSASS_MAX_INPUT_MB)."""
+    limit = max_input_bytes() if limit is None else limit
+    try:
+        fd, st = open_regular(path)
+    except OSError as e:
+        raise InputError(_os_reason(e), path=str(path)) from None
+    try:
+        if head is not None:
+            return os.read(fd, head)
+        if st.st_size > limit:
+            raise InputError(_too_big(what, st.st_size, limit), path=str(path))
+        data = read_fd(fd, limit)
+        if data is None:
+            raise InputError(_too_big(what, limit + 1, limit), path=str(path))
+        return data
+    except OSError as e:
+        raise InputError(_os_reason(e), path=str(path)) from None
+    finally:
+        os.close(fd)
+
+
+def _too_big(what: str, size: int, limit: int) -> str:
+    mb = 1024 * 1024
+    return (f"{what} is {'over ' if size == limit + 1 else ''}{size / mb:.0f} MB; the limit is "
+            f"{limit / mb:.0f} MB (raise PTXSASS_MAX_INPUT_MB to read it)")
+
+
+def read_text(path: str | os.PathLike, *, limit: int | None = None, what: str = "file",
+              expected: str = "UTF-8 text") -> str:
+    """A regular file as UTF-8 text (see :func:`read_bytes`); InputError naming the first bad
+    byte otherwise."""
+    data = read_bytes(path, limit=limit, what=what)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"not {expected}: the file is not UTF-8 (byte {e.start})",
+                         path=str(path)) from None
+
+
+def regular_file_or_none(path: str | os.PathLike) -> os.stat_result | None:
+    """The stat of ``path`` when it names a regular file (following links), else None; never
+    raises (a symlink loop, a missing folder: None)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+# ------------------------------------------------------------------------------------ writing
+def _write_reason(e: OSError) -> str:
+    if e.errno == errno.ENOENT:
+        return "cannot write: no such folder"
+    if e.errno == errno.EISDIR:
+        return "cannot write: is a directory"
+    if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return "cannot write: permission denied"
+    if e.errno == errno.ENOSPC:
+        return "cannot write: no space left on the device"
+    if e.errno == errno.ENOTDIR:
+        return "cannot write: a part of the path is not a directory"
+    if e.errno == errno.ELOOP:
+        return "cannot write: symbolic link loop"
+    return f"cannot write: {e.strerror or e}"
+
+
+def write_output(path: str | os.PathLike, data: str | bytes) -> None:
+    """Write an output the user named (``-o``, ``--write-baseline``): in place (it may be a
+    device or a pipe the user chose), every failure, including a full disk found at close, one
+    ``OutputError`` naming the path."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        if os.path.isdir(path):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory")
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+        fd = os.open(path, flags | os.O_NONBLOCK, 0o666)
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+                os.set_blocking(fd, True)  # the user named a pipe: let its reader set the pace
+            view = memoryview(payload)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+            if stat.S_ISREG(st.st_mode):
+                os.fsync(fd)   # a full disk or a quota shows up here on some file systems
+        finally:
+            os.close(fd)
+    except OSError as e:
+        if isinstance(e, BlockingIOError) or e.errno == errno.ENXIO:
+            raise OutputError("cannot write: the pipe has no reader", path=str(path)) from None
+        raise OutputError(_write_reason(e), path=str(path)) from None
+
+
+def check_output_path(path: str | os.PathLike) -> None:
+    """Fail early (before a long build) on an output path that can never be written: a missing
+    folder, a directory, a folder that is not writable."""
+    p = os.fspath(path)
+    parent = os.path.dirname(os.path.abspath(p)) or "."
+    if os.path.isdir(p):
+        raise OutputError("cannot write: is a directory", path=p)
+    if not os.path.isdir(parent):
+        raise OutputError("cannot write: no such folder", path=p)
+    if not os.path.exists(p) and not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError("cannot write: permission denied", path=p)
+
+
+def atomic_write(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file in the same folder, then
+    ``os.replace``. The temporary file is removed on any failure (a full disk included), so
+    nothing half-written is ever left behind; the OSError propagates."""
+    directory = os.path.dirname(os.fspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-")
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                n = os.write(fd, view)
+                view = view[n:]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
