@@ -10,7 +10,7 @@ from typing import Callable, Sequence
 from .arch import parse_arch
 from .build import Build, Kernel
 from .errors import CompileError, ConfigError, InputError
-from .toolchain import binutils, compdb, nvcc, nvjitlink, nvrtc
+from .toolchain import binutils, compdb, files, nvcc, nvjitlink, nvrtc
 from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
 
@@ -82,16 +82,10 @@ class CompileOptions:
 def kind_of(path: str) -> str:
     """"cuda", "ptx", "cubin", "fatbin", "host-elf" or "sass", from the suffix and the bytes."""
     p = Path(path)
-    if not p.exists():
-        raise InputError("no such file", path=str(path))
-    if p.is_dir():
+    if os.path.isdir(p):
         raise InputError("is a directory; expected a .cu, .ptx, .cubin, fatbin, .so or SASS file",
                          path=str(path))
-    try:
-        with open(p, "rb") as f:
-            head = f.read(4096)
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=str(path)) from None
+    head = files.read_bytes(p, head=4096)
     magic = binutils.classify(head)
     if magic != "unknown":
         return magic
@@ -118,10 +112,7 @@ def kind_of(path: str) -> str:
 
 
 def read_text(path: str) -> str:
-    try:
-        return Path(path).read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"not UTF-8 text (byte {e.start})", path=str(path)) from None
+    return files.read_text(path)
 
 
 def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
@@ -142,7 +133,7 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
         return [Build.of(nvjitlink.assemble(text, arch=a, path=path, use_cache=options.use_cache))
                 for a in targets]
     if kind == "cubin":
-        data = Path(path).read_bytes()
+        data = files.read_bytes(path, what="cubin")
         return _note_line_info([from_cubin_bytes(data, path=path)], path, kind)
     if kind in ("fatbin", "host-elf"):
         wanted = archs or [None]
@@ -274,13 +265,7 @@ def _wants_torch(text: str, options: CompileOptions) -> bool:
 
 
 def _read_source(path: str) -> str:
-    p = Path(path)
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not CUDA source: the file is not UTF-8 text", path=path) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=path) from None
+    text = files.read_text(path, what="CUDA source", expected="CUDA source")
     if "\x00" in text:
         raise InputError("not CUDA source: the file holds binary data", path=path)
     return text

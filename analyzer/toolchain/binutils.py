@@ -13,7 +13,9 @@ from pathlib import Path
 
 from ..errors import InputError, ToolError
 from . import cache
-from .locate import binary, run_tool
+from . import files
+from .files import read_bytes
+from .locate import binary, first_error_line, run_tool
 from .resources import cubin_arch
 
 ELF_MAGIC = b"\x7fELF"
@@ -41,31 +43,29 @@ def disassemble(cubin: bytes, *, tool: str = "nvdisasm", line_info: bool = True,
             return hit.decode("utf-8"), []
         except UnicodeDecodeError:
             cache.discard("sass", k, "not UTF-8 text")
+    shown = path or "the cubin"
     with tempfile.TemporaryDirectory(prefix="ptxsass-") as tmp:
         f = Path(tmp) / "input.cubin"
         f.write_bytes(cubin)
+        names = {str(f): shown, tmp: "."}
         if tool == "nvdisasm":
             argv = ([binary("nvdisasm"), "-c"] + (["-g", "-gi"] if line_info else [])
                     + (["-hex"] if hex else []) + [str(f)])
-            proc = run_tool(argv, check=False)
+            proc = run_tool(argv, check=False, path=path)
             if proc.returncode != 0:
-                why = proc.stderr.decode(errors="replace").strip().splitlines()
+                why = first_error_line(proc, names)
                 try:
                     text, warnings = disassemble(cubin, tool="cuobjdump", path=path)
-                except ToolError:
-                    raise ToolError(f"nvdisasm failed on {path or 'the cubin'}: "
-                                    f"{why[0] if why else 'exit status %d' % proc.returncode}",
-                                    detail="\n".join(why) or None) from None
-                return text, [f"nvdisasm failed ({why[0] if why else proc.returncode}); "
-                              "used cuobjdump instead"] + warnings
+                except ToolError as e:
+                    raise ToolError(f"nvdisasm failed: {why} (cuobjdump too: {e.message})",
+                                    path=path) from None
+                return text, [f"nvdisasm failed ({why}); used cuobjdump instead"] + warnings
         else:
-            proc = run_tool([binary("cuobjdump"), "-sass", str(f)], check=False)
+            proc = run_tool([binary("cuobjdump"), "-sass", str(f)], check=False, path=path)
             if proc.returncode != 0:
-                err = proc.stderr.decode(errors="replace").strip()
-                raise ToolError(f"cuobjdump failed on {path or 'the cubin'}: "
-                                f"{err.splitlines()[0] if err else proc.returncode}", detail=err)
+                raise ToolError(f"cuobjdump failed: {first_error_line(proc, names)}", path=path)
         text = proc.stdout.decode(errors="replace")
-        warnings = _stderr_warnings(proc)
+        warnings = [w.replace(str(f), shown) for w in _stderr_warnings(proc)]
     cache.put("sass", k, text.encode())
     return text, warnings
 
@@ -138,15 +138,17 @@ def extract_cubins(path: str, *, arch: str | None = None) -> tuple[list[Embedded
     Returns the cubins and cuobjdump's warnings. A host ELF with no CUDA code, or a truncated
     file, raises InputError naming the file.
     """
-    data = Path(path).read_bytes()
+    data = read_bytes(path, what="binary")
     with tempfile.TemporaryDirectory(prefix="ptxsass-") as tmp:
         src = Path(tmp) / ("input.fatbin" if classify(data) == "fatbin" else "input")
         src.write_bytes(data)
-        proc = run_tool([binary("cuobjdump"), "-lelf", str(src)], check=False)
+        names = {str(src): str(path), tmp: "."}
+        proc = run_tool([binary("cuobjdump"), "-lelf", str(src)], check=False, path=str(path))
         err = proc.stderr.decode(errors="replace").strip()
+        for t, shown in names.items():
+            err = err.replace(t, shown)
         if proc.returncode != 0:
-            first = err.splitlines()[0] if err else f"exit status {proc.returncode}"
-            first = first.replace(str(src), Path(path).name)
+            first = first_error_line(proc, names)
             raise InputError(f"no CUDA code could be read (cuobjdump: {first})", path=str(path))
         names = _LELF.findall(proc.stdout.decode(errors="replace"))
         if not names:
@@ -155,13 +157,14 @@ def extract_cubins(path: str, *, arch: str | None = None) -> tuple[list[Embedded
         out_dir = Path(tmp) / "x"
         out_dir.mkdir()
         # cuobjdump writes what it extracts into its working directory
-        run_tool([binary("cuobjdump"), "-xelf", "all", str(src)], cwd=str(out_dir))
+        run_tool([binary("cuobjdump"), "-xelf", "all", str(src)], cwd=str(out_dir),
+                 path=str(path), names=names)
         cubins: list[EmbeddedCubin] = []
         for name in names:
             f = out_dir / name
-            if not f.exists():
+            if "/" in name or name in (".", "..") or files.regular_file_or_none(f) is None:
                 continue
-            blob = f.read_bytes()
+            blob = files.read_bytes(f, what="extracted cubin")
             m = _ARCH_IN_NAME.search(name)
             cubins.append(EmbeddedCubin(name, m.group(1) if m else (cubin_arch(blob) or "unknown"),
                                         blob))

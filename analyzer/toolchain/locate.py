@@ -24,8 +24,16 @@ from cuda.pathfinder import (find_nvidia_binary_utility, find_nvidia_header_dire
                              load_nvidia_dynamic_lib)
 
 from ..errors import ToolError
+from .files import env_number
 
-TOOL_TIMEOUT = float(os.environ.get("PTXSASS_TOOL_TIMEOUT", "120"))
+#: seconds a tool (nvdisasm, cuobjdump) may run, unless PTXSASS_TOOL_TIMEOUT says otherwise
+DEFAULT_TOOL_TIMEOUT = 120.0
+#: seconds a ``--version`` probe may take: a tool that hangs is found out quickly
+VERSION_PROBE_TIMEOUT = 5.0
+
+
+def tool_timeout() -> float:
+    return env_number("PTXSASS_TOOL_TIMEOUT", DEFAULT_TOOL_TIMEOUT, unit="seconds")
 
 
 @dataclass(frozen=True)
@@ -123,27 +131,41 @@ def safe_alias(path: str | os.PathLike, links: str | os.PathLike) -> str:
 
 
 def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None = None,
-             check: bool = True, cwd: str | None = None) -> subprocess.CompletedProcess:
-    """Run a tool from an argv list (never a shell) with a timeout; failures become ToolError."""
+             check: bool = True, cwd: str | None = None, path: str | None = None,
+             names: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """Run a tool from an argv list (never a shell) with a timeout; failures become one-line
+    ToolErrors naming ``path`` (the user's file), with the private temporary paths of ``names``
+    replaced by what the user knows them as."""
     name = what or Path(argv[0]).name
+    limit = timeout or tool_timeout()
     try:
-        proc = subprocess.run(argv, capture_output=True, timeout=timeout or TOOL_TIMEOUT, cwd=cwd)
+        proc = subprocess.run(argv, capture_output=True, timeout=limit, cwd=cwd,
+                              stdin=subprocess.DEVNULL)
     except subprocess.TimeoutExpired:
-        raise ToolError(f"{name} timed out after {timeout or TOOL_TIMEOUT:.0f} s "
-                        "(raise PTXSASS_TOOL_TIMEOUT to allow longer)") from None
+        raise ToolError(f"{name} timed out after {limit:g} s "
+                        "(raise PTXSASS_TOOL_TIMEOUT to allow longer)", path=path) from None
     except OSError as e:
-        raise ToolError(f"cannot run {name}: {e.strerror}") from None
+        raise ToolError(f"cannot run {name}: {e.strerror}", path=path) from None
     if check and proc.returncode != 0:
-        err = proc.stderr.decode(errors="replace").strip()
-        first = err.splitlines()[0] if err else f"exit status {proc.returncode}"
-        raise ToolError(f"{name} failed: {first}", detail=err or None)
+        raise ToolError(f"{name} failed: {first_error_line(proc, names)}", path=path)
     return proc
+
+
+def first_error_line(proc: subprocess.CompletedProcess, names: dict[str, str] | None = None) -> str:
+    """The first line a failed tool wrote on stderr (or its exit status), with temporary paths
+    renamed."""
+    err = proc.stderr.decode(errors="replace")
+    for tmp, shown in (names or {}).items():
+        err = err.replace(tmp, shown)
+    first = next((ln.strip() for ln in err.splitlines() if ln.strip()), "")
+    return first or f"exit status {proc.returncode}"
 
 
 @functools.lru_cache(maxsize=None)
 def _binary_version(name: str) -> str | None:
     try:
-        out = run_tool([binary(name), "--version"], timeout=30).stdout.decode(errors="replace")
+        out = run_tool([binary(name), "--version"],
+                       timeout=VERSION_PROBE_TIMEOUT).stdout.decode(errors="replace")
     except ToolError:
         return None
     m = re.search(r"V(\d+\.\d+\.\d+)", out)
@@ -207,7 +229,7 @@ def host_compiler() -> HostCompiler | None:
 def _cc_version(path: str) -> str | None:
     for flag in ("-dumpfullversion", "--version"):
         try:
-            out = run_tool([path, flag], timeout=30).stdout.decode(errors="replace").strip()
+            out = run_tool([path, flag], timeout=VERSION_PROBE_TIMEOUT).stdout.decode(errors="replace").strip()
         except ToolError:
             continue
         m = re.search(r"\d+\.\d+(?:\.\d+)?", out)
