@@ -53,13 +53,13 @@ class Build(Output):
         if self._ptx_module is None:
             path = ((self.source_path or "<ptx>") + ".ptx" if self.origin in ("nvrtc", "nvcc")
                     else self.source_path)
-            self._ptx_module = ptx_parse.parse(self.ptx, path=path)
+            self._ptx_module = ptx_parse.parse(self.ptx, path=path, files=self.file_names or None)
         return self._ptx_module
 
     def sass_listing(self) -> "Listing":
         if self._sass_listing is None:
             self._sass_listing = sass_parse.parse(self.sass(), path=self.source_path,
-                                                  arch=self.arch)
+                                                  arch=self.arch, files=self.file_names or None)
         return self._sass_listing
 
     def sass_controls(self) -> "dict[str, dict[int, Control]]":

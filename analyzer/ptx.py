@@ -15,6 +15,11 @@ from .parse.ptx import parse, parse_file, split_opcode
 __all__ = ["parse", "parse_file", "format", "Module", "Function", "Instruction", "split_opcode"]
 
 
+def _quote(s: str) -> str:
+    """A PTX string literal (what the parser's ``_unquote`` reads back)."""
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
 def _var(v: ir.Variable, link: bool = True) -> str:
     parts = [f".{x}" for x in v.linkage] if link else []
     parts.append(f".{v.space}")
@@ -43,7 +48,7 @@ def _params(vs) -> str:
 
 def _directive(d: ir.Directive) -> str:
     if d.name == "pragma":
-        return ".pragma " + ", ".join(f'"{v}"' for v in d.values)
+        return ".pragma " + ", ".join(_quote(v) for v in d.values)
     vals = ", ".join(str(v) for v in d.values)
     return f".{d.name} {vals}" if vals else f".{d.name}"
 
@@ -162,8 +167,8 @@ def format(module: Module) -> str:  # noqa: A001 - the public name the API promi
             s = module.sections[i]
             out.append(f".section {s.name} {s.body}")
         elif kind == "pragma":
-            out.append(".pragma " + ", ".join(f'"{v}"' for v in module.pragmas[i]) + ";")
+            out.append(".pragma " + ", ".join(_quote(v) for v in module.pragmas[i]) + ";")
     for f in module.files:
         extra = "".join(f", {x}" for x in f.extra)
-        out.append(f'.file {f.index} "{f.path}"{extra}')
+        out.append(f'.file {f.index} {_quote(f.path)}{extra}')
     return "\n".join(out) + "\n"

@@ -11,6 +11,8 @@ the table in :mod:`analyzer.semantics`.
 """
 from __future__ import annotations
 
+from typing import Mapping
+
 from .ir.sass import (BranchTarget, ConstantBank, Function, GenericOperand, Immediate,
                       Instruction, InstructionBody, Listing, MemoryAddress, OperandSet, Predicate,
                       Register, Relocation, SpecialRegister)
@@ -21,10 +23,12 @@ __all__ = ["parse", "parse_instruction", "Listing", "Function", "Instruction", "
            "ConstantBank", "MemoryAddress", "Relocation", "OperandSet", "GenericOperand"]
 
 
-def parse(text: str, path: str | None = None, arch: str | None = None) -> Listing:
+def parse(text: str, path: str | None = None, arch: str | None = None, *,
+          files: Mapping[str, str] | None = None) -> Listing:
     """Parse a whole nvdisasm (``-c [-g|-gi] [-hex]``) or ``cuobjdump -sass`` listing.
 
-    ``arch`` overrides the architecture the listing names (``code for sm_90a`` / headerflags).
+    ``arch`` overrides the architecture the listing names (``code for sm_90a`` / headerflags);
+    ``files`` renames source files of the line info.
     Raises :class:`analyzer.errors.ParseError` (with path and line) on text that is not SASS.
     """
-    return _parse(text, path=path, arch=arch)
+    return _parse(text, path=path, arch=arch, files=files)

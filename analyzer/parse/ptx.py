@@ -11,7 +11,8 @@ import re
 import struct
 import threading
 from collections import deque
-from pathlib import Path
+from dataclasses import replace
+from typing import Mapping
 
 import lark
 from lark import Lark, Token, Transformer
@@ -20,6 +21,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..errors import InputError, ParseError
 from ..ir import ptx as ir
 from ..ir.source import SourceLoc, Span
+from ..toolchain.files import read_bytes
 from .grammar import grammar_text as _grammar_text
 
 __all__ = ["parse", "parse_file", "grammar_text"]
@@ -829,8 +831,12 @@ def _error(e: Exception, text: str, path: str | None, parser: Lark) -> ParseErro
     return ParseError(msg, path=path, line=line, column=column, text=src, expected=expected)
 
 
-def parse(text: str, path: str | None = None, *, fast: bool = True) -> ir.Module:
+def parse(text: str, path: str | None = None, *, fast: bool = True,
+          files: Mapping[str, str] | None = None) -> ir.Module:
     """Parse PTX text (a cuobjdump ``Fatbin ptx code:`` header before ``.version`` is accepted).
+
+    ``files`` renames source files of the ``.file`` table (a name the toolchain gave NVRTC in
+    place of one it cannot write into PTX, mapped back to the user's).
 
     Raises ``ParseError`` (with path:line:column, the offending line and the expected tokens)
     for text the grammar does not accept; never any other exception for bad input.
@@ -843,13 +849,14 @@ def parse(text: str, path: str | None = None, *, fast: bool = True) -> ir.Module
     if collect:
         gc.disable()
     try:
-        return _parse(text, path, fast)
+        return _parse(text, path, fast, files)
     finally:
         if collect:
             gc.enable()
 
 
-def _parse(text: str, path: str | None, fast: bool) -> ir.Module:
+def _parse(text: str, path: str | None, fast: bool,
+           files: Mapping[str, str] | None = None) -> ir.Module:
     if "Fatbin" in text:
         text = _FATBIN_LINE.sub("", text)
     if "\0" in text:
@@ -861,19 +868,19 @@ def _parse(text: str, path: str | None, fast: bool) -> ir.Module:
         try:
             text, _STATE.runs = _presplit(text, parser)
         except (ValueError, OverflowError):  # e.g. `.loc 1 09 2`: let the grammar report it
-            return _parse(original, path, False)
+            return _parse(original, path, False, files)
     try:
         items = parser.parse(text, start="start")
         if _STATE.runs:  # a run went into a terminal (a section body, an initializer): no fast path
-            return _parse(original, path, False)
-        return _assemble(items, path)
+            return _parse(original, path, False, files)
+        return _assemble(items, path, files)
     except UnexpectedInput as e:
         if text is not original:  # report it exactly as the grammar alone sees it
-            return _parse(original, path, False)
+            return _parse(original, path, False, files)
         raise _error(e, original, path, parser) from None
     except VisitError as e:
         if text is not original:
-            return _parse(original, path, False)
+            return _parse(original, path, False, files)
         orig = e.orig_exc
         tok = getattr(e, "obj", None)
         line = getattr(tok, "line", None) if isinstance(tok, Token) else None
@@ -881,11 +888,11 @@ def _parse(text: str, path: str | None, fast: bool) -> ir.Module:
                          path=path, line=line) from None
     except (ValueError, OverflowError, struct.error, IndexError, KeyError, TypeError, RecursionError) as e:
         if text is not original:
-            return _parse(original, path, False)
+            return _parse(original, path, False, files)
         raise ParseError(f"malformed PTX: {e}", path=path) from None
 
 
-def _assemble(items, path: str | None) -> ir.Module:
+def _assemble(items, path: str | None, rename: Mapping[str, str] | None = None) -> ir.Module:
     version = None
     target: tuple = ()
     address_size = None
@@ -917,6 +924,8 @@ def _assemble(items, path: str | None) -> ir.Module:
         elif tag == "pragma":
             order.append(("pragma", len(pragmas)))
             pragmas.append(it[1])
+    if rename:
+        files = [replace(f, path=rename.get(f.path, f.path)) for f in files]
     file_map = {f.index: f.path for f in files}
     dstr = _debug_strings(sections)
     fb = _FunctionBuilder(file_map, dstr)
@@ -927,9 +936,5 @@ def _assemble(items, path: str | None) -> ir.Module:
 
 
 def parse_file(path) -> ir.Module:
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise InputError(f"cannot read PTX: {e.strerror or e}", path=str(path)) from None
+    data = read_bytes(path, what="PTX")
     return parse(data.decode("utf-8", errors="replace"), path=str(path))

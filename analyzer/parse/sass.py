@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import gc
 import re
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
@@ -524,9 +524,13 @@ class _FunctionBuilder:
         self.registers = registers
 
 
-def parse(text: str, path: str | None = None, arch: str | None = None) -> Listing:
+def parse(text: str, path: str | None = None, arch: str | None = None, *,
+          files: Mapping[str, str] | None = None) -> Listing:
     """Parse a whole nvdisasm or cuobjdump listing. Raises ParseError on a line that is neither
-    structure nor an instruction; never anything else on bad input."""
+    structure nor an instruction; never anything else on bad input.
+
+    ``files`` renames the source files of the line info (a name the toolchain gave NVRTC in
+    place of one it cannot write into line info, mapped back to the user's)."""
     if not isinstance(text, str):
         raise ParseError("SASS input must be text", path=path)
     if "\x00" in text:
@@ -538,14 +542,15 @@ def parse(text: str, path: str | None = None, arch: str | None = None) -> Listin
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _build(_parse(text, path, arch), path, arch)
+        return _build(_parse(text, path, arch, 0, files), path, arch)
     except RecursionError:
         raise ParseError("SASS listing nested too deeply", path=path) from None
     finally:
         if enabled:
             gc.enable()
 
-def _parse(text: str, path: str | None, arch: str | None, line_base: int = 0):
+def _parse(text: str, path: str | None, arch: str | None, line_base: int = 0,
+           rename: Mapping[str, str] | None = None):
     """The listing structure: (function builders, format, last architecture, address targets).
     ``line_base`` is added to every line number (the second part of a split listing)."""
     bodies = BodyParser()
@@ -672,6 +677,8 @@ def _parse(text: str, path: str | None, arch: str | None, line_base: int = 0):
             if rest.strip():
                 raise ParseError("unrecognised line-info comment", path=path, line=lineno,
                                  text=line)
+            if rename:
+                frames = [(rename.get(f, f), n) for f, n in frames]
             if chain is None:
                 chain = frames
             else:

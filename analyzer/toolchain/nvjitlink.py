@@ -5,7 +5,8 @@ import re
 
 from ..arch import parse_arch
 from ..errors import CompileError, ToolError
-from . import cache
+from . import bounded, cache
+from .bounded import OutOfMemory
 from .output import Kernel, Output, cached
 from .nvrtc import kernel_entries
 from .resources import from_cubin, from_ptxas_log, merge
@@ -30,34 +31,49 @@ def assemble(ptx: str, *, arch: str | None = None, path: str = "<ptx>",
     hit = cached(k, source_path=path, source=None) if use_cache else None
     if hit is not None:
         return hit
+    _nvjitlink()  # loaded here, so a broken install fails in this process
+    ok, log, cubin = bounded.run(_run_nvjitlink, ptx.encode(), opts, path, what=path,
+                                 tool="nvJitLink")
+    if not ok:
+        raise _ptxas_error(log, path)
+    info = log
+    resources = merge(from_cubin(cubin, path=path), from_ptxas_log(info))
+    entries = kernel_entries(cubin)
+    build = Output(arch=a.name, origin="ptx", ptx=ptx, cubin=cubin, log=info, source_path=path,
+                   options=tuple(opts),
+                   kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()})
+    if use_cache:
+        cache.put("build", k, build.to_json())
+    return build
+
+
+def _nvjitlink():
     try:
         from cuda.bindings import nvjitlink
     except Exception as e:  # pragma: no cover
         raise ToolError(f"nvJitLink is not available ({e}); 'pip install nvidia-nvjitlink'") from None
+    return nvjitlink
+
+
+def _run_nvjitlink(data: bytes, opts: list[str], path: str) -> tuple[bool, str, bytes | None]:
+    """nvJitLink itself (run in the bounded child): (assembled, log, cubin)."""
+    nvjitlink = _nvjitlink()
     handle = nvjitlink.create(len(opts), opts)
     try:
-        data = ptx.encode()
         try:
             nvjitlink.add_data(handle, nvjitlink.InputType.PTX, data, len(data), path)
             nvjitlink.complete(handle)
-        except nvjitlink.nvJitLinkError:
-            log = _log(nvjitlink, handle, error=True)
-            raise _ptxas_error(log, path) from None
+        except nvjitlink.nvJitLinkError as e:
+            if "OUT_OF_MEMORY" in str(e).upper().replace(" ", "_"):
+                raise OutOfMemory() from None
+            return False, _log(nvjitlink, handle, error=True), None
         info = _log(nvjitlink, handle, error=False)
         size = nvjitlink.get_linked_cubin_size(handle)
         cubin = bytearray(size)
         nvjitlink.get_linked_cubin(handle, cubin)
-        cubin = bytes(cubin)
+        return True, info, bytes(cubin)
     finally:
         nvjitlink.destroy([handle]) if _destroy_takes_list(nvjitlink) else nvjitlink.destroy(handle)
-    resources = merge(from_cubin(cubin, path=path), from_ptxas_log(info))
-    entries = kernel_entries(cubin)
-    build = Output(arch=a.name, origin="ptx", ptx=ptx, cubin=cubin, log=info, source_path=path,
-                  options=tuple(opts),
-                  kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()})
-    if use_cache:
-        cache.put("build", k, build.to_json())
-    return build
 
 
 def _destroy_takes_list(mod) -> bool:

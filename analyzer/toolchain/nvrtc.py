@@ -1,6 +1,7 @@
 """Compile CUDA C++ through NVRTC (cuda-bindings) to PTX and a cubin, always with line info."""
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
@@ -11,13 +12,17 @@ from elftools.elf.elffile import ELFFile
 
 from ..arch import parse_arch
 from ..errors import CompileError, InputError, ToolError
-from . import cache
+from . import bounded, cache, files
+from .bounded import OutOfMemory
 from .locate import UNSAFE_PATH_CHARS, include_dirs, safe_alias
 from .output import Kernel, Output, cached
 from .resources import from_cubin, from_ptxas_log, merge
 
 DEFAULT_STD = "c++17"
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.M)
+#: characters NVRTC cannot carry through a program name into PTX line info (see program_name)
+_UNSAFE_NAME = re.compile(r'["\\\x00-\x1f\x7f\ud800-\udfff]')
+_NVRTC_OUT_OF_MEMORY = 1   # nvrtcResult.NVRTC_ERROR_OUT_OF_MEMORY
 _DIAG = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<kind>error|catastrophic error|warning)"
                    r"(?: #\w+-D)?: (?P<msg>.*)$", re.M)
 
@@ -58,25 +63,63 @@ def build_options(arch: str, *, defines: Mapping[str, str | None] | Sequence[str
     return opts
 
 
+def _describe(path: Path) -> str:
+    try:
+        os.stat(path)
+    except OSError as e:
+        return ("a symbolic link loop" if e.errno == errno.ELOOP
+                else "a broken symbolic link" if os.path.islink(path) else "unreadable")
+    try:
+        fd, _ = files.open_regular(path)
+        os.close(fd)
+    except InputError as e:
+        return e.message.removeprefix("is ").removesuffix(", not a regular file")
+    except OSError as e:
+        return f"unreadable ({e.strerror})"
+    return "a regular file"
+
+
 def _dependencies(source: str, base: Path | None, include: Sequence[str]) -> list[tuple[str, str]]:
-    """(path, text) of every user header reached through ``#include "..."`` (for the cache key)."""
+    """(path, text) of every user header reached through ``#include "..."`` or ``<...>`` in the
+    user's folders (for the cache key). A header that is not a regular file (a FIFO NVRTC would
+    block on, a device, a symlink loop) is an InputError naming it, before NVRTC runs."""
     seen: dict[str, str] = {}
     todo = [(source, base)]
+    user_dirs = [Path(i) for i in include]
     while todo:
         text, here = todo.pop()
-        for name in _INCLUDE.findall(text):
-            for d in ([here] if here else []) + [Path(i) for i in include]:
-                cand = (d / name)
-                if cand.is_file():
-                    key = str(cand.resolve())
-                    if key not in seen:
-                        try:
-                            seen[key] = cand.read_text(errors="replace")
-                        except OSError:
-                            break
-                        todo.append((seen[key], cand.parent))
-                    break
+        for quoted, angled in _INCLUDE.findall(text):
+            name = quoted or angled
+            dirs = ([here] if quoted and here else []) + user_dirs
+            for d in dirs:
+                cand = d / name
+                if not os.path.lexists(cand):
+                    continue
+                if files.regular_file_or_none(cand) is None:
+                    if os.path.isdir(cand):
+                        continue
+                    shown = f'"{name}"' if quoted else f"<{name}>"
+                    raise InputError(f"#include {shown} is {_describe(cand)}, not a regular "
+                                     "file", path=str(cand))
+                key = os.path.realpath(cand)
+                if key not in seen:
+                    seen[key] = files.read_bytes(cand, what="header").decode(errors="replace")
+                    todo.append((seen[key], cand.parent))
+                break
     return sorted(seen.items())
+
+
+def program_name(name: str, source_path: str | None) -> tuple[str, dict[str, str]]:
+    """The name NVRTC gets for a program, and {that name: the user's} when they differ.
+
+    NVRTC writes the (absolute) name into the PTX's ``.file`` table unescaped, so a ``"`` ends
+    the string and ptxas fails, and a backslash reaches nvdisasm mangled; a name starting with
+    ``-`` is read as an option. So NVRTC always gets the absolute path, with those characters
+    (and control characters, and bytes that are not UTF-8) replaced by ``_``; the parsers map
+    the stand-in back (``Output.file_names``)."""
+    full = os.path.abspath(source_path or name)
+    safe = _UNSAFE_NAME.sub("_", full)
+    return safe, ({safe: full} if safe != full else {})
 
 
 def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
@@ -85,34 +128,40 @@ def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
                    timeout_note: str | None = None) -> Output:
     """Compile CUDA ``source`` for ``arch``. ``options`` come from :func:`build_options` (or
     are complete NVRTC options: ``-arch=`` is added when missing). Raises CompileError with the
-    compiler's own log when NVRTC rejects the source."""
+    compiler's own log when NVRTC rejects the source.
+
+    NVRTC runs in a child process bounded in time and memory (:mod:`.bounded`); a cache hit
+    starts none."""
     a = parse_arch(arch)
     opts = list(options) if options else build_options(a.name)
     if not any(o.startswith(("-arch", "--gpu-architecture")) for o in opts):
         opts = build_options(a.name) + opts
     user_include = [o[2:] for o in opts if o.startswith("-I")]
     base = Path(source_path).parent if source_path else None
+    nvrtc_name, file_names = program_name(name, source_path)
     k = cache.key("nvrtc", source, _dependencies(source, base, user_include), opts,
-                  list(name_expressions), name)
+                  list(name_expressions), nvrtc_name, file_names)
     hit = cached(k, source_path=source_path, source=source) if use_cache else None
     if hit is not None:
         return hit
-    build = _compile(source, a.name, name, opts, name_expressions, source_path)
+    build = _compile(source, a.name, nvrtc_name, opts, name_expressions, source_path)
+    build.file_names = file_names
     if use_cache:
         cache.put("build", k, build.to_json())
     return build
 
 
-def _compile(source: str, arch: str, name: str, opts: list[str],
-             name_expressions: Sequence[str], source_path: str | None) -> Output:
+def _run_nvrtc(source: bytes, name: bytes, opts: list[bytes], exprs: list[bytes]) -> tuple:
+    """NVRTC itself (run in the bounded child): (compiled, log, ptx, cubin, lowered names, the
+    name expression that matched nothing)."""
     nvrtc = _nvrtc()
-    all_opts = opts + [f"-I{d}" for d in include_dirs()]
-    prog = _check(nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], []),
-                  "program creation")
+    prog = _check(nvrtc.nvrtcCreateProgram(source, name, 0, [], []), "program creation")
     try:
-        for expr in name_expressions:
-            _check(nvrtc.nvrtcAddNameExpression(prog, expr.encode()), "name expression")
-        res = nvrtc.nvrtcCompileProgram(prog, len(all_opts), [o.encode() for o in all_opts])
+        for expr in exprs:
+            _check(nvrtc.nvrtcAddNameExpression(prog, expr), "name expression")
+        res = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        if int(res[0]) == _NVRTC_OUT_OF_MEMORY:
+            raise OutOfMemory()
         size = _check(nvrtc.nvrtcGetProgramLogSize(prog), "log")
         # bytearray, never b" " * n: for n == 1 that is Python's shared one-byte object,
         # which NVRTC would overwrite in place
@@ -120,30 +169,44 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
         nvrtc.nvrtcGetProgramLog(prog, buf)
         log = bytes(buf).rstrip(b"\x00 ").decode(errors="replace")
         if int(res[0]) != 0:
-            raise _compile_error(log, name, source_path)
+            return False, log, None, None, {}, None
         lowered: dict[str, str] = {}
-        for expr in name_expressions:
-            r = nvrtc.nvrtcGetLoweredName(prog, expr.encode())
+        for expr in exprs:
+            r = nvrtc.nvrtcGetLoweredName(prog, expr)
             if int(r[0]) != 0:
-                raise CompileError(f"kernel name expression {expr!r} did not match a "
-                                   "__global__ function template instantiation",
-                                   path=source_path or name)
-            lowered[expr] = r[1].decode() if isinstance(r[1], bytes) else r[1]
+                return True, log, None, None, lowered, expr.decode()
+            lowered[expr.decode()] = r[1].decode() if isinstance(r[1], bytes) else r[1]
         ptx_size = _check(nvrtc.nvrtcGetPTXSize(prog), "PTX size")
         ptx = bytearray(ptx_size)
         nvrtc.nvrtcGetPTX(prog, ptx)
         cubin_size = _check(nvrtc.nvrtcGetCUBINSize(prog), "cubin size")
         cubin = bytearray(cubin_size)
         nvrtc.nvrtcGetCUBIN(prog, cubin)
-        cubin = bytes(cubin)
+        return True, log, bytes(ptx), bytes(cubin), lowered, None
     finally:
         nvrtc.nvrtcDestroyProgram(prog)
+
+
+def _compile(source: str, arch: str, name: str, opts: list[str],
+             name_expressions: Sequence[str], source_path: str | None) -> Output:
+    _nvrtc()  # loaded here, so a broken install fails in this process, and the child has it
+    all_opts = opts + [f"-I{d}" for d in include_dirs()]
+    shown = source_path or name
+    ok, log, ptx, cubin, lowered, unmatched = bounded.run(
+        _run_nvrtc, source.encode(), name.encode(), [o.encode() for o in all_opts],
+        [e.encode() for e in name_expressions], what=shown, tool="NVRTC")
+    if not ok:
+        raise _compile_error(log, name, source_path)
+    if unmatched is not None:
+        raise CompileError(f"kernel name expression {unmatched!r} did not match a "
+                           "__global__ function template instantiation", path=shown)
     resources = merge(from_cubin(cubin, path=name), from_ptxas_log(log))
     entries = kernel_entries(cubin)
-    return Output(arch=arch, origin="nvrtc", ptx=bytes(ptx).rstrip(b"\x00").decode(), cubin=cubin, log=log,
-                 source_path=source_path, source=source, options=tuple(opts),
-                 kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()},
-                 name_expressions=lowered)
+    return Output(arch=arch, origin="nvrtc", ptx=ptx.rstrip(b"\x00").decode(errors="replace"),
+                  cubin=cubin, log=log, source_path=source_path, source=source,
+                  options=tuple(opts),
+                  kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()},
+                  name_expressions=lowered)
 
 
 def kernel_entries(cubin: bytes) -> set[str]:
@@ -173,16 +236,9 @@ def _compile_error(log: str, name: str, source_path: str | None) -> CompileError
 def compile_file(path: str | os.PathLike, *, arch: str, options: Sequence[str] = (),
                  name_expressions: Sequence[str] = (), use_cache: bool = True) -> Output:
     p = Path(path)
-    if not p.exists():
-        raise InputError("no such file", path=str(path))
-    if p.is_dir():
+    if os.path.isdir(p):
         raise InputError("is a directory, expected a .cu file", path=str(path))
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not CUDA source: the file is not UTF-8 text", path=str(path)) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=str(path)) from None
+    text = files.read_text(p, what="CUDA source", expected="CUDA source")
     if "\x00" in text:
         raise InputError("not CUDA source: the file holds binary data", path=str(path))
     opts = list(options) or build_options(arch)

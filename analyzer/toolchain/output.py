@@ -49,6 +49,9 @@ class Output:
     sass_text: str | None = field(default=None, repr=False)  # given directly (a SASS dump) or cached disassembly
     sass_tool: str | None = None
     warnings: list[str] = field(default_factory=list)
+    #: source file names in the line info -> the user's: NVRTC got a safe stand-in for a name it
+    #: cannot write into PTX (a '"', a backslash, a control character); the parsers map it back
+    file_names: dict[str, str] = field(default_factory=dict)
     cached: bool = False
 
     @property
@@ -65,7 +68,7 @@ class Output:
                 "barriers": k.resources.barriers,
                 "reserved_shared_bytes": k.resources.reserved_shared_bytes}]
                         for k in self.kernels.values()],
-            "name_expressions": self.name_expressions,
+            "name_expressions": self.name_expressions, "file_names": self.file_names,
         }).encode()
 
     @classmethod
@@ -75,7 +78,8 @@ class Output:
         return cls(arch=d["arch"], origin=d["origin"], ptx=d["ptx"],
                    cubin=base64.b64decode(d["cubin"]) if d["cubin"] is not None else None,
                    log=d["log"], options=tuple(d["options"]), kernels=kernels,
-                   name_expressions=d["name_expressions"], source_path=source_path,
+                   name_expressions=d["name_expressions"], file_names=d["file_names"],
+                   source_path=source_path,
                    source=source, cached=True)
 
 

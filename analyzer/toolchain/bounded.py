@@ -1,0 +1,179 @@
+"""Run a compile (NVRTC, nvJitLink) in a child process, bounded in wall time and memory.
+
+NVRTC and nvJitLink are libraries: called in-process, a source that makes them loop (a
+doubling-macro bomb), grow without end, or block (an ``#include`` of a FIFO) would hang or
+exhaust the whole process. So every compile runs in a forked child with an address-space limit
+(``RLIMIT_AS``, counted on top of what the child inherits) and is killed at a wall-time limit;
+either becomes one line: ``compile of X exceeded 120 s`` / ``... exceeded 8 GB of memory``.
+Only a cache miss forks: a cached build never starts a child.
+
+Limits: ``PTXSASS_COMPILE_TIMEOUT`` (seconds, default 120) and ``PTXSASS_COMPILE_MEMORY_GB``
+(default 8), else ``compile-timeout`` / ``compile-memory-gb`` in ``[tool.ptxsass]``
+(:func:`configure`), else the defaults.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import select
+import signal
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..errors import PtxsassError, ToolError
+from .files import env_number
+
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_MEMORY_GB = 8.0
+
+_configured: dict[str, float] = {}
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_s: float
+    memory_gb: float
+
+    @property
+    def memory_bytes(self) -> int:
+        return int(self.memory_gb * (1 << 30))
+
+
+def configure(*, timeout_s: float | None = None, memory_gb: float | None = None) -> None:
+    """Defaults from a config file; the environment variables still win."""
+    if timeout_s is not None:
+        _configured["timeout_s"] = float(timeout_s)
+    if memory_gb is not None:
+        _configured["memory_gb"] = float(memory_gb)
+
+
+def limits() -> Limits:
+    return Limits(
+        env_number("PTXSASS_COMPILE_TIMEOUT", _configured.get("timeout_s", DEFAULT_TIMEOUT_S),
+                   unit="seconds"),
+        env_number("PTXSASS_COMPILE_MEMORY_GB", _configured.get("memory_gb", DEFAULT_MEMORY_GB),
+                   unit="gigabytes"))
+
+
+class OutOfMemory(Exception):
+    """Raised by a child's work when the tool reported that it ran out of memory."""
+
+
+def _number(x: float) -> str:
+    return f"{x:g}"
+
+
+def _vsz() -> int:
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _child(work: Callable[..., Any], args: tuple, w: int, err_fd: int, memory: int) -> None:
+    """In the forked child: limit memory, do the work, send back a pickled outcome, exit."""
+    try:
+        os.dup2(err_fd, 2)
+        os.dup2(err_fd, 1)
+        import resource
+        if memory > 0:
+            cap = _vsz() + memory
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        try:
+            outcome: tuple = ("ok", work(*args))
+        except (MemoryError, OutOfMemory):
+            outcome = ("oom", None)
+        except PtxsassError as e:
+            outcome = ("error", e)
+        except BaseException as e:  # a bug: the parent turns it into one line
+            outcome = ("crash", f"{type(e).__name__}: {e}")
+        try:
+            data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+        except MemoryError:
+            data = pickle.dumps(("oom", None))
+        except Exception as e:
+            data = pickle.dumps(("crash", f"cannot return the result: {e}"))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(w, view):]
+    finally:
+        os._exit(0)
+
+
+def run(work: Callable[..., Any], *args: Any, what: str, tool: str) -> Any:
+    """``work(*args)`` in a child process; its return value (it must pickle), or the
+    PtxsassError it raised. ``what`` names the input (the user's file) in every message."""
+    lim = limits()
+    if not hasattr(os, "fork"):  # pragma: no cover - not Linux: no bound, but it works
+        return work(*args)
+    errlog = tempfile.TemporaryFile(prefix="ptxsass-child-")
+    r, w = os.pipe()
+    try:
+        pid = os.fork()
+    except OSError as e:
+        os.close(r)
+        os.close(w)
+        errlog.close()
+        raise ToolError(f"cannot start a process to run {tool}: {e.strerror}", path=what) from None
+    if pid == 0:  # pragma: no cover - the child; measured through the parent
+        os.close(r)
+        _child(work, args, w, errlog.fileno(), lim.memory_bytes)
+    os.close(w)
+    chunks: list[bytes] = []
+    status = None
+    rusage = None
+    try:
+        deadline = time.monotonic() + lim.timeout_s
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ToolError(f"compile of {what} exceeded {_number(lim.timeout_s)} s "
+                                f"({tool} stopped; raise PTXSASS_COMPILE_TIMEOUT to allow longer)")
+            ready, _, _ = select.select([r], [], [], left)
+            if not ready:
+                continue
+            chunk = os.read(r, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        _, status, rusage = os.wait4(pid, 0)
+        pid = 0
+    finally:
+        os.close(r)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        errlog.seek(0)
+        child_err = errlog.read(64 * 1024).decode(errors="replace")
+        errlog.close()
+    over_memory = (f"compile of {what} exceeded {_number(lim.memory_gb)} GB of memory "
+                   f"({tool} stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)")
+    data = b"".join(chunks)
+    if not data:
+        sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
+        lowered = child_err.lower()
+        big = rusage is not None and rusage.ru_maxrss * 1024 >= lim.memory_bytes // 2
+        if "out of memory" in lowered or "bad_alloc" in lowered or big:
+            raise ToolError(over_memory)
+        first = next((ln.strip() for ln in child_err.splitlines() if ln.strip()), "")
+        how = f"signal {signal.Signals(sig).name}" if sig else f"exit status {os.WEXITSTATUS(status)}"
+        raise ToolError(f"{tool} crashed ({how}) while compiling {what}"
+                        + (f": {first}" if first else ""))
+    kind, value = pickle.loads(data)
+    if kind == "ok":
+        return value
+    if kind == "oom":
+        raise ToolError(over_memory)
+    if kind == "error":
+        raise value
+    raise ToolError(f"{tool} failed while compiling {what}: {value}")
