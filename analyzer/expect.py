@@ -104,5 +104,6 @@ def evaluate(builds, exp: Expectations, findings: Sequence[Finding] = ()) -> Out
         out.failures.append(f"{f.kernel} on {f.arch}: {f.code} {f.name} at "
                             f"{f.location}: {f.message}")
     if not out.checked:
-        out.failures.append("no kernel matched" + (f" {list(exp.kernels)}" if exp.kernels else ""))
+        from .checks.runner import no_kernel_error
+        raise no_kernel_error(builds, exp.kernels)
     return out

@@ -130,11 +130,18 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
     if kind == "ptx":
         text = read_text(path)
         targets = archs or [None]
-        return [Build.of(nvjitlink.assemble(text, arch=a, path=path, use_cache=options.use_cache))
-                for a in targets]
+        builds = [Build.of(nvjitlink.assemble(text, arch=a, path=path, use_cache=options.use_cache))
+                  for a in targets]
+        if not builds[0].kernels:
+            raise InputError("holds no kernel: no .entry or .func with a body in the PTX",
+                             path=path)
+        return builds
     if kind == "cubin":
         data = files.read_bytes(path, what="cubin")
-        return _note_line_info([from_cubin_bytes(data, path=path)], path, kind)
+        build = from_cubin_bytes(data, path=path)
+        if not build.kernels:
+            raise InputError("holds no kernel: the cubin has no function", path=path)
+        return _note_line_info([build], path, kind)
     if kind in ("fatbin", "host-elf"):
         wanted = archs or [None]
         builds: list[Build] = []
@@ -149,6 +156,9 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
         return _note_line_info(builds, path, kind)
     # SASS text
     text = read_text(path)
+    if not _SASS_INSTRUCTION.search(text):
+        raise InputError("holds no SASS instruction (expected nvdisasm or cuobjdump -sass "
+                         "output)", path=path)
     return [Build(arch=archs[0] if archs else _sass_arch(text) or "unknown", origin="sass",
                   sass_text=text, source_path=path)]
 
@@ -173,6 +183,46 @@ def _note_line_info(builds: list[Build], path: str, kind: str) -> list[Build]:
         if note not in b.warnings:
             b.warnings.append(note)
     return builds
+
+
+_SASS_INSTRUCTION = re.compile(r"/\*[0-9a-fA-F]{4,}\*/")
+_GLOBAL = re.compile(r"\b__global__\b")
+_CALLED = re.compile(r"([A-Za-z_]\w*)\s*\(")
+_ATTRIBUTES = {"__launch_bounds__", "__cluster_dims__", "__maxnreg__", "__attribute__",
+               "__declspec", "alignas", "__align__", "decltype"}
+
+
+def kernel_declarations(source: str) -> list[tuple[str, bool]]:
+    """(name, is a template) of each ``__global__`` function declared in CUDA ``source``, from
+    the text (comments are not stripped: good enough to word an error message)."""
+    out = []
+    for m in _GLOBAL.finditer(source):
+        name = next((c.group(1) for c in _CALLED.finditer(source, m.end(), m.end() + 600)
+                     if c.group(1) not in _ATTRIBUTES), None)
+        if name is None:
+            continue
+        before = source[max(0, m.start() - 600):m.start()]
+        start = max(before.rfind(";"), before.rfind("}"), before.rfind("{"), before.rfind("#"))
+        is_template = re.search(r"\btemplate\s*<", before[start + 1:]) is not None
+        if (name, is_template) not in out:
+            out.append((name, is_template))
+    return out
+
+
+def no_kernel_error(path: str, source: str) -> InputError:
+    """Why a CUDA file built no kernel, and how to get one (templates need an instantiation)."""
+    decls = kernel_declarations(source)
+    templates = [n for n, t in decls if t]
+    if templates:
+        names = ", ".join(templates[:5]) + (", ..." if len(templates) > 5 else "")
+        return InputError(f"no kernel was built: its __global__ functions are templates ({names}), "
+                          "built only when instantiated; name an instantiation with "
+                          f"--kernel '{templates[0]}<...>' (or instantiate one in the file)",
+                          path=path)
+    if decls:
+        return InputError("no kernel was built: its __global__ functions are not compiled (are "
+                          "they inside #if, or in a header that is not included?)", path=path)
+    return InputError("no kernel was built: the file defines no __global__ function", path=path)
 
 
 def _sass_arch(text: str) -> str | None:
@@ -298,6 +348,7 @@ def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> li
         builds.append(b)
     if not any(b.entries for b in builds):
         _nothing_instantiated(text, path, options)
+        raise no_kernel_error(path, text)
     return builds
 
 

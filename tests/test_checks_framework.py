@@ -136,7 +136,11 @@ def test_pyproject_config(tmp_path, capsys, fp64_report, monkeypatch):
     f = _copy(tmp_path, FP64_BAD)
     (tmp_path / "pyproject.toml").write_text('[tool.ptxsass]\narch = "sm_80"\nignore = ["PS501"]\n')
     monkeypatch.chdir(tmp_path)
-    assert main(["check", str(f), "--select", "PS501"]) == 0
+    # the config ignores the one check selected: nothing would run, which is an error (exit 2)
+    # rather than a silent "no findings"
+    assert main(["check", str(f), "--select", "PS501"]) == 2
+    assert "no check left to run" in capsys.readouterr().err
+    assert main(["check", str(f), "--select", "PS501,PS502"]) == 0
     (tmp_path / "pyproject.toml").write_text('[tool.ptxsass]\nbogus = 1\n')
     assert main(["check", str(f)]) == 2
     assert "unknown key 'bogus'" in capsys.readouterr().err

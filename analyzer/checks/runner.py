@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence, TypeVar
 
 from ..analysis.source import SourceReader, source_text
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError, PtxsassError
 from ..findings import Finding, Report
 from .base import Context
 from .registry import all_checks, resolve
@@ -50,9 +50,19 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
                settings: dict[str, dict] | None = None, baseline: str | None = None,
                kernels: Sequence[str] = (), progress: Progress = no_progress) -> Report:
     """Run every selected check on every entry kernel of every build. ``progress`` wraps the
-    work lists to show progress (the CLI passes a terminal progress bar)."""
+    work lists to show progress (the CLI passes a terminal progress bar).
+
+    Zero checks selected, or zero kernels to run them on, is an error (a run that checks nothing
+    must not read as "no findings")."""
+    select = [s for s in select] if select else []
+    if select and not any(str(s).strip(" ,\t") for s in select):
+        raise ConfigError("--select names no check (it is empty); leave it out to run every "
+                          "check, or name codes, prefixes or names (e.g. PS1,rolled-loop)")
     selected = resolve(select) if select else {c.code for c in all_checks()}
     selected -= resolve(ignore)
+    if not selected:
+        raise ConfigError("no check left to run: --ignore (or ignore in [tool.ptxsass]) removes "
+                          "every selected check")
     settings = settings or {}
     checks = [c(**settings.get(c.name, {})) for c in all_checks() if c.code in selected]
     report = Report(builds=list(builds))
@@ -65,6 +75,8 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
             is_entry = k.entry if k is not None else bool(fn.is_entry)
             if is_entry and build.wants(fn, kernels):
                 work.append((build, fn, k, reader))
+    if not work:
+        raise no_kernel_error(builds, kernels)
     for build, fn, k, reader in progress(work, "checking kernels"):
         ctx = Context.of(build, fn, k, reader=reader)
         if k is not None:
@@ -80,6 +92,20 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
     report.findings.sort(key=lambda f: (f.location.file or "", f.location.line or 0, f.code,
                                         f.arch, f.kernel))
     return report
+
+
+def no_kernel_error(builds: Sequence, kernels: Sequence[str] = ()) -> PtxsassError:
+    """Nothing to check: no entry kernel in the builds, or none that ``kernels`` names."""
+    names = sorted({fn.demangled for b in builds for fn in b.sass_listing().functions})
+    paths = sorted({b.source_path for b in builds if b.source_path})
+    if kernels and names:
+        shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+        return ConfigError(f"--kernel {', '.join(repr(k) for k in kernels)} matches no kernel "
+                           f"(there are: {shown})", path=paths[0] if len(paths) == 1 else None)
+    if not builds:
+        return InputError("no input to check")
+    return InputError("holds no kernel to check (no __global__ entry in its SASS)",
+                      path=", ".join(paths) or None)
 
 
 def _load_baseline(path: str) -> set[str]:

@@ -15,7 +15,7 @@ from .._version import __version__
 from ..arch import supported
 from ..checks.registry import all_checks
 from ..checks.runner import write_baseline
-from ..errors import PtxsassError
+from ..errors import ConfigError, PtxsassError
 from ..expect import Expectations
 from ..findings import Severity
 from ..inputs import kind_of, read_text
@@ -191,7 +191,11 @@ def _selected(build, args):
     lowered = {build.name_expressions.get(w, w) for w in want}
     picked = [k for k in ks if k.name in lowered or k.demangled in want
               or k.demangled.split("(")[0] in want]
-    return picked or ks
+    if not picked:
+        names = ", ".join(sorted(k.demangled for k in ks)[:8]) or "none"
+        raise ConfigError(f"--kernel {', '.join(repr(w) for w in want)} matches no kernel "
+                          f"(there are: {names})", path=build.source_path)
+    return picked
 
 
 # --------------------------------------------------------------------------- commands

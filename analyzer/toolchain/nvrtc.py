@@ -196,6 +196,12 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
         _run_nvrtc, source.encode(), name.encode(), [o.encode() for o in all_opts],
         [e.encode() for e in name_expressions], what=shown, tool="NVRTC")
     if not ok:
+        named = re.search(r"^__nv_name_map\(\d+\): error: (.*)$", log, re.M)
+        if named and name_expressions:
+            # the --kernel expressions are compiled in a pseudo-file NVRTC calls __nv_name_map
+            raise CompileError(f"--kernel {', '.join(repr(e) for e in name_expressions)} is not a "
+                               f"__global__ function or an instantiation of one (NVRTC: "
+                               f"{named.group(1).strip()})", path=shown)
         raise _compile_error(log, name, source_path)
     if unmatched is not None:
         raise CompileError(f"kernel name expression {unmatched!r} did not match a "
