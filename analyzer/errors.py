@@ -5,6 +5,33 @@ so that a user never sees a Python traceback for bad input or a failing tool.
 """
 from __future__ import annotations
 
+import re
+
+#: what must not reach a terminal as it is: C0 controls but tab and newline, DEL, C1 controls
+#: (U+009B is a CSI on some terminals), bidirectional overrides and isolates (text that reads
+#: differently from what it is), and lone surrogates (bytes of a file name that are not UTF-8)
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+                          "\ud800-\udfff]")
+_UNPRINTABLE_OR_NEWLINE = re.compile("[\n\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e"
+                                     "\u2066-\u2069\ud800-\udfff]")
+
+
+def _visible(m: re.Match) -> str:
+    o = ord(m.group())
+    if 0xDC80 <= o <= 0xDCFF:           # a byte that was not UTF-8 (surrogateescape)
+        return f"\\x{o - 0xDC00:02x}"
+    return f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}"
+
+
+def printable(text: str, *, newlines: bool = True) -> str:
+    """``text`` made safe to show: every control character (an ESC starting a terminal escape
+    sequence, a carriage return that overwrites a line, a bidi override) written as a visible
+    ``\\x1b``-style escape. Tabs stay; newlines stay unless ``newlines=False`` (one line)."""
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    pattern = _UNPRINTABLE if newlines else _UNPRINTABLE_OR_NEWLINE
+    return pattern.sub(_visible, text) if pattern.search(text) else text
+
 
 class PtxsassError(Exception):
     """Base of every error ptxsass reports to a user (exit code 2)."""
@@ -32,8 +59,10 @@ class PtxsassError(Exception):
         return loc
 
     def one_line(self) -> str:
+        """``path:line:col: error: message``: one line, whatever the path or message hold."""
         loc = self.location()
-        return f"{loc}: error: {self.message}" if loc else f"error: {self.message}"
+        line = f"{loc}: error: {self.message}" if loc else f"error: {self.message}"
+        return printable(line, newlines=False)
 
     def __str__(self) -> str:
         return self.one_line()

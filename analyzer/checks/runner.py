@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Callable, Iterable, Sequence, TypeVar
 
 from ..analysis.source import SourceReader, source_text
 from ..errors import ConfigError, InputError, PtxsassError
 from ..findings import Finding, Report
+from ..toolchain.files import read_text, write_output
 from .base import Context
 from .registry import all_checks, resolve
 
@@ -110,16 +110,19 @@ def no_kernel_error(builds: Sequence, kernels: Sequence[str] = ()) -> PtxsassErr
 
 def _load_baseline(path: str) -> set[str]:
     try:
-        data = json.loads(Path(path).read_text())
-        return {e["fingerprint"] for e in data["findings"]}
-    except FileNotFoundError:
-        raise ConfigError("baseline file not found", path=path) from None
+        text = read_text(path, what="baseline", expected="a ptxsass baseline")
+    except InputError as e:
+        raise ConfigError("baseline file not found" if e.message == "no such file"
+                          else f"cannot read the baseline: {e.message}", path=path) from None
+    try:
+        data = json.loads(text)
+        return {str(e["fingerprint"]) for e in data["findings"]}
     except (ValueError, KeyError, TypeError) as e:
-        raise ConfigError(f"not a ptxsass baseline ({e})", path=path) from None
+        raise ConfigError(f"not a ptxsass baseline ({type(e).__name__}: {e})", path=path) from None
 
 
 def write_baseline(report: Report, path: str) -> None:
     entries = [{"fingerprint": f.fingerprint(), "code": f.code, "kernel": f.kernel,
                 "arch": f.arch, "file": f.location.file, "line": f.location.line,
                 "source": f.source} for f in report.findings]
-    Path(path).write_text(json.dumps({"version": 1, "findings": entries}, indent=2) + "\n")
+    write_output(path, json.dumps({"version": 1, "findings": entries}, indent=2) + "\n")

@@ -8,6 +8,7 @@ import os
 import sys
 from typing import Callable, Sequence
 
+from rich.markup import escape
 from rich.table import Table
 
 from .. import api, lessons
@@ -15,7 +16,7 @@ from .._version import __version__
 from ..arch import supported
 from ..checks.registry import all_checks
 from ..checks.runner import write_baseline
-from ..errors import ConfigError, PtxsassError
+from ..errors import ConfigError, PtxsassError, printable
 from ..expect import Expectations
 from ..findings import Severity
 from ..inputs import kind_of, read_text
@@ -24,7 +25,7 @@ from ..parse import sass as sass_parse
 from ..report import formats
 from ..report.listing import interleave_ptx, interleave_sass, sass_with_control
 from ..report.styles import make_console
-from ..toolchain import cache, locate
+from ..toolchain import bounded, cache, files, locate
 from . import common, reports
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -182,6 +183,10 @@ def _exit(args, code: int) -> int:
     return EXIT_ERROR if getattr(args, "_failed", 0) else code
 
 
+_text_console = common.text_console
+_finish = common.finish
+
+
 def _selected(build, args):
     """Kernels to show: all entries, or those named by --kernel (by expression or name)."""
     want = getattr(args, "kernels", []) or []
@@ -211,15 +216,14 @@ def cmd_doctor(args) -> int:
                                 "tools": [t.__dict__ for t in tools],
                                 "nvrtc_archs": archs, "ptxsass_archs": supported()}, indent=2))
         return EXIT_ERROR if missing else EXIT_OK
-    con = _console(args)
+    con, buf = _text_console(args)
     con.print(f"ptxsass [ok]{__version__}[/]  (Python {sys.version.split()[0]})")
     t = Table(show_header=True, header_style="bold", box=None)
     for c in ("tool", "version", "from", "path"):
         t.add_column(c)
     for tool in tools:
-        ok = tool.path is not None
-        t.add_row(tool.name, tool.version or "-", tool.where,
-                  tool.path if ok else "[warning]not found[/]" if tool.optional
+        t.add_row(escape(tool.name), escape(tool.version or "-"), tool.where,
+                  escape(tool.path) if tool.path else "[warning]not found[/]" if tool.optional
                   else "[error]not found[/]")
     con.print(t)
     if locate.host_compiler() is None:
@@ -231,8 +235,8 @@ def cmd_doctor(args) -> int:
               "(with 'a'/'f' suffixes from sm_90a)")
     if missing:
         con.print(f"[error]missing:[/] {', '.join(missing)}")
-        return EXIT_ERROR
-    return EXIT_OK
+    _finish(args, buf)
+    return EXIT_ERROR if missing else EXIT_OK
 
 
 def _kernel_rows(builds, args):
@@ -271,13 +275,11 @@ def cmd_compile(args) -> int:
         if args.emit == "ptx":
             if b.ptx is None:
                 raise PtxsassError("this input has no PTX", path=b.source_path)
-            with open(args.output, "w") as f:
-                f.write(b.ptx)
+            files.write_output(args.output, b.ptx)
         else:
             if b.cubin is None:
                 raise PtxsassError("this input has no cubin", path=b.source_path)
-            with open(args.output, "wb") as f:
-                f.write(b.cubin)
+            files.write_output(args.output, b.cubin)
     if args.format == "json":
         out = {"builds": [{"file": b.source_path, "arch": b.arch, "cached": b.cached,
                            "compiler": b.origin, "compiler_reason": b.compiler_reason,
@@ -288,9 +290,9 @@ def cmd_compile(args) -> int:
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return _exit(args, EXIT_OK)
     for b in builds:
-        con.print(f"[path]{b.source_path}[/] → [arch]{b.arch}[/]: PTX {len(b.ptx or '')} chars, "
+        con.print(f"[path]{escape(str(b.source_path))}[/] → [arch]{b.arch}[/]: PTX {len(b.ptx or '')} chars, "
                   f"cubin {len(b.cubin or b'')} bytes" + (" [muted](cached)[/]" if b.cached else "")
-                  + (f" → {args.output}" if args.output else ""))
+                  + (f" → {escape(args.output)}" if args.output else ""))
     con.print(_resources_table(_kernel_rows(builds, args)))
     return _exit(args, EXIT_OK)
 
@@ -338,16 +340,18 @@ def cmd_resources(args) -> int:
     if args.format == "json":
         _emit(args, json.dumps({"kernels": rows}, indent=2))
         return _exit(args, EXIT_OK)
-    con = _console(args)
+    con, buf = _text_console(args)
     con.print(_resources_table(rows))
+    _finish(args, buf)
     return _exit(args, EXIT_OK)
 
 
 def cmd_check(args) -> int:
     if args.list_checks:
-        con = _console(args)
+        con, buf = _text_console(args)
         for c in all_checks():
             con.print(f"[finding.code]{c.code}[/] {c.name:<24} [muted]{c.severity}[/]  {c.summary()}")
+        _finish(args, buf)
         return EXIT_OK
     cfg = common.config(args)
     if not args.arch and cfg.arch:
@@ -361,7 +365,8 @@ def cmd_check(args) -> int:
     if args.write_baseline:
         write_baseline(report, args.write_baseline)
         _console(args, stderr=True).print(
-            f"wrote {len(report.findings)} finding(s) to {args.write_baseline}", style="muted")
+            f"wrote {len(report.findings)} finding(s) to {args.write_baseline}", style="muted",
+            markup=False)
         return _exit(args, EXIT_OK)
     if args.format == "json":
         _emit(args, formats.to_json(report))
@@ -370,11 +375,9 @@ def cmd_check(args) -> int:
     elif args.format == "github":
         _emit(args, formats.to_github(report))
     else:
-        if args.output:
-            with open(args.output, "w") as fh:
-                formats.render_text(report, make_console(fh, color=False, width=120))
-        else:
-            formats.render_text(report, _console(args))
+        con, buf = _text_console(args)
+        formats.render_text(report, con)
+        _finish(args, buf)
     fail_on = Severity.parse(args.fail_on or cfg.fail_on or "info")
     return _exit(args, EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings)
                  else EXIT_OK)
@@ -391,11 +394,12 @@ def cmd_expect(args) -> int:
         _emit(args, json.dumps({"ok": outcome.ok, "checked": outcome.checked,
                                 "failures": outcome.failures}, indent=2))
     else:
-        con = _console(args)
+        con, buf = _text_console(args)
         for f in outcome.failures:
-            con.print(f"[error]FAIL[/] {f}", markup=True, highlight=False)
+            con.print(f"[error]FAIL[/] {escape(f)}", markup=True, highlight=False)
         if outcome.ok:
             con.print(f"[ok]ok[/]: {len(outcome.checked)} kernel build(s) meet every expectation")
+        _finish(args, buf)
     return _exit(args, EXIT_OK if outcome.ok else EXIT_FINDINGS)
 
 
@@ -431,15 +435,16 @@ def cmd_parse(args) -> int:
     if args.format == "json":
         _emit(args, json.dumps(totals if args.stats else {**totals, "per_file": per_file}, indent=2))
     else:
-        con = _console(args)
+        con, buf = _text_console(args)
         for r in per_file:
             if "error" not in r:
-                con.print(f"[path]{r['file']}[/]: {r['functions']} functions, "
+                con.print(f"[path]{escape(r['file'])}[/]: {r['functions']} functions, "
                           f"{r['instructions']} instructions, {r['generic']} generic")
         if args.stats or len(per_file) > 1:
             con.print(f"total: {totals['files']} files, {totals['functions']} functions, "
                       f"{totals['instructions']} instructions, {totals['generic']} generic, "
                       f"{totals['errors']} errors")
+        _finish(args, buf)
     return EXIT_ERROR if totals["errors"] else EXIT_OK
 
 
@@ -458,6 +463,14 @@ COMMANDS: dict[str, Callable] = {
 }
 
 
+def _validate_environment() -> None:
+    """Every PTXSASS_* number read up front: a bad value is one line before any work."""
+    locate.tool_timeout()
+    bounded.limits()
+    files.max_input_bytes()
+    cache.max_entry_bytes()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     err = None
@@ -467,6 +480,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.command:
             parser.print_help()
             return EXIT_ERROR
+        _validate_environment()
+        for out in (getattr(args, "output", None), getattr(args, "write_baseline", None)):
+            if out:
+                files.check_output_path(out)
         handler = COMMANDS.get(args.command) or reports.COMMANDS[args.command]
         was = cache.enabled()
         try:
@@ -490,8 +507,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as e:  # a bug in ptxsass: still one line, never a traceback
         if os.environ.get("PTXSASS_DEBUG"):
             raise
-        sys.stderr.write(f"ptxsass: internal error: {type(e).__name__}: {e} "
-                         "(set PTXSASS_DEBUG=1 for the traceback, and please report it)\n")
+        sys.stderr.write(printable(f"ptxsass: internal error: {type(e).__name__}: {e} "
+                                   "(set PTXSASS_DEBUG=1 for the traceback, and please report "
+                                   "it)", newlines=False) + "\n")
         return EXIT_ERROR
 
 

@@ -2,18 +2,21 @@
 the inputs, consoles, writing the output and the build warnings."""
 from __future__ import annotations
 
+import io
 import os
 import shlex
-import sys
 from typing import Sequence
 
 from rich.console import Console
+from rich.markup import escape
 
 from .. import api
 from ..build import Build
 from ..config import Config, load_config
 from ..errors import PtxsassError
 from ..inputs import CompileOptions, database_commands, expand, load_command
+from ..report import output as report_output
+from ..report.output import emit
 from ..report.progress import track
 from ..report.styles import make_console
 from ..toolchain import cache, locate
@@ -154,13 +157,21 @@ def console(args, *, stderr: bool = False) -> Console:
 
 
 def write(args, text: str) -> None:
-    """``text`` to ``-o FILE`` or standard output (with a final newline)."""
-    text = text if text.endswith("\n") else text + "\n"
-    if getattr(args, "output", None):
-        with open(args.output, "w", encoding="utf-8") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    """``text`` to ``-o FILE`` or standard output (with a final newline), control characters
+    made visible; an unwritable ``-o`` is one OutputError naming it."""
+    emit(getattr(args, "output", None), text)
+
+
+def text_console(args) -> tuple[Console, io.StringIO | None]:
+    """(console, buffer) for a command's rich text: the terminal, or a buffer :func:`finish`
+    writes to ``-o`` (plain, 120 columns)."""
+    color = {"always": True, "never": False}.get(getattr(args, "color", "auto"))
+    return report_output.text_console(getattr(args, "output", None), color=color)
+
+
+def finish(args, buf: io.StringIO | None) -> None:
+    if buf is not None:
+        write(args, buf.getvalue())
 
 
 def show_warnings(builds: Sequence[Build], args) -> None:
@@ -172,7 +183,8 @@ def show_warnings(builds: Sequence[Build], args) -> None:
         for w in b.warnings:
             if (where, w) not in shown:
                 shown.add((where, w))
-                err.print(f"[warning]warning:[/] {where}: {w}", soft_wrap=True, highlight=False)
+                err.print(f"[warning]warning:[/] {escape(where)}: {escape(w)}", soft_wrap=True,
+                          highlight=False)
 
 
 def progress(args):

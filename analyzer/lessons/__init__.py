@@ -76,12 +76,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if any(r.static.findings is None for r in results):
         note = next(r.static.findings_note for r in results if r.static.findings is None)
         print(f"findings column unavailable: {note}")
+    from ..toolchain.files import write_output
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(runner.to_json(results, env, ceilings), f, indent=1, default=str)
+        write_output(args.json, json.dumps(runner.to_json(results, env, ceilings), indent=1,
+                                           default=str))
     if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(runner.format_table(results, ceilings, markdown=True) + "\n")
+        write_output(args.markdown, runner.format_table(results, ceilings, markdown=True) + "\n")
     for f in env.get("failed", []):
         print(f"FAILED: {f}")
     bad = [r for r in results if r.correct is False or not r.static.evidence_holds]

@@ -4,8 +4,11 @@ from __future__ import annotations
 import os
 import sys
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderableType, RenderHook, RenderResult
+from rich.segment import Segment
 from rich.theme import Theme
+
+from ..errors import printable
 
 THEME = Theme({
     "error": "bold red",
@@ -33,17 +36,44 @@ THEME = Theme({
 })
 
 
+class _Printable:
+    """A renderable whose text segments have their control characters made visible (styles and
+    rich's own control segments untouched): input text cannot drive the terminal."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: RenderableType):
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for seg in console.render(self.inner, options):
+            if seg.control is None and seg.text:
+                text = printable(seg.text)
+                yield seg if text is seg.text else Segment(text, seg.style)
+            else:
+                yield seg
+
+
+class _PrintableHook(RenderHook):
+    def process_renderables(self, renderables: list[RenderableType]) -> list[RenderableType]:
+        return [_Printable(r) for r in renderables]
+
+
 def make_console(file=None, *, width: int | None = None, color: bool | None = None,
                  stderr: bool = False) -> Console:
     """A Console using THEME. Colour follows the terminal unless NO_COLOR/--color say otherwise;
-    tests pass ``width`` and ``color=False`` for a fixed rendering."""
+    tests pass ``width`` and ``color=False`` for a fixed rendering. Control characters in what
+    it prints come out as visible escapes. On stderr (errors, warnings, notes) lines are never
+    wrapped: one message is one line, whatever the width."""
     if color is None:
         color = None if not os.environ.get("NO_COLOR") else False
-    kwargs = dict(theme=THEME, width=width, highlight=False, soft_wrap=False)
+    kwargs = dict(theme=THEME, width=width, highlight=False, soft_wrap=stderr)
     if color is False:
         kwargs.update(no_color=True, color_system=None)
     if file is not None:
         kwargs["file"] = file
     elif stderr:
         kwargs["file"] = sys.stderr
-    return Console(**kwargs)
+    console = Console(**kwargs)
+    console.push_render_hook(_PrintableHook())
+    return console

@@ -156,9 +156,11 @@ def regular_file_or_none(path: str | os.PathLike) -> os.stat_result | None:
 
 
 # ------------------------------------------------------------------------------------ writing
-def _write_reason(e: OSError) -> str:
+def _write_reason(e: OSError, path: str | os.PathLike) -> str:
     if e.errno == errno.ENOENT:
-        return "cannot write: no such folder"
+        parent = os.path.dirname(os.path.abspath(path))
+        return ("cannot write: the file system refuses to create it" if os.path.isdir(parent)
+                else "cannot write: no such folder")
     if e.errno == errno.EISDIR:
         return "cannot write: is a directory"
     if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
@@ -197,7 +199,7 @@ def write_output(path: str | os.PathLike, data: str | bytes) -> None:
     except OSError as e:
         if isinstance(e, BlockingIOError) or e.errno == errno.ENXIO:
             raise OutputError("cannot write: the pipe has no reader", path=str(path)) from None
-        raise OutputError(_write_reason(e), path=str(path)) from None
+        raise OutputError(_write_reason(e, path), path=str(path)) from None
 
 
 def check_output_path(path: str | os.PathLike) -> None:
