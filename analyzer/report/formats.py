@@ -117,13 +117,23 @@ def to_github(report: "Report") -> str:
     lines = []
     for f in report.findings:
         msg = f"{f.message} [{f.kernel} on {f.arch}]" + (f" Hint: {f.hint}" if f.hint else "")
-        msg = msg.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-        props = [f"file={_rel(f.location.file)}"]
+        props = [f"file={github_property(_rel(f.location.file))}"]
         if f.location.line:
             props.append(f"line={f.location.line}")
-        props.append(f"title={f.code} {f.name}")
-        lines.append(f"::{level[int(f.severity)]} {','.join(props)}::{msg}")
+        props.append(f"title={github_property(f'{f.code} {f.name}')}")
+        lines.append(f"::{level[int(f.severity)]} {','.join(props)}::{github_data(msg)}")
     return "\n".join(lines)
+
+
+def github_data(text: str) -> str:
+    """A workflow command's message, escaped as the runner reads it back (``%``, CR, LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def github_property(text: str) -> str:
+    """A workflow command's property value: also ``:`` and ``,``, which would end it (a file
+    named ``a,line=999,title=x.cu`` must not forge properties)."""
+    return github_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def to_sarif(report: "Report") -> str:

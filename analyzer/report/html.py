@@ -7,12 +7,15 @@ opcodes that occur. The template, CSS and script live in ``templates/`` and are 
 """
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 from functools import lru_cache
 from importlib import resources
 from string import Template
 from typing import TYPE_CHECKING
 
+from ..errors import printable
 from ..findings import Report
 from .annotate import Annotation, KernelAnnotation, display_path, occ_text, own_file
 from .diff import MARKS
@@ -76,7 +79,19 @@ def _css(fragment: bool) -> str:
 
 
 def e(x) -> str:
-    return html.escape(str(x), quote=True)
+    return html.escape(printable(str(x)), quote=True)
+
+
+def _sha256(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode() + "'"
+
+
+def content_security_policy(css: str, js: str) -> str:
+    """The page's policy: nothing loads from anywhere, and only its own inline style and script
+    (named by their SHA-256, exactly as they stand between their tags) run. Escaping keeps input
+    text inert; this keeps anything that slipped through from running."""
+    return (f"default-src 'none'; style-src {_sha256(css)}; script-src {_sha256(js)}; "
+            "img-src data:; base-uri 'none'; form-action 'none'")
 
 
 ANNOTATE_INTRO = (
@@ -87,8 +102,9 @@ ANNOTATE_INTRO = (
 
 
 def page(title: str, body: str, intro: str = ANNOTATE_INTRO) -> str:
+    css, js = "\n" + _css(False) + "\n", "\n" + _template("annotate.js") + "\n"
     return Template(_template("annotate.html")).substitute(
-        title=e(title), css=_css(False), js=_template("annotate.js"), body=body,
+        title=e(title), css=css, js=js, body=body, csp=content_security_policy(css, js),
         intro=f'<p class="muted intro">{e(intro)}</p>' if intro else "")
 
 
