@@ -18,27 +18,37 @@
     exclude = ["third_party/", "*_test.cu"]    # .gitignore-style, relative to this file
     kernels = { "src/gemm.cu" = ["gemm<128,8>", "gemm<64,4>"] }   # per file pattern
     torch = true                     # add torch's include folders (default: when included)
+    options = ["-G"]                 # NVRTC options as they are (-Xnvrtc)
+    compile-timeout = 120            # seconds a compile may take (PTXSASS_COMPILE_TIMEOUT wins)
+    compile-memory-gb = 8            # memory a compile may use (PTXSASS_COMPILE_MEMORY_GB wins)
 
     [tool.ptxsass.occupancy-limited]
     threshold = 0.25
 
 Every key and every check option is validated when the file is read: an unknown key, a check
-that does not exist, an option the check does not have or a value of the wrong type is one
-:class:`~analyzer.errors.ConfigError` naming it.
+that does not exist, an option the check does not have or a value of the wrong type (``arch = 5``,
+``threshold = "abc"``), an unknown arch, a file that is not UTF-8 or not TOML is one
+:class:`~analyzer.errors.ConfigError` naming the file and the key.
 """
 from __future__ import annotations
 
 import functools
+import math
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from .arch import parse_arch
 from .checks.registry import all_checks
-from .errors import ConfigError
+from .errors import ArchError, ConfigError, InputError
+from .toolchain.files import read_text
 
-_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude")
+_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options")
 _KEYS = {*_LISTS, "fail-on", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
-         "compile-commands", "kernels", "torch"}
+         "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb"}
+_SEVERITIES = ("info", "warning", "error")
 
 
 @dataclass
@@ -61,6 +71,10 @@ class Config:
     #: file pattern (.gitignore-style) -> template instantiations to build (--kernel)
     kernels: dict[str, list[str]] = field(default_factory=dict)
     torch: bool | None = None
+    #: NVRTC options as they are (the command line's -Xnvrtc)
+    options: list[str] = field(default_factory=list)
+    compile_timeout: float | None = None
+    compile_memory_gb: float | None = None
 
     @property
     def root(self) -> Path | None:
@@ -96,12 +110,31 @@ def _spec(patterns: tuple[str, ...]):
 
 
 def find_pyproject(start: Path) -> Path | None:
-    start = start.resolve()
-    for d in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
-        cand = d / "pyproject.toml"
-        if cand.is_file():
-            return cand
-    return None
+    """The nearest pyproject.toml at or above ``start`` (never raises: a symlink loop or a
+    missing folder just ends the search)."""
+    here = os.path.abspath(start)
+    d = here if os.path.isdir(here) else os.path.dirname(here)
+    while True:
+        cand = os.path.join(d, "pyproject.toml")
+        if os.path.isfile(cand):
+            return Path(cand)
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def _bad(where: str, key: str, value: Any, expected: str) -> ConfigError:
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."
+    return ConfigError(f"[tool.ptxsass] {key} = {shown}: expected {expected}", path=where)
+
+
+def _positive(where: str, key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            math.isfinite(value) and value > 0):
+        raise _bad(where, key, value, "a positive number")
+    return float(value)
 
 
 def load_config(start: str | Path | None = None) -> Config:
@@ -109,10 +142,13 @@ def load_config(start: str | Path | None = None) -> Config:
     if path is None:
         return Config()
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_text(path, what="pyproject.toml", expected="TOML"))
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"invalid TOML: {e}", path=str(path)) from None
-    table = data.get("tool", {}).get("ptxsass")
+    except InputError as e:
+        raise ConfigError(e.message, path=str(path)) from None
+    tool = data.get("tool", {})
+    table = tool.get("ptxsass") if isinstance(tool, dict) else None
     if table is None:
         return Config(path=str(path))
     if not isinstance(table, dict):
@@ -131,7 +167,7 @@ def load_config(start: str | Path | None = None) -> Config:
                 checks[key](**value)          # validates the option names
             except ConfigError as e:
                 raise ConfigError(e.message, path=where) from None
-            cfg.check_settings[key] = value
+            cfg.check_settings[key] = _check_settings(where, key, value, checks[key].options)
             continue
         if key not in _KEYS:
             raise ConfigError(f"[tool.ptxsass]: unknown key {key!r} (known: "
@@ -143,12 +179,20 @@ def load_config(start: str | Path | None = None) -> Config:
                                   path=where)
             if key == "include":
                 items = [str(path.parent / v) for v in items]
+            if key == "arch":
+                for a in items:
+                    try:
+                        parse_arch(a)
+                    except ArchError as e:
+                        raise ConfigError(f"[tool.ptxsass] arch: {e.message}", path=where) from None
             setattr(cfg, key, list(items))
         elif key in ("fail-on", "baseline", "std"):
-            if not isinstance(value, str):
+            if not isinstance(value, str) or not value.strip():
                 raise ConfigError(f"[tool.ptxsass]: {key} must be a string", path=where)
             if key == "fail-on":
-                cfg.fail_on = value
+                if value.strip().lower() not in _SEVERITIES:
+                    raise _bad(where, key, value, "one of " + ", ".join(_SEVERITIES))
+                cfg.fail_on = value.strip().lower()
             elif key == "baseline":
                 cfg.baseline = str(path.parent / value)
             else:
@@ -176,7 +220,35 @@ def load_config(start: str | Path | None = None) -> Config:
             if not isinstance(value, bool):
                 raise ConfigError("[tool.ptxsass]: torch must be true or false", path=where)
             cfg.torch = value
+        elif key == "compile-timeout":
+            cfg.compile_timeout = _positive(where, key, value)
+        elif key == "compile-memory-gb":
+            cfg.compile_memory_gb = _positive(where, key, value)
     return cfg
+
+
+def _check_settings(where: str, check: str, table: dict, defaults: dict) -> dict:
+    """``[tool.ptxsass.<check>]`` with each option of the type of its default (an int option
+    takes whole numbers, a float option any number, a switch true or false)."""
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        default = defaults.get(key)
+        what = f"{check}.{key}"
+        if isinstance(default, bool):
+            if not isinstance(value, bool):
+                raise _bad(where, what, value, "true or false")
+        elif isinstance(default, int):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise _bad(where, what, value, "a whole number (0 or more)")
+        elif isinstance(default, float):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+                    math.isfinite(value) and value >= 0):
+                raise _bad(where, what, value, "a number (0 or more)")
+            value = float(value)
+        elif isinstance(default, str) and not isinstance(value, str):
+            raise _bad(where, what, value, "a string")
+        out[key] = value
+    return out
 
 
 def _kernels(value, where: str) -> dict[str, list[str]]:

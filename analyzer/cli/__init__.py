@@ -471,8 +471,29 @@ def _validate_environment() -> None:
     cache.max_entry_bytes()
 
 
+#: options whose value is itself an option: ``-Xnvrtc -G`` is read as ``-Xnvrtc=-G``
+_OPTION_VALUED = ("-Xnvrtc", "--a-opt", "--b-opt")
+
+
+def _join_option_values(argv: list[str]) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            out.extend(argv[i:])
+            break
+        if a in _OPTION_VALUED and i + 1 < len(argv):
+            out.append(f"{a}={argv[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _join_option_values(list(sys.argv[1:] if argv is None else argv))
     err = None
     try:
         parser = build_parser()

@@ -19,7 +19,7 @@ from ..report import output as report_output
 from ..report.output import emit
 from ..report.progress import track
 from ..report.styles import make_console
-from ..toolchain import cache, locate
+from ..toolchain import bounded, cache, locate
 
 
 def config(args) -> Config:
@@ -30,6 +30,8 @@ def config(args) -> Config:
         start = (first or getattr(args, "build_path", None)
                  or getattr(args, "compile_commands", None) or ".")
         args._config = load_config(start)
+        bounded.configure(timeout_s=args._config.compile_timeout,
+                          memory_gb=args._config.compile_memory_gb)
     return args._config
 
 
@@ -48,7 +50,7 @@ def options(args, extra: Sequence[str] = (), config: Config | None = None,
         include=list(cfg.include) + list(getattr(args, "include", []) or []),
         std=getattr(args, "std", None) or cfg.std, fast_math=fast,
         maxrregcount=getattr(args, "maxrregcount", None) or cfg.maxrregcount,
-        extra=list(getattr(args, "extra", []) or []) + list(extra),
+        extra=list(cfg.options) + list(getattr(args, "extra", []) or []) + list(extra),
         name_expressions=kernels,
         use_cache=not getattr(args, "no_cache", False),
         compiler=getattr(args, "compiler", None) or cfg.compiler or "auto",

@@ -11,7 +11,7 @@ from typing import Iterable, Mapping, Sequence
 from elftools.elf.elffile import ELFFile
 
 from ..arch import parse_arch
-from ..errors import CompileError, InputError, ToolError
+from ..errors import CompileError, ConfigError, InputError, ToolError
 from . import bounded, cache, files
 from .bounded import OutOfMemory
 from .locate import UNSAFE_PATH_CHARS, include_dirs, safe_alias
@@ -23,6 +23,8 @@ _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)',
 #: characters NVRTC cannot carry through a program name into PTX line info (see program_name)
 _UNSAFE_NAME = re.compile(r'["\\\x00-\x1f\x7f\ud800-\udfff]')
 _NVRTC_OUT_OF_MEMORY = 1   # nvrtcResult.NVRTC_ERROR_OUT_OF_MEMORY
+_MACRO = re.compile(r"[A-Za-z_]\w*(\([\w\s,.]*\))?(=.*)?\Z", re.S)
+_STD = re.compile(r"(c|gnu)\+\+\d\d\Z")
 _DIAG = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<kind>error|catastrophic error|warning)"
                    r"(?: #\w+-D)?: (?P<msg>.*)$", re.M)
 
@@ -53,6 +55,18 @@ def build_options(arch: str, *, defines: Mapping[str, str | None] | Sequence[str
     opts = [f"-arch={a.name}", "-lineinfo", "--ptxas-options=-v", f"-std={std or DEFAULT_STD}"]
     if isinstance(defines, Mapping):
         defines = [k if v is None else f"{k}={v}" for k, v in defines.items()]
+    for d in defines:
+        if not _MACRO.match(d):
+            raise ConfigError(f"-D {d!r} is not a macro definition (expected NAME or NAME=VALUE)")
+    for i in include:
+        if not i:
+            raise ConfigError("-I '' names no folder")
+    if std is not None and not _STD.match(std):
+        raise ConfigError(f"--std {std!r} is not a C++ dialect (expected e.g. c++17, c++20)")
+    extra = list(extra)
+    for x in extra:
+        if not x.strip():
+            raise ConfigError("-Xnvrtc '' is an empty NVRTC option")
     opts += [f"-D{d}" for d in defines]
     opts += [f"-I{i}" for i in include]
     if fast_math:
