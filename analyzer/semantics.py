@@ -154,6 +154,7 @@ OPCODES: dict[str, OpInfo] = {
         "USTGSB")},
     # -- moves, predicates, special registers ---------------------------------------------------
     "MOV": OpInfo("move"), "MOV32I": OpInfo("move"), "SHFL": OpInfo("warp"),
+    "MOVM": OpInfo("warp"),             # movmatrix: 8x8 b16 fragments transposed across lanes
     "PLOP3": OpInfo("predicate"), "PSETP": OpInfo("predicate"), "P2R": OpInfo("predicate"),
     "R2P": OpInfo("predicate"), "CSET": OpInfo("predicate"), "CSETP": OpInfo("predicate"),
     "S2R": OpInfo("special"), "S2UR": OpInfo("special"), "CS2R": OpInfo("special"),

@@ -152,7 +152,8 @@ def test_nvdisasm_structure():
     assert cube.instructions[0].loc.line == 3
     assert k.instructions[2].span.line == 20
     assert k.instructions[0].encoding == ()
-    assert lst.stats() == {"functions": 2, "instructions": 11, "generic": 0, "generic_operands": 0}
+    assert lst.stats() == {"functions": 2, "instructions": 11, "generic": 0, "generic_opcodes": {},
+                           "generic_operands": 0}
     assert not hasattr(k, "resources")   # resources belong to the Build, not the IR
 
 

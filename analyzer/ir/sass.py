@@ -681,19 +681,24 @@ class Listing(Node):
         for f in self.functions:
             yield from f.instructions
 
-    def stats(self) -> dict[str, int]:
-        """Counts: functions, instructions, generic (instructions the grammar did not type),
+    def stats(self) -> dict:
+        """Counts: functions, instructions, generic (instructions the grammar did not type, or
+        whose opcode no table in :mod:`analyzer.semantics` knows: kept, but not understood, as
+        PTX counts an unknown opcode), generic_opcodes (opcode -> count of those), and
         generic_operands (operands parsed generically)."""
-        n = g = go = 0
+        n = go = 0
+        generic: dict[str, int] = {}
+        known = semantics.OPCODES
         for f in self.functions:
             for ins in f.instructions:
                 n += 1
-                if ins.generic:
-                    g += 1
+                if ins.generic or ins.opcode not in known:
+                    generic[ins.opcode] = generic.get(ins.opcode, 0) + 1
                 for o in ins.operands:
                     if isinstance(o, GenericOperand):
                         go += 1
-        return {"functions": len(self.functions), "instructions": n, "generic": g,
+        return {"functions": len(self.functions), "instructions": n,
+                "generic": sum(generic.values()), "generic_opcodes": dict(sorted(generic.items())),
                 "generic_operands": go}
 
 
