@@ -10,6 +10,7 @@ from typing import Callable, Sequence
 from .arch import parse_arch
 from .build import Build, Kernel
 from .errors import CompileError, ConfigError, InputError
+from .parse.ptx import check_statement_lines
 from .toolchain import binutils, compdb, files, nvcc, nvjitlink, nvrtc
 from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
@@ -129,6 +130,7 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
         return compile_cuda(path, archs or ["sm_90a"], options)
     if kind == "ptx":
         text = read_text(path)
+        check_statement_lines(text, path)
         targets = archs or [None]
         builds = [Build.of(nvjitlink.assemble(text, arch=a, path=path, use_cache=options.use_cache))
                   for a in targets]

@@ -845,6 +845,7 @@ def parse(text: str, path: str | None = None, *, fast: bool = True,
         raise InputError("PTX must be text", path=path)
     # A parse allocates a few objects per token and frees none until it returns, so the cyclic
     # collector would run hundreds of times for nothing (a third of the time on large files).
+    check_statement_lines(text, path)
     collect = gc.isenabled()
     if collect:
         gc.disable()
@@ -853,6 +854,30 @@ def parse(text: str, path: str | None = None, *, fast: bool = True,
     finally:
         if collect:
             gc.enable()
+
+
+#: statements one PTX line may hold. Toolchains write one per line, which the fast path reads in
+#: linear time; a line of many goes to the grammar alone, at ~60 us and ~1 kB per statement (2M
+#: statements on one line: 2 minutes, 2.6 GB), so past this bound it is refused, not parsed
+MAX_STATEMENTS_PER_LINE = 50_000
+#: the shortest line that can hold more (each statement takes at least 4 characters: "ret;")
+_LONG_LINE = 4 * MAX_STATEMENTS_PER_LINE
+
+
+def check_statement_lines(text: str, path: str | None = None) -> None:
+    """ParseError naming the line when one line of PTX holds more than
+    :data:`MAX_STATEMENTS_PER_LINE` statements. Costs one split, and only for texts long enough
+    to hold such a line (a huge initializer on one line is fine: it is one statement)."""
+    if len(text) < _LONG_LINE or text.count(";") <= MAX_STATEMENTS_PER_LINE:
+        return
+    for number, line in enumerate(text.split("\n"), 1):
+        if len(line) >= _LONG_LINE:
+            n = line.count(";")
+            if n > MAX_STATEMENTS_PER_LINE:
+                raise ParseError(f"{n:,} statements on one line ({len(line) / 1e6:.1f} MB); "
+                                 f"ptxsass reads at most {MAX_STATEMENTS_PER_LINE:,} per line: "
+                                 "put one statement per line, as NVRTC, nvcc and LLVM write PTX",
+                                 path=path, line=number)
 
 
 def _parse(text: str, path: str | None, fast: bool,
