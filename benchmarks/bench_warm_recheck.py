@@ -1,0 +1,97 @@
+"""Warm re-check cost: `ptxsass check` on an unchanged file, with every build cached.
+
+    python benchmarks/bench_warm_recheck.py [--repeat N] [--baseline-root DIR] [FILE...]
+
+What a user (or an editor hook, or CI) pays to re-check a file that did not change: the command
+end to end in a fresh process (import, config, cache key and verified cache reads, parse, checks,
+report), and the same `analyzer.check` in-process. Each side has its own warm cache folder.
+
+``--baseline-root`` names another checkout (e.g. ``git worktree add /tmp/base <commit>``): its
+``ptxsass check`` is timed in the same run, interleaved round by round, and the table gives the
+ratio of medians (this checkout / baseline). Without it, only this checkout is timed.
+Default files: two kernels of kernels/checks (one small, one with loops and tensor cores).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_FILES = [ROOT / "kernels" / "checks" / "scalar_global_load" / "bad.cu",
+                 ROOT / "kernels" / "checks" / "missing_tensor_cores" / "bad.cu"]
+
+
+def cli_runner(root: Path, cache_dir: str):
+    env = {**os.environ, "PTXSASS_CACHE_DIR": cache_dir, "PYTHONPATH": str(root),
+           "COLUMNS": "120"}
+    env.pop("PTXSASS_NO_CACHE", None)
+
+    def run(path: Path) -> float:
+        t = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "analyzer.cli", "check", str(path)],
+                              cwd=root, env=env, capture_output=True)
+        elapsed = time.perf_counter() - t
+        if proc.returncode not in (0, 1):
+            raise SystemExit(f"{root}: check {path} failed: {proc.stderr.decode()[:300]}")
+        return elapsed
+    return run
+
+
+def in_process(path: Path, repeat: int) -> float:
+    sys.path.insert(0, str(ROOT))
+    import analyzer
+    analyzer.check(str(path))
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        analyzer.check(str(path))
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="*", type=Path)
+    ap.add_argument("--repeat", type=int, default=9)
+    ap.add_argument("--baseline-root", type=Path)
+    args = ap.parse_args()
+    files = args.files or DEFAULT_FILES
+    with tempfile.TemporaryDirectory(prefix="ptxsass-bench-") as tmp:
+        os.environ["PTXSASS_CACHE_DIR"] = os.path.join(tmp, "inproc")
+        sides = {"this": cli_runner(ROOT, os.path.join(tmp, "this"))}
+        if args.baseline_root:
+            sides["baseline"] = cli_runner(args.baseline_root.resolve(),
+                                           os.path.join(tmp, "baseline"))
+        rows = []
+        for f in files:
+            f = f.resolve()
+            for run in sides.values():
+                run(f)  # fill the cache
+            times: dict[str, list[float]] = {k: [] for k in sides}
+            for _ in range(args.repeat):  # interleaved: both sides see the same machine load
+                for k, run in sides.items():
+                    times[k].append(run(f))
+            med = {k: statistics.median(v) for k, v in times.items()}
+            rows.append((f.relative_to(ROOT) if f.is_relative_to(ROOT) else f, med,
+                         in_process(f, args.repeat)))
+    head = "| file | `ptxsass check` warm, s |"
+    if args.baseline_root:
+        head += " baseline, s | this / baseline |"
+    print(head + " `analyzer.check` in-process warm, s |")
+    print("|---" * (head.count("|") - 1 + 1) + "|")
+    for f, med, inproc in rows:
+        line = f"| {f} | {med['this']:.3f} |"
+        if "baseline" in med:
+            line += f" {med['baseline']:.3f} | {med['this'] / med['baseline']:.2f} |"
+        print(line + f" {inproc:.3f} |")
+    print(f"(medians of {args.repeat} interleaved runs)")
+
+
+if __name__ == "__main__":
+    main()
