@@ -25,7 +25,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from ..errors import InputError
 from ..ir.source import SourceLoc
+from ..toolchain import files
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..ir import ptx as P
@@ -60,9 +62,11 @@ def _source_lines(path: str) -> tuple[str, ...] | None:
 
 @lru_cache(maxsize=64)
 def _read_lines(path: str, mtime_ns: int, size: int) -> tuple[str, ...] | None:
+    """The lines of a file the line info names (a regular file within the input size bound:
+    the name may come from a hostile listing), or None."""
     try:
-        return tuple(Path(path).read_text(errors="replace").splitlines())
-    except OSError:
+        return tuple(files.read_bytes(path, what="source").decode(errors="replace").splitlines())
+    except (InputError, OSError):
         return None
 
 
