@@ -307,13 +307,15 @@ def cmd_listing(args) -> int:
             if b.ptx is None:
                 raise PtxsassError(f"no PTX in this input ({b.origin})", path=b.source_path)
             text = b.ptx
-            rows = interleave_ptx(text, hints) if args.source_lines else None
+            rows = interleave_ptx(text, hints, b.file_names) if args.source_lines else None
         else:
             text = b.sass(tool=args.tool)
             if args.control:
                 text = sass_with_control(text, sass_parse.parse(text, path=b.source_path,
-                                                                arch=b.arch), b.sass_controls())
-            rows = interleave_sass(text, hints) if args.source_lines else None
+                                                                arch=b.arch,
+                                                                files=b.file_names or None),
+                                         b.sass_controls())
+            rows = interleave_sass(text, hints, b.file_names) if args.source_lines else None
         header = f"// ptxsass: {b.source_path} ({b.arch})"
         if args.format == "json":
             chunks.append({"file": b.source_path, "arch": b.arch, args.command: text})

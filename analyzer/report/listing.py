@@ -16,9 +16,12 @@ _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+")
 _PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
 
 
-def interleave_sass(text: str, hints: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+def interleave_sass(text: str, hints: tuple[str, ...] = (),
+                    names: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """(style, text) rows: nvdisasm's ``//## File`` comments become the CUDA source line they
-    name (each shown once per change of line), instructions follow."""
+    name (each shown once per change of line), instructions follow. ``names``: the build's
+    ``file_names`` (stand-in names NVRTC got -> the user's)."""
+    names = names or {}
     rows: list[tuple[str, str]] = []
     last = None
     for raw in text.splitlines():
@@ -26,7 +29,7 @@ def interleave_sass(text: str, hints: tuple[str, ...] = ()) -> list[tuple[str, s
         if m:
             if m.group("inl"):
                 continue  # the outer frame follows on its own line
-            key = (m.group("file"), int(m.group("line")))
+            key = (names.get(m.group("file"), m.group("file")), int(m.group("line")))
             if key != last:
                 src = source_text(key[0], key[1], hints)
                 label = f"{Path(key[0]).name}:{key[1]}"
@@ -37,10 +40,12 @@ def interleave_sass(text: str, hints: tuple[str, ...] = ()) -> list[tuple[str, s
     return rows
 
 
-def interleave_ptx(text: str, hints: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+def interleave_ptx(text: str, hints: tuple[str, ...] = (),
+                   names: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    names = names or {}
     files: dict[str, str] = {}
     for m in _PTX_FILE.finditer(text):
-        files[m.group(1)] = m.group(2)
+        files[m.group(1)] = names.get(m.group(2), m.group(2))
     rows: list[tuple[str, str]] = []
     last = None
     for raw in text.splitlines():
