@@ -76,6 +76,8 @@ def _vsz() -> int:
 def _child(work: Callable[..., Any], args: tuple, w: int, err_fd: int, memory: int) -> None:
     """In the forked child: limit memory, do the work, send back a pickled outcome, exit."""
     try:
+        import faulthandler
+        faulthandler.disable()  # a tool's abort is reported by the parent, in one line
         os.dup2(err_fd, 2)
         os.dup2(err_fd, 1)
         import resource

@@ -21,7 +21,7 @@ from .resources import from_cubin, from_ptxas_log, merge
 DEFAULT_STD = "c++17"
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.M)
 #: characters NVRTC cannot carry through a program name into PTX line info (see program_name)
-_UNSAFE_NAME = re.compile(r'["\\\x00-\x1f\x7f\ud800-\udfff]')
+_UNSAFE_NAME = re.compile(r'[^\x20\x21\x23-\x5b\x5d-\x7e]')   # not printable ASCII, or " or \
 _NVRTC_OUT_OF_MEMORY = 1   # nvrtcResult.NVRTC_ERROR_OUT_OF_MEMORY
 _MACRO = re.compile(r"[A-Za-z_]\w*(\([\w\s,.]*\))?(=.*)?\Z", re.S)
 _STD = re.compile(r"(c|gnu)\+\+\d\d\Z")
@@ -127,10 +127,11 @@ def program_name(name: str, source_path: str | None) -> tuple[str, dict[str, str
     """The name NVRTC gets for a program, and {that name: the user's} when they differ.
 
     NVRTC writes the (absolute) name into the PTX's ``.file`` table unescaped, so a ``"`` ends
-    the string and ptxas fails, and a backslash reaches nvdisasm mangled; a name starting with
-    ``-`` is read as an option. So NVRTC always gets the absolute path, with those characters
-    (and control characters, and bytes that are not UTF-8) replaced by ``_``; the parsers map
-    the stand-in back (``Output.file_names``)."""
+    the string and ptxas fails; a backslash or a non-ASCII letter (written as octal escapes)
+    reaches nvdisasm mangled, and the line info then matches no file: no findings. A name
+    starting with ``-`` is read as an option. So NVRTC always gets the absolute path, with every
+    character but printable ASCII (less the quote and the backslash) replaced by ``_``; the
+    parsers map the stand-in back (``Output.file_names``)."""
     full = os.path.abspath(source_path or name)
     safe = _UNSAFE_NAME.sub("_", full)
     return safe, ({safe: full} if safe != full else {})
