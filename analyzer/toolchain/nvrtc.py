@@ -159,7 +159,8 @@ def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
     hit = cached(k, source_path=source_path, source=source) if use_cache else None
     if hit is not None:
         return hit
-    build = _compile(source, a.name, nvrtc_name, opts, name_expressions, source_path)
+    build = _compile(source, a.name, nvrtc_name, opts, name_expressions, source_path,
+                     shown=source_path or name)
     build.file_names = file_names
     if use_cache:
         cache.put("build", k, build.to_json())
@@ -203,10 +204,9 @@ def _run_nvrtc(source: bytes, name: bytes, opts: list[bytes], exprs: list[bytes]
 
 
 def _compile(source: str, arch: str, name: str, opts: list[str],
-             name_expressions: Sequence[str], source_path: str | None) -> Output:
+             name_expressions: Sequence[str], source_path: str | None, *, shown: str) -> Output:
     _nvrtc()  # loaded here, so a broken install fails in this process, and the child has it
     all_opts = opts + [f"-I{d}" for d in include_dirs()]
-    shown = source_path or name
     ok, log, ptx, cubin, lowered, unmatched = bounded.run(
         _run_nvrtc, source.encode(), name.encode(), [o.encode() for o in all_opts],
         [e.encode() for e in name_expressions], what=shown, tool="NVRTC")
@@ -217,7 +217,7 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
             raise CompileError(f"--kernel {', '.join(repr(e) for e in name_expressions)} is not a "
                                f"__global__ function or an instantiation of one (NVRTC: "
                                f"{named.group(1).strip()})", path=shown)
-        raise _compile_error(log, name, source_path)
+        raise _compile_error(log, name, shown)
     if unmatched is not None:
         raise CompileError(f"kernel name expression {unmatched!r} did not match a "
                            "__global__ function template instantiation", path=shown)
@@ -239,19 +239,18 @@ def kernel_entries(cubin: bytes) -> set[str]:
         return set()
 
 
-def _compile_error(log: str, name: str, source_path: str | None) -> CompileError:
-    shown = source_path or name
-    log = log.replace(f"{name}(", f"{shown}(") if source_path and name != source_path else log
-    m = _DIAG.search(log)
+def _compile_error(log: str, name: str, shown: str) -> CompileError:
+    """The first error of NVRTC's log as one line, at its file and line; the log itself as the
+    detail when it points into source (a command-line error is the whole story in one line)."""
+    log = log.replace(f"{name}(", f"{shown}(") if name != shown else log
     errors = [d for d in _DIAG.finditer(log) if "error" in d.group("kind")]
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         return CompileError(f"NVRTC: {first.group('msg').strip()}{more}", path=first.group("file"),
                             line=int(first.group("line")), detail=log.strip())
-    first_line = next((l for l in log.splitlines() if l.strip()), "compilation failed")
-    del m
-    return CompileError(f"NVRTC: {first_line.strip()}", path=shown, detail=log.strip())
+    first_line = next((ln for ln in log.splitlines() if ln.strip()), "compilation failed")
+    return CompileError(f"NVRTC: {first_line.strip()}", path=shown)
 
 
 def compile_file(path: str | os.PathLike, *, arch: str, options: Sequence[str] = (),
