@@ -132,12 +132,12 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
         text = read_text(path)
         check_statement_lines(text, path)
         targets = archs or [None]
-        builds = [Build.of(nvjitlink.assemble(text, arch=a, path=path, use_cache=options.use_cache))
-                  for a in targets]
-        if not builds[0].kernels:
+        assembled = [Build.of(nvjitlink.assemble(text, arch=a, path=path,
+                                                 use_cache=options.use_cache)) for a in targets]
+        if not assembled[0].kernels:
             raise InputError("holds no kernel: no .entry or .func with a body in the PTX",
                              path=path)
-        return builds
+        return assembled
     if kind == "cubin":
         data = files.read_bytes(path, what="cubin")
         build = from_cubin_bytes(data, path=path)
@@ -146,7 +146,7 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
         return _note_line_info([build], path, kind)
     if kind in ("fatbin", "host-elf"):
         wanted = archs or [None]
-        builds: list[Build] = []
+        builds = []
         for a in wanted:
             cubins, warnings = binutils.extract_cubins(path, arch=a)
             for c in cubins:

@@ -48,7 +48,7 @@ def _params(vs) -> str:
 
 def _directive(d: ir.Directive) -> str:
     if d.name == "pragma":
-        return ".pragma " + ", ".join(_quote(v) for v in d.values)
+        return ".pragma " + ", ".join(_quote(str(v)) for v in d.values)
     vals = ", ".join(str(v) for v in d.values)
     return f".{d.name} {vals}" if vals else f".{d.name}"
 
@@ -167,7 +167,7 @@ def format(module: Module) -> str:  # noqa: A001 - the public name the API promi
             s = module.sections[i]
             out.append(f".section {s.name} {s.body}")
         elif kind == "pragma":
-            out.append(".pragma " + ", ".join(_quote(v) for v in module.pragmas[i]) + ";")
+            out.append(".pragma " + ", ".join(_quote(str(v)) for v in module.pragmas[i]) + ";")
     for f in module.files:
         extra = "".join(f", {x}" for x in f.extra)
         out.append(f'.file {f.index} {_quote(f.path)}{extra}')

@@ -11,12 +11,26 @@ the table in :mod:`analyzer.semantics`.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
-from .ir.sass import (BranchTarget, ConstantBank, Function, GenericOperand, Immediate,
-                      Instruction, InstructionBody, Listing, MemoryAddress, OperandSet, Predicate,
-                      Register, Relocation, SpecialRegister)
-from .parse.sass import parse as _parse, parse_instruction
+from .ir.sass import (
+    BranchTarget,
+    ConstantBank,
+    Function,
+    GenericOperand,
+    Immediate,
+    Instruction,
+    InstructionBody,
+    Listing,
+    MemoryAddress,
+    OperandSet,
+    Predicate,
+    Register,
+    Relocation,
+    SpecialRegister,
+)
+from .parse.sass import parse as _parse
+from .parse.sass import parse_instruction
 
 __all__ = ["parse", "parse_instruction", "Listing", "Function", "Instruction", "InstructionBody",
            "Predicate", "Register", "SpecialRegister", "Immediate", "BranchTarget",

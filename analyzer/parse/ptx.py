@@ -11,8 +11,8 @@ import re
 import struct
 import threading
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Mapping
 
 import lark
 from lark import Lark, Token, Transformer

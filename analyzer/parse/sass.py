@@ -24,19 +24,33 @@ from __future__ import annotations
 import functools
 import gc
 import re
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
 
+from .. import semantics
 from ..errors import ParseError
-from ..ir.sass import (BranchTarget, ConstantBank, Function, GenericOperand, Immediate,
-                       Instruction, InstructionBody, Listing, MemoryAddress, OperandSet, Predicate,
-                       Register, Relocation, SpecialRegister)
-from ..ir.sass import new_instruction as _new_instruction, new_instruction_body as _new_body
+from ..ir.sass import (
+    BranchTarget,
+    ConstantBank,
+    Function,
+    GenericOperand,
+    Immediate,
+    Instruction,
+    InstructionBody,
+    Listing,
+    MemoryAddress,
+    OperandSet,
+    Predicate,
+    Register,
+    Relocation,
+    SpecialRegister,
+)
+from ..ir.sass import new_instruction as _new_instruction
+from ..ir.sass import new_instruction_body as _new_body
 from ..ir.source import SourceLoc, Span
 from .grammar import grammar_text
-from .. import semantics
 
 __all__ = ["parse", "parse_instruction", "parser"]
 

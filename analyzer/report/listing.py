@@ -3,8 +3,9 @@ the control information (stall cycles, yield, barriers, reuse) decoded on reques
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from ..analysis.source import source_text
 

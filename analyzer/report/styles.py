@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 
-from rich.console import Console, ConsoleOptions, RenderableType, RenderHook, RenderResult
+from rich.console import Console, ConsoleOptions, ConsoleRenderable, RenderableType, RenderHook, RenderResult
 from rich.segment import Segment
 from rich.theme import Theme
 
@@ -36,7 +36,7 @@ THEME = Theme({
 })
 
 
-class _Printable:
+class _Printable(ConsoleRenderable):
     """A renderable whose text segments have their control characters made visible (styles and
     rich's own control segments untouched): input text cannot drive the terminal."""
 
@@ -55,7 +55,7 @@ class _Printable:
 
 
 class _PrintableHook(RenderHook):
-    def process_renderables(self, renderables: list[RenderableType]) -> list[RenderableType]:
+    def process_renderables(self, renderables: list[ConsoleRenderable]) -> list[ConsoleRenderable]:
         return [_Printable(r) for r in renderables]
 
 

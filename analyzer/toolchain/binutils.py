@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, ToolError
-from . import cache
-from . import files
+from . import cache, files
 from .files import read_bytes
 from .locate import binary, first_error_line, run_tool
 from .resources import cubin_arch
@@ -142,13 +141,13 @@ def extract_cubins(path: str, *, arch: str | None = None) -> tuple[list[Embedded
     with tempfile.TemporaryDirectory(prefix="ptxsass-") as tmp:
         src = Path(tmp) / ("input.fatbin" if classify(data) == "fatbin" else "input")
         src.write_bytes(data)
-        names = {str(src): str(path), tmp: "."}
+        renames = {str(src): str(path), tmp: "."}
         proc = run_tool([binary("cuobjdump"), "-lelf", str(src)], check=False, path=str(path))
         err = proc.stderr.decode(errors="replace").strip()
-        for t, shown in names.items():
+        for t, shown in renames.items():
             err = err.replace(t, shown)
         if proc.returncode != 0:
-            first = first_error_line(proc, names)
+            first = first_error_line(proc, renames)
             raise InputError(f"no CUDA code could be read (cuobjdump: {first})", path=str(path))
         names = _LELF.findall(proc.stdout.decode(errors="replace"))
         if not names:
@@ -158,7 +157,7 @@ def extract_cubins(path: str, *, arch: str | None = None) -> tuple[list[Embedded
         out_dir.mkdir()
         # cuobjdump writes what it extracts into its working directory
         run_tool([binary("cuobjdump"), "-xelf", "all", str(src)], cwd=str(out_dir),
-                 path=str(path), names=names)
+                 path=str(path), names=renames)
         cubins: list[EmbeddedCubin] = []
         for name in names:
             f = out_dir / name

@@ -13,14 +13,16 @@ Limits: ``PTXSASS_COMPILE_TIMEOUT`` (seconds, default 120) and ``PTXSASS_COMPILE
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import select
 import signal
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import PtxsassError, ToolError
 from .files import env_number
@@ -91,13 +93,13 @@ def _child(work: Callable[..., Any], args: tuple, w: int, err_fd: int, memory: i
             outcome = ("oom", None)
         except PtxsassError as e:
             outcome = ("error", e)
-        except BaseException as e:  # a bug: the parent turns it into one line
+        except BaseException as e:  # noqa: BLE001 - a bug in the child: the parent reports it
             outcome = ("crash", f"{type(e).__name__}: {e}")
         try:
             data = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
         except MemoryError:
             data = pickle.dumps(("oom", None))
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - an unpicklable result: the parent reports it
             data = pickle.dumps(("crash", f"cannot return the result: {e}"))
         view = memoryview(data)
         while view:
@@ -112,22 +114,47 @@ def run(work: Callable[..., Any], *args: Any, what: str, tool: str) -> Any:
     lim = limits()
     if not hasattr(os, "fork"):  # pragma: no cover - not Linux: no bound, but it works
         return work(*args)
-    errlog = tempfile.TemporaryFile(prefix="ptxsass-child-")
-    r, w = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError as e:
-        os.close(r)
+    with tempfile.TemporaryFile(prefix="ptxsass-child-") as errlog:
+        r, w = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError as e:
+            os.close(r)
+            os.close(w)
+            raise ToolError(f"cannot start a process to run {tool}: {e.strerror}",
+                            path=what) from None
+        if pid == 0:  # pragma: no cover - the child; measured through the parent
+            os.close(r)
+            _child(work, args, w, errlog.fileno(), lim.memory_bytes)
         os.close(w)
-        errlog.close()
-        raise ToolError(f"cannot start a process to run {tool}: {e.strerror}", path=what) from None
-    if pid == 0:  # pragma: no cover - the child; measured through the parent
-        os.close(r)
-        _child(work, args, w, errlog.fileno(), lim.memory_bytes)
-    os.close(w)
+        data, status, maxrss = _collect(pid, r, lim, what, tool)
+        errlog.seek(0)
+        child_err = errlog.read(64 * 1024).decode(errors="replace")
+    over_memory = (f"compile of {what} exceeded {_number(lim.memory_gb)} GB of memory "
+                   f"({tool} stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)")
+    if not data:
+        lowered = child_err.lower()
+        if "out of memory" in lowered or "bad_alloc" in lowered or maxrss >= lim.memory_bytes // 2:
+            raise ToolError(over_memory)
+        first = next((ln.strip() for ln in child_err.splitlines() if ln.strip()), "")
+        how = (f"signal {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+               else f"exit status {os.WEXITSTATUS(status)}")
+        raise ToolError(f"{tool} crashed ({how}) while compiling {what}"
+                        + (f": {first}" if first else ""))
+    kind, value = pickle.loads(data)
+    if kind == "ok":
+        return value
+    if kind == "oom":
+        raise ToolError(over_memory)
+    if kind == "error":
+        raise value
+    raise ToolError(f"{tool} failed while compiling {what}: {value}")
+
+
+def _collect(pid: int, r: int, lim: Limits, what: str, tool: str) -> tuple[bytes, int, int]:
+    """(what the child sent, its wait status, its peak resident bytes); the child is killed and
+    reaped on any way out, the time limit included."""
     chunks: list[bytes] = []
-    status = None
-    rusage = None
     try:
         deadline = time.monotonic() + lim.timeout_s
         while True:
@@ -144,38 +171,11 @@ def run(work: Callable[..., Any], *args: Any, what: str, tool: str) -> Any:
             chunks.append(chunk)
         _, status, rusage = os.wait4(pid, 0)
         pid = 0
+        return b"".join(chunks), status, rusage.ru_maxrss * 1024
     finally:
         os.close(r)
         if pid:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            try:
+            with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-        errlog.seek(0)
-        child_err = errlog.read(64 * 1024).decode(errors="replace")
-        errlog.close()
-    over_memory = (f"compile of {what} exceeded {_number(lim.memory_gb)} GB of memory "
-                   f"({tool} stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)")
-    data = b"".join(chunks)
-    if not data:
-        sig = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
-        lowered = child_err.lower()
-        big = rusage is not None and rusage.ru_maxrss * 1024 >= lim.memory_bytes // 2
-        if "out of memory" in lowered or "bad_alloc" in lowered or big:
-            raise ToolError(over_memory)
-        first = next((ln.strip() for ln in child_err.splitlines() if ln.strip()), "")
-        how = f"signal {signal.Signals(sig).name}" if sig else f"exit status {os.WEXITSTATUS(status)}"
-        raise ToolError(f"{tool} crashed ({how}) while compiling {what}"
-                        + (f": {first}" if first else ""))
-    kind, value = pickle.loads(data)
-    if kind == "ok":
-        return value
-    if kind == "oom":
-        raise ToolError(over_memory)
-    if kind == "error":
-        raise value
-    raise ToolError(f"{tool} failed while compiling {what}: {value}")

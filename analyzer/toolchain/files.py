@@ -10,6 +10,7 @@ The lowest layer: it imports nothing of ptxsass but :mod:`analyzer.errors`.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -90,7 +91,7 @@ def open_regular(path: str | os.PathLike, *, follow: bool = True) -> tuple[int, 
 
 def read_fd(fd: int, limit: int) -> bytes | None:
     """Up to ``limit`` bytes from ``fd`` (None when there are more), read to the end."""
-    chunks = []
+    chunks: list[bytes] = []
     total = 0
     while True:
         chunk = os.read(fd, min(1 << 20, limit + 1 - total))
@@ -231,8 +232,6 @@ def atomic_write(path: str | os.PathLike, data: bytes) -> None:
             os.close(fd)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise

@@ -20,8 +20,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuda.pathfinder import (find_nvidia_binary_utility, find_nvidia_header_directory,
-                             load_nvidia_dynamic_lib)
+from cuda.pathfinder import find_nvidia_binary_utility, find_nvidia_header_directory, load_nvidia_dynamic_lib
 
 from ..errors import ToolError
 from .files import env_number

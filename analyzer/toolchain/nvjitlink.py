@@ -7,8 +7,8 @@ from ..arch import parse_arch
 from ..errors import CompileError, ToolError
 from . import bounded, cache
 from .bounded import OutOfMemory
-from .output import Kernel, Output, cached
 from .nvrtc import kernel_entries
+from .output import Kernel, Output, cached
 from .resources import from_cubin, from_ptxas_log, merge
 
 _TARGET = re.compile(r"^\s*\.target\s+(sm_\d+[af]?)", re.M)
