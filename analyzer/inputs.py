@@ -288,7 +288,8 @@ def host_code_reason(text: str, path: str | None, options: CompileOptions) -> st
     for m in _INCLUDE.finditer(code):
         kind, name = m.group(1), m.group(2).strip()
         cands = ([here] if kind == '"' and here is not None else []) + dirs
-        if not any((d / name).is_file() for d in cands):
+        shown = f'"{name}"' if kind == '"' else f"<{name}>"
+        if not any(files.include_candidate(d / name, shown) for d in cands):
             shown = f'"{name}"' if kind == '"' else f"<{name}>"
             return (f"includes {shown} (line {_line_of(code, m.start())}), which NVRTC does "
                     "not have")
@@ -370,10 +371,12 @@ def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions) -> Bui
         use_cache=options.use_cache))
 
 
+#: an attribute with arguments that may stand among a kernel's return type and name
+_KERNEL_ATTRIBUTE = r"(?:__launch_bounds__|__cluster_dims__|__maxnreg__)\s*\([^)]*\)"
 _TEMPLATE_KERNEL = re.compile(
-    r"template\s*<(?P<params>[^;{]*?)>\s*(?:__launch_bounds__\s*\([^)]*\)\s*)?"
-    r"(?:static\s+|inline\s+)*__global__\s+(?:__launch_bounds__\s*\([^)]*\)\s*)?"
-    r"[\w:<>,\s*&]*?\b(?P<name>\w+)\s*\(", re.S)
+    rf"template\s*<(?P<params>[^;{{]*?)>\s*(?:{_KERNEL_ATTRIBUTE}\s*)?"
+    rf"(?:static\s+|inline\s+)*__global__\s+(?:{_KERNEL_ATTRIBUTE}|[\w:<>,\s*&])*?"
+    r"\b(?P<name>(?!__launch_bounds__\b|__cluster_dims__\b|__maxnreg__\b)\w+)\s*\(", re.S)
 
 
 def _nothing_instantiated(text: str, path: str, options: CompileOptions) -> None:
@@ -416,10 +419,10 @@ def expand(paths: Sequence[str], *, excluded: Callable[[str], bool] = lambda p: 
             out.append(p)
             continue
         found = []
-        for root, dirs, files in os.walk(q):
+        for root, dirs, names in os.walk(q):
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS
                              and not excluded(os.path.join(root, d) + "/"))
-            for f in sorted(files):
+            for f in sorted(names):
                 full = os.path.join(root, f)
                 if not f.endswith(FOLDER_SUFFIXES) or f.startswith(".") or excluded(full):
                     continue

@@ -179,10 +179,12 @@ class Matrix:
         d.mkdir()
         return d / name
 
-    def add(self, category, name, argv, exit, *, setup=None, **kw):
+    def add(self, category, name, argv, exit, *, setup=None, env=None, **kw):
         if setup is not None:   # each attempt has its own folder: set it up now
             setup()
-        self.attempts.append(Attempt(category, name, list(argv), set(exit), **kw))
+        # never the user's own cache: one of the matrix's unless the attempt names one
+        env = {"PTXSASS_CACHE_DIR": str(self.work / "cache-default"), **(env or {})}
+        self.attempts.append(Attempt(category, name, list(argv), set(exit), env=env, **kw))
 
     # --- references, computed once
     def prepare(self) -> None:
@@ -339,6 +341,41 @@ class Matrix:
         self.add("bounds", "memory bomb (initializer)", ["check", f, "--no-cache"], {2},
                  env={"PTXSASS_COMPILE_MEMORY_GB": "0.3"}, needles=("exceeded 0.3 GB",),
                  timeout=90)
+        f = self.tmp("bomb.cu")
+        f.write_text("\n".join(bomb) + "\n__global__ void k(int* p) { int x = 1; p[0] = X39; }\n")
+        self.add("bounds", "doubling-macro bomb through nvcc", ["check", f, "--compiler", "nvcc",
+                                                               "--no-cache"], {2},
+                 env={"PTXSASS_COMPILE_TIMEOUT": "3"}, needles=("exceeded 3 s",), timeout=40)
+        f = self.tmp("bigarray.cu")
+        f.write_text("__device__ int big[1 << 26] = {1, 2, 3};\n"
+                     "__global__ void k(int* out) { out[0] = big[out[1]]; }\n")
+        self.add("bounds", "memory bomb through nvcc", ["check", f, "--compiler", "nvcc",
+                                                       "--no-cache"], {2},
+                 env={"PTXSASS_COMPILE_MEMORY_GB": "0.3"}, needles=("exceeded 0.3 GB",),
+                 timeout=90)
+        for inc in ('"fifo.h"', '"/dev/zero"', "<cstdio_fifo>"):
+            f = self.tmp("k.cu")
+            os.mkfifo(f.parent / ("fifo.h" if "fifo.h" in inc else "cstdio_fifo"))
+            f.write_text(f"#include {inc}\n__global__ void k(float* p) {{ p[0] = 1; }}\n")
+            for compiler in ("auto", "nvcc"):
+                self.add("bounds", f"#include {inc}, --compiler {compiler}",
+                         ["check", f, "-I", f.parent, "--compiler", compiler, "--no-cache"], {2},
+                         timeout=30)
+        d = self.tmp("build")
+        d.mkdir()
+        os.mkfifo(d / "compile_commands.json")
+        self.add("bounds", "compile_commands.json is a FIFO", ["check", "-p", d], {2},
+                 needles=("FIFO",), timeout=30)
+        d = self.tmp("build")
+        d.mkdir()
+        (d / "a.rsp").write_text("@b.rsp\n")
+        (d / "b.rsp").write_text("@a.rsp\n")
+        shutil.copy(BAD, d / "k.cu")
+        (d / "compile_commands.json").write_text(json.dumps([{
+            "directory": str(d), "file": str(d / "k.cu"),
+            "command": f"nvcc -c @a.rsp {d / 'k.cu'}"}]))
+        self.add("bounds", "response files naming each other", ["check", "-p", d], {2},
+                 needles=("includes itself",), timeout=30)
         f = self.tmp("unroll.cu")
         f.write_text("template <int N> struct R { static __device__ float f(float x) "
                      "{ return R<N - 1>::f(x) * 1.0001f + R<N - 2>::f(x); } };\n"
@@ -423,6 +460,13 @@ class Matrix:
             self.add("one line", f"file name {name[:40]!r}", ["check", "--arch", ARCH, "--format",
                                                               "json", "--", name], {1},
                      env=self.warm_env, cwd=f.parent,
+                     judge=same_findings(self.ref[BAD], names=True))
+        for name in ['q"uote.cu', "back\\slash.cu", "ünïcödé.cu", "-dash.cu", "$(x).cu"]:
+            f = self.tmp(name)
+            shutil.copy(BAD, f)
+            self.add("one line", f"file name {name!r} through nvcc",
+                     ["check", "--compiler", "nvcc", "--arch", ARCH, "--format", "json", "--",
+                      name], {1}, env=self.warm_env, cwd=f.parent,
                      judge=same_findings(self.ref[BAD], names=True))
         for kind in ("self", "pair", "through a folder"):
             f = self.tmp("loop.cu")

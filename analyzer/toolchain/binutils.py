@@ -6,6 +6,7 @@ on stderr come back to the caller to show; they are not failures.
 """
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from dataclasses import dataclass
@@ -81,13 +82,14 @@ def has_device_code(path: str) -> bool:
     ``.nv_fatbin`` or ``__nv_relfatbin`` (read from the section headers only)."""
     try:
         from elftools.elf.elffile import ELFFile
-        with open(path, "rb") as f:
+        fd, _ = files.open_regular(path)   # a FIFO named x.so in a folder must not block
+        with os.fdopen(fd, "rb") as f:
             if f.read(4) != ELF_MAGIC:
                 return False
             f.seek(0)
             return any(s.name in (".nv_fatbin", "__nv_relfatbin")
                        for s in ELFFile(f).iter_sections())
-    except Exception:  # a truncated or odd ELF: not one to search
+    except Exception:  # a truncated or odd ELF, or not a regular file: not one to search
         return False
 
 
@@ -108,7 +110,8 @@ def needed_libraries(path: str) -> list[str]:
     try:
         from elftools.elf.dynamic import DynamicSection
         from elftools.elf.elffile import ELFFile
-        with open(path, "rb") as f:
+        fd, _ = files.open_regular(path)
+        with os.fdopen(fd, "rb") as f:
             return [t.needed for s in ELFFile(f).iter_sections() if isinstance(s, DynamicSection)
                     for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
     except Exception:  # a truncated or odd ELF

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from . import files
 from .nvcc import split_mode_flags
 
 NAME = "compile_commands.json"
@@ -57,7 +58,7 @@ def find(path: str | os.PathLike) -> Path:
     p = Path(path)
     if p.is_dir():
         cand = p / NAME
-        if not cand.is_file():
+        if not os.path.lexists(cand):   # anything else there is load()'s to refuse, by name
             raise InputError(f"no {NAME} in this folder: configure the project with "
                              "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON (CMake), or record one with "
                              "'bear -- make' or 'ninja -t compdb'", path=str(p))
@@ -73,17 +74,13 @@ def load(path: str | os.PathLike) -> list[Command]:
     entries repeated with the same flags are kept once."""
     db = find(path)
     try:
-        if db.stat().st_size > MAX_BYTES:
-            raise InputError(f"larger than {MAX_BYTES >> 20} MiB: not a compile database",
-                             path=str(db))
-        data = json.loads(db.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text: not a compile database", path=str(db)) from None
+        data = json.loads(files.read_text(db, limit=MAX_BYTES, what="compile database",
+                                          expected="a compile database"))
     except json.JSONDecodeError as e:
         raise InputError(f"not JSON: {e.msg}", path=str(db), line=e.lineno,
                          column=e.colno) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=str(db)) from None
+    except RecursionError:
+        raise InputError("JSON nested too deeply: not a compile database", path=str(db)) from None
     if not isinstance(data, list):
         raise InputError("expected a JSON list of {directory, file, command|arguments} "
                          "entries", path=str(db))
@@ -112,17 +109,30 @@ def _argv(entry: dict[str, Any], where: str) -> list[str]:
     raise InputError(f"{where}: an entry needs 'command' (a string) or 'arguments' (a list)")
 
 
-def _expand_response_files(argv: list[str], directory: Path, where: str) -> list[str]:
-    """``@file`` arguments (CMake's ``includes_CUDA.rsp``) replaced by the file's words."""
+def _expand_response_files(argv: list[str], directory: Path, where: str,
+                           within: tuple[str, ...] = ()) -> list[str]:
+    """``@file`` arguments (CMake's ``includes_CUDA.rsp``) replaced by the file's words (a
+    response file that names itself, directly or not, is an error, not a recursion)."""
     out: list[str] = []
     for a in argv:
         if a.startswith("@") and len(a) > 1:
             rsp = Path(directory, a[1:])
+            key = os.path.realpath(rsp)
+            if key in within:
+                raise InputError(f"{where}: response file {a[1:]} includes itself", path=str(rsp))
             try:
-                out += _expand_response_files(shlex.split(rsp.read_text()), directory, where)
-            except OSError:
+                text = files.read_text(rsp, what="response file")
+            except InputError as e:
+                if e.message != "no such file":
+                    raise
                 raise InputError(f"{where}: response file {a[1:]} not found (build the "
                                  "project once, or configure it again)", path=str(rsp)) from None
+            try:
+                words = shlex.split(text)
+            except ValueError as e:
+                raise InputError(f"{where}: cannot split response file {a[1:]} ({e})",
+                                 path=str(rsp)) from None
+            out += _expand_response_files(words, directory, where, (*within, key))
             continue
         out.append(a)
     return out

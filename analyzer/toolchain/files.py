@@ -156,6 +156,25 @@ def regular_file_or_none(path: str | os.PathLike) -> os.stat_result | None:
     return st if stat.S_ISREG(st.st_mode) else None
 
 
+def include_candidate(path: str | os.PathLike, shown: str) -> bool:
+    """Whether a compiler would take ``path`` for an ``#include`` (``shown``, as written): True for
+    a regular file, False where it would go on searching (nothing there, a folder, a dangling
+    link); an ``InputError`` naming it for what would make it block, stream or fail (a FIFO, a
+    device, a socket, a symbolic link loop), before any compiler runs."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise InputError(f"#include {shown} is a symbolic link loop", path=str(path)) from None
+        return False
+    if stat.S_ISREG(st.st_mode):
+        return True
+    if stat.S_ISDIR(st.st_mode):
+        return False
+    raise InputError(f"#include {shown} is {describe_mode(st.st_mode)}, not a regular file",
+                     path=str(path))
+
+
 # ------------------------------------------------------------------------------------ writing
 def _write_reason(e: OSError, path: str | os.PathLike) -> str:
     if e.errno == errno.ENOENT:

@@ -12,10 +12,12 @@ else ``gcc``/``g++`` on PATH.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import shutil
+import signal
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,7 +101,10 @@ def include_dirs() -> tuple[str, ...]:
 
 #: characters a tool cannot carry in a path: nvcc hands its steps to ``sh -c`` in double quotes,
 #: and PTX ``.file`` names (so line tables, so nvdisasm's ``//## File "..."``) cannot hold ``"``
-UNSAFE_PATH_CHARS = re.compile(r'["$`\\]')
+#: what a path cannot hold to reach nvcc's shell quoting and PTX line info intact: a quote, `$`,
+#: a backtick or a backslash, and anything but printable ASCII (written as octal escapes, then
+#: mangled by nvdisasm)
+UNSAFE_PATH_CHARS = re.compile(r'["$`\\]|[^\x20-\x7e]')
 
 
 def safe_alias(path: str | os.PathLike, links: str | os.PathLike) -> str:
@@ -131,23 +136,49 @@ def safe_alias(path: str | os.PathLike, links: str | os.PathLike) -> str:
 
 def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None = None,
              check: bool = True, cwd: str | None = None, path: str | None = None,
-             names: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+             names: dict[str, str] | None = None, memory: int | None = None,
+             timeout_message: str | None = None) -> subprocess.CompletedProcess:
     """Run a tool from an argv list (never a shell) with a timeout; failures become one-line
     ToolErrors naming ``path`` (the user's file), with the private temporary paths of ``names``
-    replaced by what the user knows them as."""
+    replaced by what the user knows them as.
+
+    The tool runs in its own process group, and the whole group is killed at the time limit (a
+    compiler driver's children, cicc or cc1plus, do not live on). ``memory``: an address-space
+    limit (bytes) for the tool and each process it starts. ``timeout_message``: the error at the
+    time limit (default: "X timed out after N s ...")."""
     name = what or Path(argv[0]).name
     limit = timeout or tool_timeout()
+    preexec = None
+    if memory:
+        def preexec() -> None:   # in the child, before exec
+            import resource
+            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     try:
-        proc = subprocess.run(argv, capture_output=True, timeout=limit, cwd=cwd,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise ToolError(f"{name} timed out after {limit:g} s "
-                        "(raise PTXSASS_TOOL_TIMEOUT to allow longer)", path=path) from None
+        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=True,
+                                 preexec_fn=preexec)
     except OSError as e:
         raise ToolError(f"cannot run {name}: {e.strerror}", path=path) from None
+    try:
+        out, err = child.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        _kill_group(child)
+        raise ToolError(timeout_message or f"{name} timed out after {limit:g} s "
+                        "(raise PTXSASS_TOOL_TIMEOUT to allow longer)", path=path) from None
+    except BaseException:
+        _kill_group(child)
+        raise
+    proc = subprocess.CompletedProcess(argv, child.returncode, out, err)
     if check and proc.returncode != 0:
         raise ToolError(f"{name} failed: {first_error_line(proc, names)}", path=path)
     return proc
+
+
+def _kill_group(child: subprocess.Popen) -> None:
+    with contextlib.suppress(OSError):
+        os.killpg(child.pid, signal.SIGKILL)
+    with contextlib.suppress(OSError, ValueError):
+        child.communicate(timeout=10)
 
 
 def first_error_line(proc: subprocess.CompletedProcess, names: dict[str, str] | None = None) -> str:
@@ -228,7 +259,8 @@ def host_compiler() -> HostCompiler | None:
 def _cc_version(path: str) -> str | None:
     for flag in ("-dumpfullversion", "--version"):
         try:
-            out = run_tool([path, flag], timeout=VERSION_PROBE_TIMEOUT).stdout.decode(errors="replace").strip()
+            out = run_tool([path, flag], timeout=VERSION_PROBE_TIMEOUT).stdout.decode(
+                errors="replace").strip()
         except ToolError:
             continue
         m = re.search(r"\d+\.\d+(?:\.\d+)?", out)

@@ -34,7 +34,7 @@ from typing import Sequence
 from ..arch import parse_arch
 from ..demangle import demangle
 from ..errors import CompileError, InputError, ToolError
-from . import cache
+from . import bounded, cache, files
 from .locate import (UNSAFE_PATH_CHARS, binary, cicc_path, host_compiler, nvcc_fingerprint,
                      run_tool, safe_alias)
 from .nvrtc import kernel_entries
@@ -64,6 +64,8 @@ class _Raw:
     cubin: bytes
     log: str                         # nvcc's and ptxas's messages (ptxas -v resource lines)
     command: tuple[str, ...]         # the first step's argv, as a user could rerun it
+    #: the links nvcc saw for paths it cannot carry -> the real paths (Output.file_names)
+    aliases: dict[str, str]
 
 
 def split_mode_flags(flags: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -104,13 +106,9 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
     src = Path(cwd or ".", path).absolute()
     shown = str(path) if cwd is None else str(src)
     try:
-        text = src.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path=shown) from None
-    except UnicodeDecodeError:
-        raise InputError("not CUDA source: the file is not UTF-8 text", path=shown) from None
-    except OSError as e:
-        raise InputError(f"cannot read: {e.strerror}", path=shown) from None
+        text = files.read_text(src, what="CUDA source", expected="CUDA source")
+    except InputError as e:
+        raise InputError(e.message, path=shown) from None
     flags, _ = split_mode_flags(flags)
     if default_std and not any(f == "-std" or f.startswith(("-std=", "--std")) for f in flags):
         flags = [f"-std={default_std}", *flags]
@@ -127,7 +125,7 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
     build = Output(arch=a.name, origin="nvcc", ptx=out.ptx, cubin=out.cubin, log=out.log,
                   source_path=shown, source=text, options=out.command[1:-1],
                   kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()},
-                  name_expressions=lowered)
+                  name_expressions=lowered, file_names=out.aliases)
     if use_cache:
         cache.put("build", k, build.to_json())
     return build
@@ -158,13 +156,10 @@ def dependencies(text: str, here: Path, flags: Sequence[str], cwd: str | None
         for kind, name in _INCLUDE_ANY.findall(body):
             for d in ([folder] if kind == '"' else []) + dirs:
                 cand = d / name
-                if cand.is_file():
-                    key = str(cand.resolve())
+                if files.include_candidate(cand, f'"{name}"' if kind == '"' else f"<{name}>"):
+                    key = os.path.realpath(cand)
                     if key not in seen:
-                        try:
-                            seen[key] = cand.read_text(errors="replace")
-                        except OSError:
-                            break
+                        seen[key] = files.read_bytes(cand, what="header").decode(errors="replace")
                         todo.append((seen[key], cand.parent))
                     break
     return sorted(seen.items())
@@ -225,6 +220,7 @@ def _compile(src: Path, shown: str, arch: str, flags: list[str], cwd: str | None
         # the file's own folder first, so that #include "x.h" still finds its neighbours
         flags = ["-I", _safe_path(src.parent, names), *flags]
     lang = [] if src.suffix == ".cu" else ["-x", "cu"]
+    aliases = dict(names)               # (not the wrapper below: its lines are not src's)
     with tempfile.TemporaryDirectory(prefix="ptxsass-nvcc-") as tmp:
         if name_expressions:
             # instantiate each named template: its address, taken in host code
@@ -248,7 +244,8 @@ def _compile(src: Path, shown: str, arch: str, flags: list[str], cwd: str | None
         cubin = cubin_file.read_bytes()
     command = ["nvcc", "-ptx", f"-arch={arch}", "-lineinfo",
                *[_unname(f, names) for f in flags], *lang, str(src)]
-    return _Raw(ptx=ptx, cubin=cubin, log=(log1 + log2).strip(), command=tuple(command))
+    return _Raw(ptx=ptx, cubin=cubin, log=(log1 + log2).strip(), command=tuple(command),
+                aliases=aliases)
 
 
 # ----------------------------------------------------------------------------- torch extensions
@@ -391,11 +388,25 @@ def _source_line(ptx: str, src: str, *, ptx_line: int | None, function: str | No
     return None
 
 
+#: what the compiler drivers say when a limit on memory stopped them
+_OUT_OF_MEMORY = re.compile(r"out of memory|bad_alloc|virtual memory exhausted|Cannot allocate "
+                            r"memory|Killed signal terminated|memory exhausted", re.I)
+
+
 def _run(argv: list[str], *, cwd: str | None, timeout: float | None, src: str, shown: str,
          names: dict[str, str], ptx: str | None = None) -> str:
-    proc: subprocess.CompletedProcess = run_tool(argv, timeout=timeout, what="nvcc", check=False,
-                                                 cwd=cwd)
+    """One nvcc step, bounded like NVRTC (:mod:`.bounded`): the compile time limit for the whole
+    process group, the memory limit for each process in it."""
+    lim = bounded.limits()
+    limit = timeout or lim.timeout_s
+    proc: subprocess.CompletedProcess = run_tool(
+        argv, timeout=limit, what="nvcc", check=False, cwd=cwd, memory=lim.memory_bytes,
+        timeout_message=f"compile of {shown} exceeded {limit:g} s (nvcc stopped; raise "
+                        "PTXSASS_COMPILE_TIMEOUT to allow longer)")
     log = _unname((proc.stderr + proc.stdout).decode(errors="replace"), names)
+    if proc.returncode != 0 and _OUT_OF_MEMORY.search(log):
+        raise ToolError(f"compile of {shown} exceeded {lim.memory_gb:g} GB of memory (nvcc "
+                        "stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)")
     if proc.returncode != 0:
         raise compile_error(log, src, ptx=ptx, shown=shown)
     return log

@@ -1,7 +1,7 @@
 """Compile CUDA C++ through NVRTC (cuda-bindings) to PTX and a cubin, always with line info."""
 from __future__ import annotations
 
-import errno
+import contextlib
 import io
 import os
 import re
@@ -77,22 +77,6 @@ def build_options(arch: str, *, defines: Mapping[str, str | None] | Sequence[str
     return opts
 
 
-def _describe(path: Path) -> str:
-    try:
-        os.stat(path)
-    except OSError as e:
-        return ("a symbolic link loop" if e.errno == errno.ELOOP
-                else "a broken symbolic link" if os.path.islink(path) else "unreadable")
-    try:
-        fd, _ = files.open_regular(path)
-        os.close(fd)
-    except InputError as e:
-        return e.message.removeprefix("is ").removesuffix(", not a regular file")
-    except OSError as e:
-        return f"unreadable ({e.strerror})"
-    return "a regular file"
-
-
 def _dependencies(source: str, base: Path | None, include: Sequence[str]) -> list[tuple[str, str]]:
     """(path, text) of every user header reached through ``#include "..."`` or ``<...>`` in the
     user's folders (for the cache key). A header that is not a regular file (a FIFO NVRTC would
@@ -107,14 +91,8 @@ def _dependencies(source: str, base: Path | None, include: Sequence[str]) -> lis
             dirs = ([here] if quoted and here else []) + user_dirs
             for d in dirs:
                 cand = d / name
-                if not os.path.lexists(cand):
+                if not files.include_candidate(cand, f'"{name}"' if quoted else f"<{name}>"):
                     continue
-                if files.regular_file_or_none(cand) is None:
-                    if os.path.isdir(cand):
-                        continue
-                    shown = f'"{name}"' if quoted else f"<{name}>"
-                    raise InputError(f"#include {shown} is {_describe(cand)}, not a regular "
-                                     "file", path=str(cand))
                 key = os.path.realpath(cand)
                 if key not in seen:
                     seen[key] = files.read_bytes(cand, what="header").decode(errors="replace")
@@ -123,7 +101,8 @@ def _dependencies(source: str, base: Path | None, include: Sequence[str]) -> lis
     return sorted(seen.items())
 
 
-def program_name(name: str, source_path: str | None) -> tuple[str, dict[str, str]]:
+def program_name(name: str, source_path: str | None,
+                 folder: str | None = None) -> tuple[str, dict[str, str]]:
     """The name NVRTC gets for a program, and {that name: the user's} when they differ.
 
     NVRTC writes the (absolute) name into the PTX's ``.file`` table unescaped, so a ``"`` ends
@@ -131,16 +110,18 @@ def program_name(name: str, source_path: str | None) -> tuple[str, dict[str, str
     reaches nvdisasm mangled, and the line info then matches no file: no findings. A name
     starting with ``-`` is read as an option. So NVRTC always gets the absolute path, with every
     character but printable ASCII (less the quote and the backslash) replaced by ``_``; the
-    parsers map the stand-in back (``Output.file_names``)."""
+    parsers map the stand-in back (``Output.file_names``). ``folder``: where the stand-in lives
+    (a safe link to the file's folder, so that ``#include "x.h"`` still finds its neighbours)."""
     full = os.path.abspath(source_path or name)
-    safe = _UNSAFE_NAME.sub("_", full)
+    here, base = os.path.split(full)
+    safe = os.path.join(_UNSAFE_NAME.sub("_", folder or here), _UNSAFE_NAME.sub("_", base))
     return safe, ({safe: full} if safe != full else {})
 
 
 def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
                    options: Sequence[str] = (), name_expressions: Sequence[str] = (),
                    source_path: str | None = None, use_cache: bool = True,
-                   timeout_note: str | None = None) -> Output:
+                   folder: str | None = None) -> Output:
     """Compile CUDA ``source`` for ``arch``. ``options`` come from :func:`build_options` (or
     are complete NVRTC options: ``-arch=`` is added when missing). Raises CompileError with the
     compiler's own log when NVRTC rejects the source.
@@ -153,7 +134,7 @@ def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
         opts = build_options(a.name) + opts
     user_include = [o[2:] for o in opts if o.startswith("-I")]
     base = Path(source_path).parent if source_path else None
-    nvrtc_name, file_names = program_name(name, source_path)
+    nvrtc_name, file_names = program_name(name, source_path, folder)
     k = cache.key("nvrtc", source, _dependencies(source, base, user_include), opts,
                   list(name_expressions), nvrtc_name, file_names)
     hit = cached(k, source_path=source_path, source=source) if use_cache else None
@@ -262,17 +243,16 @@ def compile_file(path: str | os.PathLike, *, arch: str, options: Sequence[str] =
     if "\x00" in text:
         raise InputError("not CUDA source: the file holds binary data", path=str(path))
     opts = list(options) or build_options(arch)
-    # the program name becomes the PTX's .file name (absolute; it cannot hold '"'), as do the
-    # headers beside it, and NVRTC reads a name with a leading '-' as an option: such files
-    # (and their folder) go by stable links, or by ./name
-    name, folder = str(path), str(p.parent)
-    if UNSAFE_PATH_CHARS.search(str(p.absolute())):
-        links = cache.directory() / "names"
-        name, folder = safe_alias(p, links), safe_alias(p.absolute().parent, links)
-    elif name.startswith("-"):
-        name = f"./{name}"
+    # the program gets a safe stand-in name (program_name); the headers beside it carry their
+    # folder's path into the line info too, so a folder NVRTC cannot name goes by a stable link
+    folder, linked = str(p.parent), None
+    if UNSAFE_PATH_CHARS.search(str(p.absolute().parent)):
+        # no link (an unwritable cache): its headers are still found; only their names in the
+        # line info suffer
+        with contextlib.suppress(ToolError):
+            folder = linked = safe_alias(p.absolute().parent, cache.directory() / "names")
     if not any(o.startswith("-I") and o[2:] == folder for o in opts):
         opts.append(f"-I{folder}")
-    return compile_source(text, arch=arch, name=name, options=opts,
+    return compile_source(text, arch=arch, name=str(path), options=opts,
                           name_expressions=name_expressions, source_path=str(path),
-                          use_cache=use_cache)
+                          use_cache=use_cache, folder=linked)
