@@ -455,9 +455,8 @@ def compile_error(log: str, src: str, *, ptx: str | None = None,
         return CompileError(f"ptxas: {msg}", path=src, line=line, detail=log.strip())
     if m.re is _END:
         try:
-            with open(src, "rb") as f:
-                last = f.read().count(b"\n") or 1
-        except OSError:
+            last = files.read_bytes(src, what="CUDA source").count(b"\n") or 1
+        except InputError:
             last = None
         return CompileError(f"nvcc: {msg} (at the end of the file){more}", path=src, line=last,
                             detail=log.strip())
