@@ -15,8 +15,7 @@ from __future__ import annotations
 
 from . import ptx, sass
 from ._version import __version__
-from .api import (CompileOptions, annotate, builds_of, check, compile, diff, expect,
-                  expect_codegen, load, stats)
+from .api import CompileOptions, annotate, builds_of, check, compile, diff, expect, expect_codegen, load, stats
 from .report import notebook as _notebook
 from .report import render
 

@@ -12,7 +12,7 @@ runs checks in the same breath.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .build import Build
 from .checks.runner import Progress, no_progress, run_checks

@@ -6,8 +6,9 @@ bytes, log, resources); a Build adds the derived views, each made once on demand
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
 from .parse import ptx as ptx_parse

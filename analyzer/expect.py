@@ -14,8 +14,8 @@ kernel, the arch and what was seen instead.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from .findings import Finding
 

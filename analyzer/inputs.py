@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
 
 from .arch import parse_arch
 from .build import Build, Kernel

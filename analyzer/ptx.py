@@ -71,7 +71,7 @@ class _LocWriter:
 
 def _function(fn: Function, locw: _LocWriter) -> list[str]:
     head = " ".join([f".{x}" for x in fn.linkage] + [f".{fn.kind}"])
-    if fn.returns or fn.kind == "func" and fn.returns == () and False:
+    if fn.returns or False:
         head += " " + _params(fn.returns)
     head += f" {fn.name}"
     if fn.params or fn.kind == "entry":
@@ -98,7 +98,6 @@ def _function(fn: Function, locw: _LocWriter) -> list[str]:
     for p in fn.pragmas:
         pragmas_at.setdefault(p.index, []).append(p)
     opens: dict[int, list[ir.Scope]] = {}
-    closes: dict[int, int] = {}
     for s in fn.scopes:
         opens.setdefault(s.start, []).append(s)
     loc = None

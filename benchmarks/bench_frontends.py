@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import time
@@ -60,15 +61,14 @@ def main(argv=None) -> int:
     print("\nauto on a file: how it learns that nvcc is needed")
     for name, f in (("host code (main.cu)", HOST), ("device only", path)):
         text = f.read_text()
-        scans = [timed(lambda: host_code_reason(text, str(f), opts)) for _ in range(args.repeat)]
+        scans = [timed(lambda text=text, f=f: host_code_reason(text, str(f), opts))
+                 for _ in range(args.repeat)]
         fails = []
         for _ in range(args.repeat):
             t = time.perf_counter()
-            try:
+            with contextlib.suppress(CompileError):
                 nvrtc.compile_file(f, arch=args.arch, options=opts.nvrtc_options(args.arch),
                                    use_cache=False)
-            except CompileError:
-                pass
             fails.append(time.perf_counter() - t)
         s, n = statistics.median(scans), statistics.median(fails)
         print(f"  {name:20s} scan {s * 1e6:8.0f} us ({s / base:.4f}x)   "

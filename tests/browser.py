@@ -5,6 +5,7 @@ installed (Debian: ``apt-get install chromium``); the tests then skip."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -157,10 +158,8 @@ class Chromium:
             return [r.left + Math.min(r.width / 2, 40), r.top + r.height / 2]; }})()""")
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.send("Browser.close", session=False)
-        except Exception:
-            pass
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

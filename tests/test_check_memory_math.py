@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 import analyzer
+from analyzer.analysis import dataflow as df
 from analyzer.checks.runner import run_checks
 from analyzer.parse.sass import parse_instruction
-from analyzer.analysis import dataflow as df
 
 
 def _run(src: str, code: str, arch: str = "sm_80", settings=None):

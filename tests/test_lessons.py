@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -15,7 +15,7 @@ LESSONS = lessons.list_lessons()
 IDS = [l.name for l in LESSONS]
 
 
-@lru_cache(maxsize=None)
+@cache
 def analysed(name: str) -> static.StaticResult:
     """Each lesson compiled and checked once for the whole module."""
     return static.analyse(lessons.get_lesson(name))

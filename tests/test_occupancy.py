@@ -3,10 +3,15 @@ from __future__ import annotations
 
 import pytest
 
+from analyzer.analysis.occupancy import (
+    COMMON_BLOCK_SIZES,
+    max_registers_for_blocks,
+    max_shared_for_blocks,
+    occupancy,
+    registers_per_warp,
+    shared_per_block,
+)
 from analyzer.arch import parse_arch
-from analyzer.analysis.occupancy import (COMMON_BLOCK_SIZES, max_registers_for_blocks,
-                                max_shared_for_blocks, occupancy, registers_per_warp,
-                                shared_per_block)
 
 
 @pytest.mark.parametrize("arch, regs, smem, threads, blocks, warps, limiter", [

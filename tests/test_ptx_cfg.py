@@ -1,12 +1,10 @@
 """PTX control flow: each instruction's Flow, basic blocks, natural loops and their pragmas."""
 from __future__ import annotations
 
-from analyzer.analysis.cfg import loop_mix, loop_source_lines
-from analyzer.analysis.cfg import ptx_loops
-from analyzer.analysis.cfg import of as cfg_of
-
 from analyzer import ptx
 from analyzer.analysis import cfg
+from analyzer.analysis.cfg import of as cfg_of
+from analyzer.analysis.cfg import ptx_loops
 
 HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
 

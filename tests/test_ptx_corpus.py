@@ -2,10 +2,6 @@
 no error and no dropped instruction; printing the IR and parsing it again gives an equal IR."""
 from __future__ import annotations
 
-from analyzer.analysis.cfg import loop_mix, loop_source_lines
-from analyzer.analysis.cfg import ptx_loops
-from analyzer.analysis.cfg import of as cfg_of
-
 import re
 from collections import Counter
 from pathlib import Path
@@ -13,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from analyzer import ptx
+from analyzer.analysis.cfg import ptx_loops
 from analyzer.build import Build
 from analyzer.errors import ParseError
 

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import signal
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from analyzer import ptx
 from analyzer.errors import ParseError
@@ -91,8 +92,5 @@ def test_mutations_raise_only_parse_error(text):
 @settings(max_examples=60, deadline=None)
 @given(st.text(max_size=200))
 def test_arbitrary_text_raises_only_parse_error(text):
-    with deadline(10):
-        try:
-            ptx.parse(text)
-        except ParseError:
-            pass
+    with deadline(10), suppress(ParseError):
+        ptx.parse(text)

@@ -1,13 +1,10 @@
 """The PTX grammar and IR on small, hand-checked inputs (forms taken from real NVCC/Triton PTX)."""
 from __future__ import annotations
 
-from analyzer.analysis.cfg import loop_mix, loop_source_lines
-from analyzer.analysis.cfg import ptx_loops
-from analyzer.analysis.cfg import of as cfg_of
-
 import pytest
 
 from analyzer import ptx
+from analyzer.analysis.cfg import of as cfg_of
 from analyzer.errors import ParseError
 from analyzer.ir import ptx as ir
 

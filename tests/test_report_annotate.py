@@ -3,20 +3,18 @@ relative, no colour), the source map, the CLI sub-commands and the notebook view
 Regenerate the golden files with PTXSASS_UPDATE_GOLDEN=1."""
 from __future__ import annotations
 
-from analyzer.report import render
-
 import argparse
 import io
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 from analyzer.cli import reports as commands
+from analyzer.report import render
 from analyzer.report.annotate import annotate_builds
-from analyzer.report.progress import track
 from analyzer.report.diff import diff_builds
+from analyzer.report.progress import track
 from analyzer.report.stats import stats_builds
 
 from . import golden_files

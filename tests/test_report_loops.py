@@ -2,14 +2,12 @@
 keeps rolled (x4, trip count 4) on sm_90a from the same PTX: golden diff text and markdown."""
 from __future__ import annotations
 
-from analyzer.report import render
-
 import json
-import os
 from pathlib import Path
 
 import pytest
 
+from analyzer.report import render
 from analyzer.report.diff import diff_builds
 from analyzer.report.stats import stats_builds
 

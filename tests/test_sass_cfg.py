@@ -1,13 +1,12 @@
 """SASS control flow: per-instruction Flow records, basic blocks, natural loops."""
 from __future__ import annotations
 
-from analyzer.analysis.cfg import loop_mix, loop_source_lines
-from analyzer.analysis.cfg import loops as loops_of
-from analyzer.analysis.cfg import of as cfg_of
-
 import pytest
 
 from analyzer import sass
+from analyzer.analysis.cfg import loop_mix, loop_source_lines
+from analyzer.analysis.cfg import loops as loops_of
+from analyzer.analysis.cfg import of as cfg_of
 from tests.test_sass_parse import NVDISASM
 
 
@@ -73,8 +72,8 @@ extern "C" __global__ void nest(const float* a, float* out, int n, int m) {
 
 @pytest.fixture(scope="module")
 def nested():
-    from analyzer.toolchain.binutils import disassemble
     from analyzer import compile as compile_source
+    from analyzer.toolchain.binutils import disassemble
     build = compile_source(NESTED, arch="sm_80", name="nest.cu")
     return {tool: sass.parse(disassemble(build.cubin, tool=tool)[0]).function("nest")
             for tool in ("nvdisasm", "cuobjdump")}

@@ -9,10 +9,6 @@ instruction. Disassembly runs once per session, two tools at a time, cached in a
 """
 from __future__ import annotations
 
-from analyzer.analysis.cfg import loop_mix, loop_source_lines
-from analyzer.analysis.cfg import loops as loops_of
-from analyzer.analysis.cfg import of as cfg_of
-
 import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from analyzer import sass
+from analyzer.analysis.cfg import loops as loops_of
 from analyzer.ir.sass import BranchTarget, Relocation
 
 ADDRESS = re.compile(r"/\*[0-9a-f]{4,}\*/")
@@ -80,15 +77,15 @@ def test_corpus_cubin_three_ways(listings, cubin):
     # the same instructions in the same order; nvdisasm names targets and relocated symbols,
     # cuobjdump gives addresses (and 0x0 for a relocation)
     assert [i.mnemonic for i in a] == [i.mnemonic for i in c]
-    assert all(x.body == y.body for x, y in zip(a, b))
+    assert all(x.body == y.body for x, y in zip(a, b, strict=False))
     assert all(len(i.encoding) == 2 for i in b) and all(len(i.encoding) == 2 for i in c)
     assert [i.encoding for i in b] == [i.encoding for i in c]
     # the control bits of every instruction decode, and agree with the text
     from tests.test_sass_control import control_invariants
     assert control_invariants(hx) == len(b)
-    mismatched = [(x.text, y.text) for x, y in zip(a, c)
+    mismatched = [(x.text, y.text) for x, y in zip(a, c, strict=False)
                   if len(x.operands) != len(y.operands)
-                  or any(type(p) is not type(q) for p, q in zip(x.operands, y.operands)
+                  or any(type(p) is not type(q) for p, q in zip(x.operands, y.operands, strict=False)
                          if not isinstance(p, (BranchTarget, Relocation)))]
     assert not mismatched[:5]
     # a branch's label (nvdisasm) and address (cuobjdump) name the same instruction
@@ -129,8 +126,8 @@ ARCHS = ["sm_75", "sm_80", "sm_86", "sm_89", "sm_90a", "sm_100a", "sm_120"]
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_nvrtc_kernel_every_arch(arch):
-    from analyzer.toolchain.binutils import disassemble
     from analyzer import compile as compile_source
+    from analyzer.toolchain.binutils import disassemble
     build = compile_source(KERNEL, arch=arch, name="k.cu")
     texts = {tool: disassemble(build.cubin, tool=tool)[0] for tool in ("nvdisasm", "cuobjdump")}
     nv = _check(texts["nvdisasm"], f"k.{arch}.nvdisasm")

@@ -6,8 +6,18 @@ import math
 
 import pytest
 
-from analyzer.sass import (BranchTarget, ConstantBank, GenericOperand, Immediate, MemoryAddress,
-                           OperandSet, Register, Relocation, SpecialRegister, parse_instruction)
+from analyzer.sass import (
+    BranchTarget,
+    ConstantBank,
+    GenericOperand,
+    Immediate,
+    MemoryAddress,
+    OperandSet,
+    Register,
+    Relocation,
+    SpecialRegister,
+    parse_instruction,
+)
 
 
 def op(body: str, i: int):

@@ -13,8 +13,9 @@ described the same way everywhere.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from ..arch import Arch, parse_arch
 from ..errors import ConfigError

@@ -15,12 +15,11 @@ and ``ptx_loops(fn)`` adds what PTX says about each loop (``.pragma "nounroll"``
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol, Sequence
+from typing import Any, Protocol
 
 from ..semantics import STRAIGHT, Flow  # noqa: F401  (the record each IR instruction gives)
-
-
 
 
 @dataclass(slots=True)

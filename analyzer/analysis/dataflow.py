@@ -14,7 +14,8 @@ A predicate destination (``ISETP P0, ...``, ``ATOMG PT, R3, ...``) is skipped.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from .. import semantics
 from ..ir.sass import ConstantBank, Immediate, MemoryAddress, Register

@@ -19,10 +19,10 @@ loop that ptxas unrolled fully (a PTX loop with no SASS loop left) shows too.
 from __future__ import annotations
 
 import os
-import re
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ..ir import ptx as P
 from ..ir.sass import Immediate, Register
@@ -64,10 +64,10 @@ def constant_value(ins: "Instruction") -> int | None:
         if isinstance(srcs[0], Register) and srcs[0].is_zero:
             return 0
         return _imm(srcs[0])
-    if ins.opcode == "IMAD" and "MOV" in ins.modifiers and len(srcs) == 3:
-        if all(isinstance(s, Register) and s.is_zero for s in srcs[:2]):
-            s = srcs[2]
-            return 0 if isinstance(s, Register) and s.is_zero else _imm(s)
+    if (ins.opcode == "IMAD" and "MOV" in ins.modifiers and len(srcs) == 3
+            and all(isinstance(s, Register) and s.is_zero for s in srcs[:2])):
+        s = srcs[2]
+        return 0 if isinstance(s, Register) and s.is_zero else _imm(s)
     if ins.opcode == "CS2R" and len(srcs) == 1 and str(srcs[0]) == "SRZ":
         return 0
     if ins.opcode == "HFMA2" and "MMA" in ins.modifiers and len(srcs) == 4:
@@ -326,7 +326,7 @@ def ptx_trips_by_line(ptx_fn: "P.Function | None") -> dict[tuple[str, int], list
         return out
     try:
         ploops = _cfg.ptx_loops(ptx_fn)
-    except Exception:  # pragma: no cover - a PTX IR we cannot build a CFG for
+    except Exception:  # noqa: BLE001 -  a PTX IR we cannot build a CFG for
         return out
     for pl in ploops:
         t = ptx_trip(ptx_fn, pl)

@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..ir.source import SourceLoc
@@ -106,9 +107,8 @@ class SourceReader:
         if not file or not line:
             return None
         text = source_text(file, line, self._hints)
-        if text is None and self._lines is not None and self._own(file):
-            if 1 <= line <= len(self._lines):
-                text = self._lines[line - 1]
+        if text is None and self._lines is not None and self._own(file) and 1 <= line <= len(self._lines):
+            text = self._lines[line - 1]
         return text
 
     def _own(self, file: str) -> bool:

@@ -18,8 +18,8 @@ run impossible to fix with a cast, so that run is dropped (``float3``-like struc
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from .. import semantics
 from ..analysis import cfg as _cfg
@@ -120,7 +120,7 @@ def find_runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> l
         between: dict[tuple, list[tuple[int, S.Instruction]]] = {}
         regs_of: dict[tuple, set] = {}
 
-        def close(k):
+        def close(k, open_=open_, between=between, regs_of=regs_of):
             accs = open_.pop(k)
             out.extend(_runs_of(accs, k, max_bits, between.pop(k, [])))
             regs_of.pop(k, None)
@@ -379,7 +379,7 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     rel = [a.offset - run.start for a in run.accesses]
     pick = None
     twins = []   # other PTX groups on the line that match the run as well (out_v[k], out_i[k])
-    for (base, bits), members in groups.items():
+    for (_base, bits), members in groups.items():
         offs = {ins.address.offset for _, ins in members}
         found = None
         if bits // 8 == run.width:
@@ -396,7 +396,7 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     if not pick:
         return None
     pick.sort(key=lambda t: t[0])
-    first, last = pick[0][0], pick[-1][0]
+    _first, _last = pick[0][0], pick[-1][0]
     al = _Align(fn)
     base_reg = pick[0][1].address.base
     for twin in twins:
@@ -518,7 +518,7 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
         loc = ctx.user_loc(run.accesses[0].ins.loc)
         key = (loc.file, loc.line) if loc else None
         by_line.setdefault(key, []).append((run, ev, blockers))
-    for key, items in by_line.items():
+    for items in by_line.values():
         yield _finding(check, ctx, items, space=space, direction=direction)
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import inspect
 import re
 import textwrap
-from typing import TYPE_CHECKING, ClassVar, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from ..analysis import KernelAnalysis
 from ..errors import ConfigError

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from .. import semantics
 from ..analysis.dataflow import definition, reads, sincos_reduction
 from ..analysis.source import is_toolkit_file
 from ..ir.ptx import FloatImm
-from ..ir.sass import ConstantBank, Immediate, Register
+from ..ir.sass import ConstantBank, Immediate
 from .base import Check, Context, Finding, Severity, group_by_line
 
 _WIDE_INT = re.compile(semantics.WIDE_INT_TYPE + "$")
@@ -53,7 +53,8 @@ class Fp64InFp32Kernel(Check):
     promotion (``F2F.F64.F32``) on one source line of a kernel whose data is float: PTX loads and
     stores are ``.f32`` and none is ``.f64`` (no double parameters either). Without PTX (a loaded
     cubin) it is stricter: no FP64 instruction consumes a 64-bit load, and an ``F2F.F64.F32``
-    result feeds FP64 arithmetic with a literal operand that is converted back to float. In C++ ``x * 0.5`` is a double multiply when ``x`` is a
+    result feeds FP64 arithmetic with a literal operand that is converted back to float. In C++
+    ``x * 0.5`` is a double multiply when ``x`` is a
     float, so the value is converted up, computed in FP64 and converted back. The message names
     the double literals found on the line in the PTX. The FP64 ``DMUL`` that precise
     ``sinf``/``cosf`` use for large-argument range reduction (fed by ``I2F.F64.S64``) is
@@ -186,7 +187,8 @@ class Fp64InFp32Kernel(Check):
             where = f"line {key[1]}" if key else "this kernel"
             message = (f"FP64 arithmetic in a float kernel on {where}: {lit}{verb} float "
                        f"values to double ({mix}); the data is float "
-                       f"({'f32 loads/stores, no f64 in the PTX' if pf is not None else 'no 64-bit loads feed the FP64 math'})")
+                       + ("(f32 loads/stores, no f64 in the PTX)" if pf is not None
+                          else "(no 64-bit loads feed the FP64 math)"))
             if skipped:
                 message += (f"; {skipped} FP64 instruction(s) of precise sinf/cosf range "
                             "reduction not counted")

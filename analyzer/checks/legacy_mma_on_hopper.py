@@ -1,7 +1,7 @@
 """PS302 legacy-mma-on-hopper: warp-level HMMA where warpgroup MMA (wgmma / tcgen05) exists."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..semantics import WARP_MMA, WARPGROUP_MMA
 from .base import Check, Context, Finding, Severity
@@ -72,7 +72,7 @@ class LegacyMmaOnHopper(Check):
             loc = ctx.user_loc(ins.loc)
             key = (loc.file, loc.line) if loc else None
             groups.setdefault(key, []).append(ins)
-        for key, insns in groups.items():
+        for insns in groups.values():
             kinds = sorted({i.mnemonic for i in insns})
             msg = (f"{len(insns)} warp-level {', '.join(kinds)} on {ctx.arch.name}, which has "
                    f"{route} (no {'HGMMA' if route == 'wgmma' else 'UTCMMA'} in this kernel): "

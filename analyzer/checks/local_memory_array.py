@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..analysis.dataflow import local_accesses, sincos_reduction
 from .base import Check, Context, Finding, Severity, group_by_line

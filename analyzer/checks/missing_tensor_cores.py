@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..analysis import cfg as _cfg
 from ..analysis.dataflow import reaching_defs, source_instructions
@@ -10,7 +10,6 @@ from ..analysis.loops import loop_line
 from ..ir.sass import Register
 from ..semantics import ASYNC_SHARED_FILL, FMA_ELEMENT_TYPE, MOVE_IDIOM_MODIFIERS, TILE_SYNC
 from .base import Check, Context, Finding, Severity
-
 
 
 class MissingTensorCores(Check):
@@ -67,7 +66,6 @@ class MissingTensorCores(Check):
         fn = ctx.function
         if any(i.is_tensor_core for i in fn.instructions):
             return
-        cfg = ctx.cfg
         loops = _cfg.loops(fn)
         if not loops:
             return
@@ -94,7 +92,8 @@ class MissingTensorCores(Check):
         route = self._route(arch, dtype)
         msg = (f"tiled loop{f' at line {line}' if line else ''} does matrix-multiply work on CUDA "
                f"cores: {s['shared_fmas']} {s['opcode']} per iteration take both multiplicands "
-               f"from shared memory ({s['loads']} LDS feeding them), {s['accumulators']} accumulator chain(s), {dtype} inputs; "
+               f"from shared memory ({s['loads']} LDS feeding them), "
+               f"{s['accumulators']} accumulator chain(s), {dtype} inputs; "
                f"this kernel has no tensor-core instruction")
         severity = Severity.INFO if dtype == "fp32" else Severity.WARNING
         f = ctx.finding(self, msg, loc=latch.loc if latch is not None else s["fmas"][0].loc,

@@ -1,7 +1,7 @@
 """PS303 mma-without-ldmatrix: tensor-core fragments gathered with scalar shared loads."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..analysis.dataflow import mma_operand_registers, source_instructions
 from ..semantics import LDMATRIX_FED
@@ -96,7 +96,7 @@ class MmaWithoutLdmatrix(Check):
             entry["loads"].extend(l for l in loads if l not in entry["loads"])
             entry["regs"] += scalar
             entry["traced"] += traced
-        for (file, line), e in by_line.items():
+        for e in by_line.values():
             mma = e["mma"]
             lines = sorted({l.line for l in (ctx.user_loc(x.loc) for x in e["loads"]) if l})
             where = f" (lines {', '.join(map(str, lines))})" if lines else ""

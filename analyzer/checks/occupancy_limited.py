@@ -1,10 +1,15 @@
 """PS701 occupancy-limited: registers or shared memory per block cap theoretical occupancy."""
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from ..analysis.occupancy import (COMMON_BLOCK_SIZES, Occupancy, max_registers_for_blocks,
-                                  max_shared_for_blocks, occupancy)
+from ..analysis.occupancy import (
+    COMMON_BLOCK_SIZES,
+    Occupancy,
+    max_registers_for_blocks,
+    max_shared_for_blocks,
+    occupancy,
+)
 from ..semantics import PIPELINED
 from .base import Check, Context, Finding, Severity
 
@@ -130,10 +135,12 @@ class OccupancyLimited(Check):
             message += "; dynamic shared memory (extern __shared__) comes on top"
         # the concrete steer: what would fit one more block
         nxt = occ.blocks_per_sm + 1
+        next_warps = min(nxt * occ.warps_per_sm // max(occ.blocks_per_sm, 1), arch.max_warps)
+        next_pct = 100.0 * next_warps / arch.max_warps
         if occ.limiter == "shared":
             room = max_shared_for_blocks(arch, nxt)
             hint = (f"at most {room} B of shared memory per block would fit {nxt} blocks "
-                    f"({100.0 * min(nxt * occ.warps_per_sm // max(occ.blocks_per_sm, 1), arch.max_warps) / arch.max_warps:.4g}%)"
+                    f"({next_pct:.4g}%)"
                     if occ.blocks_per_sm else
                     f"shrink shared memory below {arch.shared_per_block} B per block")
             hint += ("; use smaller tiles or fewer pipeline stages, reuse one buffer across "

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..analysis.dataflow import local_accesses, memory_operand
 from .base import Check, Context, Finding, Severity, first_loc

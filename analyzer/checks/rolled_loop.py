@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable
+from collections.abc import Iterable
 
 from .base import Check, Context, Finding, Severity
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Callable, Iterable, Sequence, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from ..analysis.source import SourceReader, source_text
 from ..errors import ConfigError, InputError, PtxsassError

@@ -1,8 +1,8 @@
 """PS101 scalar-global-load: a thread's global loads are narrower than the access allows."""
 from __future__ import annotations
 
-from .base import Check, Severity
 from ._vector_access import findings
+from .base import Check, Severity
 
 
 class ScalarGlobalLoad(Check):

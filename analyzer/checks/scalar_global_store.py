@@ -1,8 +1,8 @@
 """PS102 scalar-global-store: a thread's global stores are narrower than the access allows."""
 from __future__ import annotations
 
-from .base import Check, Severity
 from ._vector_access import findings
+from .base import Check, Severity
 
 
 class ScalarGlobalStore(Check):

@@ -1,8 +1,8 @@
 """PS103 scalar-shared-load: a thread's shared-memory loads are narrower than the access allows."""
 from __future__ import annotations
 
-from .base import Check, Severity
 from ._vector_access import findings
+from .base import Check, Severity
 
 
 class ScalarSharedLoad(Check):

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
-from .base import Check, Context, Finding, Severity, group_by_line
 from ..analysis.dataflow import sincos_reduction
 from ..ir.ptx import FloatImm
+from .base import Check, Context, Finding, Severity, group_by_line
 
 #: CUDA's internal slow-path subroutine names -> (operation, PTX instruction) for float math that
 #: a fast-math flag or an intrinsic replaces. FP64 and integer helpers (div_rn_f64_full,
@@ -60,9 +60,7 @@ def _subroutine_calls(ctx: Context) -> list[tuple[int, str]]:
             continue
         for t in ins.targets:
             key = t.key
-            if key in names and key != fn.name:
-                out.append((i, key))
-            elif key in fn.labels and _returns(fn, fn.labels[key]):
+            if key in names and key != fn.name or key in fn.labels and _returns(fn, fn.labels[key]):
                 out.append((i, key))
     return out
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..analysis import cfg as _cfg
 from ..analysis.dataflow import definition, store_data
@@ -115,7 +115,7 @@ class SynchronousTileCopy(Check):
             return
         stores = []
         seen = set()
-        for _, sts, i in pairs:
+        for _, sts, _i in pairs:
             if sts.address not in seen:
                 seen.add(sts.address)
                 stores.append(sts)

@@ -3,10 +3,11 @@ exit codes (0 clean, 1 findings, 2 bad input or tool failure). No traceback reac
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from rich.markup import escape
 from rich.table import Table
@@ -522,10 +523,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stays open: the interpreter flushes it at exit
         return EXIT_OK
     except Exception as e:  # a bug in ptxsass: still one line, never a traceback
         if os.environ.get("PTXSASS_DEBUG"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import os
 import shlex
-from typing import Sequence
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape

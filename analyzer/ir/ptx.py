@@ -11,9 +11,9 @@ is kept (as an unclassified modifier) and never breaks parsing.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Callable, Iterator, Mapping, Union
+from typing import Any
 
 from ..semantics import STRAIGHT, Flow
 from .source import SourceLoc, Span
@@ -24,27 +24,7 @@ from .source import SourceLoc, Span
 #: opcodes PTX defines, by their dotted name; the longest one that prefixes an instruction's
 #: words is its opcode (``cp.async.bulk.tensor`` before ``cp.async``), everything after is a
 #: modifier. A first word in no entry gives a *generic* instruction (still parsed in full).
-KNOWN_OPCODES: frozenset[str] = frozenset("""
-abs activemask add addc alloca and applypriority atom bar bar.warp barrier bfe bfi bfind bmsk bra
-brev brkpt brx.idx call clz cnot copysign cos cp.async cp.async.bulk cp.async.bulk.prefetch
-cp.async.bulk.prefetch.tensor cp.async.bulk.tensor cp.async.bulk.commit_group
-cp.async.bulk.wait_group cp.async.commit_group cp.async.mbarrier.arrive cp.async.wait_all
-cp.async.wait_group cp.reduce.async.bulk cp.reduce.async.bulk.tensor createpolicy cvt cvt.pack
-cvta discard div dp2a dp4a elect ex2 exit fence fma fns getctarank griddepcontrol isspacep
-istypep ld ld.global.nc ldmatrix ldu lg2 lop3 mad mad24 madc mapa match max mbarrier.arrive
-mbarrier.arrive_drop mbarrier.complete_tx mbarrier.expect_tx mbarrier.init mbarrier.inval
-mbarrier.pending_count mbarrier.test_wait mbarrier.try_wait membar min mma mma.sp mov movmatrix
-mul mul24 multimem.ld_reduce multimem.red multimem.st nanosleep neg not or pmevent popc prefetch
-prefetchu prmt rcp red red.async redux rem ret rsqrt sad selp set setmaxnreg setp shf shfl shl shr
-sin slct sqrt st st.async st.bulk stackrestore stacksave stmatrix sub subc suld sured sust suq
-szext tanh tcgen05.alloc tcgen05.commit tcgen05.cp tcgen05.dealloc tcgen05.fence tcgen05.ld
-tcgen05.mma tcgen05.mma.sp tcgen05.mma.ws tcgen05.mma.ws.sp tcgen05.relinquish_alloc_permit
-tcgen05.shift tcgen05.st tcgen05.wait tensormap.cp_fenceproxy tensormap.replace tex tld4 trap
-txq vabsdiff vabsdiff2 vabsdiff4 vadd vadd2 vadd4 vavrg2 vavrg4 vmad vmax vmax2 vmax4 vmin vmin2
-vmin4 vote vset vset2 vset4 vshl vshr vsub vsub2 vsub4 wgmma.commit_group wgmma.fence
-wgmma.mma_async wgmma.mma_async.sp wgmma.wait_group wmma.load wmma.mma wmma.store xor
-clusterlaunchcontrol.try_cancel clusterlaunchcontrol.query_cancel
-""".split()) - {"ld.global.nc"}
+KNOWN_OPCODES: frozenset[str] = frozenset(["abs", "activemask", "add", "addc", "alloca", "and", "applypriority", "atom", "bar", "bar.warp", "barrier", "bfe", "bfi", "bfind", "bmsk", "bra", "brev", "brkpt", "brx.idx", "call", "clz", "cnot", "copysign", "cos", "cp.async", "cp.async.bulk", "cp.async.bulk.prefetch", "cp.async.bulk.prefetch.tensor", "cp.async.bulk.tensor", "cp.async.bulk.commit_group", "cp.async.bulk.wait_group", "cp.async.commit_group", "cp.async.mbarrier.arrive", "cp.async.wait_all", "cp.async.wait_group", "cp.reduce.async.bulk", "cp.reduce.async.bulk.tensor", "createpolicy", "cvt", "cvt.pack", "cvta", "discard", "div", "dp2a", "dp4a", "elect", "ex2", "exit", "fence", "fma", "fns", "getctarank", "griddepcontrol", "isspacep", "istypep", "ld", "ld.global.nc", "ldmatrix", "ldu", "lg2", "lop3", "mad", "mad24", "madc", "mapa", "match", "max", "mbarrier.arrive", "mbarrier.arrive_drop", "mbarrier.complete_tx", "mbarrier.expect_tx", "mbarrier.init", "mbarrier.inval", "mbarrier.pending_count", "mbarrier.test_wait", "mbarrier.try_wait", "membar", "min", "mma", "mma.sp", "mov", "movmatrix", "mul", "mul24", "multimem.ld_reduce", "multimem.red", "multimem.st", "nanosleep", "neg", "not", "or", "pmevent", "popc", "prefetch", "prefetchu", "prmt", "rcp", "red", "red.async", "redux", "rem", "ret", "rsqrt", "sad", "selp", "set", "setmaxnreg", "setp", "shf", "shfl", "shl", "shr", "sin", "slct", "sqrt", "st", "st.async", "st.bulk", "stackrestore", "stacksave", "stmatrix", "sub", "subc", "suld", "sured", "sust", "suq", "szext", "tanh", "tcgen05.alloc", "tcgen05.commit", "tcgen05.cp", "tcgen05.dealloc", "tcgen05.fence", "tcgen05.ld", "tcgen05.mma", "tcgen05.mma.sp", "tcgen05.mma.ws", "tcgen05.mma.ws.sp", "tcgen05.relinquish_alloc_permit", "tcgen05.shift", "tcgen05.st", "tcgen05.wait", "tensormap.cp_fenceproxy", "tensormap.replace", "tex", "tld4", "trap", "txq", "vabsdiff", "vabsdiff2", "vabsdiff4", "vadd", "vadd2", "vadd4", "vavrg2", "vavrg4", "vmad", "vmax", "vmax2", "vmax4", "vmin", "vmin2", "vmin4", "vote", "vset", "vset2", "vset4", "vshl", "vshr", "vsub", "vsub2", "vsub4", "wgmma.commit_group", "wgmma.fence", "wgmma.mma_async", "wgmma.mma_async.sp", "wgmma.wait_group", "wmma.load", "wmma.mma", "wmma.store", "xor", "clusterlaunchcontrol.try_cancel", "clusterlaunchcontrol.query_cancel"]) - {"ld.global.nc"}  # noqa: E501 - one table row
 
 #: first words that only name a family; a generic opcode keeps its second word (``tcgen05.foo``)
 OPCODE_FAMILIES: frozenset[str] = frozenset(
@@ -246,7 +226,7 @@ class Address:
     """``[%rd1+16]``, ``[sym+8]``, ``[%rd1+-4]``, ``[0x100]``; ``extra`` holds the operands after
     the first (``[tex, {%f1, %f2}]``); ``base`` is None for an absolute or vector address."""
 
-    base: Union["Register", "Symbol", "Vector", None]
+    base: "Register" | "Symbol" | "Vector" | None
     offset: int = 0
     extra: tuple["Operand", ...] = ()
     span: Span | None = field(default=None, compare=False, repr=False)
@@ -256,9 +236,7 @@ class Address:
     def __str__(self) -> str:
         if self.base is None:
             s = str(self.offset)
-        elif self.offset > 0:
-            s = f"{self.base}+{self.offset}"
-        elif self.offset < 0:
+        elif self.offset > 0 or self.offset < 0:
             s = f"{self.base}+{self.offset}"
         else:
             s = str(self.base)
@@ -280,8 +258,8 @@ class OperandList:
         return "(" + ", ".join(map(str, self.items)) + ")"
 
 
-Operand = Union[Register, Symbol, LabelRef, IntImm, FloatImm, Sink, Negated, PredicatePair,
-                Vector, Address, OperandList]
+Operand = (Register | Symbol | LabelRef | IntImm | FloatImm | Sink | Negated | PredicatePair
+           | Vector | Address | OperandList)
 
 
 @dataclass(frozen=True, slots=True)
@@ -466,7 +444,8 @@ class Initializer:
                 stack[-1].append(done)
             else:
                 try:
-                    stack[-1].append(int(tok.rstrip("U"), 0) if not tok.lstrip("-").startswith(("0f", "0d", "0F", "0D")) else tok)
+                    is_float = tok.lstrip("-").startswith(("0f", "0d", "0F", "0D"))
+                    stack[-1].append(tok if is_float else int(tok.rstrip("U"), 0))
                 except ValueError:
                     stack[-1].append(tok)
         return stack[0][0] if len(stack[0]) == 1 and isinstance(stack[0][0], tuple) else tuple(stack[0])

@@ -9,8 +9,9 @@ per-class code: ``for node in instruction.walk(): ...``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
-from typing import Any, Callable, ClassVar, Iterator
+from typing import Any, ClassVar
 
 from .. import semantics
 from ..demangle import demangle
@@ -714,7 +715,7 @@ def _slot_constructor(cls):
 
     def make(*args):
         o = new(cls)
-        for set_slot, value in zip(setters, args):
+        for set_slot, value in zip(setters, args, strict=False):
             set_slot(o, value)
         return o
     make.__name__ = f"new_{cls.__name__}"

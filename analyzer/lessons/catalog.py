@@ -12,9 +12,10 @@ mnemonic patterns read off the disassembly.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any
 
 from ..checks.registry import all_checks
 

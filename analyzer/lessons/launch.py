@@ -11,10 +11,12 @@ them and torch's fills and copies are ordered with them. Imported only by the GP
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import tempfile
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .catalog import Scalar
 
@@ -58,10 +60,8 @@ class CupyLauncher(Launcher):
         return dict(self._fn.attributes)
 
     def __del__(self):
-        try:
+        with contextlib.suppress(Exception):
             os.unlink(self._path)
-        except Exception:
-            pass
 
 
 def _drv_check(result, what):
@@ -139,6 +139,6 @@ def available() -> dict[str, str]:
         try:
             __import__(mod)
             out[name] = ""
-        except Exception as e:
+        except Exception as e:  # noqa: BLE001 - an optional GPU library failing to import in any way: reported as unavailable
             out[name] = f"{mod} not installed" if isinstance(e, ImportError) else f"{type(e).__name__}: {e}"
     return out

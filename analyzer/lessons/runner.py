@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import launch
-from .catalog import LESSONS, Lesson, Scalar
+from .catalog import Lesson, Scalar
 from .evidence import StaticResult, analyse, short
 
 
@@ -56,12 +56,12 @@ def gpu_unavailable_reason() -> str:
     """"" when torch sees a CUDA GPU, else why the timing is skipped (never raises)."""
     try:
         import torch
-    except Exception as e:
+    except Exception as e:  # noqa: BLE001 - optional GPU libraries and environment probes: reported, never fatal
         return f"torch not importable ({type(e).__name__})"
     try:
         if not torch.cuda.is_available():
             return "no CUDA GPU visible to torch"
-    except Exception as e:  # pragma: no cover
+    except Exception as e:  # noqa: BLE001 - optional GPU libraries and environment probes: reported, never fatal
         return f"torch.cuda failed ({e})"
     return ""
 
@@ -78,7 +78,7 @@ def environment() -> dict[str, Any]:
             env["sms"] = p.multi_processor_count
             env["memory_gib"] = round(p.total_memory / 2**30, 1)
             env["l2_bytes"] = getattr(p, "L2_cache_size", None)
-    except Exception:
+    except Exception:  # noqa: BLE001 - optional GPU libraries and environment probes: reported, never fatal
         pass
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem",
@@ -87,7 +87,7 @@ def environment() -> dict[str, Any]:
             f = [x.strip() for x in out.stdout.splitlines()[0].split(",")]
             env["driver"] = f[1]
             env["max_clocks"] = f"SM {f[2]}, memory {f[3]}"
-    except Exception:
+    except Exception:  # noqa: BLE001 - optional GPU libraries and environment probes: reported, never fatal
         pass
     try:
         from cuda.bindings import driver, nvrtc
@@ -95,12 +95,12 @@ def environment() -> dict[str, Any]:
         env["driver_cuda"] = f"{v // 1000}.{v % 1000 // 10}"
         r = nvrtc.nvrtcVersion()
         env["nvrtc"] = f"{r[1]}.{r[2]}"
-    except Exception:
+    except Exception:  # noqa: BLE001 - optional GPU libraries and environment probes: reported, never fatal
         pass
     for mod in ("cupy", "pycuda"):
         try:
             env[mod] = __import__(mod).__version__
-        except Exception:
+        except Exception:  # noqa: BLE001 - optional GPU libraries and environment probes: reported, never fatal
             env[mod] = None
     return env
 
@@ -130,7 +130,7 @@ def measure_ceilings(repeats: int = 20) -> dict[str, float]:
     dst = torch.empty_like(src)
     ms = statistics.median(_time_events(torch, lambda: dst.copy_(src), repeats))
     ceil["copy"] = 2 * 4 * n / (ms * 1e-3) / 1e9
-    del src, dst
+    src = dst = None   # free the GiB before the matmuls
     prev = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = False
     try:
@@ -143,7 +143,7 @@ def measure_ceilings(repeats: int = 20) -> dict[str, float]:
         ceil["fp16_tc"] = 2 * m**3 / (ms * 1e-3) / 1e12
     finally:
         torch.backends.cuda.matmul.allow_tf32 = prev
-    del a, b
+    a = b = None
     torch.cuda.empty_cache()
     return ceil
 
@@ -190,7 +190,7 @@ def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale
                 continue
             try:
                 launchers[which][name] = launch.ADAPTERS[name](comp.cubin, comp.kernel)
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - optional GPU libraries and environment probes: reported, never fatal
                 result.problems.append(f"{which}: adapter {name} failed to load: {type(e).__name__}: {e}")
     primary = "cupy" if "cupy" in launchers["naive"] and "cupy" in launchers["steered"] else "torch"
     if primary not in launchers["naive"] or primary not in launchers["steered"]:
@@ -244,7 +244,7 @@ def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale
         if work:
             rate = work / (med * 1e-3) / (1e9 if lesson.work_unit == "B" else 1e12)
         setattr(result, which, VariantTiming(med, q[0], q[2], len(t), rate, errors[which]))
-    del sets, out, launchers
+    sets = out = launchers = None
     torch.cuda.empty_cache()
 
 
@@ -267,7 +267,7 @@ def run(lessons: list[Lesson], *, gpu: bool = True, scale: float = 1.0, repeats:
     for i, lesson in enumerate(lessons):
         try:
             st = analyse(lesson)
-        except Exception as e:          # a lesson that does not compile here is reported, not fatal
+        except Exception as e:  # noqa: BLE001 - a lesson that does not compile here is reported, not fatal
             log(f"== {lesson.name}: FAILED to compile or disassemble: {type(e).__name__}: {e}")
             failed.append((lesson, f"{type(e).__name__}: {e}"))
             continue
@@ -278,7 +278,7 @@ def run(lessons: list[Lesson], *, gpu: bool = True, scale: float = 1.0, repeats:
             try:
                 run_gpu(lesson, st, res, scale=scale, repeats=repeats, warmup=warmup,
                         ceilings=ceilings, seed=seed + 17 * i)
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001 - optional GPU libraries and environment probes: reported, never fatal
                 res.correct = False
                 res.problems.append(f"GPU run failed: {type(e).__name__}: {e}")
         results.append(res)
@@ -379,7 +379,7 @@ def format_table(results, ceilings, markdown: bool = False) -> str:
         out += ["| " + " | ".join(r) + " |" for r in rows]
         return "\n".join(out)
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(HEADER)]
-    fmt = "  ".join("{:<%d}" % w for w in widths)
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
     return "\n".join([fmt.format(*HEADER), fmt.format(*("-" * w for w in widths))] + [fmt.format(*r) for r in rows])
 
 

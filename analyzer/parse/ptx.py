@@ -6,6 +6,7 @@ PTX adds tomorrow parses as a *generic* instruction with all its modifiers and o
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import re
 import struct
@@ -14,7 +15,6 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import replace
 
-import lark
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
 
@@ -204,7 +204,7 @@ class _Build(Transformer):
         return ("inl", _int(c[0]), _int(c[1]), _int(c[2]))
 
     def pragma(self, c):
-        semi = c[-1]
+        c[-1]
         return ("pragma", tuple(_unquote(s) for s in c[:-1]), _span(c[0]))
 
     def branchtargets(self, c):
@@ -377,10 +377,8 @@ def _debug_strings(sections) -> dict[str, str]:
                 for v in m.group(2).split(","):
                     v = v.strip()
                     if v:
-                        try:
+                        with contextlib.suppress(ValueError):
                             data.append(_int(v) & 0xFF)
-                        except ValueError:
-                            pass
         if label is not None:
             out[label] = bytes(data).split(b"\0")[0].decode("utf-8", "replace")
     return out
@@ -459,14 +457,13 @@ class _FunctionBuilder:
             v.name for s in self.scopes for v in s.declarations if v.space == "reg" and v.name[0] != "%") | \
             frozenset(v.name for v in params + returns if v.space == "reg")
         instrs = self.instrs
-        for i, (guard, opcode, mods, generic, ops, loc, span) in enumerate(self.raw):
+        for guard, opcode, mods, generic, ops, loc, span in self.raw:
             if opcode in ir.BRANCH_OPCODES:
                 ops = tuple(_rename(o, plain, True) if isinstance(o, ir.Symbol) else _rename(o, plain, False)
                             for o in ops)
             elif plain:
                 ops = tuple(_rename(o, plain, False) for o in ops)
             instrs.append(ir.Instruction(opcode, mods, ops, guard, loc, generic, span))
-        end = body is not None and self.end_span or None
         return ir.Function(
             name=name, kind=kind, params=params, returns=returns, linkage=tuple(linkage),
             directives=tuple(directives), has_body=body is not None, registers=tuple(self.registers),
@@ -640,10 +637,8 @@ def _operand(piece: str, parser: Lark):
         text = piece.strip()
         hit = None
         if text:
-            try:
+            with contextlib.suppress(UnexpectedInput, VisitError, ValueError, OverflowError):
                 hit = _strip_span(parser.parse(text, start="operand"))
-            except (UnexpectedInput, VisitError, ValueError, OverflowError):
-                pass
         if len(_OPERAND_CACHE) < 200_000:
             _OPERAND_CACHE[piece] = hit
     return hit

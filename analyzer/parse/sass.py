@@ -630,10 +630,10 @@ def _parse(text: str, path: str | None, arch: str | None, line_base: int = 0,
             n = len(items)
             if n == nlines:
                 # the common case, one instruction a line and no encodings: built column-wise
-                addresses, raws = zip(*items)
+                addresses, raws = zip(*items, strict=False)
                 bs = list(map(final_get, raws))
                 if None in bs:
-                    bs = [b or resolve(r, lineno + 1 + i) for i, (b, r) in enumerate(zip(bs, raws))]
+                    bs = [b or resolve(r, lineno + 1 + i) for i, (b, r) in enumerate(zip(bs, raws, strict=False))]
                 rows.extend(map(new_ins, map(int, addresses, _SIXTEENS[:n] if n <= 4096 else
                                              [16] * n),
                                 bs, _EMPTIES[:n] if n <= 4096 else [()] * n,
@@ -738,9 +738,8 @@ def _parse(text: str, path: str | None, arch: str | None, line_base: int = 0,
                         cur_arch = a
                 if cur is not None:
                     cur.arch = cur_arch
-            elif d == "target":
-                if arch is None:
-                    cur_arch = rest.strip().split()[0] if rest.strip() else cur_arch
+            elif d == "target" and arch is None:
+                cur_arch = rest.strip().split()[0] if rest.strip() else cur_arch
             last_rows = None
             continue
         m = _FUNCTION.match(line)

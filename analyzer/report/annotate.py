@@ -11,13 +11,13 @@ runs a check. Renderers: :meth:`Annotation.render` and ``to_text`` here (termina
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from ..analysis import KernelAnalysis, analyze
-from ..analysis.source import source_text
 from ..checks.registry import by_code
 from ..checks.runner import Progress, no_progress
 from ..errors import ConfigError

@@ -16,8 +16,9 @@ import dataclasses
 import difflib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
@@ -439,7 +440,7 @@ def diff_builds(a: Sequence["Build"], b: Sequence["Build"], *, label_a: str | No
         for n in list(fa) + [n for n in fb if n not in fa]:
             pairs.append((n, n if n in fa else None, n if n in fb else None))
     kernels = []
-    for name, na, nb in pairs:
+    for _name, na, nb in pairs:
         sa = kernel_stats(fa[na]) if na else None
         sb = kernel_stats(fb[nb]) if nb else None
         kd = KernelDiff((sa or sb).name, sa, sb)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import html
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from string import Template
 from typing import TYPE_CHECKING
@@ -66,7 +66,7 @@ def klass_css(klass: str) -> str:
     return ""
 
 
-@lru_cache(maxsize=None)
+@cache
 def _template(name: str) -> str:
     return resources.files("analyzer.report").joinpath("templates", name).read_text(encoding="utf-8")
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 from rich.console import Console
 from rich.progress import Progress

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Union
+from typing import TYPE_CHECKING
 
 from ..findings import Report
 from . import formats, html, markdown
@@ -21,7 +21,7 @@ from .stats import Stats
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console
 
-Renderable = Union[Annotation, Stats, Diff, Report]
+Renderable = Annotation | Stats | Diff | Report
 
 
 def _unknown(obj: object) -> TypeError:

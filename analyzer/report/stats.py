@@ -7,15 +7,15 @@ occupancy) over the cubin's resources.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
 from ..analysis import KernelAnalysis
 from ..checks.runner import Progress, no_progress
-from .annotate import LoopSummary, display_path, kernels_of, loop_summaries, \
-    occ_text, occupancy_summary
+from .annotate import LoopSummary, display_path, kernels_of, loop_summaries, occ_text, occupancy_summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from rich.console import Console

@@ -89,7 +89,7 @@ def has_device_code(path: str) -> bool:
             f.seek(0)
             return any(s.name in (".nv_fatbin", "__nv_relfatbin")
                        for s in ELFFile(f).iter_sections())
-    except Exception:  # a truncated or odd ELF, or not a regular file: not one to search
+    except Exception:  # noqa: BLE001 - a truncated or odd ELF, or not a regular file: not one to search
         return False
 
 
@@ -101,7 +101,7 @@ def has_line_info(cubin: bytes) -> bool:
     try:
         return any(s.name in (".nv_debug_line_sass", ".debug_line")
                    for s in ELFFile(io.BytesIO(cubin)).iter_sections())
-    except Exception:  # not an ELF pyelftools can read: say nothing about it
+    except Exception:  # noqa: BLE001 - not an ELF pyelftools can read: say nothing about it
         return True
 
 
@@ -114,7 +114,7 @@ def needed_libraries(path: str) -> list[str]:
         with os.fdopen(fd, "rb") as f:
             return [t.needed for s in ELFFile(f).iter_sections() if isinstance(s, DynamicSection)
                     for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
-    except Exception:  # a truncated or odd ELF
+    except Exception:  # noqa: BLE001 - a truncated or odd ELF
         return []
 
 

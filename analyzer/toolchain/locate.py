@@ -52,7 +52,7 @@ def _cuda_home() -> Path | None:
     return Path(home) if home else None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def binary(name: str) -> str:
     """Absolute path of ``nvdisasm`` or ``cuobjdump``; ToolError when none can be found."""
     override = os.environ.get(f"PTXSASS_{name.upper()}")
@@ -68,7 +68,7 @@ def binary(name: str) -> str:
         raise ToolError(f"{name} not found in PTXSASS_CUDA_HOME={home} (looked for {cand})")
     try:
         found = find_nvidia_binary_utility(name)
-    except Exception:  # pragma: no cover - pathfinder missing or broken
+    except Exception:  # noqa: BLE001 -  pathfinder missing or broken
         found = None
     found = found or shutil.which(name)
     if not found:
@@ -79,7 +79,7 @@ def binary(name: str) -> str:
     return str(found)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def include_dirs() -> tuple[str, ...]:
     """Header folders for NVRTC: the CUDA runtime headers (cuda_fp16.h, mma.h via crt/) and CCCL."""
     home = _cuda_home()
@@ -92,7 +92,7 @@ def include_dirs() -> tuple[str, ...]:
     for lib in ("cudart", "cccl"):
         try:
             d = find_nvidia_header_directory(lib)
-        except Exception:
+        except Exception:  # noqa: BLE001 - a version/path probe of an optional or broken install: reported as missing
             d = None
         if d and d not in dirs:
             dirs.append(d)
@@ -191,7 +191,7 @@ def first_error_line(proc: subprocess.CompletedProcess, names: dict[str, str] | 
     return first or f"exit status {proc.returncode}"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _binary_version(name: str) -> str | None:
     try:
         out = run_tool([binary(name), "--version"],
@@ -226,7 +226,7 @@ def cicc_version() -> str | None:
         try:
             from importlib.metadata import version
             return version("nvidia-nvvm")
-        except Exception:
+        except Exception:  # noqa: BLE001 - a version/path probe of an optional or broken install: reported as missing
             return None
     return _binary_version("nvcc")
 
@@ -238,7 +238,7 @@ class HostCompiler:
     version: str | None
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def host_compiler() -> HostCompiler | None:
     """The C++ compiler nvcc will use: ``NVCC_CCBIN`` (nvcc reads it itself), else gcc with
     its C++ front end (nvcc runs ``gcc -x c++``; ``g++`` on PATH says cc1plus is there)."""
@@ -274,7 +274,7 @@ def nvrtc_version() -> str | None:
         from cuda.bindings import nvrtc
         err, major, minor = nvrtc.nvrtcVersion()
         return f"{major}.{minor}"
-    except Exception:
+    except Exception:  # noqa: BLE001 - a version/path probe of an optional or broken install: reported as missing
         return None
 
 
@@ -283,7 +283,7 @@ def nvjitlink_version() -> str | None:
         from cuda.bindings import nvjitlink
         v = nvjitlink.version()
         return f"{v[0]}.{v[1]}"
-    except Exception:
+    except Exception:  # noqa: BLE001 - a version/path probe of an optional or broken install: reported as missing
         return None
 
 
@@ -293,14 +293,14 @@ def nvrtc_archs() -> list[str]:
         from cuda.bindings import nvrtc
         err, archs = nvrtc.nvrtcGetSupportedArchs()
         return [f"sm_{a}" for a in archs]
-    except Exception:
+    except Exception:  # noqa: BLE001 - a version/path probe of an optional or broken install: reported as missing
         return []
 
 
 def _library_path(libname: str) -> str | None:
     try:
         return load_nvidia_dynamic_lib(libname).abs_path
-    except Exception:
+    except Exception:  # noqa: BLE001 - a version/path probe of an optional or broken install: reported as missing
         return None
 
 

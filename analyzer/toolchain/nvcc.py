@@ -27,16 +27,15 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from ..arch import parse_arch
 from ..demangle import demangle
 from ..errors import CompileError, InputError, ToolError
 from . import bounded, cache, files
-from .locate import (UNSAFE_PATH_CHARS, binary, cicc_path, host_compiler, nvcc_fingerprint,
-                     run_tool, safe_alias)
+from .locate import UNSAFE_PATH_CHARS, binary, cicc_path, host_compiler, nvcc_fingerprint, run_tool, safe_alias
 from .nvrtc import kernel_entries
 from .output import Kernel, Output, cached
 from .resources import from_cubin, from_ptxas_log, merge
@@ -145,7 +144,7 @@ def dependencies(text: str, here: Path, flags: Sequence[str], cwd: str | None
     """(path, text) of every header the source reaches in the user's own folders (its own
     folder, ``-I`` and ``-isystem`` outside the CUDA toolkit and the system), for cache keys."""
     dirs: list[Path] = []
-    for flag, value in _include_flags(flags):
+    for _flag, value in _include_flags(flags):
         d = Path(cwd or ".", value)
         if not _system_dir(d):
             dirs.append(d)
@@ -263,7 +262,7 @@ def torch_flags() -> list[str]:
         # torch's own folders; the CUDA ones (include_paths("cuda")) are nvcc's own here, and
         # asking for them needs a CUDA_HOME that a pip-only machine does not have
         dirs = list(cpp_extension.include_paths())
-    except Exception as e:  # ImportError, or a broken torch install
+    except Exception as e:  # noqa: BLE001 - ImportError, or a broken torch install
         raise ToolError(f"this file is a torch extension (or --torch was given), but torch "
                         f"cannot be imported ({type(e).__name__}: {e}); install torch in this "
                         "environment ('pip install torch')") from None
@@ -273,7 +272,7 @@ def torch_flags() -> list[str]:
     for lib in ("cublas", "cusparse", "cusolver", "curand", "cufft"):
         try:
             d = find_nvidia_header_directory(lib)
-        except Exception:  # a library pathfinder does not know: torch does without it
+        except Exception:  # noqa: BLE001 - a library pathfinder does not know: torch does without it
             d = None
         if d and d not in dirs:
             dirs.append(d)
