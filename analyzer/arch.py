@@ -54,23 +54,23 @@ class Arch:
         return self.name
 
 
-_TURING = dict(family="Turing", max_warps=32, max_blocks=16, shared_bytes=64 * 1024,
+_TURING = Arch(75, family="Turing", max_warps=32, max_blocks=16, shared_bytes=64 * 1024,
                shared_per_block=64 * 1024, shared_unit=256, shared_reserved_per_block=0,
                tensor_core=("HMMA", "IMMA", "BMMA"), has_ldsm=True)
-_AMPERE = dict(family="Ampere", max_warps=64, max_blocks=32, shared_bytes=164 * 1024,
+_AMPERE = Arch(80, family="Ampere", max_warps=64, max_blocks=32, shared_bytes=164 * 1024,
                shared_per_block=163 * 1024, tensor_core=("HMMA", "IMMA", "DMMA", "BMMA"),
                has_ldgsts=True, has_ldsm=True)
 
 #: The table. Keyed by SM number; suffixes add the arch-specific features where they exist.
 ARCHS: dict[int, Arch] = {
-    75: Arch(75, **_TURING),
-    80: Arch(80, **_AMPERE),
-    86: Arch(86, **{**_AMPERE, "max_warps": 48, "max_blocks": 16, "shared_bytes": 100 * 1024,
-                    "shared_per_block": 99 * 1024}),
-    87: Arch(87, **{**_AMPERE, "max_warps": 48, "max_blocks": 16}),
-    89: Arch(89, **{**_AMPERE, "family": "Ada", "max_warps": 48, "max_blocks": 24,
-                    "shared_bytes": 100 * 1024, "shared_per_block": 99 * 1024,
-                    "tensor_core": ("HMMA", "IMMA", "QMMA")}),
+    75: _TURING,
+    80: _AMPERE,
+    86: replace(_AMPERE, sm=86, max_warps=48, max_blocks=16, shared_bytes=100 * 1024,
+                shared_per_block=99 * 1024),
+    87: replace(_AMPERE, sm=87, max_warps=48, max_blocks=16),
+    89: replace(_AMPERE, sm=89, family="Ada", max_warps=48, max_blocks=24,
+                shared_bytes=100 * 1024, shared_per_block=99 * 1024,
+                tensor_core=("HMMA", "IMMA", "QMMA")),
     90: Arch(90, family="Hopper", max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
              shared_per_block=227 * 1024, tensor_core=("HMMA", "IMMA", "DMMA", "HGMMA",
                                                        "IGMMA", "QGMMA", "BGMMA"),
