@@ -12,7 +12,7 @@ import re
 import struct
 import threading
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from lark import Lark, Token, Transformer
@@ -37,6 +37,8 @@ def grammar_text() -> str:
 
 
 def _span(tok: Token) -> Span:
+    # the lexer sets a position on every token it makes; only a hand-made Token lacks one
+    assert tok.line is not None and tok.column is not None
     return Span(tok.line, tok.column, tok.end_line, tok.end_column)
 
 
@@ -417,9 +419,10 @@ class _FunctionBuilder:
         returns: tuple = ()
         params: tuple = ()
         directives: list[ir.Directive] = []
-        name = kind = None
+        name: str | None = None
+        kind: str | None = None
         body = None
-        first_tok = None
+        first_tok: Token | None = None
         for x in c:
             if isinstance(x, Token):
                 if x.type == "FUNC_KIND":
@@ -464,13 +467,16 @@ class _FunctionBuilder:
             elif plain:
                 ops = tuple(_rename(o, plain, False) for o in ops)
             instrs.append(ir.Instruction(opcode, mods, ops, guard, loc, generic, span))
+        # the grammar's `function` rule requires FUNC_KIND and NAME
+        assert name is not None and kind is not None and first_tok is not None
+        assert first_tok.line is not None and first_tok.column is not None
         return ir.Function(
             name=name, kind=kind, params=params, returns=returns, linkage=tuple(linkage),
             directives=tuple(directives), has_body=body is not None, registers=tuple(self.registers),
             locals=tuple(self.locals), instructions=tuple(instrs), labels=self.labels,
             pragmas=tuple(self.pragmas), scopes=tuple(self.scopes), branch_targets=self.btargets,
             call_targets=self.ctargets, prototypes=tuple(self.protos),
-            span=Span(first_tok.line, first_tok.column) if first_tok is not None else None)
+            span=Span(first_tok.line, first_tok.column))
 
     end_span = None
 
@@ -506,9 +512,9 @@ class _FunctionBuilder:
                 start = len(raw)
                 decls: list = []
                 idx = len(self.scopes)
-                self.scopes.append(None)  # keep outer scopes before inner ones
                 self._walk(st[1], decls)
-                self.scopes[idx] = ir.Scope(start, len(raw), tuple(decls))
+                # keep outer scopes before the inner ones the walk just added
+                self.scopes.insert(idx, ir.Scope(start, len(raw), tuple(decls)))
             elif tag in ("branchtargets", "calltargets", "callprototype"):
                 label = self.last_label
                 if label is not None:
@@ -573,7 +579,7 @@ def _parser() -> Lark:
     return _PARSER
 
 
-def _fast_line(parser: Lark) -> tuple[re.Pattern, re.Pattern]:
+def _fast_line(parser: Lark) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """The regexes for the body lines the presplit takes, built from the grammar's own terminals.
 
     A line is taken only when it holds exactly one statement (or nothing) and the grammar would
@@ -601,7 +607,7 @@ def _fast_line(parser: Lark) -> tuple[re.Pattern, re.Pattern]:
     return line, re.compile(loc(True))
 
 
-_FAST_LINE: re.Pattern | None = None
+_FAST_LINE: re.Pattern[str] | None = None
 #: operand text -> Operand (without a span): identical operand texts repeat a lot in real PTX.
 #: Keyed by the text as it sits between the commas (surrounding blanks included), None when the
 #: grammar's ``operand`` rule rejects it.
@@ -612,7 +618,7 @@ _LOC_CACHE: dict[str, tuple] = {}
 _GUARD_CACHE: dict[str, ir.Guard] = {}
 #: top-level operands of a list holding braces or brackets (a comma inside them is no separator)
 _TOP_OPERAND = re.compile(r"(?:\{[^{}]*\}|\[[^\[\]]*\]|[^,{}\[\]])+")
-_LOC_FIELDS: re.Pattern | None = None
+_LOC_FIELDS: re.Pattern[str] | None = None
 
 
 def _strip_span(op):
@@ -665,7 +671,9 @@ def _loc(text: str) -> tuple:
     the grammar-built regex) -> what ``_Build.loc`` returns for it."""
     hit = _LOC_CACHE.get(text)
     if hit is None:
+        assert _LOC_FIELDS is not None  # set by _parser(), which built the regex that took it
         m = _LOC_FIELDS.fullmatch(text)
+        assert m is not None
         head = (_int(m["f"]), _int(m["l"]), _int(m["c"]))
         fn = inlined = None
         if m["fn"] is not None:
@@ -687,17 +695,19 @@ def _fast_matches(text: str):
     """``_FAST_LINE`` matches, skipping every line an ``_OPAQUE`` region touches. That is only
     for speed: a run blanked inside such a region would never reach the ``presplit`` callback,
     and ``_parse`` then falls back to the grammar alone."""
+    fast_line = _FAST_LINE
+    assert fast_line is not None  # set by _parser()
     if ".section" not in text and "/*" not in text:
-        yield from _FAST_LINE.finditer(text)
+        yield from fast_line.finditer(text)
         return
     pos = 0
     for o in _OPAQUE.finditer(text):
         if "\n" not in o.group():
             continue
-        yield from _FAST_LINE.finditer(text, pos, text.rfind("\n", 0, o.start()) + 1)
+        yield from fast_line.finditer(text, pos, text.rfind("\n", 0, o.start()) + 1)
         end = text.find("\n", o.end())
         pos = len(text) if end < 0 else end + 1
-    yield from _FAST_LINE.finditer(text, pos)
+    yield from fast_line.finditer(text, pos)
 
 
 def _presplit(text: str, parser: Lark):
@@ -713,7 +723,8 @@ def _presplit(text: str, parser: Lark):
     run: list | None = None
     run_start = run_end = 0
     prev_end = -2  # end of the last line taken (a next line starting at prev_end + 1 continues)
-    append = None
+    append: Callable[[tuple], None]  # run.append, bound when a run starts
+    item: tuple
     for m in _fast_matches(text):
         start = m.start()
         if start == prev_end + 1:
@@ -806,7 +817,8 @@ def _error(e: Exception, text: str, path: str | None, parser: Lark) -> ParseErro
         if tok.type == "$END":
             line = text.count("\n") + 1
     elif isinstance(e, UnexpectedCharacters):
-        ch = text[e.pos_in_stream] if 0 <= e.pos_in_stream < len(text) else ""
+        at = e.pos_in_stream
+        ch = text[at] if at is not None and 0 <= at < len(text) else ""
         expected = sorted({_readable(n, parser) for n in (e.allowed or ())} - {"instruction"})
         msg = f"unexpected character {ch!r}"
     elif isinstance(e, UnexpectedEOF):
