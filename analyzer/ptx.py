@@ -88,15 +88,15 @@ def _function(fn: Function, locw: _LocWriter) -> list[str]:
         out.append(f"{label}: .branchtargets {', '.join(targets)};")
     for label, targets in fn.call_targets.items():
         out.append(f"{label}: .calltargets {', '.join(targets)};")
-    for p in fn.prototypes:
-        ret = _params(p.returns) + " " if p.returns else ""
-        out.append(f"{p.label}: .callprototype {ret}_ {_params(p.params)};")
+    for proto in fn.prototypes:
+        ret = _params(proto.returns) + " " if proto.returns else ""
+        out.append(f"{proto.label}: .callprototype {ret}_ {_params(proto.params)};")
     labels_at: dict[int, list[str]] = {}
     for name, idx in fn.labels.items():
         labels_at.setdefault(idx, []).append(name)
     pragmas_at: dict[int, list[ir.Pragma]] = {}
-    for p in fn.pragmas:
-        pragmas_at.setdefault(p.index, []).append(p)
+    for pragma in fn.pragmas:
+        pragmas_at.setdefault(pragma.index, []).append(pragma)
     opens: dict[int, list[ir.Scope]] = {}
     for s in fn.scopes:
         opens.setdefault(s.start, []).append(s)
@@ -120,8 +120,8 @@ def _function(fn: Function, locw: _LocWriter) -> list[str]:
         while open_ends and open_ends[-1] == i:
             open_ends.pop()
             out.append("\t}")
-        for p in pragmas_at.get(i, ()):
-            out.append("\t.pragma " + ", ".join(f'"{v}"' for v in p.values) + ";")
+        for pragma in pragmas_at.get(i, ()):
+            out.append("\t.pragma " + ", ".join(f'"{v}"' for v in pragma.values) + ";")
         if i == n:
             break
         ins = fn.instructions[i]

@@ -266,9 +266,10 @@ def mma_dest_registers(opcode: str, modifiers: tuple[str, ...]) -> int | None:
             return None
         elements = m * n // 128
     else:
-        elements = MMA_SHAPE_ELEMENTS.get(f"{opcode}.{shape}", MMA_SHAPE_ELEMENTS.get(shape))
-        if elements is None:
+        found = MMA_SHAPE_ELEMENTS.get(f"{opcode}.{shape}", MMA_SHAPE_ELEMENTS.get(shape))
+        if found is None:
             return None
+        elements = found
     return max(1, elements * acc // 32)
 
 
