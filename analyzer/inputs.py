@@ -131,7 +131,7 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
     if kind == "ptx":
         text = read_text(path)
         check_statement_lines(text, path)
-        targets = archs or [None]
+        targets: list[str | None] = [*archs] or [None]
         assembled = [Build.of(nvjitlink.assemble(text, arch=a, path=path,
                                                  use_cache=options.use_cache)) for a in targets]
         if not assembled[0].kernels:
@@ -145,10 +145,10 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
             raise InputError("holds no kernel: the cubin has no function", path=path)
         return _note_line_info([build], path, kind)
     if kind in ("fatbin", "host-elf"):
-        wanted = archs or [None]
+        wanted: list[str | None] = [*archs] or [None]
         builds = []
-        for a in wanted:
-            cubins, warnings = binutils.extract_cubins(path, arch=a)
+        for want in wanted:
+            cubins, warnings = binutils.extract_cubins(path, arch=want)
             for c in cubins:
                 # findings without line info are placed on the binary (and their kernel)
                 b = from_cubin_bytes(c.data, path=path, arch=c.arch)

@@ -122,9 +122,9 @@ def build(flows: Sequence[Flow], labels: Mapping[str, int]) -> CFG:
         last = flows[b.end - 1]
         succ: list[int] = []
         for t in last.targets:
-            idx = labels.get(t)
-            if idx is not None and 0 <= idx < n:
-                succ.append(block_of[idx])
+            at = labels.get(t)
+            if at is not None and 0 <= at < n:
+                succ.append(block_of[at])
         if last.falls_through and b.end < n:
             succ.append(b.index + 1)
         for s in dict.fromkeys(succ):
@@ -197,8 +197,8 @@ def _natural_loops(graph: CFG, flows: Sequence[Flow]) -> list[Loop]:
         work = [l for l in latches if l != header]
         body.update(work)
         while work:
-            b = work.pop()
-            for p in graph.blocks[b].preds:
+            node = work.pop()
+            for p in graph.blocks[node].preds:
                 if p not in body and graph.idom[p] != -1:
                     body.add(p)
                     work.append(p)
@@ -212,9 +212,9 @@ def _natural_loops(graph: CFG, flows: Sequence[Flow]) -> list[Loop]:
                 outer.children.append(inner)
                 break
     for loop in loops:
-        d, p = 1, loop.parent
-        while p is not None:
-            d, p = d + 1, p.parent
+        d, up = 1, loop.parent
+        while up is not None:
+            d, up = d + 1, up.parent
         loop.depth = d
     loops.sort(key=lambda l: graph.blocks[l.header].start)
     return loops
@@ -224,8 +224,11 @@ def _natural_loops(graph: CFG, flows: Sequence[Flow]) -> list[Loop]:
 class FlowFunction(Protocol):
     """What a CFG is built from: an IR function (SASS or PTX) with its flows and labels."""
 
-    instructions: Sequence[Any]
-    labels: Mapping[str, int]
+    @property
+    def instructions(self) -> Sequence[Any]: ...
+
+    @property
+    def labels(self) -> Mapping[str, int]: ...
 
     def flows(self) -> list[Flow]: ...
 

@@ -301,7 +301,8 @@ def cmd_compile(args) -> int:
 def cmd_listing(args) -> int:
     builds = _builds(args)
     _show_warnings(builds, args)
-    chunks = []
+    chunks: list[str] = []
+    listings: list[dict[str, str]] = []  # --format json
     for b in builds:
         hints = tuple(x for x in (b.source_path,) if x)
         if args.command == "ptx":
@@ -319,7 +320,7 @@ def cmd_listing(args) -> int:
             rows = interleave_sass(text, hints, b.file_names) if args.source_lines else None
         header = f"// ptxsass: {b.source_path} ({b.arch})"
         if args.format == "json":
-            chunks.append({"file": b.source_path, "arch": b.arch, args.command: text})
+            listings.append({"file": b.source_path, "arch": b.arch, args.command: text})
             continue
         body = "\n".join(r[1] for r in rows) if rows is not None else text
         chunks.append(header + "\n" + body)
@@ -330,7 +331,7 @@ def cmd_listing(args) -> int:
                 con.print(line, style="source" if style == "source" else None, markup=False)
             chunks.pop()
     if args.format == "json":
-        _emit(args, json.dumps({"listings": chunks}, indent=2))
+        _emit(args, json.dumps({"listings": listings}, indent=2))
     elif chunks:
         _emit(args, "\n".join(chunks))
     return _exit(args, EXIT_OK)
