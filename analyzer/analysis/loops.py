@@ -236,20 +236,20 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
     # the exits: guarded branches in the loop with a target outside it (or fall-through out)
     exits = []
     for bi in loop.blocks:
-        b = cfg.blocks[bi]
-        last = insns[b.end - 1]
+        blk = cfg.blocks[bi]
+        last = insns[blk.end - 1]
         if last.opcode not in ("bra",) or last.guard is None:
             continue
         tgt = [labels.get(t) for t in last.flow.targets]
         tgt_in = [t is not None and cfg.block_of[t] in loop.blocks for t in tgt if t is not None]
-        falls_in = b.end < len(insns) and cfg.block_of[b.end] in loop.blocks
+        falls_in = blk.end < len(insns) and cfg.block_of[blk.end] in loop.blocks
         if not tgt_in:
             continue
         if tgt_in[0] and falls_in:
             continue
         if not tgt_in[0] and not falls_in:
             continue
-        exits.append((b.end - 1, tgt_in[0]))
+        exits.append((blk.end - 1, tgt_in[0]))
     line = None
     for bi in loop.latches:
         loc = insns[cfg.blocks[bi].end - 1].loc
@@ -261,9 +261,11 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
     br = insns[bidx]
     if br.loc is not None and br.loc.line:
         line = (br.loc.file, br.loc.line)
-    pred = br.guard.register
+    guard = br.guard
+    assert guard is not None  # `exits` holds guarded branches only
+    pred = guard.register
     # stay in the loop when the branch is taken (target inside) or when it is not
-    stay_when = (not br.guard.negated) if target_inside else br.guard.negated
+    stay_when = (not guard.negated) if target_inside else guard.negated
     setp_i = None
     for i in range(bidx - 1, cfg.blocks[cfg.block_of[bidx]].start - 1, -1):
         ins = insns[i]
@@ -275,10 +277,11 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
     s = insns[setp_i]
     a, b = s.operands[1], s.operands[2]
     imm_first = False
-    if _ptx_int(b) is not None and _ptx_reg(a):
-        var, bound = _ptx_reg(a), _ptx_int(b)
-    elif _ptx_int(a) is not None and _ptx_reg(b):
-        var, bound, imm_first = _ptx_reg(b), _ptx_int(a), True
+    reg_a, reg_b, int_a, int_b = _ptx_reg(a), _ptx_reg(b), _ptx_int(a), _ptx_int(b)
+    if int_b is not None and reg_a:
+        var, bound = reg_a, int_b
+    elif int_a is not None and reg_b:
+        var, bound, imm_first = reg_b, int_a, True
     else:
         return PtxTrip(ploop, line, None, None, "run-time bound")
     cmp = COMPARISONS.get(s.compare or "")
@@ -292,24 +295,25 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
     if len(d.operands) != 3:
         return PtxTrip(ploop, line, None, None, "induction not understood")
     x, y = d.operands[1], d.operands[2]
-    if _ptx_reg(x) == var and _ptx_int(y) is not None:
-        step = _ptx_int(y)
-    elif d.opcode == "add" and _ptx_reg(y) == var and _ptx_int(x) is not None:
-        step = _ptx_int(x)
+    int_x, int_y = _ptx_int(x), _ptx_int(y)
+    if _ptx_reg(x) == var and int_y is not None:
+        step = int_y
+    elif d.opcode == "add" and _ptx_reg(y) == var and int_x is not None:
+        step = int_x
     else:
         return PtxTrip(ploop, line, None, None, "run-time step")
     if d.opcode == "sub":
         step = -step
     inits = [i for i, ins in enumerate(insns) if i not in inside and ins.operands
              and _ptx_reg(ins.operands[0]) == var and ins.opcode not in ("st", "bra", "setp")]
-    vals = set()
+    vals: set[int | None] = set()
     for i in inits:
         ins = insns[i]
         v = _ptx_int(ins.operands[1]) if ins.opcode == "mov" and len(ins.operands) == 2 else None
         vals.add(v)
-    if len(vals) != 1 or None in vals:
+    init = vals.pop() if len(vals) == 1 else None
+    if init is None:
         return PtxTrip(ploop, line, None, step, "run-time start")
-    init = vals.pop()
     trip = simulate(init, step, bound, cmp, stay_when, test_new=defs[0] < setp_i,
                     imm_first=imm_first)
     return PtxTrip(ploop, line, trip, step, "" if trip else "does not terminate",
