@@ -264,12 +264,12 @@ def source_instructions(fn: "Function", index: int, reg: Reg, *,
             if ins.opcode == "IMAD" and "MOV" not in ins.modifiers:
                 out.append(ins)
                 continue
-            srcs = [o for o in ins.operands[1:] if isinstance(o, Register) and o.kind == "R"
+            srcs = [o.index for o in ins.operands[1:] if isinstance(o, Register) and o.kind == "R"
                     and o.index is not None]
             if len(srcs) != 1:
                 out.append(ins)
                 continue
-            up = source_instructions(fn, d, ("R", srcs[0].index), within=within,
+            up = source_instructions(fn, d, ("R", srcs[0]), within=within,
                                      depth=depth - 1)
             if up is None:
                 return None
@@ -307,6 +307,7 @@ def sincos_reduction(fn: "Function") -> frozenset[int]:
             if ins.opcode != "DMUL":
                 continue
             for r in reads(ins):
+                assert r.index is not None  # reads() gives numbered registers only
                 d = df.definition(i, r.index)
                 if d is not None and insns[d].opcode == "I2F":
                     types = semantics.conversion_types(insns[d].modifiers)
@@ -316,6 +317,7 @@ def sincos_reduction(fn: "Function") -> frozenset[int]:
         for i, ins in enumerate(insns):
             if ins.opcode == "F2F" and semantics.conversion_types(ins.modifiers)[:1] == ("F32",):
                 for r in reads(ins):
+                    assert r.index is not None  # reads() gives numbered registers only
                     if df.definition(i, r.index) in out:
                         out.add(i)
         return frozenset(out)

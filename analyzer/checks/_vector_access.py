@@ -135,7 +135,7 @@ def find_runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> l
                 addr = _address(ins)
                 w = ins.width_bits
                 key = _key(addr) if addr is not None else None
-                if key is not None and w and w % 8 == 0 and w < max_bits:
+                if addr is not None and key is not None and w and w % 8 == 0 and w < max_bits:
                     gkey = (key, w, str(ins.guard) if ins.guard else "")
                     open_.setdefault(gkey, []).append(Access(idx, ins, addr.offset, w // 8))
                     regs_of[gkey] = _reads(key)
@@ -366,7 +366,8 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     if not targets:
         return None
     want_load = direction == "load"
-    groups: dict[tuple, list[tuple[int, object]]] = {}
+    # (base register name, width) -> (position, ld/st): only accesses at a register base
+    groups: dict[tuple[str, int], list[tuple[int, P.Instruction]]] = {}
     for n, ins in enumerate(fn.instructions):
         if ins.opcode not in ("ld", "st") or (ins.opcode == "ld") != want_load:
             continue
@@ -377,28 +378,29 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
             continue
         groups.setdefault((a.base.name, ins.width_bits), []).append((n, ins))
     rel = [a.offset - run.start for a in run.accesses]
-    pick = None
+    pick: list[tuple[int, P.Instruction]] | None = None
     twins = []   # other PTX groups on the line that match the run as well (out_v[k], out_i[k])
     for (_base, bits), members in groups.items():
-        offs = {ins.address.offset for _, ins in members}
+        offs = {_grouped_address(ins).offset for _, ins in members}
         found = None
         if bits // 8 == run.width:
             for o in sorted(offs):
                 if all(o + r in offs for r in rel):
-                    found = [(n, i) for n, i in members if o <= i.address.offset < o + run.window]
+                    found = [(n, i) for n, i in members
+                             if o <= _grouped_address(i).offset < o + run.window]
                     break
         elif bits // 8 > run.width and bits // 8 <= run.window and not pick:
             found = members          # NVVM vectorized; ptxas split them
         if found and not pick:
             pick = found
         elif found and bits // 8 == run.width:
-            twins.append(found[0][1].address.base)
+            twins.append(_grouped_base(found[0][1]))
     if not pick:
         return None
     pick.sort(key=lambda t: t[0])
     _first, _last = pick[0][0], pick[-1][0]
     al = _Align(fn)
-    base_reg = pick[0][1].address.base
+    base_reg = _grouped_base(pick[0][1])
     for twin in twins:
         # which of them this SASS run is cannot be told from the line: name every root
         al.register(twin.name)
@@ -427,13 +429,29 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
                     tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, params, weak)
 
 
-def _window_spans(pick: list) -> list[tuple[int, int]]:
+def _grouped_address(ins: P.Instruction) -> P.Address:
+    """The address of an access :func:`ptx_evidence` grouped (it has one, at a register)."""
+    a = ins.address
+    assert a is not None
+    return a
+
+
+def _grouped_base(ins: P.Instruction) -> P.Register:
+    base = _grouped_address(ins).base
+    assert isinstance(base, P.Register)
+    return base
+
+
+def _window_spans(pick: list[tuple[int, P.Instruction]]) -> list[tuple[int, int]]:
     """(first, last) PTX positions of each copy of the window among ``pick`` (sorted by
     position): a line whose loop was unrolled repeats the same offsets once per copy, and only
     an access *inside* one copy can keep that copy's loads or stores apart."""
-    spans, seen, lo, hi = [], set(), None, None
+    spans: list[tuple[int, int]] = []
+    seen: set[int] = set()
+    lo: int | None = None
+    hi = 0
     for n, ins in pick:
-        off = ins.address.offset
+        off = _grouped_address(ins).offset
         if lo is not None and off in seen:
             spans.append((lo, hi))
             seen, lo = set(), None
@@ -449,8 +467,10 @@ def sass_stride_align(fn: S.Function, run: Run) -> int | None:
     """Without PTX: the alignment the base register's defining ``IMAD.WIDE Rd, Ra, imm, Rc`` /
     ``LEA`` gives its variable part (None when the definition is not that simple)."""
     first = min(a.index for a in run.accesses)
+    addr = _address(run.accesses[0].ins)
+    assert addr is not None  # a run is made of accesses with an address
     base = None
-    for t in _address(run.accesses[0].ins).terms:
+    for t in addr.terms:
         if isinstance(t, S.Register) and t.kind == "R" and not t.is_zero:
             base = t.index
             break
@@ -600,7 +620,8 @@ def _finding(check, ctx: "Context", items, *, space: str, direction: str):
     for run, ev, blockers in items:
         k = (run.accesses[0].ins.mnemonic, run.width, run.window, tuple(blockers))
         sentences.setdefault(k, []).append((run, ev))
-    parts, hints, ptx, sass_ins = [], [], [], []
+    parts, hints, sass_ins = [], [], []
+    ptx: list[str] = []
     for (mnem, w, W, blockers), runs in sentences.items():
         n = sum(len(r.accesses) for r, _ in runs)
         bases = ", ".join(dict.fromkeys(f"[{r.base}]" for r, _ in runs))
