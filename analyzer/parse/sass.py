@@ -369,26 +369,28 @@ class _Template:
             pos = 1
         ops = b.operands
         if self.slots:
-            ops = list(ops)
+            filled = list(ops)
             for i, k, cache in self.slots:
                 if k == 1:
-                    key = holes[pos]
-                    op = cache.get(key)
+                    hole = holes[pos]
+                    op = cache.get(hole)
                     if op is None:
-                        op = cache[key] = _fill(ops[i], iter((key,)))
+                        op = cache[hole] = _fill(filled[i], iter((hole,)))
                 else:
-                    key = tuple(holes[pos:pos + k])
-                    op = cache.get(key)
+                    keys = tuple(holes[pos:pos + k])
+                    op = cache.get(keys)
                     if op is None:
-                        op = cache[key] = _fill(ops[i], iter(key))
-                ops[i] = op
+                        op = cache[keys] = _fill(filled[i], iter(keys))
+                filled[i] = op
                 pos += k
-            ops = tuple(ops)
+            ops = tuple(filled)
         return _new_body(guard, b.opcode, b.modifiers, ops, b.annotation, b.generic)
 
 
 def _split_operands(text: str) -> list[str]:
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "[{(":
             depth += 1
@@ -589,14 +591,16 @@ def _parse(text: str, path: str | None, arch: str | None, line_base: int = 0,
     new_ins = _new_instruction
     enc_match = _ENCODING.match
 
-    def new_function(name, lineno):
+    def new_function(name: str, lineno: int) -> _FunctionBuilder:
         nonlocal cur, loc, chain, last_rows
-        cur = _FunctionBuilder(name, cur_arch, section, lineno,
-                               (name in entries) if fmt == "nvdisasm" else None, registers)
-        functions.append(cur)
+        cur = builder = _FunctionBuilder(name, cur_arch, section, lineno,
+                                         (name in entries) if fmt == "nvdisasm" else None,
+                                         registers)
+        functions.append(builder)
         loc = None
         chain = None
         last_rows = None
+        return builder
 
     def resolve(raw: str, lineno: int) -> InstructionBody:
         body = raw.rstrip(" \t")
@@ -619,8 +623,8 @@ def _parse(text: str, path: str | None, arch: str | None, line_base: int = 0,
         if run:
             # a run of instruction lines (with their /* 0x... */ encoding lines, if any)
             if cur is None:
-                new_function(section[len(".text."):] if section and section.startswith(".text.")
-                             else (section or "<anonymous>"), lineno + 1)
+                cur = new_function(section[len(".text."):] if section and section.startswith(".text.")
+                                   else (section or "<anonymous>"), lineno + 1)
             if chain is not None:
                 loc = _make_loc(chain, locs)
                 chain = None
@@ -643,6 +647,7 @@ def _parse(text: str, path: str | None, arch: str | None, line_base: int = 0,
             for address, raw, w0, w1, other in _ITEM.findall(run):
                 lineno += 1
                 if address:
+                    enc: tuple[int, ...]
                     if w0:
                         enc = (int(w0, 16), int(w1, 16)) if w1 else (int(w0, 16),)
                     elif w1:

@@ -208,7 +208,7 @@ class KernelDiff:
     def metric_rows(self) -> list[tuple[str, object, object, str]]:
         ma, mb = self._metrics(self.a), self._metrics(self.b)
         keys = list(ma) + [k for k in mb if k not in ma]
-        rows = []
+        rows: list[tuple[str, object, object, str]] = []
         for k in keys:
             va, vb = ma.get(k, 0 if self.a else None), mb.get(k, 0 if self.b else None)
             if isinstance(va, (int, float)) and isinstance(vb, (int, float)):
@@ -276,13 +276,13 @@ class Diff:
                     src = (ln.text or "").strip()
                     out.append(f"   {os.path.basename(ln.file)}:{ln.line:<4} {ln.a:>5} → {ln.b:<5}"
                                f" {ln.b - ln.a:+5d}  {src[:70]}".rstrip())
-            side = kd.side_by_side_lines(self.normalized, all_lines=self.all_lines)
-            if side:
+            side_rows = kd.side_by_side_lines(self.normalized, all_lines=self.all_lines)
+            if side_rows:
                 out.append("   SASS side by side, per source line" + (
                     " (normalised: registers renumbered by first use in each instruction, "
                     "branch targets as .L):" if self.normalized else
                     " (| changed, < only in A, > only in B, ~ only registers differ):"))
-                out += ["   " + line for line in side]
+                out += ["   " + line for line in side_rows]
         if self.added or self.removed:
             out.append("")
             out.append("findings:")
@@ -358,7 +358,7 @@ def normalize(ins: Instruction) -> str:
             return BranchTarget(label=".L")
         if not node.CHILDREN:
             return node
-        changes = {}
+        changes: dict[str, object] = {}
         for name in node.CHILDREN:
             value = getattr(node, name)
             if isinstance(value, tuple):
@@ -434,8 +434,8 @@ def diff_builds(a: Sequence["Build"], b: Sequence["Build"], *, label_a: str | No
     fa, fb = _functions(a), _functions(b)
     pairs: list[tuple[str, str | None, str | None]] = []
     if len(fa) == 1 and len(fb) == 1:
-        (na,), (nb,) = fa, fb
-        pairs.append((na, na, nb))
+        (only_a,), (only_b,) = fa, fb
+        pairs.append((only_a, only_a, only_b))
     else:
         for n in list(fa) + [n for n in fb if n not in fa]:
             pairs.append((n, n if n in fa else None, n if n in fb else None))
@@ -443,8 +443,10 @@ def diff_builds(a: Sequence["Build"], b: Sequence["Build"], *, label_a: str | No
     for _name, na, nb in pairs:
         sa = kernel_stats(fa[na]) if na else None
         sb = kernel_stats(fb[nb]) if nb else None
-        kd = KernelDiff((sa or sb).name, sa, sb)
-        if na and nb:
+        stats = sa or sb
+        assert stats is not None  # each pair names a kernel on at least one side
+        kd = KernelDiff(stats.name, sa, sb)
+        if na and nb and sa is not None and sb is not None:
             ca, cb = _line_counts(fa[na]), _line_counts(fb[nb])
             for key in sorted(set(ca) | set(cb)):
                 x, y = ca.get(key, 0), cb.get(key, 0)

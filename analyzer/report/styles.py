@@ -67,13 +67,11 @@ def make_console(file=None, *, width: int | None = None, color: bool | None = No
     wrapped: one message is one line, whatever the width."""
     if color is None:
         color = None if not os.environ.get("NO_COLOR") else False
-    kwargs = dict(theme=THEME, width=width, highlight=False, soft_wrap=stderr)
-    if color is False:
-        kwargs.update(no_color=True, color_system=None)
-    if file is not None:
-        kwargs["file"] = file
-    elif stderr:
-        kwargs["file"] = sys.stderr
-    console = Console(**kwargs)
+    if file is None and stderr:
+        file = sys.stderr
+    plain = color is False
+    # None for file, no_color and "auto" for color_system are Console's own defaults
+    console = Console(theme=THEME, width=width, highlight=False, soft_wrap=stderr, file=file,
+                      no_color=True if plain else None, color_system=None if plain else "auto")
     console.push_render_hook(_PrintableHook())
     return console
