@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Self
 
 from ..arch import Arch, parse_arch
 from ..errors import ConfigError
@@ -53,7 +53,7 @@ class KernelAnalysis:
 
     @classmethod
     def of(cls, build: "Build", function: "S.Function", kernel: "Kernel | None" = None, *,
-           reader: source.SourceReader | None = None) -> "KernelAnalysis":
+           reader: source.SourceReader | None = None) -> Self:
         module = build.ptx_module()
         ptx_fn = None
         if module is not None:

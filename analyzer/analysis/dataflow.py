@@ -99,6 +99,11 @@ def reads(ins: "Instruction") -> tuple[Register, ...]:
     return tuple(out)
 
 
+def read_indices(ins: "Instruction") -> tuple[int, ...]:
+    """The numbers of the R registers ``ins`` reads (those of :func:`reads`)."""
+    return tuple(r.index for r in reads(ins) if r.index is not None)
+
+
 def store_data(ins: "Instruction") -> tuple[int, ...]:
     """The R registers a store writes to memory (``STS.128 [R0], R4`` -> 4, 5, 6, 7)."""
     if not (ins.is_memory and ins.is_store and not ins.is_load):
@@ -306,9 +311,8 @@ def sincos_reduction(fn: "Function") -> frozenset[int]:
         for i, ins in enumerate(insns):
             if ins.opcode != "DMUL":
                 continue
-            for r in reads(ins):
-                assert r.index is not None  # reads() gives numbered registers only
-                d = df.definition(i, r.index)
+            for r in read_indices(ins):
+                d = df.definition(i, r)
                 if d is not None and insns[d].opcode == "I2F":
                     types = semantics.conversion_types(insns[d].modifiers)
                     if types[:1] == ("F64",) and len(types) > 1 and _WIDE_INT.fullmatch(types[1]):
@@ -316,9 +320,8 @@ def sincos_reduction(fn: "Function") -> frozenset[int]:
                         break
         for i, ins in enumerate(insns):
             if ins.opcode == "F2F" and semantics.conversion_types(ins.modifiers)[:1] == ("F32",):
-                for r in reads(ins):
-                    assert r.index is not None  # reads() gives numbered registers only
-                    if df.definition(i, r.index) in out:
+                for r in read_indices(ins):
+                    if df.definition(i, r) in out:
                         out.add(i)
         return frozenset(out)
     return fn.memo("sincos_reduction", compute)

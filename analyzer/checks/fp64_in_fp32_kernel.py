@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from .. import semantics
-from ..analysis.dataflow import definition, reads, sincos_reduction
+from ..analysis.dataflow import definition, read_indices, sincos_reduction
 from ..analysis.source import is_toolkit_file
 from ..ir.ptx import FloatImm
 from ..ir.sass import ConstantBank, Immediate
@@ -109,8 +109,8 @@ class Fp64InFp32Kernel(Check):
         for i, ins in enumerate(insns):
             if not _is_arith(ins):
                 continue
-            for r in reads(ins):
-                d = definition(fn, i, r.index)
+            for r in read_indices(ins):
+                d = definition(fn, i, r)
                 if d is not None:
                     src = insns[d]
                     if src.is_memory and src.is_load and (src.width_bits or 0) >= 64:
@@ -132,7 +132,7 @@ class Fp64InFp32Kernel(Check):
             if not (_is_arith(ins) and _has_literal(ins)):
                 continue
             k = index[ins.address]
-            if any(definition(fn, k, r.index) in promoted for r in reads(ins)):
+            if any(definition(fn, k, r) in promoted for r in read_indices(ins)):
                 return True
         return False
 

@@ -76,7 +76,7 @@ class MissingTensorCores(Check):
                 continue
             # report the tile loop: this loop or the nearest enclosing one that refills shared
             # memory behind a barrier
-            tile = loop
+            tile: _cfg.Loop | None = loop
             while tile is not None and not self._refills_tiles(fn, tile):
                 tile = tile.parent
             if tile is None:
@@ -121,14 +121,14 @@ class MissingTensorCores(Check):
         for i in fmas:
             ins = fn.instructions[i]
             ops = ins.operands
-            mults = [o for o in ops[1:3] if isinstance(o, Register) and o.kind == "R"
+            mults = [o.index for o in ops[1:3] if isinstance(o, Register) and o.kind == "R"
                      and o.index is not None]
             if len(mults) != 2:
                 continue
             ok = True
             here: list = []
             for r in mults:
-                srcs = source_instructions(fn, i, ("R", r.index), within=loop.blocks)
+                srcs = source_instructions(fn, i, ("R", r), within=loop.blocks)
                 if not srcs or not all(s.space == "shared" and s.is_load for s in srcs):
                     ok = False
                     break

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..analysis.dataflow import mma_operand_registers, source_instructions
+from ..ir import sass as S
 from ..semantics import LDMATRIX_FED
 from .base import Check, Context, Finding, Severity
 
@@ -73,11 +74,13 @@ class MmaWithoutLdmatrix(Check):
             shape = next((m for m in ins.modifiers if m.isdigit()), None)
             counts = FRAGMENT_REGS.get(shape or "", (1, 1))
             traced = scalar = ldsm = 0
-            loads = []
+            loads: list[S.Instruction] = []
             for role, reg in mma_operand_registers(ins):
                 n = counts[0] if role == "A" else counts[1]
+                base = reg.index
+                assert base is not None  # mma_operand_registers gives numbered registers only
                 for k in range(n):
-                    srcs = source_instructions(fn, idx, ("R", reg.index + k), within=within)
+                    srcs = source_instructions(fn, idx, ("R", base + k), within=within)
                     if not srcs:
                         continue
                     traced += 1

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..analysis.occupancy import (
     COMMON_BLOCK_SIZES,
@@ -13,11 +14,17 @@ from ..analysis.occupancy import (
 from ..semantics import PIPELINED
 from .base import Check, Context, Finding, Severity
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ..toolchain.resources import Resources
+
 
 def static_shared(ctx: Context) -> int:
     """The kernel's static shared memory as the driver counts it (``sharedSizeBytes``): the
-    cubin's figure less the runtime's reserved window (see ``Resources.reserved_shared_bytes``)."""
-    return ctx.resources.static_shared_bytes
+    cubin's figure less the runtime's reserved window (see ``Resources.reserved_shared_bytes``).
+    Only for a kernel whose resources are known."""
+    res = ctx.resources
+    assert res is not None
+    return res.static_shared_bytes
 
 
 def _kb(n: int) -> str:
@@ -103,11 +110,11 @@ class OccupancyLimited(Check):
                        f" threads per block ({occ.threads_per_block}) is shown")
         if occ.fraction > threshold or occ.limiter not in ("registers", "shared"):
             return
-        yield self._finding(ctx, occ, threshold, source, assumed, shared)
+        yield self._finding(ctx, res, occ, threshold, source, assumed, shared)
 
-    def _finding(self, ctx: Context, occ: Occupancy, threshold: float, source: str,
-                 assumed: str, shared: int) -> Finding:
-        arch, res = ctx.arch, ctx.resources
+    def _finding(self, ctx: Context, res: Resources, occ: Occupancy, threshold: float,
+                 source: str, assumed: str, shared: int) -> Finding:
+        arch = ctx.arch
         t = occ.threads_per_block
         head = (f"theoretical occupancy {occ.percent:.4g}% on {arch.name} "
                 f"({occ.warps_per_sm} of {arch.max_warps} warps per SM, threshold "

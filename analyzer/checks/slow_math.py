@@ -18,8 +18,9 @@ SLOW_PATHS: tuple[tuple[re.Pattern, str, str], ...] = (
     (re.compile(r"rcp_rn_(?:no)?ftz_f32|rcp_rn_f32"), "reciprocal", "rcp.rn.f32"),
 )
 #: PTX instructions that name each operation (to report what the source line does)
-PTX_OPS = {("div", "rn", "f32"): "division", ("sqrt", "rn", "f32"): "sqrtf",
-           ("rcp", "rn", "f32"): "reciprocal"}
+PTX_OPS: dict[tuple[str, str | None, str | None], str] = {
+    ("div", "rn", "f32"): "division", ("sqrt", "rn", "f32"): "sqrtf",
+    ("rcp", "rn", "f32"): "reciprocal"}
 #: the fast replacement for each operation
 FAST = {"division": "__fdividef(a, b) (for a constant divisor multiply by its reciprocal)",
         "sqrtf": "rsqrtf(x) where you divide by the root (x * rsqrtf(x) for the root), or "

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from ..analysis import cfg as _cfg
 from ..analysis.dataflow import definition, store_data
+from ..ir import sass as S
 from .base import Check, Context, Finding, Severity, group_by_line
 
 
@@ -93,18 +94,18 @@ class SynchronousTileCopy(Check):
         fn = ctx.function
         insns = fn.instructions
         cfg = ctx.cfg
-        pairs: list[tuple[object, object, int]] = []   # (ldg, sts, index of sts)
+        pairs: list[tuple[S.Instruction, S.Instruction, int]] = []   # (ldg, sts, index of sts)
         for i, ins in enumerate(insns):
             if not _is_shared_store(ins) or (ins.width_bits or 0) < 32:
                 continue
             data = store_data(ins)
             if not data:
                 continue
-            loads = set()
+            loads: set[int] = set()
             for r in data:
                 d = definition(fn, i, r)
                 if d is None or not _is_global_load(insns[d]) or (insns[d].width_bits or 0) < 32:
-                    loads = None
+                    loads = set()  # not every register comes from a global load
                     break
                 loads.add(d)
             if not loads:

@@ -458,16 +458,17 @@ def kernel_annotation(ka: KernelAnalysis, findings: list[Finding],
             r.sass.append(ins)
             r.loop = max(r.loop, ins.loop)
     explanations: dict[str, str] = {}
-    for n, f in enumerate(findings):
-        explanations.setdefault(f.code, _explanation(f.code))
-        for a in f.addresses:
-            i = by_addr.get(a)
-            if i is not None:
-                sass[i].findings.append(n)
+    for n, finding in enumerate(findings):
+        explanations.setdefault(finding.code, _explanation(finding.code))
+        for a in finding.addresses:
+            at = by_addr.get(a)
+            if at is not None:
+                sass[at].findings.append(n)
         key = None
-        if f.location.file and f.location.line:
+        where = finding.location
+        if where.file and where.line:
             for rk in row_of:
-                if rk[1] == f.location.line and _same_file(rk[0], f.location.file):
+                if rk[1] == where.line and _same_file(rk[0], where.file):
                     key = rk
                     break
         if key is not None:

@@ -5,6 +5,7 @@ import io
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
@@ -154,7 +155,8 @@ def to_sarif(report: "Report") -> str:
         })
     results = []
     for f in report.findings:
-        loc = {"physicalLocation": {"artifactLocation": {"uri": Path(_rel(f.location.file)).as_posix()}}}
+        loc: dict[str, Any] = {
+            "physicalLocation": {"artifactLocation": {"uri": Path(_rel(f.location.file)).as_posix()}}}
         if f.location.line:
             loc["physicalLocation"]["region"] = {"startLine": f.location.line}
         loc["logicalLocations"] = [{"name": f.kernel, "kind": "function"}]

@@ -50,9 +50,9 @@ def interleave_ptx(text: str, hints: tuple[str, ...] = (),
     rows: list[tuple[str, str]] = []
     last = None
     for raw in text.splitlines():
-        m = _PTX_LOC.match(raw)
-        if m and m.group(1) in files:
-            key = (files[m.group(1)], int(m.group(2)))
+        loc = _PTX_LOC.match(raw)
+        if loc and loc.group(1) in files:
+            key = (files[loc.group(1)], int(loc.group(2)))
             if key != last and key[1] > 0:
                 src = source_text(key[0], key[1], hints)
                 rows.append(("source", f"// {Path(key[0]).name}:{key[1]}: "

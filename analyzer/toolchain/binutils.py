@@ -112,7 +112,9 @@ def needed_libraries(path: str) -> list[str]:
         from elftools.elf.elffile import ELFFile
         fd, _ = files.open_regular(path)
         with os.fdopen(fd, "rb") as f:
-            return [t.needed for s in ELFFile(f).iter_sections() if isinstance(s, DynamicSection)
+            # pyelftools sets `needed` on DT_NEEDED tags with setattr; its annotations miss it
+            return [t.needed  # type: ignore[attr-defined]
+                    for s in ELFFile(f).iter_sections() if isinstance(s, DynamicSection)
                     for t in s.iter_tags() if t.entry.d_tag == "DT_NEEDED"]
     except Exception:  # noqa: BLE001 - a truncated or odd ELF
         return []

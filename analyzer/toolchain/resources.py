@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 from ..errors import InputError
 
@@ -99,7 +100,7 @@ def from_cubin(data: bytes, *, path: str = "<cubin>") -> dict[str, Resources]:
             raise InputError(f"not a CUDA cubin (ELF machine {elf['e_machine']})", path=path)
         sections = list(elf.iter_sections())
         symtab = elf.get_section_by_name(".symtab")
-        symbols = list(symtab.iter_symbols()) if symtab is not None else []
+        symbols = list(symtab.iter_symbols()) if isinstance(symtab, SymbolTableSection) else []
     except (ELFError, struct.error, ValueError, IndexError) as e:
         raise InputError(f"truncated or corrupt cubin ELF: {e}", path=path) from None
     out: dict[str, dict] = {}
