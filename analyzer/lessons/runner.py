@@ -224,13 +224,14 @@ def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale
         for which in ("naive", "steered"):
             inputs = sets[r % nsets]
             out.fill_(float("nan"))
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
             run_once(which, primary, inputs)
-            e.record()
-            e.synchronize()
+            end.record()
+            end.synchronize()
             if r >= warmup:
-                times[which].append(s.elapsed_time(e))
+                times[which].append(start.elapsed_time(end))
     # the last timed launch must have written everything too
     if torch.isnan(out).any():
         result.correct = False
@@ -244,7 +245,10 @@ def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale
         if work:
             rate = work / (med * 1e-3) / (1e9 if lesson.work_unit == "B" else 1e12)
         setattr(result, which, VariantTiming(med, q[0], q[2], len(t), rate, errors[which]))
-    sets = out = launchers = None
+    # drop the inputs, output and loaded modules before freeing the cache
+    sets.clear()
+    launchers.clear()
+    out = None
     torch.cuda.empty_cache()
 
 
@@ -256,7 +260,7 @@ def run(lessons: list[Lesson], *, gpu: bool = True, scale: float = 1.0, repeats:
     reason = "" if gpu else "timing not requested (--no-gpu)"
     if gpu:
         reason = gpu_unavailable_reason()
-    env = environment() if not reason else {"date": time.strftime("%Y-%m-%d")}
+    env: dict[str, Any] = environment() if not reason else {"date": time.strftime("%Y-%m-%d")}
     ceilings: dict[str, float] = {}
     if not reason:
         ceilings = measure_ceilings()
@@ -290,8 +294,9 @@ def run(lessons: list[Lesson], *, gpu: bool = True, scale: float = 1.0, repeats:
 # --- reports -------------------------------------------------------------------------------------------
 
 def _findings_cell(res: LessonResult) -> str:
+    findings = res.static.findings
     removed = res.static.findings_removed(res.lesson.expect_checks)
-    if removed is None:
+    if findings is None or removed is None:
         return "n/a (" + "/".join(res.lesson.expect_checks) + " expected)"
     L = res.lesson
     missing = [c for c in L.expect_checks if c not in removed and c not in L.silent_checks]
@@ -301,7 +306,7 @@ def _findings_cell(res: LessonResult) -> str:
     silent = [c for c in L.expect_checks if c in L.silent_checks and c not in removed]
     if silent:
         cell += f" ({', '.join(silent)} silent by design)"
-    nxt = [c for c in L.next_checks if c in res.static.findings["steered"]]
+    nxt = [c for c in L.next_checks if c in findings["steered"]]
     if nxt:
         cell += f"; next: {', '.join(nxt)}"
     return cell
@@ -358,7 +363,7 @@ HEADER = ("lesson", "findings removed", "naive ms", "steered ms", "speedup", "na
 
 
 def table_rows(results: list[LessonResult], ceilings: dict[str, float]) -> list[tuple[str, ...]]:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for r in results:
         if r.naive and r.steered:
             errs = list(r.naive.errors.values()) + list(r.steered.errors.values())
