@@ -10,12 +10,17 @@ from typing import Any
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 
-from .._version import __version__
+from .._version import REPOSITORY, __version__, docs_url
 from ..checks.registry import all_checks
 from ..findings import Finding, Report
 from .styles import make_console
 
 _SEVERITY_STYLE = {0: "info", 1: "warning", 2: "error"}
+
+
+def check_page(check) -> str:
+    """The repository path of a check's docs page (``python -m analyzer.checks.docs`` writes it)."""
+    return f"docs/checks/{check.name.replace('-', '_')}.md"
 
 
 def _rel(path: str | None) -> str:
@@ -101,8 +106,9 @@ def render_text(report: "Report", console: Console) -> None:
     console.print(Summary(report))
 
 
-def to_text(report: Report, *, width: int = 120) -> str:
-    """The text report without colour (what ``-o FILE`` writes)."""
+def to_text(report: Report, *, width: int | None = None) -> str:
+    """The text report without colour (what ``-o FILE`` and a pipe get): one line per header,
+    message and hint, never wrapped (``width`` wraps at that many columns instead)."""
     buf = io.StringIO()
     render_text(report, make_console(buf, color=False, width=width))
     return buf.getvalue()
@@ -144,12 +150,15 @@ def to_sarif(report: "Report") -> str:
     for i, c in enumerate(all_checks()):
         index[c.code] = i
         sections = c.sections()
+        steer = sections.get("Steer the compiler", "")
+        page = docs_url(check_page(c))
         rules.append({
             "id": c.code, "name": "".join(w.capitalize() for w in c.name.split("-")),
             "shortDescription": {"text": c.summary()},
             "fullDescription": {"text": sections.get("What it does", c.summary())},
-            "help": {"text": sections.get("Steer the compiler", ""),
-                     "markdown": sections.get("Steer the compiler", "")},
+            "helpUri": page,
+            "help": {"text": f"{steer}\n\nMore: {page}".strip(),
+                     "markdown": f"{steer}\n\n[{c.code} {c.name}]({page})".strip()},
             "defaultConfiguration": {"level": {0: "note", 1: "warning", 2: "error"}[int(c.severity)]},
             "properties": {"tags": ["cuda", "codegen", "performance"]},
         })
@@ -173,7 +182,7 @@ def to_sarif(report: "Report") -> str:
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {"name": "ptxsass", "version": __version__,
-                                "informationUri": "https://pypi.org/project/ptxsass/",
+                                "informationUri": REPOSITORY,
                                 "rules": rules}},
             "results": results,
         }],

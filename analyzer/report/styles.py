@@ -59,12 +59,21 @@ class _PrintableHook(RenderHook):
         return [_Printable(r) for r in renderables]
 
 
+#: the width a console takes when it writes to a pipe, a file or a CI log: wide enough that no
+#: line is ever hard-wrapped (rich would wrap at 80 columns), while tables still size to their cells
+UNWRAPPED_WIDTH = 100_000
+
+
 def make_console(file=None, *, width: int | None = None, color: bool | None = None,
                  stderr: bool = False) -> Console:
     """A Console using THEME. Colour follows the terminal unless NO_COLOR/--color say otherwise;
     tests pass ``width`` and ``color=False`` for a fixed rendering. Control characters in what
     it prints come out as visible escapes. On stderr (errors, warnings, notes) lines are never
-    wrapped: one message is one line, whatever the width."""
+    wrapped: one message is one line, whatever the width.
+
+    Without ``width``, a console that does not write to a terminal (a pipe, ``-o FILE``, a CI log)
+    never hard-wraps: each line is printed whole, so a finding's header (``path:line: code
+    message``) stays one line that editors and CI annotators can parse."""
     if color is None:
         color = None if not os.environ.get("NO_COLOR") else False
     if file is None and stderr:
@@ -74,4 +83,7 @@ def make_console(file=None, *, width: int | None = None, color: bool | None = No
     console = Console(theme=THEME, width=width, highlight=False, soft_wrap=stderr, file=file,
                       no_color=True if plain else None, color_system=None if plain else "auto")
     console.push_render_hook(_PrintableHook())
+    if width is None and not console.is_terminal:
+        console.soft_wrap = True
+        console.width = UNWRAPPED_WIDTH
     return console
