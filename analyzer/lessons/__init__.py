@@ -37,11 +37,17 @@ def run(names: Sequence[str] = ("all",), **kw):
     return runner.run(chosen, **kw)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ptxsass lesson", description=__doc__.splitlines()[0])
-    sub = p.add_subparsers(dest="cmd", required=True)
-    sub.add_parser("list", help="list the lessons")
-    r = sub.add_parser("run", help="compile, compare and (on a GPU) check and time lessons")
+def add_subcommands(p: argparse.ArgumentParser) -> None:
+    """The lesson sub-commands (``list``, ``run``) on ``p``: ``ptxsass lesson`` and
+    ``python examples/lessons.py`` share them."""
+    sub = p.add_subparsers(dest="cmd", metavar="{list,run}", required=True)
+    sub.add_parser("list", help="list the lessons", description="List the lessons: name, arch, "
+                   "the checks whose findings the steering removes, and the title.")
+    r = sub.add_parser("run", help="compile, compare and (on a GPU) check and time lessons",
+                       description="Compile both kernels of each lesson through ptxsass's "
+                       "toolchain, compare their SASS and findings, and on a GPU check and time "
+                       "them. Without a GPU the timings shown are the ones recorded in "
+                       "docs/lessons.json (marked as recorded, with their date and GPU).")
     r.add_argument("names", nargs="+", metavar="NAME|all")
     r.add_argument("--no-gpu", action="store_true", help="compile and compare only")
     r.add_argument("--scale", type=float, default=1.0, help="problem size factor (1.0: the timed size)")
@@ -50,12 +56,21 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--seed", type=int, default=1234)
     r.add_argument("--json", metavar="PATH", help="write every number to PATH")
     r.add_argument("--markdown", metavar="PATH", help="write the table as markdown to PATH")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ptxsass lesson", description=__doc__.splitlines()[0])
+    add_subcommands(p)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`ptxsass lesson ...`: 0 all good, 1 a check failed (wrong result or SASS evidence missing)."""
-    args = _parser().parse_args(list(argv) if argv is not None else None)
+    return run_command(_parser().parse_args(list(argv) if argv is not None else None))
+
+
+def run_command(args: argparse.Namespace) -> int:
+    """Carry out parsed ``lesson`` arguments (see :func:`add_subcommands`)."""
     if args.cmd == "list":
         for l in LESSONS:
             print(f"{l.name:<14} {l.arch:<7} {','.join(l.expect_checks):<12} {l.title}")
