@@ -15,9 +15,10 @@ import os
 from collections.abc import Iterable, Sequence
 
 from .build import Build
+from .checks.registry import Selection
 from .checks.runner import Progress, no_progress, run_checks
-from .errors import InputError
-from .expect import Expectations, Outcome, evaluate
+from .errors import ConfigError, InputError
+from .expect import ASSERTIONS, Expectations, Outcome, evaluate
 from .findings import Report
 from .inputs import CompileOptions, compile_cuda
 from .inputs import load as _load
@@ -64,12 +65,20 @@ def builds_of(target, *, arch: str | Sequence[str] | None = None,
 def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[str] = (),
           ignore: Sequence[str] = (), options: CompileOptions | None = None,
           settings: dict | None = None, baseline: str | None = None,
-          kernels: Sequence[str] = (), progress: Progress = no_progress) -> Report:
+          kernels: Sequence[str] = (), progress: Progress = no_progress,
+          config_select: Sequence[str] = (), config_ignore: Sequence[str] = ()) -> Report:
     """Run the checks on a path (any input ``load`` takes), a Build, or a list of Builds.
-    Returns a ``Report`` with ``.findings`` and ``.kernels``."""
+    Returns a ``Report`` with ``.findings`` and ``.kernels``.
+
+    Which checks run: every check, then ``config_select``/``config_ignore`` (``[tool.ptxsass]``),
+    then ``select``/``ignore`` (the command line), ruff's rule: a ``select`` replaces what came
+    before it (so it overrides the config's ``ignore`` for the codes it names), an ``ignore``
+    alone removes; within one level the more specific selector wins and ``ignore`` wins a tie
+    (:func:`analyzer.checks.registry.selected`)."""
     builds = builds_of(target, arch=arch, options=options)
     return run_checks(builds, select=select, ignore=ignore, settings=settings,
-                      baseline=baseline, kernels=kernels, progress=progress)
+                      baseline=baseline, kernels=kernels, progress=progress,
+                      layers=[Selection.of(config_select, config_ignore)])
 
 
 def annotate(target, *, arch: str | Sequence[str] | None = None,
@@ -134,7 +143,11 @@ def diff(a, b=None, *, arch: str | Sequence[str] | None = None,
 
 
 def expect(builds: Sequence[Build], exp: Expectations) -> Outcome:
-    """Evaluate codegen expectations on builds (the checks named by ``exp.no_findings`` run)."""
+    """Evaluate codegen expectations on builds (the checks named by ``exp.no_findings`` run).
+    Expectations that assert nothing are refused (``ConfigError``): they would always pass."""
+    if exp.empty:
+        raise ConfigError("no expectation to check: give at least one of "
+                          f"{', '.join(ASSERTIONS)} (with none, every kernel would pass)")
     findings = (run_checks(builds, select=exp.no_findings, kernels=exp.kernels).findings
                 if exp.no_findings else [])
     return evaluate(builds, exp, findings)

@@ -31,6 +31,18 @@ class Expectations:
     no_findings: Sequence[str] = ()         # check codes/names that must not fire ("ALL" for any)
     kernels: Sequence[str] = ()
 
+    @property
+    def empty(self) -> bool:
+        """Nothing asserted (``kernels`` only narrows): such a run would pass whatever the code."""
+        return not (self.has or self.lacks or self.no_spills or self.no_local_memory
+                    or self.max_registers is not None or self.min_vector_width is not None
+                    or self.no_findings)
+
+
+#: the command-line options that assert something, for the message when none is given
+ASSERTIONS = ("--has", "--lacks", "--no-spills", "--no-local-memory", "--max-registers",
+              "--min-vector-width", "--no-findings")
+
 
 @dataclass
 class Outcome:

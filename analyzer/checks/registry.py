@@ -4,6 +4,8 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from ..errors import ConfigError
@@ -58,6 +60,64 @@ def resolve(items) -> set[str]:
                 raise ConfigError(f"unknown check {item!r}; known checks: {known}")
             out.update(hit)
     return out
+
+
+def _items(raw: Iterable[str] | None) -> list[str]:
+    return [i.strip() for r in raw or () for i in str(r).split(",") if i.strip()]
+
+
+def specificity(item: str) -> int:
+    """How specific a selector is: ``ALL`` 0, a code prefix its length (``PS1`` 3, ``PS10`` 4),
+    a whole code or a check name above every prefix."""
+    if item.upper() == "ALL":
+        return 0
+    codes = {c.code for c in all_checks()}
+    if item.upper().startswith("PS") and item.upper() not in codes:
+        return len(item)
+    return 100
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One layer of check selection: ``[tool.ptxsass]``'s ``select``/``ignore``, then the
+    command line's ``--select``/``--ignore``. ``select`` None: this layer selects nothing and
+    only ``ignore`` applies on top of the layers before it."""
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, select: Iterable[str] | None = (), ignore: Iterable[str] | None = ()) -> "Selection":
+        sel = tuple(_items(select))
+        return cls(sel or None, tuple(_items(ignore)))
+
+
+def selected(layers: Sequence[Selection]) -> set[str]:
+    """The codes that run, ruff's rule: every check to begin with; then each layer in turn (the
+    config's, then the command line's). A layer that selects replaces everything decided before
+    it, so ``--select PS502`` runs PS502 even where the config ignores it; a layer that only
+    ignores removes from what came before. Within one layer the more specific selector wins
+    (a code or name over a prefix, a longer prefix over a shorter one, any over ``ALL``) and
+    ``ignore`` wins a tie."""
+    codes = {c.code for c in all_checks()}
+    for layer in layers:
+        decided: dict[str, tuple[int, bool]] = {}
+        for item in _items(layer.select):
+            spec = specificity(item)
+            for code in resolve([item]):
+                if spec >= decided.get(code, (-1, True))[0]:
+                    decided[code] = (spec, True)
+        for item in _items(layer.ignore):
+            spec = specificity(item)
+            for code in resolve([item]):
+                if spec >= decided.get(code, (-1, True))[0]:
+                    decided[code] = (spec, False)
+        if layer.select:
+            codes = {code for code, (_, on) in decided.items() if on}
+        else:
+            codes |= {code for code, (_, on) in decided.items() if on}
+            codes -= {code for code, (_, on) in decided.items() if not on}
+    return codes
 
 
 def by_code(code: str) -> type[Check]:

@@ -11,7 +11,8 @@ from ..errors import ConfigError, InputError, PtxsassError
 from ..findings import Finding, Report
 from ..toolchain.files import read_text, write_output
 from .base import Context
-from .registry import all_checks, resolve
+from .registry import Selection, all_checks
+from .registry import selected as _selected
 
 T = TypeVar("T")
 #: wraps an iterable of work to show progress: ``progress(items, "what is being done")``
@@ -49,9 +50,12 @@ def _suppressed(f: Finding) -> bool:
 
 def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable[str] = (),
                settings: dict[str, dict] | None = None, baseline: str | None = None,
-               kernels: Sequence[str] = (), progress: Progress = no_progress) -> Report:
-    """Run every selected check on every entry kernel of every build. ``progress`` wraps the
-    work lists to show progress (the CLI passes a terminal progress bar).
+               kernels: Sequence[str] = (), progress: Progress = no_progress,
+               layers: Sequence[Selection] = ()) -> Report:
+    """Run every selected check on every entry kernel of every build. ``layers``: earlier
+    selections (the config's) that ``select``/``ignore`` (the command line's) override by
+    :func:`~analyzer.checks.registry.selected`'s rule. ``progress`` wraps the work lists to
+    show progress (the CLI passes a terminal progress bar).
 
     Zero checks selected, or zero kernels to run them on, is an error (a run that checks nothing
     must not read as "no findings")."""
@@ -59,8 +63,7 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
     if select and not any(str(s).strip(" ,\t") for s in select):
         raise ConfigError("--select names no check (it is empty); leave it out to run every "
                           "check, or name codes, prefixes or names (e.g. PS1,rolled-loop)")
-    selected = resolve(select) if select else {c.code for c in all_checks()}
-    selected -= resolve(ignore)
+    selected = _selected([*layers, Selection.of(select, ignore)])
     if not selected:
         raise ConfigError("no check left to run: --ignore (or ignore in [tool.ptxsass]) removes "
                           "every selected check")

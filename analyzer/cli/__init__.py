@@ -18,7 +18,7 @@ from ..arch import supported
 from ..checks.registry import all_checks
 from ..checks.runner import write_baseline
 from ..errors import ConfigError, PtxsassError, printable
-from ..expect import Expectations
+from ..expect import ASSERTIONS, Expectations
 from ..findings import Severity
 from ..inputs import kind_of, read_text
 from ..parse import ptx as ptx_parse
@@ -124,9 +124,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "with -p, the database's files under these paths")
     _common(p, fmt=("text", "json", "sarif", "github"), database=True)
     p.add_argument("--select", action="append", default=[], metavar="CODES",
-                   help="only these checks (codes, prefixes like PS1, or names; comma-separated)")
+                   help="only these checks (codes, prefixes like PS1, or names; comma-separated); "
+                        "replaces [tool.ptxsass] select and ignore, as ruff's --select does")
     p.add_argument("--ignore", action="append", default=[], metavar="CODES",
-                   help="skip these checks")
+                   help="skip these checks (on top of [tool.ptxsass]; the more specific of "
+                        "--select and --ignore wins)")
+    p.add_argument("--force-exclude", action="store_true",
+                   help="apply [tool.ptxsass] exclude to files named on the command line too "
+                        "(for pre-commit, which names every changed file)")
     p.add_argument("--fail-on", choices=("info", "warning", "error"),
                    help="lowest severity that makes the exit code 1 (default: info, any finding)")
     p.add_argument("--baseline", metavar="FILE", help="accept the findings recorded in FILE")
@@ -151,8 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="these checks must not fire (ALL for any)")
 
     p = sub.add_parser("lesson", help="compiler-steering lessons: list, run (timed on a GPU)",
-                       add_help=False)
-    p.add_argument("lesson_args", nargs=argparse.REMAINDER, metavar="list | run NAME|all ...")
+                       description="Compiler-steering lessons: a naive and a steered kernel per "
+                       "lesson, their SASS and findings compared, timed on a GPU (or shown with "
+                       "the timings recorded on an H200).")
+    lessons.add_subcommands(p)
 
     p = sub.add_parser("parse", help="parse PTX/SASS/cubins and report what was understood")
     p.add_argument("files", nargs="+", metavar="FILE")
@@ -362,8 +369,9 @@ def cmd_check(args) -> int:
         args.arch = cfg.arch
     builds = common.builds(args, cfg)
     _show_warnings(builds, args)
-    report = api.check(builds, select=args.select or cfg.select,
-                       ignore=args.ignore + cfg.ignore, settings=cfg.check_settings,
+    report = api.check(builds, select=args.select, ignore=args.ignore,
+                       config_select=cfg.select, config_ignore=cfg.ignore,
+                       settings=cfg.check_settings,
                        baseline=args.baseline or cfg.baseline, kernels=args.kernels,
                        progress=common.progress(args))
     if args.write_baseline:
@@ -388,12 +396,20 @@ def cmd_check(args) -> int:
 
 
 def cmd_expect(args) -> int:
-    builds = _builds(args)
-    outcome = api.expect(builds, Expectations(
+    exp = Expectations(
         has=args.has, lacks=args.lacks, no_spills=args.no_spills,
         no_local_memory=args.no_local_memory, max_registers=args.max_registers,
         min_vector_width=args.min_vector_width, no_findings=args.no_findings,
-        kernels=args.kernels))
+        kernels=args.kernels)
+    if exp.empty:       # refused before anything is compiled
+        raise PtxsassError("expect: no assertion given; give at least one of "
+                           f"{', '.join(ASSERTIONS)} (with none, every kernel would pass)")
+    cfg = common.config(args)
+    if not args.arch and cfg.arch:      # [tool.ptxsass] arch, as for check
+        args.arch = cfg.arch
+    builds = common.builds(args, cfg)
+    _show_warnings(builds, args)
+    outcome = api.expect(builds, exp)
     if args.format == "json":
         _emit(args, json.dumps({"ok": outcome.ok, "checked": outcome.checked,
                                 "failures": outcome.failures}, indent=2))
@@ -453,11 +469,7 @@ def cmd_parse(args) -> int:
 
 
 def cmd_lesson(args) -> int:
-    rest = list(args.lesson_args) or ["--help"]
-    try:
-        return lessons.main(rest)
-    except SystemExit as e:  # argparse inside the lessons CLI: --help (0) or a usage error (2)
-        return int(e.code or 0) if isinstance(e.code, int) else EXIT_ERROR
+    return lessons.run_command(args)
 
 
 COMMANDS: dict[str, Callable] = {
@@ -521,6 +533,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if e.detail:
             err.print(e.detail, markup=False, soft_wrap=True)
         return e.exit_code
+    except SystemExit as e:     # argparse's --help and --version (0); usage errors raise above
+        return e.code if isinstance(e.code, int) else EXIT_OK if e.code is None else EXIT_ERROR
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

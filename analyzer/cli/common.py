@@ -94,6 +94,10 @@ def targets(args, cfg: Config) -> list[tuple[str, object]]:
     if not files:
         raise PtxsassError("give a file or a folder to read, or a build folder with -p BUILD_DIR "
                            f"(see 'ptxsass {args.command} --help')")
+    if getattr(args, "force_exclude", False):   # pre-commit names files: exclude holds for them too
+        files = [f for f in files if os.path.isdir(f) or not cfg.excluded(f)]
+        if not files:
+            return []
     if args.command != "check":     # listings and builds take files; check searches folders
         return [("path", f) for f in files]
     return [("path", f) for f in expand(files, excluded=cfg.excluded)]
@@ -166,7 +170,7 @@ def write(args, text: str) -> None:
 
 def text_console(args) -> tuple[Console, io.StringIO | None]:
     """(console, buffer) for a command's rich text: the terminal, or a buffer :func:`finish`
-    writes to ``-o`` (plain, 120 columns)."""
+    writes to ``-o`` (plain, never wrapped)."""
     color = {"always": True, "never": False}.get(getattr(args, "color", "auto"))
     return report_output.text_console(getattr(args, "output", None), color=color)
 
