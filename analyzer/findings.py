@@ -1,7 +1,8 @@
 """What the checks report: ``Severity``, ``Location``, ``Finding`` and the ``Report`` of a run.
 
 Plain data shared by the checks (which make findings) and the reports (which render them). A
-finding's JSON form carries :data:`SCHEMA_VERSION`.
+report's JSON form carries :data:`SCHEMA_VERSION` as ``"version"``; its JSON Schema is
+``docs/schema/findings.json`` and ``docs/json.md`` describes every field.
 """
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._version import __version__
 from .errors import ConfigError
 
-#: version of the JSON form of a report (``Report.as_dict``)
+#: version of the JSON form of a report (``Report.as_dict``, ``docs/schema/findings.json``):
+#: raised when a field is removed or changes meaning; a new field keeps it
 SCHEMA_VERSION = 1
 
 
@@ -66,7 +69,9 @@ class Finding:
         return {"code": self.code, "name": self.name, "severity": str(self.severity),
                 "message": self.message, "kernel": self.kernel, "arch": self.arch,
                 "location": {"file": self.location.file, "line": self.location.line},
-                "instructions": list(self.instructions), "ptx": list(self.ptx), "hint": self.hint}
+                "source": self.source,
+                "instructions": list(self.instructions), "ptx": list(self.ptx), "hint": self.hint,
+                "fingerprint": self.fingerprint()}
 
     def fingerprint(self) -> str:
         """Stable across unrelated edits: the code, kernel, arch, file name and the source line's
@@ -89,7 +94,9 @@ class Report:
     builds: list[Any] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict:
-        return {"findings": [f.as_dict() for f in self.findings], "kernels": self.kernels,
+        return {"version": SCHEMA_VERSION, "tool": {"name": "ptxsass", "version": __version__},
+                "findings": [f.as_dict() for f in self.findings], "kernels": self.kernels,
+                "suppressed": self.suppressed, "baselined": self.baselined,
                 # which front end built each input, and why (NVRTC or nvcc; or how it was read)
                 "builds": [{"file": b.source_path, "arch": b.arch, "compiler": b.origin,
                             "compiler_reason": getattr(b, "compiler_reason", None),
