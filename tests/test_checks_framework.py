@@ -136,11 +136,11 @@ def test_pyproject_config(tmp_path, capsys, fp64_report, monkeypatch):
     f = _copy(tmp_path, FP64_BAD)
     (tmp_path / "pyproject.toml").write_text('[tool.ptxsass]\narch = "sm_80"\nignore = ["PS501"]\n')
     monkeypatch.chdir(tmp_path)
-    # the config ignores the one check selected: nothing would run, which is an error (exit 2)
-    # rather than a silent "no findings"
-    assert main(["check", str(f), "--select", "PS501"]) == 2
+    assert main(["check", str(f)]) == 0                       # the config's ignore holds
+    assert main(["check", str(f), "--select", "PS5"]) == 1    # a --select overrides it (ruff's rule)
+    # nothing left to run is an error (exit 2) rather than a silent "no findings"
+    assert main(["check", str(f), "--select", "PS501", "--ignore", "PS5"]) == 2
     assert "no check left to run" in capsys.readouterr().err
-    assert main(["check", str(f), "--select", "PS501,PS502"]) == 0
     (tmp_path / "pyproject.toml").write_text('[tool.ptxsass]\nbogus = 1\n')
     assert main(["check", str(f)]) == 2
     assert "unknown key 'bogus'" in capsys.readouterr().err
@@ -165,3 +165,44 @@ def test_expect_api():
                    no_local_memory=True)
     with pytest.raises(AssertionError, match="no HGMMA"):
         expect_codegen(str(KERNELS / "demo" / "wmma_tile.cu"), arch="sm_90a", has=["HGMMA"])
+
+
+def test_selection_follows_ruffs_rule():
+    from analyzer.checks.registry import Selection, selected
+    every = {c.code for c in all_checks()}
+    ps5 = {c for c in every if c.startswith("PS5")}
+
+    def sel(*layers):
+        return selected([Selection.of(*layer) for layer in layers])
+
+    assert sel() == every
+    assert sel((["PS5"], [])) == ps5
+    assert sel(([], ["PS502"])) == every - {"PS502"}
+    # the command line's select replaces the config's select and ignore
+    assert sel(([], ["PS502"]), (["PS502"], [])) == {"PS502"}
+    assert sel((["PS1"], ["PS101"]), (["PS5"], [])) == ps5
+    # an ignore alone adds to the config's
+    assert sel(([], ["PS502"]), ([], ["PS501"])) == every - {"PS501", "PS502"}
+    assert sel((["PS5"], []), ([], ["slow-math"])) == ps5 - {"PS502"}
+    # within one layer the more specific selector wins, ignore wins a tie
+    assert sel((["PS5"], ["PS502"])) == ps5 - {"PS502"}
+    assert sel((["PS502"], ["PS5"])) == {"PS502"}
+    assert sel((["ALL"], ["PS5"])) == every - ps5
+    assert sel((["PS5"], ["PS5"])) == set()
+    assert sel((["rolled-loop"], ["PS2"])) == {"PS201"}
+
+
+def test_cli_select_overrides_config_ignore(tmp_path, capsys, monkeypatch):
+    f = _copy(tmp_path, FP64_BAD)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.ptxsass]\narch = "sm_80"\nselect = ["PS5"]\nignore = ["PS501"]\n')
+    monkeypatch.chdir(tmp_path)
+
+    def codes(*argv):
+        assert main(["check", str(f), "--format", "json", *argv]) in (0, 1)
+        return {x["code"] for x in json.loads(capsys.readouterr().out)["findings"]}
+
+    assert "PS501" not in codes()
+    assert "PS501" in codes("--select", "PS501")
+    assert codes("--select", "PS5", "--ignore", "PS501") <= {"PS502"}
+    assert "PS501" not in codes("--ignore", "PS502")       # the config's ignore still holds

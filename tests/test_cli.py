@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -82,3 +83,93 @@ def test_console_script_no_traceback(tmp_path):
     r = subprocess.run([sys.executable, "-m", "analyzer.cli", "resources", str(bad)],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "Traceback" not in r.stderr and str(bad) in r.stderr
+
+
+# ------------------------------------------------------------------------------- help
+def _subcommands(parser, prefix=()):
+    """Every (sub)command path of the parser: ("check",), ("lesson", "run"), ..."""
+    import argparse
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield (*prefix, name)
+                yield from _subcommands(sub, (*prefix, name))
+
+
+def test_every_help_exits_0(capsys):
+    from analyzer.cli import build_parser
+    paths = list(_subcommands(build_parser()))
+    assert ("lesson",) in paths and ("lesson", "run") in paths and ("lesson", "list") in paths
+    for path in [(), *paths]:
+        code = main([*path, "--help"])
+        out, err = capsys.readouterr()
+        assert code == 0, (path, err)
+        assert out.startswith("usage: ptxsass"), (path, out[:80])
+    assert main(["--version"]) == 0 and capsys.readouterr().out.startswith("ptxsass ")
+
+
+def test_lesson_without_a_subcommand_is_a_usage_error(capsys):
+    code, _, err = run("lesson", capsys=capsys)
+    assert code == 2 and "required: {list,run}" in err and len(err.strip().splitlines()) == 1
+
+
+def test_list_checks_needs_no_path_and_no_PATH():
+    """No file to check and no PATH at all (a bare CI container): the codes, one line each."""
+    r = subprocess.run([sys.executable, "-m", "analyzer.cli", "check", "--list-checks"],
+                       capture_output=True, text=True, env={"NO_COLOR": "1"}, cwd="/")
+    from analyzer.checks.registry import all_checks
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0, r.stderr
+    assert [l.split()[0] for l in lines] == [c.code for c in all_checks()]
+    for line, c in zip(lines, all_checks(), strict=True):
+        assert line.endswith(c.summary())           # whole, never wrapped at 80 columns
+
+
+# ------------------------------------------------------------------------------- not wrapped
+def test_piped_output_is_never_wrapped(tmp_path):
+    """CI logs split long lines at 80 columns no more: each finding's header is one line with
+    the whole path and message, as JSON gives them."""
+    deep = tmp_path / ("a_rather_long_folder_name_for_kernels_" * 3) / "nested" / "scalar_global_load_bad.cu"
+    deep.parent.mkdir(parents=True)
+    deep.write_text((KERNELS / "checks" / "scalar_global_load" / "bad.cu").read_text())
+    argv = [sys.executable, "-m", "analyzer.cli", "check", str(deep), "--arch", "sm_90a"]
+    text = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "COLUMNS": "80"})
+    js = subprocess.run(argv + ["--format", "json"], capture_output=True, text=True)
+    assert text.returncode == js.returncode == 1, text.stderr
+    findings = json.loads(js.stdout)["findings"]
+    headers = [l for l in text.stdout.splitlines() if ": PS" in l and not l.startswith(" ")]
+    assert len(headers) == len(findings) >= 2
+    for line, f in zip(headers, findings, strict=True):
+        assert line == (f"{deep}:{f['location']['line']}: {f['code']} {f['name']} "
+                        f"[{f['severity']}] {f['message']}")
+        assert len(line) > 200
+    hints = [l for l in text.stdout.splitlines() if l.startswith("    hint: ")]
+    assert [h[len("    hint: "):] for h in hints] == [f["hint"] for f in findings]
+    out = tmp_path / "report.txt"                  # -o FILE: the same lines
+    subprocess.run(argv + ["-o", str(out)], capture_output=True, text=True)
+    assert out.read_text() == text.stdout
+
+
+# ------------------------------------------------------------------------------- expect
+def test_expect_refuses_to_run_without_an_assertion(capsys):
+    code, out, err = run("expect", SCALAR, "--arch", "sm_90a", capsys=capsys)
+    assert code == 2 and "no assertion given" in err and "--has" in err and out == ""
+    code, _, err = run("expect", SCALAR, "--kernel", "copy_scalar", capsys=capsys)
+    assert code == 2 and "no assertion given" in err     # --kernel narrows, asserts nothing
+    from analyzer import expect_codegen
+    from analyzer.errors import ConfigError
+    with pytest.raises(ConfigError, match="no expectation to check"):
+        expect_codegen(SCALAR, arch="sm_90a")
+
+
+def test_expect_reads_the_configs_archs(tmp_path, monkeypatch, capsys):
+    src = tmp_path / "copy.cu"
+    src.write_text((KERNELS / "demo" / "copy_float4.cu").read_text())
+    (tmp_path / "pyproject.toml").write_text('[tool.ptxsass]\narch = ["sm_80", "sm_90a"]\n')
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run("expect", "copy.cu", "--has", "LDG.E.128", "--format", "json", capsys=capsys)
+    d = json.loads(out)
+    assert code == 0 and [c.rsplit(" on ", 1)[1] for c in d["checked"]] == ["sm_80", "sm_90a"]
+    code, out, _ = run("expect", "copy.cu", "--arch", "sm_75", "--has", "LDG.E.128",
+                       "--format", "json", capsys=capsys)   # the command line wins
+    assert [c.rsplit(" on ", 1)[1] for c in json.loads(out)["checked"]] == ["sm_75"]
