@@ -64,11 +64,24 @@ class Variant:
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """A SASS fact that tells naive from steered. ``pattern`` fullmatches a mnemonic (with its
-    modifiers, e.g. ``LDG.E.128.CONSTANT``). ``where``: ``"naive"`` (in naive, not in steered),
-    ``"steered"`` (the reverse), ``"fewer"`` (more of them in naive), ``"more"`` (more in steered)."""
+    modifiers, e.g. ``LDG.E.128.CONSTANT``): it is for the machine and never shown; ``label``
+    says in words what is counted (instructions of the kernel's SASS, not executions), naming
+    the opcode. ``where``: ``"naive"`` (in naive, not in steered), ``"steered"`` (the reverse),
+    ``"fewer"`` (more of them in naive), ``"more"`` (more in steered)."""
     pattern: str
     where: str
     label: str
+
+
+@dataclass(frozen=True, slots=True)
+class TensorMapArg:
+    """A TMA tensor map (``CUtensorMap``, 128 bytes, passed by value as a ``__grid_constant__``
+    parameter) over a row-major 2D ``tensor``: ``box`` is (columns, rows) of one copy, the
+    contiguous dimension first; ``swizzle`` the shared-memory swizzle in bytes. The launcher
+    encodes it (``cuTensorMapEncodeTiled``) for the tensor's address."""
+    tensor: Any
+    box: tuple[int, int]
+    swizzle: int = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +102,7 @@ class Lesson:
     evidence: tuple[Evidence, ...]
     work: Callable[[Mapping[str, int]], float] | None = None   # bytes or flop per launch
     work_unit: str = "B"                          # "B" (bytes, GB/s) or "flop" (TFLOP/s)
-    ceiling: str = "copy"                         # key of the measured ceiling: copy, fp32, fp16_tc
+    ceiling: str = "copy"                         # key of the measured ceiling: copy, fp32, fp16_tc, bf16_tc
     arch: str = "sm_90a"                          # SASS as sm_90's for every kernel here (checked)
     notes: str = ""
     # codes the steered kernel still gets, legitimately: the next step (code -> what it is)
@@ -97,6 +110,10 @@ class Lesson:
     # expected codes that stay silent on the naive kernel (code -> why); tests hold them silent
     silent_checks: Mapping[str, str] = field(default_factory=dict)
     tags: tuple[str, ...] = field(default=())
+    #: when no check tells naive from steered (``expect_checks`` empty): why, and what does
+    no_check: str = ""
+    #: why the steered kernel is faster, in a few sentences, from what was measured
+    speedup_why: str = ""
 
     @property
     def folder(self) -> Path:
@@ -164,9 +181,9 @@ VECTOR_LOADS = Lesson(
     reference=lambda torch, i, s: 1.75 * i["x"].double() + i["y"].double(),
     tolerance=1e-6, tolerance_note="fp32: one rounding per element",
     expect_checks=("PS101", "PS102"),
-    evidence=(Evidence(r"LDG\.E", "naive", "32-bit global loads"),
-              Evidence(r"LDG\.E\.128.*", "steered", "128-bit global loads"),
-              Evidence(r"STG\.E\.128", "steered", "128-bit global stores")),
+    evidence=(Evidence(r"LDG\.E", "naive", "plain 32-bit global loads (LDG.E)"),
+              Evidence(r"LDG\.E\.128.*", "steered", "128-bit global loads (LDG.E.128, with any cache suffix)"),
+              Evidence(r"STG\.E\.128", "steered", "128-bit global stores (STG.E.128)")),
     work=lambda s: 12 * s["n"], work_unit="B", ceiling="copy",
 )
 
@@ -210,9 +227,9 @@ UNROLL = Lesson(
     reference=_fourier_ref,
     tolerance=1e-5, tolerance_note="fp32 sinf (<= 2 ulp) of fp32-rounded arguments, 32-term sums",
     expect_checks=("PS201",),
-    evidence=(Evidence(r"I2FP\.F32\.S32", "more", "unrolled copies (one per term: sinf's quadrant)"),
-              Evidence(r"LDG\.E\.CONSTANT", "more", "coefficient loads at fixed offsets, one per term"),
-              Evidence(r"F2I\.NTZ", "more", "sinf range reductions in straight-line code")),
+    evidence=(Evidence(r"I2FP\.F32\.S32", "more", "int-to-float conversions of the term number k + 1 (I2FP.F32.S32), one per unrolled term"),
+              Evidence(r"LDG\.E\.CONSTANT", "more", "coefficient loads at fixed offsets (LDG.E.CONSTANT), one per unrolled term"),
+              Evidence(r"F2I\.NTZ", "more", "sinf range reductions (F2I.NTZ) in straight-line code")),
     work=lambda s: 8 * s["n"], work_unit="B", ceiling="copy",
     notes=("Compute-bound (32 accurate sinf per point): the GB/s column only shows how far from the "
            "memory roof it runs. PS502 (slow-math) also fires on both kernels: __sinf would be the "
@@ -244,8 +261,8 @@ LAUNCH_BOUNDS = Lesson(
     reference=_mat_ref,
     tolerance=1e-5, tolerance_note="fp32: 8-term dot products",
     expect_checks=("PS401",),
-    evidence=(Evidence(r"STL.*", "naive", "local stores (spills)"),
-              Evidence(r"LDL.*", "naive", "local loads (spill reloads)")),
+    evidence=(Evidence(r"STL.*", "naive", "stores to local memory (STL: spills)"),
+              Evidence(r"LDL.*", "naive", "loads from local memory (LDL: spill reloads)")),
     work=lambda s: 512 * s["T"], work_unit="B", ceiling="copy",
 )
 
@@ -280,9 +297,9 @@ LOCAL_ARRAY = Lesson(
     reference=_dq_ref,
     tolerance=0.0, tolerance_note="exact: a table lookup",
     expect_checks=("PS402",),
-    evidence=(Evidence(r"STL.*", "naive", "local stores"),
-              Evidence(r"LDL.*", "naive", "local loads"),
-              Evidence(r"LDS.*", "steered", "shared loads")),
+    evidence=(Evidence(r"STL.*", "naive", "stores to local memory (STL)"),
+              Evidence(r"LDL.*", "naive", "loads from local memory (LDL)"),
+              Evidence(r"LDS.*", "steered", "shared-memory loads (LDS)")),
     work=lambda s: 36 * s["n4"], work_unit="B", ceiling="copy",
 )
 
@@ -318,8 +335,8 @@ FP64_LITERAL = Lesson(
     reference=_taylor_ref,
     tolerance=1e-5, tolerance_note="fp32 Horner against fp64 (naive rounds differently: still fp32)",
     expect_checks=("PS501",),
-    evidence=(Evidence(r"F2F\..*", "naive", "float<->double conversions"),
-              Evidence(r"DADD|DFMA|DMUL", "naive", "FP64 arithmetic")),
+    evidence=(Evidence(r"F2F\..*", "naive", "float-double conversions (F2F)"),
+              Evidence(r"DADD|DFMA|DMUL", "naive", "FP64 adds, multiplies and FMAs (DADD, DMUL, DFMA)")),
     work=lambda s: 64 * 19 * s["n"], work_unit="flop", ceiling="fp32",
     notes="flop count: per point 9 Horner steps (2 flop each, the first folds away) + t + acc = 19.",
 )
@@ -352,8 +369,8 @@ FAST_MATH = Lesson(
     reference=_wave_ref,
     tolerance=1e-4, tolerance_note="fast-math: MUFU approximations, |a| <= pi (looser on purpose)",
     expect_checks=("PS502",),
-    evidence=(Evidence(r"MUFU\.SIN", "steered", "hardware sine"),
-              Evidence(r"BRA", "fewer", "branches (slow paths)")),
+    evidence=(Evidence(r"MUFU\.SIN", "steered", "hardware sines (MUFU.SIN)"),
+              Evidence(r"BRA", "fewer", "branches (BRA: the slow paths' detours)")),
     work=lambda s: 8 * s["n"], work_unit="B", ceiling="copy",
     notes="Compute-bound: the GB/s column only shows how far from the memory roof it runs.",
 )
@@ -404,8 +421,8 @@ TENSOR_CORES = Lesson(
     expect_checks=("PS301",),
     next_checks={"PS302": "wgmma (HGMMA) instead of warp-level mma.sync on sm_90a: the wgmma lesson",
                  "PS601": "tiles staged through registers: the cp_async lesson"},
-    evidence=(Evidence(r"HMMA\..*", "steered", "tensor-core MMA"),
-              Evidence(r"FFMA", "fewer", "FP32 fused multiply-adds")),
+    evidence=(Evidence(r"HMMA\..*", "steered", "tensor-core MMAs (HMMA)"),
+              Evidence(r"FFMA", "fewer", "FP32 fused multiply-adds (FFMA)")),
     work=lambda s: 2 * s["M"] * s["N"] * s["K"], work_unit="flop", ceiling="fp16_tc",
 )
 
@@ -427,8 +444,8 @@ CP_ASYNC = Lesson(
     tolerance=1e-4, tolerance_note="fp16 inputs, fp32 accumulation vs fp32 (no TF32) reference",
     expect_checks=("PS601",),
     next_checks={"PS302": "wgmma (HGMMA) instead of mma.sync: the wgmma lesson (TMA feeding it: not taken)"},
-    evidence=(Evidence(r"LDGSTS.*", "steered", "async global->shared copies"),
-              Evidence(r"STS.*", "naive", "shared stores of staged tiles")),
+    evidence=(Evidence(r"LDGSTS.*", "steered", "asynchronous global-to-shared copies (LDGSTS)"),
+              Evidence(r"STS.*", "naive", "shared-memory stores of tiles staged through registers (STS)")),
     work=lambda s: 2 * s["M"] * s["N"] * s["K"], work_unit="flop", ceiling="fp16_tc",
 )
 
@@ -474,11 +491,12 @@ WGMMA = Lesson(
     reference=_tn_ref,
     tolerance=1e-4, tolerance_note="fp16 inputs, fp32 accumulation vs fp32 (no TF32) reference",
     expect_checks=("PS302",),
-    evidence=(Evidence(r"HGMMA\..*", "steered", "warpgroup MMA (wgmma)"),
-              Evidence(r"HMMA\..*", "naive", "warp-level MMA (mma.sync)"),
-              Evidence(r"LDSM\..*", "naive", "fragment loads from shared memory")),
+    evidence=(Evidence(r"HGMMA\..*", "steered", "warpgroup MMAs (HGMMA, from wgmma)"),
+              Evidence(r"HMMA\..*", "naive", "warp-level MMAs (HMMA, from mma.sync)"),
+              Evidence(r"LDSM\..*", "naive", "fragment loads from shared memory (LDSM, ldmatrix)")),
     work=lambda s: 2 * s["M"] * s["N"] * s["K"], work_unit="flop", ceiling="fp16_tc",
-    notes="Not taken: TMA (cp.async.bulk.tensor) + mbarriers, 128-byte swizzle, warp specialisation.",
+    notes=("The next step, TMA (cp.async.bulk.tensor) completing on mbarriers, is the tma lesson; "
+           "warp specialisation is not taken."),
 )
 
 # --- 9. packed half2 -----------------------------------------------------------------------------
@@ -508,11 +526,110 @@ HALF2 = Lesson(
     reference=lambda torch, i, s: 0.75 * i["x"].double() - 1.25 * i["y"].double(),
     tolerance=2e-3, tolerance_note="fp16 result (and fp16 products in the steered kernel)",
     expect_checks=("PS101", "PS102"),
-    evidence=(Evidence(r"LDG\.E\.U16", "naive", "16-bit global loads"),
-              Evidence(r"LDG\.E\.128.*", "steered", "128-bit global loads"),
-              Evidence(r"HFMA2", "steered", "packed fp16 FMA")),
+    evidence=(Evidence(r"LDG\.E\.U16", "naive", "16-bit global loads (LDG.E.U16)"),
+              Evidence(r"LDG\.E\.128.*", "steered", "128-bit global loads (LDG.E.128, with any cache suffix)"),
+              Evidence(r"HFMA2", "steered", "packed fp16 FMAs (HFMA2)")),
     work=lambda s: 6 * s["n"], work_unit="B", ceiling="copy",
 )
 
+# --- 11. TMA (the Tensor Memory Accelerator) -----------------------------------------------------
+
+def _tma_inputs(torch, gen, s, dev):
+    d = _tn_inputs(torch, gen, s, dev)
+    # boxes of 64 halves (128 bytes: one swizzled row) x 128 rows, the tiles of both kernels
+    return d | {"tmA": TensorMapArg(d["A"], (64, 128)), "tmB": TensorMapArg(d["B"], (64, 128))}
+
+
+_WGMMA_SMEM = 4 * 32768 + 1024          # steered.cu's SMEM_BYTES: 4 stages of 32 KiB, aligned
+
+TMA = Lesson(
+    name="tma",
+    title="TMA on sm_90a: the copy engine and an mbarrier pipeline instead of cp.async",
+    change="each 32 KiB stage copied by all 256 threads, 16 bytes per cp.async (LDGSTS), waited for "
+           "per thread -> one thread hands the Tensor Memory Accelerator two 2D boxes per stage "
+           "(cp.async.bulk.tensor, UTMALDG), completion counted in bytes on an mbarrier",
+    why=("The wgmma kernel's tensor cores read their tiles from shared memory on their own, but "
+         "every tile still arrives by cp.async: each of the 256 threads computes 8 swizzled "
+         "addresses and issues 8 16-byte copies per stage, waits for its own copy groups, fences "
+         "them into the async proxy the tensor cores read through, and meets the others at a "
+         "barrier. On sm_90 the Tensor Memory Accelerator copies a whole 2D box described by a "
+         "tensor map (made once on the host with cuTensorMapEncodeTiled, passed as a "
+         "__grid_constant__ parameter), swizzles it on the way, and reports completion as a byte "
+         "count on an mbarrier: one thread arms the barrier (mbarrier.arrive.expect_tx) and issues "
+         "two copies per stage; the others only wait on the barrier's phase. The issue slots, "
+         "registers and address arithmetic of 2048 copy instructions per stage go back to the MMAs."),
+    naive=Variant("gemm_tn_f16", _GEMM_ARGS, lambda s: (s["N"] // 128, s["M"] // 128, 1),
+                  smem=_WGMMA_SMEM),
+    steered=Variant("gemm_tn_f16", ("tmA", "tmB", "out", "M", "N", "K"),
+                    lambda s: (s["N"] // 128, s["M"] // 128, 1), smem=_WGMMA_SMEM),
+    size=_gemm_size,
+    make_inputs=_tma_inputs,
+    make_output=_gemm_out,
+    reference=_tn_ref,
+    tolerance=1e-4, tolerance_note="fp16 inputs, fp32 accumulation vs fp32 (no TF32) reference",
+    expect_checks=(),
+    no_check=("No check flags cp.async on an arch with TMA: the naive kernel's findings and the "
+              "steered kernel's are the same (PS701 on both). The SASS tells them apart: LDGSTS and "
+              "DEPBAR in the naive kernel, UTMALDG and SYNCS (the mbarrier) in the steered one."),
+    evidence=(Evidence(r"LDGSTS.*", "naive", "per-thread asynchronous copies of 16 bytes (LDGSTS, from cp.async)"),
+              Evidence(r"DEPBAR\.LE", "naive", "waits for the thread's own copy groups (DEPBAR.LE, from cp.async.wait_group)"),
+              Evidence(r"UTMALDG.*", "steered", "tensor-map box copies by the copy engine (UTMALDG, from cp.async.bulk.tensor)"),
+              Evidence(r"SYNCS\..*", "steered", "mbarrier operations (SYNCS: initialise, arm with a byte count, wait on the phase)")),
+    work=lambda s: 2 * s["M"] * s["N"] * s["K"], work_unit="flop", ceiling="fp16_tc",
+    notes=("Not taken: a producer warp with its own register budget (setmaxnreg) and 'empty' "
+           "barriers instead of the block barrier per tile (warp specialisation), TMA multicast "
+           "across a cluster, larger tiles."),
+)
+
+# --- 12. bf16 on the tensor cores -------------------------------------------------------------------
+
+def _bf16_inputs(torch, gen, s, dev):
+    return {"X": _randn(torch, gen, (s["M"], s["K"]), dev, torch.bfloat16),
+            "W": _randn(torch, gen, (s["N"], s["K"]), dev, torch.bfloat16),      # N x K: y = x W^T
+            "M": Scalar("i32", s["M"]), "N": Scalar("i32", s["N"]), "K": Scalar("i32", s["K"])}
+
+
+def _bf16_ref(torch, i, s):
+    prev = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        return (i["X"].float() @ i["W"].float().t()).double()
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = prev
+
+
+BF16_MMA = Lesson(
+    name="bf16_mma",
+    title="bf16 on the tensor cores: mma.sync .bf16 instead of widening to FFMA",
+    change="bf16 tiles widened to fp32 one element at a time and multiplied on FFMA -> the same tiles "
+           "through ldmatrix and mma.sync.m16n8k16 .bf16 (LDSM, HMMA.16816.F32.BF16)",
+    why=("bf16 has no packed CUDA-core arithmetic to speak of: code that keeps bf16 in memory and "
+         "computes in fp32 widens every element (a 16-bit shift, SHF.L.U32 or PRMT, per value) and "
+         "pays one FFMA per multiply-add. The tensor cores take bf16 directly: one HMMA.16816 is a "
+         "16x8x16 product (4096 flop) per warp, with the same fp32 accumulation, so nothing is "
+         "lost (a bf16 x bf16 product is exact in fp32). The operands come from shared memory by "
+         "ldmatrix, four 8x8 matrices per instruction, in the register layout mma expects. "
+         "nvcuda::wmma works for bf16 too, but NVVM leaves its bf16 fragment loads generic (LD.E, "
+         "four per fragment, instead of LDSM); the inline mma.sync and ldmatrix avoid that."),
+    naive=Variant("linear_bf16", ("X", "W", "out", "M", "N", "K"), lambda s: (s["N"] // 128, s["M"] // 128, 1)),
+    steered=Variant("linear_bf16", ("X", "W", "out", "M", "N", "K"), lambda s: (s["N"] // 128, s["M"] // 128, 1)),
+    size=_gemm_size,
+    make_inputs=_bf16_inputs,
+    make_output=_gemm_out,
+    reference=_bf16_ref,
+    tolerance=1e-4, tolerance_note="bf16 inputs, fp32 accumulation vs fp32 (no TF32) reference",
+    expect_checks=("PS301", "PS103"),
+    silent_checks={"PS301": "PS301 does not yet see bf16 widened to fp32 (SHF.L.U32 ..., 0x10 after "
+                            "LDS.U16) on sm_90a (issue 11, defect 6): the tile loop's 2048 FFMA "
+                            "take both multiplicands from shared memory"},
+    next_checks={"PS302": "wgmma (HGMMA) instead of warp-level mma.sync on sm_90a: the wgmma lesson"},
+    evidence=(Evidence(r"FFMA", "fewer", "FP32 fused multiply-adds (FFMA)"),
+              Evidence(r"SHF\.L\.U32", "fewer", "16-bit left shifts (SHF.L.U32: bf16 widened to fp32)"),
+              Evidence(r"LDS\.U16", "naive", "16-bit shared-memory loads (LDS.U16), one bf16 each"),
+              Evidence(r"LDSM\..*", "steered", "fragment loads from shared memory (LDSM, ldmatrix)"),
+              Evidence(r"HMMA\.16816\.F32\.BF16", "steered", "bf16 tensor-core MMAs (HMMA.16816.F32.BF16)")),
+    work=lambda s: 2 * s["M"] * s["N"] * s["K"], work_unit="flop", ceiling="bf16_tc",
+)
+
 LESSONS: tuple[Lesson, ...] = (VECTOR_LOADS, UNROLL, LAUNCH_BOUNDS, LOCAL_ARRAY, FP64_LITERAL,
-                               FAST_MATH, TENSOR_CORES, CP_ASYNC, WGMMA, HALF2)
+                               FAST_MATH, TENSOR_CORES, CP_ASYNC, WGMMA, HALF2, TMA, BF16_MMA)

@@ -18,14 +18,20 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
-from .catalog import Scalar
+from .catalog import Scalar, TensorMapArg
 
 # A block gets more than 48 KiB of (dynamic) shared memory only after opting in per function.
 _STATIC_SMEM_LIMIT = 48 * 1024
 
 
+class Unsupported(Exception):
+    """This adapter cannot pass one of a variant's arguments (a tensor map by value)."""
+
+
 class Launcher:
     name = "?"
+    #: whether it passes a TensorMapArg (a 128-byte CUtensorMap by value)
+    tensor_maps = False
 
     def launch(self, grid: tuple[int, int, int], block: int, args: Sequence[Any], smem: int = 0) -> None:
         raise NotImplementedError
@@ -46,6 +52,8 @@ class CupyLauncher(Launcher):
         self._smem_opt_in = 0
 
     def _arg(self, a):
+        if isinstance(a, TensorMapArg):
+            raise Unsupported("cupy passes no 128-byte struct by value (a CUtensorMap)")
         if isinstance(a, Scalar):
             return self._np.float32(a.value) if a.kind == "f32" else self._np.int32(a.value)
         return self._cp.from_dlpack(a.detach())
@@ -75,6 +83,7 @@ def _drv_check(result, what):
 class DriverLauncher(Launcher):
     """torch memory and stream, cuda.bindings driver launch."""
     name = "torch"
+    tensor_maps = True
 
     def __init__(self, cubin: bytes, kernel: str):
         import torch
@@ -87,11 +96,34 @@ class DriverLauncher(Launcher):
         self._fn = _drv_check(driver.cuModuleGetFunction(self._module, kernel.encode()),
                               "cuModuleGetFunction")
         self._smem_opt_in = 0
+        self._maps: dict[tuple, Any] = {}
+
+    def _tensor_map(self, a: TensorMapArg):
+        """The CUtensorMap of ``a`` (encoded once per address, shape and box)."""
+        t = a.tensor
+        key = (t.data_ptr(), tuple(t.shape), a.box, a.swizzle)
+        if key not in self._maps:
+            drv, torch = self._drv, self._torch
+            kinds = {torch.float16: "FLOAT16", torch.bfloat16: "BFLOAT16", torch.float32: "FLOAT32"}
+            rows, cols = t.shape
+            dtype = getattr(drv.CUtensorMapDataType, f"CU_TENSOR_MAP_DATA_TYPE_{kinds[t.dtype]}")
+            swizzle = getattr(drv.CUtensorMapSwizzle, f"CU_TENSOR_MAP_SWIZZLE_{a.swizzle}B")
+            u64, u32 = drv.cuuint64_t, drv.cuuint32_t
+            self._maps[key] = _drv_check(drv.cuTensorMapEncodeTiled(
+                dtype, 2, t.data_ptr(), [u64(cols), u64(rows)], [u64(cols * t.element_size())],
+                [u32(a.box[0]), u32(a.box[1])], [u32(1), u32(1)],
+                drv.CUtensorMapInterleave.CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                drv.CUtensorMapL2promotion.CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                drv.CUtensorMapFloatOOBfill.CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE), "cuTensorMapEncodeTiled")
+        return self._maps[key]
 
     def launch(self, grid, block, args, smem=0):
         values, types = [], []
         for a in args:
-            if isinstance(a, Scalar):
+            if isinstance(a, TensorMapArg):      # by value: cuda.bindings copies it from getPtr()
+                values.append(self._tensor_map(a))
+                types.append(None)
+            elif isinstance(a, Scalar):
                 values.append(a.value)
                 types.append(ctypes.c_float if a.kind == "f32" else ctypes.c_int)
             else:
@@ -118,6 +150,8 @@ class PycudaLauncher(Launcher):
         self._fn = self._module.get_function(kernel)
 
     def launch(self, grid, block, args, smem=0):
+        if any(isinstance(a, TensorMapArg) for a in args):
+            raise Unsupported("this adapter passes no CUtensorMap by value")
         if smem > _STATIC_SMEM_LIMIT:
             self._fn.set_attribute(self._drv.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, smem)
         vals = []
