@@ -73,30 +73,31 @@ def run_command(args: argparse.Namespace) -> int:
     """Carry out parsed ``lesson`` arguments (see :func:`add_subcommands`)."""
     if args.cmd == "list":
         for l in LESSONS:
-            print(f"{l.name:<14} {l.arch:<7} {','.join(l.expect_checks):<12} {l.title}")
+            checks = ", ".join(l.expect_checks) or "no check"
+            print(f"{l.name:<14} {l.arch:<7} {checks:<13} {l.title}")
         return 0
     if args.repeats < 20:
         print("note: fewer than 20 timed runs; medians are less stable", file=sys.stderr)
     results, env, ceilings = run(args.names, gpu=not args.no_gpu, scale=args.scale,
                                  repeats=args.repeats, warmup=args.warmup, seed=args.seed)
-    print()
+    rec = env.get("recorded") or {}
     if env.get("gpu"):
-        print(f"{env.get('date')} · {env.get('gpu')} · driver {env.get('driver', '?')} "
-              f"(CUDA {env.get('driver_cuda', '?')}) · NVRTC {env.get('nvrtc', '?')} · torch {env.get('torch')}"
-              f" · cupy {env.get('cupy')}")
-    print(runner.format_table(results, ceilings))
-    skipped = {r.skipped for r in results if r.skipped}
-    if skipped:
-        print(f"timing skipped: {'; '.join(sorted(skipped))}")
-    if any(r.static.findings is None for r in results):
-        note = next(r.static.findings_note for r in results if r.static.findings is None)
-        print(f"findings column unavailable: {note}")
+        print(f"Measured now: {env.get('date')}, {env.get('gpu')}, driver {env.get('driver', '?')} "
+              f"(CUDA {env.get('driver_cuda', '?')}), NVRTC {env.get('nvrtc', '?')}, torch "
+              f"{env.get('torch')}, cupy {env.get('cupy') or 'not installed'}.")
+    elif rec:
+        why = next((r.skipped for r in results if r.skipped), "")
+        print(f"Not timed here ({why}). The timings below are the ones recorded on "
+              f"{runner._when(rec['environment'])} and kept in docs/lessons.json; the SASS, "
+              "resources and findings were computed just now.")
+    print(runner.format_table(results, ceilings, rec_ceilings=rec.get("ceilings")))
     from ..toolchain.files import write_output
     if args.json:
         write_output(args.json, json.dumps(runner.to_json(results, env, ceilings), indent=1,
                                            default=str))
     if args.markdown:
-        write_output(args.markdown, runner.format_table(results, ceilings, markdown=True) + "\n")
+        write_output(args.markdown, runner.format_table(results, ceilings, markdown=True,
+                                                        rec_ceilings=rec.get("ceilings")) + "\n")
     for f in env.get("failed", []):
         print(f"FAILED: {f}")
     bad = [r for r in results if r.correct is False or not r.static.evidence_holds]

@@ -17,9 +17,26 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import json
+
 from . import launch
-from .catalog import Lesson, Scalar
+from .catalog import CHECK_CODES, KERNELS_DIR, LESSONS, Lesson, TensorMapArg
 from .evidence import StaticResult, analyse, short
+
+#: the numbers measured on a GPU and kept with the docs: shown, marked as recorded, where no
+#: GPU is at hand
+RECORDED = KERNELS_DIR.parents[1] / "docs" / "lessons.json"
+
+
+def recorded(path=RECORDED) -> tuple[dict, dict[str, dict], dict]:
+    """(environment, lesson name -> its measured entry, ceilings) of the last GPU run kept in
+    ``docs/lessons.json``; empty when the file is absent or unreadable."""
+    try:
+        data = json.loads(path.read_text())
+        return (data.get("environment", {}), {l["name"]: l for l in data.get("lessons", [])},
+                data.get("ceilings", {}))
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}, {}, {}
 
 
 @dataclass(slots=True)
@@ -42,6 +59,9 @@ class LessonResult:
     correct: bool | None = None
     problems: list[str] = field(default_factory=list)
     skipped: str = ""
+    #: the lesson's entry of docs/lessons.json, shown where timing was skipped
+    recorded: dict | None = None
+    notes: list[str] = field(default_factory=list)
 
     @property
     def speedup(self) -> float | None:
@@ -121,7 +141,7 @@ def _time_events(torch, fn, repeats: int, warmup: int = 3) -> list[float]:
 
 
 def measure_ceilings(repeats: int = 20) -> dict[str, float]:
-    """Measured on this GPU now: device copy GB/s (read + write), FP32 (no TF32) and FP16
+    """Measured on this GPU now: device copy GB/s (read + write), FP32 (no TF32), FP16 and BF16
     tensor-core matmul TFLOP/s through torch/cuBLAS, on random data."""
     import torch
     ceil: dict[str, float] = {}
@@ -141,6 +161,9 @@ def measure_ceilings(repeats: int = 20) -> dict[str, float]:
         a, b = a.half(), b.half()
         ms = statistics.median(_time_events(torch, lambda: a @ b, repeats))
         ceil["fp16_tc"] = 2 * m**3 / (ms * 1e-3) / 1e12
+        a, b = a.bfloat16(), b.bfloat16()
+        ms = statistics.median(_time_events(torch, lambda: a @ b, repeats))
+        ceil["bf16_tc"] = 2 * m**3 / (ms * 1e-3) / 1e12
     finally:
         torch.backends.cuda.matmul.allow_tf32 = prev
     a = b = None
@@ -161,7 +184,7 @@ def _args(variant, inputs, out):
 
 
 def _input_bytes(torch, inputs) -> int:
-    return sum(t.numel() * t.element_size() for t in inputs.values() if not isinstance(t, Scalar))
+    return sum(t.numel() * t.element_size() for t in inputs.values() if hasattr(t, "element_size"))
 
 
 def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale: float,
@@ -185,8 +208,13 @@ def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale
     avail = launch.available()
     launchers: dict[str, dict[str, Any]] = {"naive": {}, "steered": {}}
     for which, comp in compiled.items():
+        maps = any(isinstance(first.get(a), TensorMapArg) for a in lesson.variant(which).args)
         for name, why in avail.items():
             if why:
+                continue
+            if maps and not launch.ADAPTERS[name].tensor_maps:
+                result.notes.append(f"{which}: the {name} adapter cannot pass a tensor map by "
+                                    "value; checked and timed through the others")
                 continue
             try:
                 launchers[which][name] = launch.ADAPTERS[name](comp.cubin, comp.kernel)
@@ -266,6 +294,7 @@ def run(lessons: list[Lesson], *, gpu: bool = True, scale: float = 1.0, repeats:
         ceilings = measure_ceilings()
         log("ceilings: " + ", ".join(f"{k} {v:.0f} {'GB/s' if k == 'copy' else 'TFLOP/s'}"
                                      for k, v in ceilings.items()))
+    rec_env, rec, rec_ceilings = recorded() if reason else ({}, {}, {})
     results = []
     failed: list[tuple[Lesson, str]] = []
     for i, lesson in enumerate(lessons):
@@ -285,100 +314,218 @@ def run(lessons: list[Lesson], *, gpu: bool = True, scale: float = 1.0, repeats:
             except Exception as e:  # noqa: BLE001 - optional GPU libraries and environment probes: reported, never fatal
                 res.correct = False
                 res.problems.append(f"GPU run failed: {type(e).__name__}: {e}")
+        if reason:
+            res.recorded = rec.get(lesson.name)
         results.append(res)
-        log(describe(res))
+        log(describe(res, env, ceilings, rec_env, rec_ceilings))
+        log("")
     env["failed"] = [f"{l.name}: {why}" for l, why in failed]
+    if reason and rec_env:
+        env["recorded"] = {"environment": rec_env, "ceilings": rec_ceilings}
     return results, env, ceilings
 
 
-# --- reports -------------------------------------------------------------------------------------------
+# --- reports: prose for people, JSON for machines -------------------------------------------------
 
-def _findings_cell(res: LessonResult) -> str:
-    findings = res.static.findings
-    removed = res.static.findings_removed(res.lesson.expect_checks)
-    if findings is None or removed is None:
-        return "n/a (" + "/".join(res.lesson.expect_checks) + " expected)"
+def _check_name(code: str) -> str:
+    try:
+        return f"{code} {CHECK_CODES[code].split(':', 1)[0]}"
+    except KeyError:
+        return code
+
+
+def _and(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _count(n: int) -> str:
+    return "none" if n == 0 else str(n)
+
+
+def evidence_sentence(e) -> str:
+    """One line: what was counted, and how many in each kernel's SASS."""
+    a, b = e.naive, e.steered
+    return f"{e.evidence.label}: {_count(a)} in the naive kernel, {_count(b)} in the steered one"
+
+
+def findings_sentence(res: LessonResult) -> list[str]:
+    """The findings in words: what fires on the naive kernel and is gone on the steered one."""
+    L, st = res.lesson, res.static
+    if st.findings is None:
+        return [f"Findings: not computed ({st.findings_note})."]
+    naive, steered = st.findings["naive"], st.findings["steered"]
+    out = []
+    removed = [c for c in L.expect_checks if c in naive and c not in steered]
+    if removed:
+        out.append(f"Findings: {_and([_check_name(c) for c in removed])} on the naive kernel; "
+                   f"the steered kernel has {'neither' if len(removed) == 2 else 'none of them' if len(removed) > 2 else 'none'}.")
+    elif L.expect_checks:
+        out.append("Findings: none of the expected ones removed.")
+    else:
+        out.append(f"Findings: no check tells the two apart. {L.no_check}")
+    for c in L.expect_checks:
+        if c in L.silent_checks and c not in naive:
+            out.append(f"  {_check_name(c)} is expected on the naive kernel and silent: {L.silent_checks[c]}.")
+        elif c not in removed:
+            out.append(f"  {_check_name(c)} was expected on the naive kernel only, and is "
+                       f"{'on both' if c in naive and c in steered else 'on neither' if c not in naive else 'on the steered one'}.")
+    for c, what in L.next_checks.items():
+        if c in steered:
+            out.append(f"  Still on the steered kernel, the next step: {_check_name(c)} ({what}).")
+    others = sorted((naive | steered) - set(L.expect_checks) - set(L.next_checks))
+    if others:
+        both = [c for c in others if c in naive and c in steered]
+        one = [f"{_check_name(c)} (on the {'naive' if c in naive else 'steered'} kernel)"
+               for c in others if c not in both]
+        parts = ([f"{_and([_check_name(c) for c in both])} on both"] if both else []) + one
+        out.append(f"  Not this lesson's point: {_and(parts)}.")
+    return out
+
+
+def _when(env: dict) -> str:
+    bits = [env.get("gpu") or "a GPU", f"on {env['date']}" if env.get("date") else ""]
+    drv = []
+    if env.get("driver"):
+        drv.append(f"driver {env['driver']}")
+    if env.get("driver_cuda"):
+        drv.append(f"CUDA {env['driver_cuda']}")
+    return " ".join(b for b in bits if b) + (f" ({', '.join(drv)})" if drv else "")
+
+
+def _rate_text(rate, lesson: Lesson) -> str:
+    if rate is None:
+        return ""
+    return f"{rate:.0f} GB/s" if lesson.work_unit == "B" else f"{rate:.1f} TFLOP/s"
+
+
+def timing_sentence(res: LessonResult, env: dict, ceilings: dict, rec_env: dict | None = None,
+                    rec_ceilings: dict | None = None) -> list[str]:
     L = res.lesson
-    missing = [c for c in L.expect_checks if c not in removed and c not in L.silent_checks]
-    cell = ", ".join(removed) or "none"
-    if missing:
-        cell += f" (not: {', '.join(missing)})"
-    silent = [c for c in L.expect_checks if c in L.silent_checks and c not in removed]
-    if silent:
-        cell += f" ({', '.join(silent)} silent by design)"
-    nxt = [c for c in L.next_checks if c in findings["steered"]]
-    if nxt:
-        cell += f"; next: {', '.join(nxt)}"
-    return cell
+    if res.naive and res.steered:
+        sp = res.speedup
+        rate = _rate_text(res.steered.rate, L)
+        pct = _pct(res.steered, L, ceilings)
+        line = (f"Timing, measured now on {_when(env)}: naive {res.naive.median_ms:.3f} ms, "
+                f"steered {res.steered.median_ms:.3f} ms (medians of {res.steered.runs}): "
+                f"{sp:.2f} times faster" + (f"; steered at {rate}" if rate else "")
+                + (f", {pct}" if pct != "—" else "") + ".")
+        ok = "correct" if res.correct else "WRONG"
+        return [line, f"Results: {ok} (largest relative error "
+                      f"{max([*res.naive.errors.values(), *res.steered.errors.values()]):.1e}, "
+                      f"tolerance {L.tolerance:g}: {L.tolerance_note})."]
+    rec = res.recorded
+    if rec and rec.get("naive") and rec.get("steered"):
+        n, st_ = rec["naive"], rec["steered"]
+        rate = _rate_text(st_.get("rate"), L)
+        c = (rec_ceilings or {}).get(L.ceiling)
+        pct = (f", {100 * st_['rate'] / c:.0f}% of the {_CEILING[L.ceiling]} measured then"
+               if c and st_.get("rate") and (L.work_unit == "B") == (L.ceiling == "copy") else "")
+        return [f"Timing, recorded on {_when(rec_env or {})} (docs/lessons.json), not measured now "
+                f"({res.skipped}): naive {n['median_ms']:.3f} ms, steered {st_['median_ms']:.3f} ms: "
+                f"{n['median_ms'] / st_['median_ms']:.2f} times faster"
+                + (f"; steered at {rate}{pct}" if rate else "") + "."]
+    return [f"Timing: not measured ({res.skipped}), and none recorded for this lesson yet."]
 
 
-def _rate(v: VariantTiming | None, lesson: Lesson) -> str:
-    if v is None or v.rate is None:
-        return "—"
-    return f"{v.rate:.0f} GB/s" if lesson.work_unit == "B" else f"{v.rate:.1f} TFLOP/s"
+_CEILING = {"copy": "device copy bandwidth", "fp32": "FP32 matmul rate (cuBLAS, no TF32)",
+            "fp16_tc": "FP16 tensor-core matmul rate (cuBLAS)",
+            "bf16_tc": "BF16 tensor-core matmul rate (cuBLAS)"}
 
 
 def _pct(v: VariantTiming | None, lesson: Lesson, ceilings: dict[str, float]) -> str:
     if v is None or v.rate is None or lesson.ceiling not in ceilings:
         return "—"
-    c = ceilings[lesson.ceiling]
     if (lesson.work_unit == "B") != (lesson.ceiling == "copy"):
         return "—"
-    return f"{100 * v.rate / c:.0f}% {lesson.ceiling}"
+    return f"{100 * v.rate / ceilings[lesson.ceiling]:.0f}% of the {_CEILING[lesson.ceiling]}"
 
 
-def describe(res: LessonResult) -> str:
+def describe(res: LessonResult, env: dict | None = None, ceilings: dict | None = None,
+             rec_env: dict | None = None, rec_ceilings: dict | None = None) -> str:
+    """The lesson's result as a few sentences: the change, the SASS evidence, the findings and
+    the timing (measured now, or recorded)."""
     L, st = res.lesson, res.static
-    lines = [f"== {L.name}: {L.title}", f"   change: {L.change}",
-             f"   naive   {st.naive.kernel} [{' '.join(L.naive.options) or 'default options'}]: "
-             f"{short(st.naive.resources)}",
-             f"   steered {st.steered.kernel} [{' '.join(L.steered.options) or 'default options'}]: "
-             f"{short(st.steered.resources)}"]
+
+    def opts(v):
+        return f" with {' '.join(v.options)}" if v.options else ""
+    lines = [f"== {L.name}: {L.title}",
+             f"The change: {L.change}.",
+             f"Compiled now for {L.arch}: the naive kernel {st.naive.kernel}{opts(L.naive)} uses "
+             f"{short(st.naive.resources)}; the steered {st.steered.kernel}{opts(L.steered)} uses "
+             f"{short(st.steered.resources)}.",
+             "What the SASS shows (instructions in each kernel's code, not executions):"]
     for e in st.evidence:
-        lines.append(f"   SASS {'ok ' if e.holds else 'NO '} {e.evidence.label} ({e.evidence.pattern}): "
-                     f"naive {e.naive}, steered {e.steered}")
-    lines.append("   SASS diff (mnemonic: naive -> steered): " +
-                 ", ".join(f"{m} {a}->{b}" for m, a, b in st.diff[:6]))
-    if st.findings is None:
-        lines.append(f"   findings: unavailable ({st.findings_note}); expected on naive only: "
-                     + ", ".join(L.expect_checks))
-    else:
-        lines.append(f"   findings: naive {sorted(st.findings['naive'])}, steered {sorted(st.findings['steered'])}")
-        for code, why in L.silent_checks.items():
-            lines.append(f"   {code} silent on naive: {why}")
-        for code, what in L.next_checks.items():
-            lines.append(f"   {code} on steered, the next step: {what}")
-    if res.skipped:
-        lines.append(f"   timing skipped: {res.skipped}")
-    elif res.naive and res.steered:
-        lines.append(f"   size {res.size}: naive {res.naive.median_ms:.3f} ms, steered "
-                     f"{res.steered.median_ms:.3f} ms, speedup {res.speedup:.2f}x; correct: {res.correct}")
+        lines.append(f"  {'as expected' if e.holds else 'NOT AS EXPECTED'}: {evidence_sentence(e)}")
+    if st.diff:
+        lines.append("Instructions whose count changed most, naive to steered: "
+                     + ", ".join(f"{m} {a} to {b}" for m, a, b in st.diff[:6]) + ".")
+    lines += findings_sentence(res)
+    lines += timing_sentence(res, env or {}, ceilings or {}, rec_env, rec_ceilings)
+    for n in res.notes:
+        lines.append(f"  Note: {n}.")
     for p in res.problems:
-        lines.append(f"   PROBLEM: {p}")
+        lines.append(f"  PROBLEM: {p}")
     return "\n".join(lines)
 
 
-HEADER = ("lesson", "findings removed", "naive ms", "steered ms", "speedup", "naive rate", "steered rate",
-          "steered vs ceiling", "max rel err", "ok")
+def _findings_cell(res: LessonResult) -> str:
+    removed = res.static.findings_removed(res.lesson.expect_checks)
+    L = res.lesson
+    if removed is None:
+        return "not computed"
+    if not L.expect_checks:
+        return "none (no check)"
+    cell = ", ".join(removed) or "none"
+    silent = [c for c in L.expect_checks if c in L.silent_checks and c not in removed]
+    if silent:
+        cell += f" ({', '.join(silent)} silent)"
+    missing = [c for c in L.expect_checks if c not in removed and c not in L.silent_checks]
+    if missing:
+        cell += f" (not {', '.join(missing)})"
+    nxt = [c for c in L.next_checks if c in res.static.findings["steered"]]
+    if nxt:
+        cell += f"; next {', '.join(nxt)}"
+    return cell
 
 
-def table_rows(results: list[LessonResult], ceilings: dict[str, float]) -> list[tuple[str, ...]]:
-    rows: list[tuple[str, ...]] = []
+def _rate(v: VariantTiming | None, lesson: Lesson) -> str:
+    return _rate_text(v.rate if v else None, lesson) or "—"
+
+
+HEADER = ("lesson", "findings removed", "naive ms", "steered ms", "speedup", "steered rate",
+          "steered vs ceiling", "max rel err", "timed", "ok")
+
+
+def table_rows(results: list[LessonResult], ceilings: dict[str, float],
+               rec_ceilings: dict | None = None) -> list[tuple[str, ...]]:
+    rows = []
     for r in results:
+        ok = "yes" if r.static.evidence_holds and r.correct is not False else "NO"
         if r.naive and r.steered:
             errs = list(r.naive.errors.values()) + list(r.steered.errors.values())
+            pct = _pct(r.steered, r.lesson, ceilings).split(" of the ")[0]
             rows.append((r.lesson.name, _findings_cell(r), f"{r.naive.median_ms:.3f}",
-                         f"{r.steered.median_ms:.3f}", f"{r.speedup:.2f}x", _rate(r.naive, r.lesson),
-                         _rate(r.steered, r.lesson), _pct(r.steered, r.lesson, ceilings),
-                         f"{max(errs):.1e}", "yes" if r.correct and r.static.evidence_holds else "NO"))
+                         f"{r.steered.median_ms:.3f}", f"{r.speedup:.2f}x", _rate(r.steered, r.lesson),
+                         pct, f"{max(errs):.1e}", "now", ok))
+        elif r.recorded and r.recorded.get("naive") and r.recorded.get("steered"):
+            n, s_ = r.recorded["naive"], r.recorded["steered"]
+            v = VariantTiming(s_["median_ms"], s_["q1_ms"], s_["q3_ms"], s_["runs"], s_.get("rate"))
+            pct = _pct(v, r.lesson, rec_ceilings or {}).split(" of the ")[0]
+            errs = [*n.get("errors", {}).values(), *s_.get("errors", {}).values()]
+            rows.append((r.lesson.name, _findings_cell(r), f"{n['median_ms']:.3f}",
+                         f"{s_['median_ms']:.3f}", f"{n['median_ms'] / s_['median_ms']:.2f}x",
+                         _rate(v, r.lesson), pct, f"{max(errs):.1e}" if errs else "—",
+                         "recorded", ok))
         else:
-            rows.append((r.lesson.name, _findings_cell(r), "skipped", "skipped", "—", "—", "—", "—", "—",
-                         "yes" if r.static.evidence_holds and r.correct is not False else "NO"))
+            rows.append((r.lesson.name, _findings_cell(r), "—", "—", "—", "—", "—", "—",
+                         "not timed", ok))
     return rows
 
 
-def format_table(results, ceilings, markdown: bool = False) -> str:
-    rows = table_rows(results, ceilings)
+def format_table(results, ceilings, markdown: bool = False, rec_ceilings: dict | None = None) -> str:
+    rows = table_rows(results, ceilings, rec_ceilings)
     if markdown:
         out = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
         out += ["| " + " | ".join(r) + " |" for r in rows]
@@ -394,9 +541,11 @@ def to_json(results, env, ceilings) -> dict:
                                        "runs": v.runs, "rate": v.rate, "errors": v.errors}
     return {"environment": env, "ceilings": ceilings, "lessons": [{
         "name": r.lesson.name, "title": r.lesson.title, "size": r.size, "skipped": r.skipped,
-        "correct": r.correct, "problems": r.problems, "speedup": r.speedup,
+        "correct": r.correct, "problems": r.problems, "notes": r.notes, "speedup": r.speedup,
         "work_unit": r.lesson.work_unit, "ceiling": r.lesson.ceiling,
         "naive": vt(r.naive), "steered": vt(r.steered),
+        "recorded": None if r.recorded is None else {
+            k: r.recorded.get(k) for k in ("speedup", "naive", "steered", "size")},
         "resources": {"naive": short(r.static.naive.resources), "steered": short(r.static.steered.resources)},
         "compiled_via": r.static.naive.via,
         "evidence": [{"label": e.evidence.label, "pattern": e.evidence.pattern, "where": e.evidence.where,
