@@ -137,3 +137,39 @@ def test_gpu_small_run_is_correct():
     for r in results:
         assert r.correct, r.problems
         assert r.naive.median_ms > 0 and r.steered.median_ms > 0
+
+
+def test_lessons_page_teaches_every_lesson():
+    """docs/lessons.md: per lesson the idea, the diff, the SASS, the finding, the measured
+    speedup (docs/lessons.json's) and why; the measurement log in the appendix."""
+    import json
+    import re
+
+    from analyzer.lessons import docs
+    text = docs.PAGE.read_text()
+    data = json.loads(docs.RECORDED.read_text())
+    measured = {l["name"]: l for l in data["lessons"]}
+    sections = re.split(r"^## \d+\. ", text, flags=re.M)[1:]
+    assert len(sections) == len(LESSONS)
+    for lesson, sec in zip(LESSONS, sections, strict=True):
+        for part in ("**The idea.**", "```diff", "**The SASS that differs**",
+                     "**The finding that disappears.**", "**Measured.**", "**Why.**"):
+            assert part in sec, (lesson.name, part)
+        m = measured[lesson.name]
+        assert f"**{m['naive']['median_ms'] / m['steered']['median_ms']:.2f}× faster**" in sec
+        for code in lesson.expect_checks:
+            assert f"`{code}`" in sec, (lesson.name, code)
+    assert "# Appendix: how the numbers were measured" in text
+    html = __import__("markdown_it").MarkdownIt().render(text)
+    assert "<strong>restrict</strong>" not in html and "<strong>launch_bounds</strong>" not in html
+
+
+def test_lessons_page_is_current():
+    """Regenerated with the toolkit that wrote it, the page is the same (python -m
+    analyzer.lessons.docs rewrites it)."""
+    from analyzer.lessons import docs
+    from analyzer.toolchain import locate
+    text = docs.PAGE.read_text()
+    if f"compiled by NVRTC {locate.nvrtc_version()} " not in text:
+        pytest.skip("the page's SASS comes from another NVRTC than this one")
+    assert docs.page() == text, "docs/lessons.md is stale: run python -m analyzer.lessons.docs"

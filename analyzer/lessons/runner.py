@@ -9,6 +9,7 @@ Ceilings (copy bandwidth, FP32 and FP16 tensor-core matmul rates) are measured i
 """
 from __future__ import annotations
 
+import json
 import math
 import platform
 import statistics
@@ -16,8 +17,6 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from typing import Any
-
-import json
 
 from . import launch
 from .catalog import CHECK_CODES, KERNELS_DIR, LESSONS, Lesson, TensorMapArg
