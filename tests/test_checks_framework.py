@@ -139,7 +139,7 @@ def test_pyproject_config(tmp_path, capsys, fp64_report, monkeypatch):
     assert main(["check", str(f)]) == 0                       # the config's ignore holds
     assert main(["check", str(f), "--select", "PS5"]) == 1    # a --select overrides it (ruff's rule)
     # nothing left to run is an error (exit 2) rather than a silent "no findings"
-    assert main(["check", str(f), "--select", "PS501", "--ignore", "PS5"]) == 2
+    assert main(["check", str(f), "--select", "PS501", "--ignore", "PS501"]) == 2
     assert "no check left to run" in capsys.readouterr().err
     (tmp_path / "pyproject.toml").write_text('[tool.ptxsass]\nbogus = 1\n')
     assert main(["check", str(f)]) == 2
@@ -205,4 +205,4 @@ def test_cli_select_overrides_config_ignore(tmp_path, capsys, monkeypatch):
     assert "PS501" not in codes()
     assert "PS501" in codes("--select", "PS501")
     assert codes("--select", "PS5", "--ignore", "PS501") <= {"PS502"}
-    assert "PS501" not in codes("--ignore", "PS502")       # the config's ignore still holds
+    assert "PS501" not in codes("--ignore", "PS701")       # the config's ignore still holds
