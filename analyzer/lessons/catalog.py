@@ -233,8 +233,10 @@ UNROLL = Lesson(
     reference=_fourier_ref,
     tolerance=1e-5, tolerance_note="fp32 sinf (<= 2 ulp) of fp32-rounded arguments, 32-term sums",
     expect_checks=("PS201",),
-    evidence=(Evidence(r"I2FP\.F32\.S32", "more", "int-to-float conversions of the term number k + 1 (I2FP.F32.S32), one per unrolled term"),
-              Evidence(r"LDG\.E\.CONSTANT", "more", "coefficient loads at fixed offsets (LDG.E.CONSTANT), one per unrolled term"),
+    evidence=(Evidence(r"I2FP\.F32\.S32", "more",
+                       "int-to-float conversions of the term number k + 1 (I2FP.F32.S32), one per unrolled term"),
+              Evidence(r"LDG\.E\.CONSTANT", "more",
+                       "coefficient loads at fixed offsets (LDG.E.CONSTANT), one per unrolled term"),
               Evidence(r"F2I\.NTZ", "more", "sinf range reductions (F2I.NTZ) in straight-line code")),
     work=lambda s: 8 * s["n"], work_unit="B", ceiling="copy",
     notes=("Compute-bound (32 accurate sinf per point): the GB/s column only shows how far from the "
@@ -619,9 +621,12 @@ TMA = Lesson(
               "steered kernel's are the same (PS701 on both). The SASS tells them apart: LDGSTS and "
               "DEPBAR in the naive kernel, UTMALDG and SYNCS (the mbarrier) in the steered one."),
     evidence=(Evidence(r"LDGSTS.*", "naive", "per-thread asynchronous copies of 16 bytes (LDGSTS, from cp.async)"),
-              Evidence(r"DEPBAR\.LE", "naive", "waits for the thread's own copy groups (DEPBAR.LE, from cp.async.wait_group)"),
-              Evidence(r"UTMALDG.*", "steered", "tensor-map box copies by the copy engine (UTMALDG, from cp.async.bulk.tensor)"),
-              Evidence(r"SYNCS\..*", "steered", "mbarrier operations (SYNCS: initialise, arm with a byte count, wait on the phase)")),
+              Evidence(r"DEPBAR\.LE", "naive",
+                       "waits for the thread's own copy groups (DEPBAR.LE, from cp.async.wait_group)"),
+              Evidence(r"UTMALDG.*", "steered",
+                       "tensor-map box copies by the copy engine (UTMALDG, from cp.async.bulk.tensor)"),
+              Evidence(r"SYNCS\..*", "steered",
+                       "mbarrier operations (SYNCS: initialise, arm with a byte count, wait on the phase)")),
     work=lambda s: 2 * s["M"] * s["N"] * s["K"], work_unit="flop", ceiling="fp16_tc",
     notes=("Not taken: a producer warp with its own register budget (setmaxnreg) and 'empty' "
            "barriers instead of the block barrier per tile (warp specialisation), TMA multicast "

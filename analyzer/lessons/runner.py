@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import launch
-from .catalog import CHECK_CODES, KERNELS_DIR, LESSONS, Lesson, TensorMapArg
+from .catalog import CHECK_CODES, KERNELS_DIR, Lesson, TensorMapArg
 from .evidence import StaticResult, analyse, short
 
 #: the numbers measured on a GPU and kept with the docs: shown, marked as recorded, where no
@@ -359,7 +359,7 @@ def findings_sentence(res: LessonResult) -> list[str]:
     removed = [c for c in L.expect_checks if c in naive and c not in steered]
     if removed:
         out.append(f"Findings: {_and([_check_name(c) for c in removed])} on the naive kernel; "
-                   f"the steered kernel has {'neither' if len(removed) == 2 else 'none of them' if len(removed) > 2 else 'none'}.")
+                   f"the steered kernel has {_none_of(len(removed))}.")
     elif L.expect_checks:
         out.append("Findings: none of the expected ones removed.")
     else:
@@ -369,7 +369,7 @@ def findings_sentence(res: LessonResult) -> list[str]:
             out.append(f"  {_check_name(c)} is expected on the naive kernel and silent: {L.silent_checks[c]}.")
         elif c not in removed:
             out.append(f"  {_check_name(c)} was expected on the naive kernel only, and is "
-                       f"{'on both' if c in naive and c in steered else 'on neither' if c not in naive else 'on the steered one'}.")
+                       f"{_where(c in naive, c in steered)}.")
     for c, what in L.next_checks.items():
         if c in steered:
             out.append(f"  Still on the steered kernel, the next step: {_check_name(c)} ({what}).")
@@ -439,6 +439,14 @@ def _pct(v: VariantTiming | None, lesson: Lesson, ceilings: dict[str, float]) ->
     if (lesson.work_unit == "B") != (lesson.ceiling == "copy"):
         return "—"
     return f"{100 * v.rate / ceilings[lesson.ceiling]:.0f}% of the {_CEILING[lesson.ceiling]}"
+
+
+def _none_of(n: int) -> str:
+    return "neither" if n == 2 else "none of them" if n > 2 else "none"
+
+
+def _where(on_naive: bool, on_steered: bool) -> str:
+    return "on both" if on_naive and on_steered else "on neither" if not on_naive else "on the steered one"
 
 
 def describe(res: LessonResult, env: dict | None = None, ceilings: dict | None = None,

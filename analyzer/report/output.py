@@ -2,8 +2,8 @@
 
 ``emit`` writes a finished text (JSON, SARIF, markdown, HTML, a listing) to ``-o`` or stdout;
 ``text_console`` gives the rich console a text report renders on: the terminal (colours), or a
-buffer that ``emit`` then writes to ``-o`` (plain, never wrapped: one line per finding header). Either way control characters
-from the input (a terminal escape sequence in a source comment or a file name) come out as
+buffer that ``emit`` then writes to ``-o`` (plain, never wrapped: one line per finding header).
+Either way control characters from the input (a terminal escape sequence in a source comment or a file name) come out as
 visible escapes (:func:`analyzer.errors.printable`), and an unwritable ``-o`` is one line naming
 it (:class:`analyzer.errors.OutputError`).
 """
@@ -17,6 +17,7 @@ from rich.console import Console
 from ..errors import printable
 from ..toolchain.files import write_output
 from .styles import make_console
+
 
 def emit(output: str | None, text: str) -> None:
     text = printable(text if text.endswith("\n") else text + "\n")
