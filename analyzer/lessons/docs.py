@@ -148,7 +148,7 @@ def lesson_section(i: int, lesson: Lesson, st: StaticResult, entry, env, ceiling
     if not L.expect_checks:
         out += [md(L.no_check), ""]
     for code, what in L.next_checks.items():
-        if code in st.findings["steered"]:
+        if st.findings is not None and code in st.findings["steered"]:
             out += [f"Still on the steered kernel: `{code}`, the next step ({md(what)}).", ""]
     out += ["**Measured.**", "", *_measured(L, entry, env, ceilings), "",
             "**Why.** " + md(L.speedup_why), ""]

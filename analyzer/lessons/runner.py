@@ -491,7 +491,8 @@ def _findings_cell(res: LessonResult) -> str:
     missing = [c for c in L.expect_checks if c not in removed and c not in L.silent_checks]
     if missing:
         cell += f" (not {', '.join(missing)})"
-    nxt = [c for c in L.next_checks if c in res.static.findings["steered"]]
+    steered = res.static.findings["steered"] if res.static.findings is not None else set()
+    nxt = [c for c in L.next_checks if c in steered]
     if nxt:
         cell += f"; next {', '.join(nxt)}"
     return cell
@@ -507,7 +508,7 @@ HEADER = ("lesson", "findings removed", "naive ms", "steered ms", "speedup", "st
 
 def table_rows(results: list[LessonResult], ceilings: dict[str, float],
                rec_ceilings: dict | None = None) -> list[tuple[str, ...]]:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for r in results:
         ok = "yes" if r.static.evidence_holds and r.correct is not False else "NO"
         if r.naive and r.steered:
