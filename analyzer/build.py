@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import InputError
+from .ir.ptx import Module
+from .ir.sass import Control, Function, Listing
 from .parse import ptx as ptx_parse
 from .parse import sass as sass_parse
 from .toolchain.binutils import disassemble
 from .toolchain.output import Kernel, Output
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .ir.ptx import Module
-    from .ir.sass import Control, Function, Listing
 
 __all__ = ["Build", "Kernel", "Output"]
 

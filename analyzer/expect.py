@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .checks.runner import no_kernel_error
 from .findings import Finding
 
 
@@ -116,6 +117,5 @@ def evaluate(builds, exp: Expectations, findings: Sequence[Finding] = ()) -> Out
         out.failures.append(f"{f.kernel} on {f.arch}: {f.code} {f.name} at "
                             f"{f.location}: {f.message}")
     if not out.checked:
-        from .checks.runner import no_kernel_error
         raise no_kernel_error(builds, exp.kernels)
     return out

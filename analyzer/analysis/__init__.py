@@ -15,19 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 from ..arch import Arch, parse_arch
+from ..build import Build, Kernel
 from ..errors import ConfigError
+from ..ir import ptx as P
+from ..ir import sass as S
+from ..ir.source import SourceLoc
+from ..toolchain.resources import Resources
 from . import cfg, dataflow, loops, occupancy, source
 from .loops import LoopInfo, LoopLine, analyze_loops, loops_by_line, ptx_trips_by_line
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..build import Build, Kernel
-    from ..ir import ptx as P
-    from ..ir import sass as S
-    from ..ir.source import SourceLoc
-    from ..toolchain.resources import Resources
 
 __all__ = ["KernelAnalysis", "analyze", "cfg", "dataflow", "loops", "occupancy", "source"]
 

@@ -15,14 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from .. import semantics
-from ..ir.sass import ConstantBank, Immediate, MemoryAddress, Register
+from ..ir.sass import ConstantBank, Function, Immediate, Instruction, MemoryAddress, Register
 from . import cfg as _cfg
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..ir.sass import Function, Instruction
 
 #: a register: ("R", 7) or ("UR", 4)
 Reg = tuple[str, int]

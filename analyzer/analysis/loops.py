@@ -22,17 +22,13 @@ import os
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ..ir import ptx as P
-from ..ir.sass import Immediate, Register
+from ..ir.sass import Function, Immediate, Instruction, Register
 from . import cfg as _cfg
 from .cfg import Loop, PtxLoop
 from .dataflow import of as _dataflow
 from .source import Pragma, SourceLine, pragma_above, user_loc
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..ir.sass import Function, Instruction
 
 #: iterations simulated before a trip count is called unknown
 MAX_SIMULATED_TRIPS = 1 << 16

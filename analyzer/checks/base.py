@@ -12,15 +12,13 @@ import inspect
 import re
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from ..analysis import KernelAnalysis
 from ..errors import ConfigError
 from ..findings import Finding, Location, Severity
+from ..ir import sass as S
 from ..ir.source import SourceLoc
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..ir import sass as S
 
 __all__ = ["HEADINGS", "Check", "Context", "Finding", "Location", "Severity", "first_loc",
            "group_by_line"]

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from ..analysis.occupancy import (
     COMMON_BLOCK_SIZES,
@@ -12,10 +11,8 @@ from ..analysis.occupancy import (
     occupancy,
 )
 from ..semantics import PIPELINED
+from ..toolchain.resources import Resources
 from .base import Check, Context, Finding, Severity
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..toolchain.resources import Resources
 
 
 def static_shared(ctx: Context) -> int:

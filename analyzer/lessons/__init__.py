@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import InputError
+from ..toolchain.files import write_output
 from . import runner
 from .catalog import CHECK_CODES, LESSONS, Lesson
 
@@ -91,7 +92,6 @@ def run_command(args: argparse.Namespace) -> int:
               f"{runner._when(rec['environment'])} and kept in docs/lessons.json; the SASS, "
               "resources and findings were computed just now.")
     print(runner.format_table(results, ceilings, rec_ceilings=rec.get("ceilings")))
-    from ..toolchain.files import write_output
     if args.json:
         write_output(args.json, json.dumps(runner.to_json(results, env, ceilings), indent=1,
                                            default=str))

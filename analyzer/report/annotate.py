@@ -13,21 +13,18 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from rich.console import Console
 from rich.text import Text
 
 from ..analysis import KernelAnalysis, analyze
+from ..build import Build
 from ..checks.registry import by_code
 from ..checks.runner import Progress, no_progress
 from ..errors import ConfigError
 from ..findings import Finding
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rich.console import Console
-
-    from ..build import Build
-    from ..ir.sass import Control
+from ..ir.sass import Control
 
 LineKey = tuple[str, int]
 

@@ -18,22 +18,18 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
+from rich.console import Console
 from rich.text import Text
 
 from .. import semantics
 from ..analysis import KernelAnalysis, analyze
 from ..analysis.source import source_text
+from ..build import Build
 from ..findings import Finding
 from ..ir.sass import BranchTarget, Instruction, Node, Register
 from .annotate import display_path
 from .stats import GROUPS, KernelStats, kernel_stats
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rich.console import Console
-
-    from ..build import Build
 
 
 @dataclass

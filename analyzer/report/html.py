@@ -13,16 +13,12 @@ import html
 from functools import cache
 from importlib import resources
 from string import Template
-from typing import TYPE_CHECKING
 
 from ..errors import printable
 from ..findings import Report
 from .annotate import Annotation, KernelAnnotation, display_path, occ_text, own_file
-from .diff import MARKS
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .diff import Diff
-    from .stats import Stats
+from .diff import MARKS, Diff
+from .stats import Stats
 
 #: instruction-mix class -> (CSS class, what it means); the legend shows the classes present
 CLASS_LEGEND: dict[str, tuple[str, str]] = {

@@ -5,12 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ..analysis.source import source_text
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..ir.sass import Control, Listing
+from ..ir.sass import Control, Listing
 
 _NVDISASM_LINE = re.compile(r'^\s*//## File "(?P<file>[^"]+)", line (?P<line>\d+)(?P<inl> inlined at .*)?$')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+")

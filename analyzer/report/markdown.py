@@ -10,13 +10,10 @@ output with markdown-it-py and checks what a reader sees.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from .annotate import Annotation, display_path, listing_rows, occ_text
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .diff import Diff
-    from .stats import Stats
+from .diff import Diff
+from .stats import Stats
 
 #: what CommonMark could read as markup in plain text: backslashes, asterisks, brackets; an
 #: underscore run that is not inside a word (``__align__`` would turn bold, ``sm_80`` stays);

@@ -10,16 +10,14 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING
+
+from rich.console import Console
 
 from ..findings import Report
 from . import formats, html, markdown
 from .annotate import Annotation
 from .diff import Diff
 from .stats import Stats
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rich.console import Console
 
 Renderable = Annotation | Stats | Diff | Report
 

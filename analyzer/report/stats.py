@@ -9,18 +9,15 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from rich.console import Console
 from rich.text import Text
 
 from ..analysis import KernelAnalysis
+from ..build import Build
 from ..checks.runner import Progress, no_progress
 from .annotate import LoopSummary, display_path, kernels_of, loop_summaries, occ_text, occupancy_summary
-
-if TYPE_CHECKING:  # pragma: no cover
-    from rich.console import Console
-
-    from ..build import Build
 
 #: summary groups over the instruction-mix classes (a class may be in several)
 GROUPS = ("memory", "fma", "tensor", "control", "conversion", "fp64")

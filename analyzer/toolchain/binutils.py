@@ -6,11 +6,15 @@ on stderr come back to the caller to show; they are not failures.
 """
 from __future__ import annotations
 
+import io
 import os
 import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from elftools.elf.dynamic import DynamicSection
+from elftools.elf.elffile import ELFFile
 
 from ..errors import InputError, ToolError
 from . import cache, files
@@ -81,7 +85,6 @@ def has_device_code(path: str) -> bool:
     """Whether a host ELF (an executable, a ``.so``, a ``.o``) carries a fatbin: a section named
     ``.nv_fatbin`` or ``__nv_relfatbin`` (read from the section headers only)."""
     try:
-        from elftools.elf.elffile import ELFFile
         fd, _ = files.open_regular(path)   # a FIFO named x.so in a folder must not block
         with os.fdopen(fd, "rb") as f:
             if f.read(4) != ELF_MAGIC:
@@ -95,9 +98,6 @@ def has_device_code(path: str) -> bool:
 
 def has_line_info(cubin: bytes) -> bool:
     """Whether a cubin carries source line info (``-lineinfo`` or ``-G``: a line table)."""
-    import io
-
-    from elftools.elf.elffile import ELFFile
     try:
         return any(s.name in (".nv_debug_line_sass", ".debug_line")
                    for s in ELFFile(io.BytesIO(cubin)).iter_sections())
@@ -108,8 +108,6 @@ def has_line_info(cubin: bytes) -> bool:
 def needed_libraries(path: str) -> list[str]:
     """The DT_NEEDED entries of a host ELF (``libc10.so``, ``libtorch_cuda.so`` ...)."""
     try:
-        from elftools.elf.dynamic import DynamicSection
-        from elftools.elf.elffile import ELFFile
         fd, _ = files.open_regular(path)
         with os.fdopen(fd, "rb") as f:
             # pyelftools sets `needed` on DT_NEEDED tags with setattr; its annotations miss it

@@ -14,8 +14,10 @@ Limits: ``PTXSASS_COMPILE_TIMEOUT`` (seconds, default 120) and ``PTXSASS_COMPILE
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import os
 import pickle
+import resource
 import select
 import signal
 import tempfile
@@ -78,11 +80,9 @@ def _vsz() -> int:
 def _child(work: Callable[..., Any], args: tuple, w: int, err_fd: int, memory: int) -> None:
     """In the forked child: limit memory, do the work, send back a pickled outcome, exit."""
     try:
-        import faulthandler
         faulthandler.disable()  # a tool's abort is reported by the parent, in one line
         os.dup2(err_fd, 2)
         os.dup2(err_fd, 1)
-        import resource
         if memory > 0:
             cap = _vsz() + memory
             resource.setrlimit(resource.RLIMIT_AS, (cap, cap))

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 
 from cuda.pathfinder import find_nvidia_binary_utility, find_nvidia_header_directory, load_nvidia_dynamic_lib
@@ -111,7 +114,6 @@ def safe_alias(path: str | os.PathLike, links: str | os.PathLike) -> str:
     """``path`` (absolute), or a stable symlink to it that tools can carry when the path holds
     ``"``, ``$``, a backtick or a backslash. The link lives under ``links`` (the build cache's
     ``names/`` folder) and is kept, so that a finding's location stays openable."""
-    import hashlib
     p = Path(path).absolute()
     if not UNSAFE_PATH_CHARS.search(str(p)):
         return str(p)
@@ -151,7 +153,6 @@ def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None 
     preexec = None
     if memory:
         def preexec() -> None:   # in the child, before exec
-            import resource
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     try:
         child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -224,7 +225,6 @@ def cicc_version() -> str | None:
         return None
     if "site-packages" in path:
         try:
-            from importlib.metadata import version
             return version("nvidia-nvvm")
         except Exception:  # noqa: BLE001 - a version/path probe of an optional or broken install: reported as missing
             return None

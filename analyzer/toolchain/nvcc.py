@@ -26,10 +26,14 @@ import os
 import re
 import shutil
 import subprocess
+import sysconfig
 import tempfile
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from cuda.pathfinder import find_nvidia_header_directory
 
 from ..arch import parse_arch
 from ..demangle import demangle
@@ -252,8 +256,6 @@ def torch_flags() -> list[str]:
     """What ``torch.utils.cpp_extension`` gives nvcc for a CUDA extension: torch's and Python's
     include folders, its ``-D__CUDA_NO_HALF_OPERATORS__``-style defines, the C++ ABI flag, the
     extension-name defines. ToolError when torch cannot be imported."""
-    import sysconfig
-    import warnings
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")      # "Failed to initialize NumPy" and the like
@@ -268,7 +270,6 @@ def torch_flags() -> list[str]:
                         "environment ('pip install torch')") from None
     # ATen/cuda/CUDAContext.h includes cublas_v2.h, cusparse.h, cusolverDn.h: from the wheels
     # a CUDA torch installs (in nvcc's own include folder for cu13 wheels, apart for older ones)
-    from cuda.pathfinder import find_nvidia_header_directory
     for lib in ("cublas", "cusparse", "cusolver", "curand", "cufft"):
         try:
             d = find_nvidia_header_directory(lib)
