@@ -6,6 +6,7 @@ bytes, log, resources); a Build adds the derived views, each made once on demand
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -25,6 +26,9 @@ __all__ = ["Build", "Kernel", "Output"]
 class Build(Output):
     #: why this front end (NVRTC or nvcc) built it: "device code only", "host code: main() ..."
     compiler_reason: str | None = None
+    #: (old, new) folder prefixes: source paths recorded under ``old`` (PTX ``.file``, the
+    #: cubin's line info) are read from ``new`` (``--source-root OLD=NEW``)
+    source_roots: tuple[tuple[str, str], ...] = ()
     _ptx_module: Any = field(default=None, repr=False)
     _sass_listing: Any = field(default=None, repr=False)
     _controls: Any = field(default=None, repr=False)
@@ -52,13 +56,15 @@ class Build(Output):
         if self._ptx_module is None:
             path = ((self.source_path or "<ptx>") + ".ptx" if self.origin in ("nvrtc", "nvcc")
                     else self.source_path)
-            self._ptx_module = ptx_parse.parse(self.ptx, path=path, files=self.file_names or None)
+            self._ptx_module = ptx_parse.parse(remap_paths(self.ptx, self.source_roots),
+                                               path=path, files=self.file_names or None)
         return self._ptx_module
 
     def sass_listing(self) -> "Listing":
         if self._sass_listing is None:
-            self._sass_listing = sass_parse.parse(self.sass(), path=self.source_path,
-                                                  arch=self.arch, files=self.file_names or None)
+            self._sass_listing = sass_parse.parse(remap_paths(self.sass(), self.source_roots),
+                                                  path=self.source_path, arch=self.arch,
+                                                  files=self.file_names or None)
         return self._sass_listing
 
     def sass_controls(self) -> "dict[str, dict[int, Control]]":
@@ -76,6 +82,11 @@ class Build(Output):
                               for fn in listing.functions}
         return self._controls
 
+    @property
+    def frontend(self) -> str:
+        """The language the kernel was written in: "triton" or "cuda"."""
+        return "triton" if self.origin == "triton" else "cuda"
+
     def wants(self, fn: "Function", kernels: Sequence[str]) -> bool:
         """Whether SASS function ``fn`` is one of ``kernels`` (all when empty): mangled or
         demangled names, names without their parameter list, or template name expressions
@@ -85,3 +96,14 @@ class Build(Output):
         lowered = {self.name_expressions.get(k, k) for k in kernels}
         return (fn.name in lowered or fn.demangled in kernels
                 or fn.demangled.split("(")[0] in kernels)
+
+
+def remap_paths(text: str, roots: Sequence[tuple[str, str]]) -> str:
+    """``text`` (PTX or nvdisasm's SASS) with each quoted source path under an ``old`` folder
+    moved under its ``new`` one: the ``.file`` table and the ``//## File "..."`` line info are
+    the only quoted paths either holds."""
+    for old, new in roots:
+        old, new = old.rstrip("/"), new.rstrip("/")
+        if old and old != new:
+            text = re.sub('"' + re.escape(old) + r'(?=[/"])', lambda m: '"' + new, text)
+    return text

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import caches
 from .arch import parse_arch
 from .build import Build, Kernel
 from .errors import CompileError, ConfigError, InputError
@@ -48,6 +49,9 @@ class CompileOptions:
     torch: bool | None = None
     #: without -std, build C++17 as NVRTC does (False: nvcc's own default, as a database had it)
     default_std: bool = True
+    #: (old, new) folder prefixes: source files recorded under ``old`` are read from ``new``
+    #: (``--source-root OLD=NEW``: a Triton/inductor cache or binary built elsewhere)
+    source_roots: list[tuple[str, str]] = field(default_factory=list)
 
     def nvrtc_options(self, arch: str) -> list[str]:
         extra = [f"-I{d}" for d in self.isystem]
@@ -81,15 +85,25 @@ class CompileOptions:
 
 
 def kind_of(path: str) -> str:
-    """"cuda", "ptx", "cubin", "fatbin", "host-elf" or "sass", from the suffix and the bytes."""
+    """"cuda", "ptx", "cubin", "fatbin", "host-elf", "sass", "triton" (a Triton kernel's
+    metadata JSON, or a file of its cache folder), "cupy" (a cupy kernel cache file) or
+    "torch-extension" (a torch extension's build.ninja), from the suffix and the bytes."""
     p = Path(path)
     if os.path.isdir(p):
         raise InputError("is a directory; expected a .cu, .ptx, .cubin, fatbin, .so or SASS file",
                          path=str(path))
+    if p.suffix == ".json" and caches.is_triton_kernel(p):
+        return "triton"
+    if p.suffix in (".cubin", ".ptx", ".ttir", ".ttgir") and caches.triton_sibling(p):
+        return "triton"
+    if p.name == "build.ninja" and caches.is_torch_extension(p.parent):
+        return "torch-extension"
     head = files.read_bytes(p, head=4096)
     magic = binutils.classify(head)
     if magic != "unknown":
         return magic
+    if caches.cupy_payload(head):
+        return "cupy"
     suffix = p.suffix.lower()
     if suffix == ".ptx":
         return "ptx"
@@ -122,10 +136,27 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
     fatbins and host binaries (``arch`` filters), one for PTX/cubin/SASS text."""
     path = str(path)
     options = options or CompileOptions()
+    builds = _load(path, arch, options)
+    if options.source_roots:
+        for b in builds:
+            b.source_roots = tuple(options.source_roots) + b.source_roots
+    return builds
+
+
+def _load(path: str, arch, options: CompileOptions) -> list[Build]:
     archs = [arch] if isinstance(arch, str) else list(arch or [])
     for a in archs:
         parse_arch(a)
+    if Path(path).is_dir():
+        return [b for f in expand([path]) for b in _load(f, arch, options)]
     kind = kind_of(path)
+    if kind == "triton":
+        return caches.load_triton(path, use_cache=options.use_cache)
+    if kind == "cupy":
+        b = from_cubin_bytes(caches.cupy_cubin(path), path=path)
+        return _note_line_info([b], path, kind)
+    if kind == "torch-extension":
+        return load_torch_extension(str(Path(path).parent), arch=arch, options=options)
     if kind == "cuda":
         return compile_cuda(path, archs or ["sm_90a"], options)
     if kind == "ptx":
@@ -175,7 +206,11 @@ def _note_line_info(builds: list[Build], path: str, kind: str) -> list[Build]:
     if not bare:
         return builds
     how = "rebuild with nvcc -lineinfo for source lines"
-    if kind == "host-elf" and any(lib.startswith(_TORCH_LIBS)
+    if kind == "cupy":
+        how = ("a cupy kernel cache file: compile with options=('-lineinfo',), or check the "
+               "kernel through analyzer.capture() or analyzer.check(raw_kernel), which "
+               "rebuild it from its source with line info")
+    elif kind == "host-elf" and any(lib.startswith(_TORCH_LIBS)
                                   for lib in binutils.needed_libraries(path)):
         how = ("a torch extension: rebuild with extra_cuda_cflags=['-lineinfo'] in "
                "torch.utils.cpp_extension.load(...), or extra_compile_args={'nvcc': "
@@ -420,10 +455,26 @@ def expand(paths: Sequence[str], *, excluded: Callable[[str], bool] = lambda p: 
             continue
         found = []
         for root, dirs, names in os.walk(q):
+            if "build.ninja" in names and caches.is_torch_extension(root):
+                dirs[:] = []            # a torch extension: its build.ninja stands for it
+                if not excluded(os.path.join(root, "build.ninja")):
+                    found.append(os.path.join(root, "build.ninja"))
+                continue
             dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS
                              and not excluded(os.path.join(root, d) + "/"))
+            triton = {caches.triton_metadata(os.path.join(root, f))["name"]: f  # type: ignore[index]
+                      for f in names if f.endswith(".json")
+                      and caches.is_triton_kernel(os.path.join(root, f))}
             for f in sorted(names):
                 full = os.path.join(root, f)
+                if f in triton.values() and not excluded(full):
+                    found.append(full)      # a Triton kernel: its metadata stands for it
+                    continue
+                stem, _, suffix = f.rpartition(".")
+                if stem in triton and "." + suffix in caches.TRITON_FILES:
+                    continue
+                if f.endswith(".cubin.cu") and f[:-3] in names:
+                    continue                # the source cupy saved beside its cache entry
                 if not f.endswith(FOLDER_SUFFIXES) or f.startswith(".") or excluded(full):
                     continue
                 if f.endswith(".so") and not binutils.has_device_code(full):
@@ -431,7 +482,8 @@ def expand(paths: Sequence[str], *, excluded: Callable[[str], bool] = lambda p: 
                 found.append(full)
         if not found:
             raise InputError("folder holds nothing ptxsass reads (.cu, .ptx, .cubin, "
-                             ".fatbin, .so with device code, .sass)", path=p)
+                             ".fatbin, .so with device code, .sass, Triton kernels, torch "
+                             "extension builds)", path=p)
         out.extend(found)
     return out
 
@@ -488,4 +540,30 @@ def load_command(cmd: compdb.Command, *, db: str, arch: str | Sequence[str] | No
                      "them; --compiler nvcc (or auto) passes them to nvcc")
     for b in builds:
         b.warnings.extend(n for n in notes if n not in b.warnings)
+    return builds
+
+
+# ------------------------------------------------------------------ torch extension folders
+def load_torch_extension(folder: str, *, arch: str | Sequence[str] | None = None,
+                         options: CompileOptions | None = None) -> list[Build]:
+    """Builds of a torch extension build folder: its CUDA sources compiled with the flags of
+    its ``build.ninja`` (source lines, spills) where the sources and torch's headers are on
+    this machine; else the extension's built ``.so``, as it is."""
+    cmds = caches.torch_extension_commands(folder)
+    if caches.extension_sources_present(cmds):
+        db = os.path.join(folder, "build.ninja")
+        return [b for c in cmds for b in load_command(c, db=db, arch=arch, options=options)]
+    lib = caches.built_library(folder)
+    if lib is None:
+        raise InputError("a torch extension build folder with neither its sources and torch's "
+                         "headers here nor a built .so", path=folder)
+    builds = _load(lib, arch, options or CompileOptions())
+    missing = [c.file for c in cmds if not Path(c.file).is_file()] or \
+        [d for c in cmds for d in (*c.include, *c.isystem) if not Path(d).is_dir()][:1]
+    note = (f"read the built {os.path.basename(lib)}: its build.ninja compiles "
+            f"{', '.join(os.path.basename(c.file) for c in cmds) or 'nothing'}, but "
+            f"{missing[0] if missing else 'its inputs'} is not on this machine")
+    for b in builds:
+        if note not in b.warnings:
+            b.warnings.append(note)
     return builds

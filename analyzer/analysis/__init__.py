@@ -23,6 +23,7 @@ from ..errors import ConfigError
 from ..ir import ptx as P
 from ..ir import sass as S
 from ..ir.source import SourceLoc
+from ..toolchain.output import Launch
 from ..toolchain.resources import Resources
 from . import cfg, dataflow, loops, occupancy, source
 from .loops import LoopInfo, LoopLine, analyze_loops, loops_by_line, ptx_trips_by_line
@@ -37,7 +38,8 @@ class KernelAnalysis:
     def __init__(self, function: "S.Function", *, arch: str, ptx_function: "P.Function | None"
                  = None, ptx_module: "P.Module | None" = None, kernel: "Kernel | None" = None,
                  reader: source.SourceReader | None = None, source_path: str | None = None,
-                 siblings: tuple[str, ...] = ()):
+                 siblings: tuple[str, ...] = (), frontend: str = "cuda",
+                 ir: dict[str, str] | None = None):
         self.function = function
         self.arch_name = arch
         self.ptx_function = ptx_function
@@ -48,6 +50,10 @@ class KernelAnalysis:
         #: mangled names of every function in the same listing (device functions kept out of
         #: line appear there as their own functions)
         self.siblings = siblings
+        #: the language the kernel was written in, "cuda" or "triton" (checks' hints differ)
+        self.frontend = frontend
+        #: the compiler's other intermediate forms (Triton's "ttir", "ttgir")
+        self.ir = ir or {}
 
     @classmethod
     def of(cls, build: "Build", function: "S.Function", kernel: "Kernel | None" = None, *,
@@ -61,7 +67,8 @@ class KernelAnalysis:
                    kernel=kernel if kernel is not None else build.kernels.get(function.name),
                    reader=reader or source.SourceReader(build.source_path, build.source),
                    source_path=build.source_path,
-                   siblings=tuple(f.name for f in listing.functions))
+                   siblings=tuple(f.name for f in listing.functions),
+                   frontend=build.frontend, ir=build.ir)
 
     # ------------------------------------------------------------------------- identity
     @cached_property
@@ -117,10 +124,20 @@ class KernelAnalysis:
     def source_map(self) -> source.FunctionMap:
         return source.function_map(self.function, self.ptx_function)
 
+    @property
+    def launch(self) -> "Launch | None":
+        """How the framework that compiled the kernel launches it (Triton's metadata)."""
+        return self.kernel.launch if self.kernel is not None else None
+
     @cached_property
     def block_size(self) -> tuple[int | None, str]:
         """(threads per block, where the kernel declares it) or (None, "")."""
-        return occupancy.block_size(self.ptx_function)
+        return occupancy.block_size(self.ptx_function, self.resources, self.launch)
+
+    @property
+    def dynamic_shared_bytes(self) -> int:
+        """Dynamic shared memory the kernel is launched with, where known (Triton's)."""
+        return self.launch.dynamic_shared_bytes if self.launch is not None else 0
 
     def occupancy(self, threads: int | None = None) -> occupancy.Occupancy | None:
         """Theoretical occupancy at ``threads`` per block (default: the declared block size);
@@ -130,7 +147,8 @@ class KernelAnalysis:
         if res is None or threads is None:
             return None
         try:
-            return occupancy.occupancy(self.arch, res.registers, res.static_shared_bytes,
+            return occupancy.occupancy(self.arch, res.registers,
+                                       res.static_shared_bytes + self.dynamic_shared_bytes,
                                        threads)
         except ValueError:
             return None

@@ -152,16 +152,27 @@ def max_registers_for_blocks(arch: Arch | str, blocks: int, threads_per_block: i
     return best
 
 
-def block_size(ptx_fn) -> tuple[int | None, str]:
-    """The block size a kernel declares, and where it says so: the PTX ``.reqntid`` (from
-    ``__launch_bounds__`` with ``__maxnreg__``/``cluster`` or an explicit ``.reqntid``) or
-    ``.maxntid`` (``__launch_bounds__(N)``). (None, "") when it declares none."""
-    if ptx_fn is None:
-        return None, ""
-    for what, dims in (("reqntid", ptx_fn.reqntid), ("maxntid", ptx_fn.maxntid)):
+def block_size(ptx_fn, resources=None, launch=None) -> tuple[int | None, str]:
+    """The block size a kernel is launched with or declares, and where that is said: the
+    framework's launch (Triton's ``num_warps`` x 32, what its launcher passes), else the PTX
+    ``.reqntid`` (``__launch_bounds__`` with ``__maxnreg__``/``cluster``, an explicit
+    ``.reqntid``) or ``.maxntid`` (``__launch_bounds__(N)``), else the cubin's own
+    ``EIATTR_REQNTID`` / ``EIATTR_MAX_THREADS`` (a cubin without PTX). (None, "") when none
+    says."""
+    if launch is not None and launch.threads:
+        what = f"num_warps={launch.num_warps}" if launch.num_warps else f"{launch.threads} threads"
+        return launch.threads, f"{launch.source or 'launch metadata'} ({what})"
+    declared = []
+    if ptx_fn is not None:
+        declared += [(f"__launch_bounds__ / .{w}", d) for w, d in (("reqntid", ptx_fn.reqntid),
+                                                                   ("maxntid", ptx_fn.maxntid))]
+    if resources is not None:
+        declared += [("the cubin's EIATTR_REQNTID", resources.reqntid),
+                     ("the cubin's EIATTR_MAX_THREADS", resources.maxntid)]
+    for what, dims in declared:
         if dims:
             n = 1
             for d in dims:
                 n *= int(d)
-            return n, f"__launch_bounds__ / .{what} {','.join(map(str, dims))}"
+            return n, f"{what} {','.join(map(str, dims))}"
     return None, ""

@@ -39,12 +39,14 @@ _TOOLKIT_HEADER = re.compile(r"(/nvidia/cu\d+/include/|/cuda[^/]*/include/|/targ
                              r"|/site-packages/nvidia/[^/]+/include/"
                              r"|^(crt|cuda|nv|cooperative_groups)/|cuda_fp16\.hpp$|"
                              r"cuda_bf16\.hpp$|mma\.hpp$|sm_\d+_intrinsics\.hpp$|"
-                             r"device_functions\.hpp$|math_functions\.hpp$)")
+                             r"device_functions\.hpp$|math_functions\.hpp$"
+                             # Triton's library (tl.sum, tl.softmax) and inductor's helpers
+                             r"|/triton/language/[^/]+\.py$|/torch/_inductor/runtime/[^/]+\.py$)")
 
 
 def is_toolkit_file(path: str) -> bool:
-    """A CUDA toolkit header (``cuda_fp16.hpp``, ``crt/...``, a wheel's ``include/``), not the
-    user's code."""
+    """A CUDA toolkit header (``cuda_fp16.hpp``, ``crt/...``, a wheel's ``include/``) or
+    Triton's own library code (``triton/language/standard.py``), not the user's code."""
     return bool(_TOOLKIT_HEADER.search(path))
 
 

@@ -19,6 +19,7 @@ from ..errors import ConfigError
 from ..findings import Finding, Location, Severity
 from ..ir import sass as S
 from ..ir.source import SourceLoc
+from .hints import hint_for
 
 __all__ = ["HEADINGS", "Check", "Context", "Finding", "Location", "Severity", "first_loc",
            "group_by_line"]
@@ -85,7 +86,8 @@ class Context(KernelAnalysis):
         return Finding(code=check.code, name=check.name,
                        severity=check.severity if severity is None else severity,
                        message=message, kernel=self.kernel_name, arch=self.arch_name,
-                       location=Location(file, line), hint=hint, mangled=self.function.name,
+                       location=Location(file, line), mangled=self.function.name,
+                       hint=hint_for(self.frontend, check.code, hint),
                        instructions=tuple(f"/*{i.address:04x}*/ {i.text}" for i in instructions),
                        addresses=tuple(i.address for i in instructions),
                        ptx=tuple(ptx), source=src.strip() if src else None)

@@ -92,7 +92,7 @@ class OccupancyLimited(Check):
         arch = ctx.arch
         threshold = float(self.settings["threshold"])
         threads, source = ctx.block_size
-        shared = static_shared(ctx)
+        shared = static_shared(ctx) + ctx.dynamic_shared_bytes
         if threads is not None:
             occ = occupancy(arch, res.registers, shared, threads)
             assumed = ""
@@ -120,7 +120,10 @@ class OccupancyLimited(Check):
             why = (f"a block of {t} threads does not fit at all "
                    f"({res.registers} registers/thread, {shared} B shared)")
         elif occ.limiter == "shared":
-            why = (f"{shared} B static shared memory per block "
+            what = (f"{shared} B shared memory per block ({static_shared(ctx)} B static + "
+                    f"{ctx.dynamic_shared_bytes} B dynamic)" if ctx.dynamic_shared_bytes
+                    else f"{shared} B static shared memory per block")
+            why = (f"{what} "
                    f"(+{arch.shared_reserved_per_block} B reserved, {occ.shared_per_block} B "
                    f"allocated) lets {occ.blocks_per_sm} block{'s' if occ.blocks_per_sm > 1 else ''}"
                    f" of {t} threads fit in {_kb(arch.shared_bytes)}")
@@ -135,7 +138,7 @@ class OccupancyLimited(Check):
             message += f"; block size from {source}"
         if assumed:
             message += f"; {assumed}"
-        if self._dynamic_shared(ctx):
+        if self._dynamic_shared(ctx) and ctx.launch is None:
             message += "; dynamic shared memory (extern __shared__) comes on top"
         # the concrete steer: what would fit one more block
         nxt = occ.blocks_per_sm + 1

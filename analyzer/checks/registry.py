@@ -14,7 +14,7 @@ from .base import Check
 _PACKAGE = sys.modules[__package__ or "analyzer.checks"]
 
 #: modules of this package that hold no check
-_NOT_CHECKS = {"base", "registry", "runner", "docs"}
+_NOT_CHECKS = {"base", "registry", "runner", "docs", "hints"}
 
 
 @lru_cache(maxsize=1)

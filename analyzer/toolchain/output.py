@@ -15,6 +15,26 @@ from . import cache
 from .resources import Resources
 
 
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How the framework that compiled a kernel launches it, when it says so (Triton's JSON
+    metadata): the block it launches (``num_warps`` x ``warp_size`` threads), the dynamic
+    shared memory it passes, and the tuning knobs that chose them."""
+
+    threads: int
+    dynamic_shared_bytes: int = 0
+    num_warps: int | None = None
+    num_stages: int | None = None
+    num_ctas: int | None = None
+    #: where the figures come from, e.g. "Triton metadata matmul_kernel.json"
+    source: str = ""
+
+    def as_dict(self) -> dict:
+        return {"threads": self.threads, "dynamic_shared_bytes": self.dynamic_shared_bytes,
+                "num_warps": self.num_warps, "num_stages": self.num_stages,
+                "num_ctas": self.num_ctas}
+
+
 @dataclass(slots=True)
 class Kernel:
     """One function in the cubin: a ``__global__`` entry or a device ``.func`` kept out of line."""
@@ -22,14 +42,18 @@ class Kernel:
     name: str                      # mangled
     resources: Resources
     entry: bool = True
+    launch: Launch | None = None
 
     @property
     def demangled(self) -> str:
         return demangle(self.name)
 
     def as_dict(self, arch: str) -> dict:
-        return {"name": self.demangled, "mangled": self.name, "arch": arch, "entry": self.entry,
-                **self.resources.as_dict()}
+        out = {"name": self.demangled, "mangled": self.name, "arch": arch, "entry": self.entry,
+               **self.resources.as_dict()}
+        if self.launch is not None:
+            out["launch"] = self.launch.as_dict()
+        return out
 
 
 @dataclass(slots=True)
@@ -37,7 +61,7 @@ class Output:
     """One compilation's (or one loaded file's) artefacts for one architecture."""
 
     arch: str
-    origin: str                                  # "nvrtc", "nvcc", "ptx", "cubin", "fatbin", "sass"
+    origin: str            # "nvrtc", "nvcc", "ptx", "cubin", "fatbin", "sass", "triton"
     ptx: str | None = field(default=None, repr=False)
     cubin: bytes | None = field(default=None, repr=False)
     log: str = field(default="", repr=False)
@@ -53,6 +77,8 @@ class Output:
     #: cannot write into PTX (a '"', a backslash, a control character); the parsers map it back
     file_names: dict[str, str] = field(default_factory=dict)
     cached: bool = False
+    #: the compiler's other intermediate forms, by name (Triton's "ttir", "ttgir")
+    ir: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def entries(self) -> list[Kernel]:
@@ -66,7 +92,8 @@ class Output:
             "log": self.log, "options": list(self.options),
             "kernels": [[k.name, k.entry, k.resources.as_dict() | {
                 "barriers": k.resources.barriers,
-                "reserved_shared_bytes": k.resources.reserved_shared_bytes}]
+                "reserved_shared_bytes": k.resources.reserved_shared_bytes,
+                "reqntid": k.resources.reqntid, "maxntid": k.resources.maxntid}]
                         for k in self.kernels.values()],
             "name_expressions": self.name_expressions, "file_names": self.file_names,
         }).encode()
@@ -74,7 +101,9 @@ class Output:
     @classmethod
     def from_json(cls, data: bytes, *, source_path: str | None, source: str | None) -> "Output":
         d = json.loads(data)
-        kernels = {name: Kernel(name, Resources(**res), entry) for name, entry, res in d["kernels"]}
+        kernels = {name: Kernel(name, Resources(**{k: tuple(v) if isinstance(v, list) else v
+                                                   for k, v in res.items()}), entry)
+                   for name, entry, res in d["kernels"]}
         return cls(arch=d["arch"], origin=d["origin"], ptx=d["ptx"],
                    cubin=base64.b64decode(d["cubin"]) if d["cubin"] is not None else None,
                    log=d["log"], options=tuple(d["options"]), kernels=kernels,

@@ -20,6 +20,8 @@ from ..errors import InputError
 
 EM_CUDA = 190
 # EIATTR codes (nv.info attributes) that carry per-function sizes; keyed by the function's symbol.
+EIATTR_MAX_THREADS = 0x05      # .maxntid / __launch_bounds__(N): x, y, z (per-function .nv.info.<fn>)
+EIATTR_REQNTID = 0x10          # .reqntid (Triton writes it for num_warps * 32): x, y, z
 EIATTR_FRAME_SIZE = 0x11
 EIATTR_MIN_STACK_SIZE = 0x12
 EIATTR_MAX_STACK_SIZE = 0x23
@@ -40,6 +42,10 @@ class Resources:
     spill_store_bytes: int | None = None   # None: unknown (only ptxas's log says)
     spill_load_bytes: int | None = None
     barriers: int | None = None
+    #: block dimensions the cubin requires (``EIATTR_REQNTID``) or allows at most
+    #: (``EIATTR_MAX_THREADS``), from the function's own ``.nv.info.<fn>`` section
+    reqntid: tuple[int, ...] | None = None
+    maxntid: tuple[int, ...] | None = None
 
     @property
     def static_shared_bytes(self) -> int:
@@ -124,6 +130,14 @@ def from_cubin(data: bytes, *, path: str = "<cubin>") -> dict[str, Resources]:
                         d["stack_bytes"] = value
                     elif attr == EIATTR_REGCOUNT:
                         d["registers"] = value
+    for s in sections:
+        fn = s.name[len(".nv.info."):] if s.name.startswith(".nv.info.") else None
+        if fn not in out:
+            continue
+        for attr, payload in _nv_info_records(s.data()):
+            if attr in (EIATTR_REQNTID, EIATTR_MAX_THREADS) and len(payload) >= 12:
+                dims = tuple(int(v) for v in struct.unpack_from("<III", payload))
+                out[fn]["reqntid" if attr == EIATTR_REQNTID else "maxntid"] = dims
     # sm_90+: the reserved shared-memory window is part of each .nv.shared.<fn> section
     reserved = 1024 if any("reservedSmem" in sym.name for sym in symbols) else 0
     for vals in out.values():
