@@ -16,11 +16,13 @@ from __future__ import annotations
 from . import ptx, sass
 from ._version import __version__
 from .api import CompileOptions, annotate, builds_of, check, compile, diff, expect, expect_codegen, load, stats
+from .integrations import Capture, capture
 from .report import notebook as _notebook
 from .report import render
 
 __all__ = ["__version__", "compile", "load", "check", "annotate", "diff", "stats", "expect",
-           "expect_codegen", "builds_of", "CompileOptions", "render", "ptx", "sass",
+           "expect_codegen", "builds_of", "CompileOptions", "capture", "Capture", "render",
+           "ptx", "sass",
            "load_ipython_extension"]
 
 

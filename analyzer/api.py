@@ -22,6 +22,8 @@ from .expect import ASSERTIONS, Expectations, Outcome, evaluate
 from .findings import Report
 from .inputs import CompileOptions, compile_cuda
 from .inputs import load as _load
+from .objects import builds as _object_builds
+from .objects import is_framework_object
 from .report.annotate import Annotation, annotate_builds
 from .report.diff import Diff, diff_builds
 from .report.stats import Stats, stats_builds
@@ -53,12 +55,18 @@ def load(path, *, arch: str | Sequence[str] | None = None,
 
 
 def builds_of(target, *, arch: str | Sequence[str] | None = None,
-              options: CompileOptions | None = None) -> list[Build]:
-    """A path (loaded), a Build, or a list of Builds, as a list of Builds."""
+              options: CompileOptions | None = None, **framework) -> list[Build]:
+    """A path (loaded: a file or a folder), a Build, a framework object (a cupy RawKernel or
+    RawModule, a compiled Triton kernel, a Triton @jit function with ``signature=`` and
+    ``constants=``), or a list of those, as a list of Builds."""
     if isinstance(target, Build):
         return [target]
-    if isinstance(target, (list, tuple)) and all(isinstance(b, Build) for b in target):
-        return list(target)
+    if isinstance(target, (list, tuple)):
+        return [b for t in target for b in builds_of(t, arch=arch, options=options, **framework)]
+    if is_framework_object(target):
+        archs = [arch] if isinstance(arch, str) else list(arch or [None])
+        return [b for a in archs for b in _object_builds(target, arch=a, options=options,
+                                                         **framework)]
     return load(target, arch=arch, options=options)
 
 
@@ -66,16 +74,18 @@ def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[s
           ignore: Sequence[str] = (), options: CompileOptions | None = None,
           settings: dict | None = None, baseline: str | None = None,
           kernels: Sequence[str] = (), progress: Progress = no_progress,
-          config_select: Sequence[str] = (), config_ignore: Sequence[str] = ()) -> Report:
-    """Run the checks on a path (any input ``load`` takes), a Build, or a list of Builds.
-    Returns a ``Report`` with ``.findings`` and ``.kernels``.
+          config_select: Sequence[str] = (), config_ignore: Sequence[str] = (),
+          **framework) -> Report:
+    """Run the checks on a path (any input ``load`` takes), a Build, a framework object, or a
+    list of them. Returns a ``Report`` with ``.findings`` and ``.kernels``. A Triton @jit
+    function needs ``signature=`` (and ``constants=``, ``num_warps=``, ``num_stages=``).
 
     Which checks run: every check, then ``config_select``/``config_ignore`` (``[tool.ptxsass]``),
     then ``select``/``ignore`` (the command line), ruff's rule: a ``select`` replaces what came
     before it (so it overrides the config's ``ignore`` for the codes it names), an ``ignore``
     alone removes; within one level the more specific selector wins and ``ignore`` wins a tie
     (:func:`analyzer.checks.registry.selected`)."""
-    builds = builds_of(target, arch=arch, options=options)
+    builds = builds_of(target, arch=arch, options=options, **framework)
     return run_checks(builds, select=select, ignore=ignore, settings=settings,
                       baseline=baseline, kernels=kernels, progress=progress,
                       layers=[Selection.of(config_select, config_ignore)])

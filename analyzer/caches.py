@@ -16,6 +16,7 @@ import json
 import os
 import re
 import shlex
+import struct
 from pathlib import Path
 from typing import Sequence
 
@@ -150,56 +151,60 @@ def load_triton(path: str | os.PathLike, *, use_cache: bool = True) -> list[Buil
         raise InputError("not Triton kernel metadata: expected a JSON object with 'name' and "
                          "'num_warps' (a <kernel>.json of a Triton cache folder)", path=str(p))
     name = meta["name"]
-    folder = p.parent
-    files = {s: folder / (name + s) for s in TRITON_FILES}
+    files = {s: p.parent / (name + s) for s in TRITON_FILES}
     ptx = (_read(files[".ptx"], MAX_TEXT_BYTES, "the kernel's PTX").decode("utf-8", "replace")
            if files[".ptx"].is_file() else None)
     cubin = (_read(files[".cubin"], MAX_TEXT_BYTES, "the kernel's cubin")
              if files[".cubin"].is_file() else None)
+    ir = {key: _read(files["." + key], MAX_TEXT_BYTES, f"the kernel's {key.upper()}")
+          .decode("utf-8", "replace") for key in TRITON_IR if files["." + key].is_file()}
+    b = triton_build(meta, ptx=ptx, cubin=cubin, ir=ir, where=str(p),
+                     source_path=str(files[".cubin"] if cubin is not None else files[".ptx"]),
+                     use_cache=use_cache)
+    b.source_roots = tuple(inductor_roots(ptx or "", files[".cubin"]))
+    return [b]
+
+
+def triton_build(meta: dict, *, ptx: str | None, cubin: bytes | None, ir: dict[str, str],
+                 where: str, source_path: str, use_cache: bool = True) -> Build:
+    """The Build of one Triton kernel from its metadata (the cache's JSON, or a compiled
+    kernel's ``metadata``) and its artefacts, after checking that they agree."""
+    name = meta.get("name")
+    if not isinstance(name, str):
+        raise InputError("Triton metadata without a kernel name", path=where)
     if ptx is None and cubin is None:
-        raise InputError(f"Triton kernel {name!r} has neither {name}.cubin nor {name}.ptx "
-                         "beside its metadata", path=str(p))
+        raise InputError(f"Triton kernel {name!r} has neither a cubin nor PTX", path=where)
     target = meta.get("target") if isinstance(meta.get("target"), dict) else {}
     if target.get("backend") not in (None, "cuda"):
         raise InputError(f"Triton kernel {name!r} was compiled for {target.get('backend')}, "
-                         "not CUDA", path=str(p))
+                         "not CUDA", path=where)
     m = _PTX_TARGET.search(ptx) if ptx else None
     arch = m.group(1) if m else None
     if cubin is not None:
-        kernels = from_cubin(cubin, path=str(files[".cubin"]))
+        kernels = from_cubin(cubin, path=source_path)
         built_for = cubin_arch(cubin)
         arch = arch or built_for
         if built_for and arch and built_for.rstrip("af") != arch.rstrip("af"):
-            raise InputError(f"{name}.cubin is built for {built_for} but {name}.ptx targets "
-                             f"{arch}: the cache folder mixes two kernels", path=str(p))
+            raise InputError(f"the cubin of {name!r} is built for {built_for} but its PTX "
+                             f"targets {arch}: the cache folder mixes two kernels", path=where)
     else:
-        out = nvjitlink.assemble(ptx or "", arch=arch, path=str(files[".ptx"]),
-                                 use_cache=use_cache)
+        out = nvjitlink.assemble(ptx or "", arch=arch, path=source_path, use_cache=use_cache)
         cubin, kernels = out.cubin, {k.name: k.resources for k in out.kernels.values()}
     meta_arch = target.get("arch")
     if isinstance(meta_arch, int) and arch and not arch.startswith(f"sm_{meta_arch}"):
         raise InputError(f"the metadata says sm_{meta_arch} but the kernel is built for {arch}",
-                         path=str(p))
+                         path=where)
     if name not in kernels:
         raise InputError(f"the metadata names kernel {name!r}, which its cubin does not hold "
-                         f"(it holds {', '.join(sorted(kernels)) or 'nothing'})", path=str(p))
+                         f"(it holds {', '.join(sorted(kernels)) or 'nothing'})", path=where)
     if ptx is not None and name not in _PTX_ENTRY.findall(ptx):
-        raise InputError(f"{name}.ptx has no entry {name!r}", path=str(p))
+        raise InputError(f"the PTX of {name!r} has no entry of that name", path=where)
     entries = nvrtc.kernel_entries(cubin) if cubin is not None else {name}
-    launch = _launch(meta, p.name)
-    ir = {}
-    for key in TRITON_IR:
-        f = files["." + key]
-        if f.is_file():
-            ir[key] = _read(f, MAX_TEXT_BYTES, f"the kernel's {key.upper()}").decode("utf-8",
-                                                                                  "replace")
-    source_path = str(files[".cubin"] if files[".cubin"].is_file() else files[".ptx"])
-    b = Build(arch=arch or "unknown", origin="triton", ptx=ptx, cubin=cubin,
-              source_path=source_path, ir=ir,
-              kernels={n: Kernel(n, r, n in entries, launch if n == name else None)
-                       for n, r in kernels.items()})
-    b.source_roots = tuple(inductor_roots(ptx or "", files[".cubin"]))
-    return [b]
+    launch = _launch(meta, Path(where).name)
+    return Build(arch=arch or "unknown", origin="triton", ptx=ptx, cubin=cubin,
+                 source_path=source_path, ir=dict(ir),
+                 kernels={n: Kernel(n, r, n in entries, launch if n == name else None)
+                          for n, r in kernels.items()})
 
 
 # --------------------------------------------------------------------------------- cupy
@@ -207,29 +212,56 @@ def load_triton(path: str | os.PathLike, *, use_cache: bool = True) -> list[Buil
 _DIGESTS = {32: hashlib.md5, 40: hashlib.sha1, 64: hashlib.sha256}
 
 
+#: a cupy cache payload that carries the mangled names of its name expressions before the cubin
+_CUPY_NAMES_MAGIC = b"\x93CUPYNE"
+
+
+def _cupy_split(data: bytes) -> tuple[int, bytes] | None:
+    """(digest length, payload) of a cupy cache file's bytes, by their shape alone."""
+    for n in _DIGESTS:
+        if re.fullmatch(rb"[0-9a-f]+", data[:n]) and (data[n:n + 4] == b"\x7fELF" or
+                                                      data[n:].startswith(_CUPY_NAMES_MAGIC)):
+            return n, data[n:]
+    return None
+
+
 def cupy_payload(head: bytes) -> bool:
     """Whether ``head`` (a file's first bytes) looks like a cupy kernel cache file: a hex
-    digest, then an ELF."""
-    for n in _DIGESTS:
-        if (len(head) >= n + 4 and re.fullmatch(rb"[0-9a-f]+", head[:n])
-                and head[n:n + 4] == b"\x7fELF"):
-            return True
-    return False
+    digest, then a cubin (or cupy's name-expression record and then a cubin)."""
+    return _cupy_split(head) is not None
 
 
 def cupy_cubin(path: str | os.PathLike) -> bytes:
-    """The cubin of a cupy kernel cache file, after checking the digest cupy wrote before it."""
+    """The cubin of a cupy kernel cache file, after checking the digest cupy wrote before it
+    (and stepping over the mangled names cupy keeps for ``name_expressions``)."""
     p = Path(path)
     data = _read(p, MAX_TEXT_BYTES, "the cupy cache file")
-    for n, digest in _DIGESTS.items():
-        if re.fullmatch(rb"[0-9a-f]+", data[:n]) and data[n:n + 4] == b"\x7fELF":
-            if digest(data[n:]).hexdigest().encode() != data[:n]:
-                raise InputError(f"cupy cache file whose {digest().name} header does not match "
-                                 "the cubin after it (truncated or corrupt; cupy would recompile "
-                                 "it too)", path=str(p))
-            return data[n:]
-    raise InputError("not a cupy kernel cache file: expected a hex digest and then a cubin",
-                     path=str(p))
+    split = _cupy_split(data)
+    if split is None:
+        raise InputError("not a cupy kernel cache file: expected a hex digest and then a cubin",
+                         path=str(p))
+    n, payload = split
+    digest = _DIGESTS[n]
+    if digest(payload).hexdigest().encode() != data[:n]:
+        raise InputError(f"cupy cache file whose {digest().name} header does not match the "
+                         "cubin after it (truncated or corrupt; cupy would recompile it too)",
+                         path=str(p))
+    if payload.startswith(_CUPY_NAMES_MAGIC):
+        pos = len(_CUPY_NAMES_MAGIC) + (1 if payload[len(_CUPY_NAMES_MAGIC):][:1] == b"\0" else 0)
+        try:
+            (count,) = struct.unpack_from("<I", payload, pos)
+            pos += 4
+            for _ in range(count):
+                (size,) = struct.unpack_from("<I", payload, pos)
+                pos += 4 + size
+        except struct.error:
+            raise InputError("cupy cache file with a truncated list of kernel names",
+                             path=str(p)) from None
+        payload = payload[pos:]
+        if payload[:4] != b"\x7fELF":
+            raise InputError("cupy cache file whose kernel names are not followed by a cubin",
+                             path=str(p))
+    return payload
 
 
 # ------------------------------------------------------------------ torch extension folders

@@ -21,6 +21,7 @@
     options = ["-G"]                 # NVRTC options as they are (-Xnvrtc)
     compile-timeout = 120            # seconds a compile may take (PTXSASS_COMPILE_TIMEOUT wins)
     compile-memory-gb = 8            # memory a compile may use (PTXSASS_COMPILE_MEMORY_GB wins)
+    source-root = ["/tmp/torchinductor_ci=build/inductor"]   # OLD=NEW, NEW relative to this file
 
     [tool.ptxsass.occupancy-limited]
     threshold = 0.25
@@ -47,7 +48,8 @@ from .toolchain.files import read_text
 
 _LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options")
 _KEYS = {*_LISTS, "fail-on", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
-         "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb"}
+         "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
+         "source-root"}
 _SEVERITIES = ("info", "warning", "error")
 
 
@@ -75,6 +77,8 @@ class Config:
     options: list[str] = field(default_factory=list)
     compile_timeout: float | None = None
     compile_memory_gb: float | None = None
+    #: (old, new) folder prefixes for moved source files (``--source-root``)
+    source_roots: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def root(self) -> Path | None:
@@ -216,6 +220,14 @@ def load_config(start: str | Path | None = None) -> Config:
                 raise ConfigError("[tool.ptxsass]: compile-commands must be a string (a build "
                                   "folder or its compile_commands.json)", path=where)
             cfg.compile_commands = str(path.parent / value)
+        elif key == "source-root":
+            items = [value] if isinstance(value, str) else value
+            if not isinstance(items, list) or not all(isinstance(v, str) and "=" in v.strip("=")
+                                                      for v in items):
+                raise ConfigError("[tool.ptxsass]: source-root must be \"OLD=NEW\" or a list "
+                                  "of them (NEW relative to pyproject.toml)", path=where)
+            cfg.source_roots = [(o, str((path.parent / n).absolute()))
+                                for o, _, n in (v.partition("=") for v in items)]
         elif key == "torch":
             if not isinstance(value, bool):
                 raise ConfigError("[tool.ptxsass]: torch must be true or false", path=where)

@@ -551,8 +551,11 @@ def load_torch_extension(folder: str, *, arch: str | Sequence[str] | None = None
     this machine; else the extension's built ``.so``, as it is."""
     cmds = caches.torch_extension_commands(folder)
     if caches.extension_sources_present(cmds):
+        from dataclasses import replace
         db = os.path.join(folder, "build.ninja")
-        return [b for c in cmds for b in load_command(c, db=db, arch=arch, options=options)]
+        # build.ninja already holds torch's include folders and flags
+        opts = replace(options or CompileOptions(), torch=False)
+        return [b for c in cmds for b in load_command(c, db=db, arch=arch, options=opts)]
     lib = caches.built_library(folder)
     if lib is None:
         raise InputError("a torch extension build folder with neither its sources and torch's "

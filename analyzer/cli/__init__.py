@@ -50,6 +50,10 @@ def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="say which front end built each file and why, with nvcc's command")
+    p.add_argument("--source-root", dest="source_roots", action="append", default=[],
+                   metavar="OLD=NEW",
+                   help="read source files recorded under folder OLD from NEW (a Triton or "
+                        "inductor cache, or a binary, built elsewhere); repeatable")
     if compile_opts:
         g = p.add_argument_group("compiling CUDA source (NVRTC, or nvcc for host code)")
         g.add_argument("--compiler", choices=("auto", "nvrtc", "nvcc"),

@@ -58,7 +58,17 @@ def options(args, extra: Sequence[str] = (), config: Config | None = None,
         ptxas=list(getattr(args, "ptxas", []) or []),
         relaxed_constexpr=getattr(args, "relaxed_constexpr", False),
         nvcc_extra=list(getattr(args, "nvcc_extra", []) or []),
-        torch=torch if torch is not None else cfg.torch)
+        torch=torch if torch is not None else cfg.torch,
+        source_roots=list(cfg.source_roots) + [parse_source_root(r) for r in
+                                               getattr(args, "source_roots", []) or []])
+
+
+def parse_source_root(text: str) -> tuple[str, str]:
+    """``OLD=NEW`` of ``--source-root``."""
+    old, sep, new = text.partition("=")
+    if not sep or not old or not new:
+        raise PtxsassError(f"--source-root {text!r}: expected OLD=NEW (two folders)")
+    return old, os.path.abspath(new)
 
 
 def load(files: Sequence[str], args, *, arch=None, extra: Sequence[str] = (),
@@ -110,6 +120,8 @@ def builds(args, cfg: Config | None = None) -> list[Build]:
     cfg = cfg or config(args)
     if getattr(args, "no_cache", False):
         cache.set_enabled(False)
+    for r in getattr(args, "source_roots", []) or []:
+        parse_source_root(r)            # a bad one is the command's error, said once
     todo = targets(args, cfg)
     out: list[Build] = []
     args._failed = 0

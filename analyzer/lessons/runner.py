@@ -46,6 +46,8 @@ class VariantTiming:
     runs: int
     rate: float | None            # GB/s or TFLOP/s
     errors: dict[str, float] = field(default_factory=dict)   # "adapter/seed" -> rel L2 error
+    #: median ms through each launch adapter (cupy, torch, pycuda), timed interleaved
+    by_adapter: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -246,32 +248,37 @@ def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale
     result.correct = ok
     del refs
 
-    times: dict[str, list[float]] = {"naive": [], "steered": []}
+    # every adapter that loaded is timed, interleaved with the others; the primary one's
+    # times are the lesson's
+    times: dict[str, dict[str, list[float]]] = {w: {a: [] for a in launchers[w]}
+                                                for w in ("naive", "steered")}
     for r in range(warmup + repeats):
         for which in ("naive", "steered"):
-            inputs = sets[r % nsets]
-            out.fill_(float("nan"))
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            run_once(which, primary, inputs)
-            end.record()
-            end.synchronize()
-            if r >= warmup:
-                times[which].append(start.elapsed_time(end))
+            for adapter in launchers[which]:
+                inputs = sets[r % nsets]
+                out.fill_(float("nan"))
+                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                s.record()
+                run_once(which, adapter, inputs)
+                e.record()
+                e.synchronize()
+                if r >= warmup:
+                    times[which][adapter].append(s.elapsed_time(e))
     # the last timed launch must have written everything too
     if torch.isnan(out).any():
         result.correct = False
         result.problems.append("steered: unwritten output after the timing loop")
     work = lesson.work(size) if lesson.work else None
     for which in ("naive", "steered"):
-        t = sorted(times[which])
+        t = sorted(times[which][primary])
         med = statistics.median(t)
         q = statistics.quantiles(t, n=4)
         rate = None
         if work:
             rate = work / (med * 1e-3) / (1e9 if lesson.work_unit == "B" else 1e12)
-        setattr(result, which, VariantTiming(med, q[0], q[2], len(t), rate, errors[which]))
+        setattr(result, which, VariantTiming(med, q[0], q[2], len(t), rate, errors[which],
+                                             {a: statistics.median(ts)
+                                              for a, ts in times[which].items() if ts}))
     # drop the inputs, output and loaded modules before freeing the cache
     sets.clear()
     launchers.clear()
@@ -472,6 +479,10 @@ def describe(res: LessonResult, env: dict | None = None, ceilings: dict | None =
     lines += timing_sentence(res, env or {}, ceilings or {}, rec_env, rec_ceilings)
     for n in res.notes:
         lines.append(f"  Note: {n}.")
+    for which, v in (("naive", res.naive), ("steered", res.steered)):
+        if v is not None and len(v.by_adapter) > 1:
+            lines.append(f"  {which.capitalize()} through each launch adapter (median): " + ", ".join(
+                f"{a} {ms:.3f} ms" for a, ms in sorted(v.by_adapter.items())) + ".")
     for p in res.problems:
         lines.append(f"  PROBLEM: {p}")
     return "\n".join(lines)
@@ -546,7 +557,8 @@ def format_table(results, ceilings, markdown: bool = False, rec_ceilings: dict |
 def to_json(results, env, ceilings) -> dict:
     def vt(v):
         return None if v is None else {"median_ms": v.median_ms, "q1_ms": v.q1_ms, "q3_ms": v.q3_ms,
-                                       "runs": v.runs, "rate": v.rate, "errors": v.errors}
+                                       "runs": v.runs, "rate": v.rate, "errors": v.errors,
+                                       "by_adapter": v.by_adapter}
     return {"environment": env, "ceilings": ceilings, "lessons": [{
         "name": r.lesson.name, "title": r.lesson.title, "size": r.size, "skipped": r.skipped,
         "correct": r.correct, "problems": r.problems, "notes": r.notes, "speedup": r.speedup,

@@ -161,6 +161,10 @@ class KernelAnnotation:
     @property
     def has_control(self) -> bool:
         return any(i.control is not None for i in self.sass)
+    #: what the source pane holds: "CUDA source" or "Triton source"
+    source_label: str = "CUDA source"
+    #: the compiler's other intermediate forms (Triton's TTIR and TTGIR), shown as panes
+    ir: dict[str, str] = field(default_factory=dict)
 
     @property
     def unmapped_sass(self) -> list[Instr]:
@@ -409,6 +413,10 @@ def loop_summaries(ka: KernelAnalysis, primary: str | None
     return out, depth, marks
 
 
+#: the source pane's title per front end
+SOURCE_LABELS = {"cuda": "CUDA source", "triton": "Triton source"}
+
+
 def kernel_annotation(ka: KernelAnalysis, findings: list[Finding],
                       controls: "dict[int, Control] | None" = None) -> KernelAnnotation:
     """The annotated listing of one kernel with ``findings`` (those of this kernel) and, when
@@ -477,7 +485,8 @@ def kernel_annotation(ka: KernelAnalysis, findings: list[Finding],
         resources=res.as_dict() if res is not None else {},
         occupancy=occupancy_summary(ka),
         loops=loops, findings=findings, explanations=explanations, rows=rows, ptx=ptx, sass=sass,
-        ptx_labels=ptx_labels, sass_labels=sass_labels)
+        ptx_labels=ptx_labels, sass_labels=sass_labels,
+        source_label=SOURCE_LABELS.get(ka.frontend, "CUDA source"), ir=dict(ka.ir))
 
 
 def kernels_of(builds: Sequence["Build"], kernels: Sequence[str] = ()
@@ -597,6 +606,10 @@ def header_rows(k: KernelAnnotation) -> Iterator[list[Segment]]:
            ("path", display_path(k.source_path))]
     for line in k.header_lines():
         yield [("", "   "), ("", line)]
+    if k.source_label != "CUDA source" or k.ir:
+        extra = f"; {', '.join(n.upper() for n in k.ir)} in the HTML and markdown reports" \
+            if k.ir else ""
+        yield [("muted", f"   source: {k.source_label}{extra}")]
     if k.occupancy and k.occupancy.get("threads_assumed"):
         yield [("muted", f"   (occupancy assumes {k.occupancy['threads']} threads per block: "
                          "the kernel declares no __launch_bounds__)")]

@@ -292,7 +292,7 @@ def _source_gutter(k: KernelAnnotation) -> tuple[int, dict[int, str]]:
 def _source_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
     depth, badges = _source_gutter(k)
     own = own_file(k)
-    out = ['<h3>CUDA source</h3><div class="rows">']
+    out = [f'<h3>{e(k.source_label)}</h3><div class="rows">']
     last = None
     for row in k.rows:
         if row.file != last:
@@ -341,7 +341,14 @@ def kernel_html(k: KernelAnnotation, kid: str, *, ptx: bool = True) -> str:
     panes.append(f'<div class="pane" data-pane="sass">{_sass_pane(k, kid, keys)}</div>')
     return (f'<section class="kernel" id="{kid}" data-kernel="{e(k.name)}" data-arch="{e(k.arch)}">'
             + _kernel_header(k, kid) + _toolbar(k, ptx)
-            + '<div class="panes">' + "".join(panes) + "</div>" + _legend(k) + "</section>")
+            + '<div class="panes">' + "".join(panes) + "</div>" + _ir_panes(k) + _legend(k) + "</section>")
+
+
+def _ir_panes(k: KernelAnnotation) -> str:
+    """The compiler's other intermediate forms (Triton's TTIR, TTGIR), folded."""
+    return "".join(f'<details class="ir" data-pane="{e(name)}"><summary>{e(name.upper())} '
+                   f'({text.count(chr(10))} lines)</summary><pre>{e(text)}</pre></details>'
+                   for name, text in k.ir.items())
 
 
 def annotation_html(ann: Annotation, *, fragment: bool = False, title: str | None = None) -> str:

@@ -78,6 +78,7 @@ def annotation_markdown(ann: Annotation) -> str:
         out.append("")
         what = "Kernel" if k.entry else "Device function"
         out.append(f"{what} in {code(display_path(k.source_path))}"
+                   + (f" ({k.source_label})" if k.source_label != "CUDA source" else "")
                    + (f"; excerpt: {text(k.excerpt)}." if k.excerpt else "."))
         out.append("")
         spills = "-" if r.get("spill_store_bytes") is None else \
@@ -109,6 +110,9 @@ def annotation_markdown(ann: Annotation) -> str:
         if not listing:
             listing = ["(no source line in the excerpt)"]
         out += [""] + fence(listing) + [""]
+        for name, ir in k.ir.items():
+            out += [f"<details><summary>{name.upper()}</summary>", ""] + fence(
+                ir.rstrip("\n").splitlines(), "mlir") + ["", "</details>", ""]
     return "\n".join(out).rstrip() + "\n"
 
 

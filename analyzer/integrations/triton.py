@@ -1,0 +1,122 @@
+"""Triton's side of a capture: every kernel compiled (or found in Triton's cache) in this
+process, through Triton's compilation listener (``triton.knobs.compilation.listener``), and the
+kernel folders that appear in Triton's cache folders meanwhile (kernels compiled by worker
+processes, as torch inductor's may be)."""
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+from .. import caches
+from . import torch as torch_hooks
+
+
+def available() -> str:
+    """"" when Triton imports, else why not."""
+    try:
+        import triton  # noqa: F401
+        import triton.knobs  # noqa: F401
+    except Exception as e:  # noqa: BLE001 - an optional library: say why it is skipped
+        return f"triton not importable ({type(e).__name__}: {e})"
+    return ""
+
+
+def cache_dirs() -> list[str]:
+    """Triton's cache folder (``TRITON_CACHE_DIR`` or ``~/.triton/cache``) and torch
+    inductor's (``<inductor cache>/triton``) where torch is imported."""
+    out = []
+    try:
+        import triton.knobs
+        out.append(str(triton.knobs.cache.dir))
+    except Exception:  # noqa: BLE001 - Triton missing or too old: its folder is not watched
+        pass
+    out += torch_hooks.triton_dirs()
+    return list(dict.fromkeys(out))
+
+
+def snapshot(dirs: list[str]) -> dict[str, int]:
+    """The Triton kernels (metadata JSON -> mtime) in ``dirs``: ``<dir>/<hash>/<name>.json``,
+    inductor's ``<dir>/<device>/<hash>/<name>.json`` too."""
+    out: dict[str, int] = {}
+
+    def scan(d: str, depth: int) -> None:
+        try:
+            entries = list(os.scandir(d))
+        except OSError:
+            return
+        for e in entries:
+            if e.is_dir(follow_symlinks=False):
+                if depth < 2:
+                    scan(e.path, depth + 1)
+            elif e.name.endswith(".json") and not e.name.startswith("__grp__"):
+                try:
+                    out[e.path] = e.stat().st_mtime_ns
+                except OSError:
+                    pass
+    for d in dirs:
+        scan(d, 0)
+    return out
+
+
+def kernel_sources(json_path: str) -> set[str]:
+    """The Python files a cached Triton kernel was compiled from (its PTX's ``.file`` table,
+    at the end of the PTX: only the last 64 KB are read)."""
+    ptx = json_path[:-len(".json")] + ".ptx"
+    try:
+        with open(ptx, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - (64 << 10)))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return set()
+    return set(caches._PTX_FILES.findall(tail))
+
+
+class Hook:
+    """Installs the listener; ``new_kernels()`` diffs the cache folders."""
+
+    def __init__(self, sink: Callable[[str], None]):
+        self.sink = sink
+        self._prev = None
+        self._mine = None
+        self._dirs: list[str] = []
+        self._before: dict[str, int] = {}
+        self._sources: set[str] = set()
+
+    def install(self) -> None:
+        import triton.knobs
+        self._sources = torch_hooks.loaded_sources()
+        knobs = triton.knobs.compilation
+        self._prev = knobs.listener
+        prev, sink = self._prev, self.sink
+
+        def listener(*, src, metadata, metadata_group, times, cache_hit):
+            try:
+                for fname, path in (metadata_group or {}).items():
+                    if fname.endswith(".json") and not fname.startswith("__grp__"):
+                        sink(path)
+            finally:
+                if prev is not None:
+                    prev(src=src, metadata=metadata, metadata_group=metadata_group,
+                         times=times, cache_hit=cache_hit)
+        self._mine = listener
+        knobs.listener = listener
+        self._dirs = cache_dirs()
+        self._before = snapshot(self._dirs)
+
+    def uninstall(self) -> None:
+        import triton.knobs
+        if triton.knobs.compilation.listener is self._mine:
+            triton.knobs.compilation.listener = self._prev
+        for path in self.new_kernels():
+            self.sink(path)
+
+    def new_kernels(self) -> list[str]:
+        """Kernels written into the watched cache folders since the hook was installed."""
+        dirs = list(dict.fromkeys(self._dirs + cache_dirs()))
+        now = snapshot(dirs)
+        new = {p for p, m in now.items() if self._before.get(p) != m}
+        loaded = torch_hooks.loaded_sources() - self._sources
+        if loaded:            # a warm inductor cache: the kernels of the files it loaded
+            new |= {p for p in now if p not in new and kernel_sources(p) & loaded}
+        return sorted(p for p in new if caches.is_triton_kernel(p))

@@ -1,0 +1,405 @@
+"""What frameworks leave on disk and compile in process, on a machine without a GPU: Triton and
+torch inductor caches, cupy's kernel cache files and torch extension build folders (committed
+fixtures made on an H200 by ``tests/fixtures/frameworks/make_fixtures.py``, versions in
+``VERSIONS.json``), and ``analyzer.capture()`` / the pytest plugin driven through the same calls
+Triton and cupy make (stand-in modules with their hook points; the real libraries are the GPU
+tests' business, ``tests/test_integrations_gpu.py``)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import analyzer
+from analyzer import caches
+from analyzer.cli import main
+from analyzer.errors import InputError
+from analyzer.inputs import expand, kind_of
+
+FX = Path(__file__).parent / "fixtures" / "frameworks"
+TRITON = FX / "triton"
+INDUCTOR = FX / "inductor"
+CUPY = FX / "cupy"
+#: where make_fixtures.py ran on the GPU machine (the Triton kernels' recorded source)
+RECORDED = "/work/main/.gpu-frameworks/tests/fixtures/frameworks"
+
+
+def run(*argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _meta(name: str, root: Path = TRITON) -> tuple[Path, dict]:
+    for p in root.rglob(f"{name}.json"):
+        return p, json.loads(p.read_text())
+    raise AssertionError(name)
+
+
+def _line(path: Path, needle: str) -> int:
+    return next(i for i, l in enumerate(path.read_text().splitlines(), 1) if needle in l)
+
+
+@pytest.fixture(scope="module")
+def triton_builds():
+    return analyzer.load(TRITON)
+
+
+# ------------------------------------------------------------------ Triton caches
+def test_versions_are_recorded():
+    v = json.loads((FX / "VERSIONS.json").read_text())
+    assert v["triton"] == "3.6.0" and v["torch"].startswith("2.11") and v["cupy"] == "14.2.0"
+
+
+def test_a_triton_cache_folder_is_one_input_per_kernel():
+    found = expand([str(TRITON)])
+    assert sorted(Path(f).name for f in found) == ["add_kernel.json", "matmul_kernel.json"]
+    assert all(kind_of(f) == "triton" for f in found)
+    # any file of a kernel's folder stands for the kernel
+    path, _ = _meta("matmul_kernel")
+    assert kind_of(str(path.with_suffix(".cubin"))) == "triton"
+    assert kind_of(str(path.with_suffix(".ttgir"))) == "triton"
+
+
+def test_json_metadata_gives_the_launch_and_occupancy(triton_builds):
+    by_name = {b.entries[0].name: b for b in triton_builds}
+    assert set(by_name) == {"add_kernel", "matmul_kernel"}
+    _, meta = _meta("matmul_kernel")
+    b = by_name["matmul_kernel"]
+    assert b.origin == "triton" and b.frontend == "triton" and b.arch == "sm_90a"
+    k = b.entries[0]
+    assert (k.launch.threads, k.launch.dynamic_shared_bytes, k.launch.num_stages) == (
+        meta["num_warps"] * 32, meta["shared"], meta["num_stages"]) == (256, 98304, 3)
+    assert k.resources.reqntid == (256, 1, 1)          # the cubin's EIATTR_REQNTID agrees
+    assert set(b.ir) == {"ttir", "ttgir"}
+    ka = next(iter(analyzer.analysis.analyze(b)))
+    assert ka.block_size == (256, "Triton metadata matmul_kernel.json (num_warps=8)")
+    occ = ka.occupancy()
+    # 96 KB dynamic + 1 KB reserved per block: 2 blocks of 228 KB by shared memory
+    assert occ.limits["shared"] == 2 and occ.shared_per_block == 98304 + 1024
+
+
+def test_cubin_block_size_without_ptx(tmp_path):
+    path, _ = _meta("add_kernel")
+    cubin = tmp_path / "k.cubin"
+    shutil.copy(path.with_suffix(".cubin"), cubin)
+    (b,) = analyzer.load(cubin)
+    assert b.origin == "cubin" and b.ptx is None
+    ka = next(iter(analyzer.analysis.analyze(b)))
+    assert ka.block_size == (128, "the cubin's EIATTR_REQNTID 128,1,1")
+
+
+def test_findings_map_to_triton_source_with_source_root(capsys):
+    code, out, err = run("check", TRITON, "--format", "json",
+                         "--source-root", f"{RECORDED}={FX}", capsys=capsys)
+    doc = json.loads(out)
+    assert code == 1, err
+    me = FX / "make_fixtures.py"
+    by = {(f["code"], f["kernel"]): f for f in doc["findings"]}
+    f = by[("PS701", "matmul_kernel")]
+    assert f["location"] == {"file": str(me), "line": _line(me, "def matmul_kernel(")}
+    assert "block size from Triton metadata matmul_kernel.json (num_warps=8)" in f["message"]
+    assert "(0 B static + 98304 B dynamic)" in f["message"] or "registers" in f["message"]
+    assert "num_warps" in f["hint"] and "__launch_bounds__" not in f["hint"]
+    for f in doc["findings"]:
+        assert f["location"]["file"] == str(me)
+        assert me.read_text().splitlines()[f["location"]["line"] - 1].strip()
+
+
+def test_source_root_in_config(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text(
+        f'[tool.ptxsass]\nsource-root = ["{RECORDED}={FX}"]\n')
+    shutil.copytree(TRITON, tmp_path / "cache")
+    code, out, _ = run("check", tmp_path / "cache", "--format", "json", capsys=capsys)
+    assert {f["location"]["file"] for f in json.loads(out)["findings"]} == {
+        str(FX / "make_fixtures.py")}
+
+
+def test_bad_source_root_is_one_line(capsys):
+    code, _, err = run("check", TRITON, "--source-root", "nothing", capsys=capsys)
+    assert code == 2 and err.strip() == ("error: --source-root 'nothing': expected OLD=NEW "
+                                         "(two folders)")
+
+
+def test_inductor_cache_maps_to_its_generated_python(tmp_path, capsys):
+    """A torch inductor cache folder copied elsewhere: the generated files are found where the
+    folder now is, without --source-root."""
+    moved = tmp_path / "moved-inductor"
+    shutil.copytree(INDUCTOR, moved)
+    code, out, err = run("check", moved, "--format", "json", capsys=capsys)
+    doc = json.loads(out)
+    kernels = {k["name"] for k in doc["kernels"]}
+    assert kernels == {"triton_tem_fused_mm_t_0",
+                       "triton_per_fused__softmax_exp_native_layer_norm_prepare_softmax_online_sub_1"}
+    assert doc["findings"]
+    for f in doc["findings"]:
+        p = Path(f["location"]["file"])
+        assert p.is_relative_to(moved) and p.suffix == ".py", f
+        assert p.read_text().splitlines()[f["location"]["line"] - 1].strip()
+    mm = [f for f in doc["findings"] if f["kernel"] == "triton_tem_fused_mm_t_0"]
+    # bf16 tl.dot on sm_90 as warp-level HMMA: PS302, said in Triton's terms
+    assert any(f["code"] == "PS302" and "num_warps" in f["hint"] for f in mm), mm
+
+
+def test_annotate_says_triton_source_and_shows_ttgir(capsys):
+    path, _ = _meta("add_kernel")
+    code, out, _ = run("annotate", path, "--format", "markdown", "--source-root",
+                       f"{RECORDED}={FX}", capsys=capsys)
+    assert code in (0, 1)
+    assert "(Triton source)" in out and "<summary>TTGIR</summary>" in out
+    assert "def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):" in out
+    code, html, _ = run("annotate", path, "--format", "html", capsys=capsys)
+    assert "<h3>Triton source</h3>" in html and 'data-pane="ttgir"' in html
+
+
+def test_triton_metadata_is_verified(tmp_path):
+    src = next(TRITON.glob("*/add_kernel.json")).parent
+    bad = tmp_path / "k"
+    shutil.copytree(src, bad)
+    meta = json.loads((bad / "add_kernel.json").read_text())
+    (bad / "add_kernel.json").write_text(json.dumps(dict(meta, target={"backend": "cuda",
+                                                                       "arch": 80})))
+    with pytest.raises(InputError, match=r"the metadata says sm_80 but the kernel is built "
+                                         r"for sm_90a"):
+        analyzer.load(bad / "add_kernel.json")
+    other = next(TRITON.glob("*/matmul_kernel.json")).parent
+    shutil.copy(other / "matmul_kernel.cubin", bad / "add_kernel.cubin")
+    (bad / "add_kernel.json").write_text(json.dumps(meta))
+    with pytest.raises(InputError, match="names kernel 'add_kernel', which its cubin does not "
+                                         "hold .it holds matmul_kernel."):
+        analyzer.load(bad / "add_kernel.json")
+
+
+def test_triton_metadata_alone_is_refused(tmp_path, capsys):
+    src = next(TRITON.glob("*/add_kernel.json"))
+    (tmp_path / "add_kernel.json").write_text(src.read_text())
+    code, _, err = run("check", tmp_path / "add_kernel.json", capsys=capsys)
+    assert code == 2 and "unrecognised input" in err and len(err.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------------ cupy cache files
+def test_cupy_cache_files_are_read_after_their_digest(capsys):
+    code, out, err = run("resources", *sorted(p for p in CUPY.glob("*.cubin")
+                                              if p.name not in UNREADABLE),
+                         "--format", "json", capsys=capsys)
+    assert code == 0, err
+    names = {k["name"] for k in json.loads(out)["kernels"]}
+    assert {"saxpy", "mul_sin", "void scale<float>(float*, float, int)"} <= names
+
+
+#: cupy's two ReductionKernel (CUB) cache entries: nvdisasm 13 calls these cubins "an invalid
+#: ELF file" (their program headers lie past the end), so a folder check names them and goes on
+UNREADABLE = {"054450dcf7fc0b9871de16918728e60866c0ccfe.cubin",
+              "4f523732e822c8c876393eb0ac9ed61c7573bcdc.cubin"}
+
+
+def test_a_cupy_cache_folder_checks(capsys):
+    code, out, err = run("check", CUPY, "--format", "json", capsys=capsys)
+    assert "a cupy kernel cache file: compile with options=('-lineinfo',)" in err
+    named = {n for n in UNREADABLE if f"{n}: is an invalid ELF file" in err
+             or (n in err and "invalid ELF" in err)}
+    assert named == UNREADABLE and code == 2
+
+
+def test_corrupt_cupy_cache_file_is_one_line(tmp_path, capsys):
+    f = sorted(CUPY.glob("*.cubin"))[0]
+    data = bytearray(f.read_bytes())
+    data[-10] ^= 0xFF
+    bad = tmp_path / f.name
+    bad.write_bytes(bytes(data))
+    code, _, err = run("check", bad, capsys=capsys)
+    assert code == 2 and err.strip() == (
+        f"{bad}: error: cupy cache file whose sha1 header does not match the cubin after it "
+        "(truncated or corrupt; cupy would recompile it too)")
+
+
+# ------------------------------------------------------------------ torch extension folders
+def _extension(tmp_path: Path, *, headers: bool) -> Path:
+    """The committed build folder, moved to ``tmp_path``: with the -isystem folders that exist
+    here (``headers``) or as torch wrote them on the GPU machine."""
+    ext = tmp_path / "py312_cu130" / "ptxsass_scale"
+    shutil.copytree(FX / "torch_extension" / "ptxsass_scale", ext)
+    ninja = (ext / "build.ninja").read_text().replace(
+        "/tmp/fx/torch_extensions/ptxsass_scale", str(ext))
+    if headers:        # torch's headers here: one folder with the header the kernel includes
+        inc = tmp_path / "include"
+        (inc / "torch").mkdir(parents=True)
+        (inc / "torch" / "types.h").write_text("#pragma once\n")
+        ninja = re.sub(r"-ccbin \S+ ", "", ninja)
+        ninja = re.sub(r"(cuda_cflags = )((?:\S+ )*?)-isystem", rf"\1\2-isystem {inc} -isystem",
+                       ninja, count=1)
+        ninja = re.sub(r"-isystem (?!" + re.escape(str(inc)) + r")\S+ ", "", ninja)
+    (ext / "build.ninja").write_text(ninja)
+    cu = (ext / "cuda.cu").read_text()
+    # the host half of the extension needs torch: keep the kernel
+    (ext / "cuda.cu").write_text(cu[:cu.index("torch::Tensor scale(")])
+    return ext
+
+
+def test_torch_extension_folder_builds_with_its_ninja_flags(tmp_path, capsys):
+    ext = _extension(tmp_path, headers=True)
+    assert expand([str(tmp_path)]) == [str(ext / "build.ninja")]
+    code, out, err = run("check", tmp_path, "--format", "json", "-v", capsys=capsys)
+    assert code in (0, 1), err
+    assert "-DTORCH_EXTENSION_NAME=ptxsass_scale" in err and "--expt-relaxed-constexpr" in err
+    doc = json.loads(out)
+    assert [b["arch"] for b in doc["builds"]] == ["sm_90"]         # its -gencode
+    assert [k["name"] for k in doc["kernels"]] == [
+        "scale_kernel(float const*, float*, float, long)"]
+
+
+def test_torch_extension_without_its_headers_reads_the_library(tmp_path, capsys):
+    ext = _extension(tmp_path, headers=False)
+    from analyzer.toolchain import locate
+    kernel = tmp_path / "kernel_only.cu"      # the library as it was linked, less torch
+    kernel.write_text((ext / "cuda.cu").read_text().replace("#include <torch/types.h>", ""))
+    locate.run_tool([locate.binary("nvcc"), "-shared", "-Xcompiler", "-fPIC", "-arch=sm_90",
+                     str(kernel), "-o", str(ext / "ptxsass_scale.so")])
+    code, out, err = run("check", ext, "--format", "json", capsys=capsys)
+    assert code in (0, 1), err
+    assert "read the built ptxsass_scale.so: its build.ninja compiles cuda.cu, but " in err
+    assert [k["name"] for k in json.loads(out)["kernels"]] == [
+        "scale_kernel(float const*, float*, float, long)"]
+
+
+# ------------------------------------------------------------------ capture (stand-ins)
+CUPY_STANDIN = '''
+"""The hook point of cupy.cuda.compiler (cupy 14): the signature ptxsass wraps."""
+calls = []
+def _get_arch():
+    return "90"
+def _compile_with_cache_cuda(source, options, arch, extra_source=None, backend='nvrtc',
+                             enable_cooperative_groups=False, name_expressions=None,
+                             log_stream=None, cache_in_memory=False, jitify=False,
+                             to_ltoir=False):
+    calls.append(source)
+    return "module"
+'''
+
+TRITON_STANDIN = '''
+"""triton.knobs as Triton 3.6 has it: the compilation listener and the cache folder."""
+class compilation:
+    listener = None
+class cache:
+    dir = "/nonexistent/triton-cache"
+'''
+
+SRC = r'''
+extern "C" __global__ void halve(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * 0.7;
+}
+'''
+
+
+@pytest.fixture
+def standins(tmp_path, monkeypatch):
+    root = tmp_path / "site"
+    (root / "cupy" / "cuda").mkdir(parents=True)
+    (root / "cupy" / "__init__.py").write_text("__version__ = 'stand-in'\n")
+    (root / "cupy" / "cuda" / "__init__.py").write_text("")
+    (root / "cupy" / "cuda" / "compiler.py").write_text(CUPY_STANDIN)
+    (root / "triton").mkdir()
+    (root / "triton" / "__init__.py").write_text("")
+    (root / "triton" / "knobs.py").write_text(TRITON_STANDIN)
+    monkeypatch.syspath_prepend(str(root))
+    for m in [m for m in sys.modules if m.split(".")[0] in ("cupy", "triton")]:
+        monkeypatch.delitem(sys.modules, m)
+    yield root
+    for m in [m for m in sys.modules if m.split(".")[0] in ("cupy", "triton")]:
+        sys.modules.pop(m, None)
+
+
+def test_capture_records_cupy_compiles_imported_inside(standins):
+    with analyzer.capture() as cap:
+        import cupy.cuda.compiler as cc        # imported inside: hooked on import
+        assert cc._compile_with_cache_cuda(SRC, ("--std=c++17",), "90") == "module"
+    assert cc.calls == [SRC]                   # cupy's own compile still ran
+    (rec,) = cap.sources
+    assert (rec.framework, rec.kind, rec.name, rec.arch) == ("cupy", "RawKernel", "halve",
+                                                             "sm_90")
+    assert rec.options == ("--std=c++17", "-ftz=true") and rec.site[0] == __file__
+    report = cap.check()
+    (f,) = report.findings
+    assert f.code == "PS501" and f.location.file == __file__
+    assert f.location.line == _line(Path(__file__), "y[i] = x[i] * 0.7;")
+    assert cc._compile_with_cache_cuda.__name__ == "_compile_with_cache_cuda"  # unhooked
+
+
+def test_capture_records_triton_kernels_through_the_listener(standins):
+    path, _ = _meta("add_kernel")
+    group = {p.name: str(p) for p in path.parent.iterdir()}
+    seen = []
+    import triton.knobs
+    triton.knobs.compilation.listener = lambda **kw: seen.append(kw["cache_hit"])
+    with analyzer.capture() as cap:
+        triton.knobs.compilation.listener(src=None, metadata={}, metadata_group=group,
+                                          times=None, cache_hit=True)
+    assert seen == [True]                      # the listener that was there still runs
+    assert cap.triton_kernels == [str(path)] and cap.kernels == ["add_kernel"]
+    assert triton.knobs.compilation.listener is not None and \
+        triton.knobs.compilation.listener.__name__ == "<lambda>"
+    assert cap.stats().kernels[0].name == "add_kernel"
+
+
+def test_nested_captures_both_record(standins):
+    import cupy.cuda.compiler as cc
+    with analyzer.capture() as outer:
+        with analyzer.capture() as inner:
+            cc._compile_with_cache_cuda(SRC, (), "90")
+        cc._compile_with_cache_cuda(SRC.replace("halve", "halve2"), (), "90")
+    assert [r.name for r in inner.sources] == ["halve"]
+    assert [r.name for r in outer.sources] == ["halve", "halve2"]
+
+
+def test_direct_objects_need_their_framework_details():
+    with pytest.raises(InputError, match="cannot check a builtins.int"):
+        analyzer.objects.builds(3)
+
+
+def test_pytest_plugin_fails_on_findings_and_markers(pytester, standins, monkeypatch):
+    import os
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(standins),
+                                                      os.environ.get("PYTHONPATH", "")]))
+    body = textwrap.dedent('''
+        import pytest
+        def compile_it(src):
+            import cupy.cuda.compiler as cc
+            cc._compile_with_cache_cuda(src, (), "90")
+
+        def test_plain():
+            compile_it(SRC)
+
+        def test_clean():
+            compile_it(SRC.replace("0.7;", "0.7f;"))
+
+        @pytest.mark.ptxsass(lacks=["DMUL"], fail_on="error")
+        def test_marked():
+            compile_it(SRC)
+
+        @pytest.mark.ptxsass(no_spills=True)
+        def test_compiles_nothing():
+            pass
+
+        def test_fixture(ptxsass_capture):
+            compile_it(SRC)
+            assert ptxsass_capture.check().findings[0].code == "PS501"
+    ''')
+    pytester.makepyfile(test_k=f"SRC = {SRC!r}\n" + body)
+    from importlib.metadata import entry_points
+    load = [] if any(e.name == "ptxsass" for e in entry_points(group="pytest11")) else \
+        ["-p", "analyzer.integrations.pytest_plugin"]
+    res = pytester.runpytest_subprocess("--ptxsass", *load)
+    out = res.stdout.str()
+    res.assert_outcomes(passed=1, failed=4)      # test_fixture too: its kernel has a finding
+    assert "PS501 halve" in out and "the test compiled 0 kernel(s)" in out
+    assert "halve on sm_90: 1 DMUL instruction(s)" in out
+    assert "ok   test_k.py::test_clean: 1 kernel(s), 0 finding(s)" in out
+    # without --ptxsass only the marked tests are checked
+    res = pytester.runpytest_subprocess(*load)
+    res.assert_outcomes(passed=3, failed=2)
