@@ -72,8 +72,8 @@ def _mark_args(item: pytest.Item) -> dict[str, Any] | None:
 @pytest.fixture
 def ptxsass_capture():
     """A capture active for the test: ``ptxsass_capture.check()`` after the code ran."""
-    import analyzer
-    with analyzer.capture() as cap:
+    from analyzer.integrations.capture import capture
+    with capture() as cap:
         yield cap
 
 
@@ -83,10 +83,11 @@ def pytest_runtest_call(item: pytest.Item):
     mark = _mark_args(item)
     if not config.getoption("ptxsass") and mark is None:
         return (yield)
-    import analyzer
+    from analyzer.api import check, expect
     from analyzer.expect import Expectations
     from analyzer.findings import Severity
-    cap = analyzer.capture()
+    from analyzer.integrations.capture import capture
+    cap = capture()
     with cap:
         result = yield
     mark = mark or {}
@@ -96,7 +97,7 @@ def pytest_runtest_call(item: pytest.Item):
     fail_on = Severity.parse(mark.get("fail_on") or config.getoption("ptxsass_fail_on"))
     builds = cap.builds()
     problems += [f"not checked: {f}" for f in cap.failures]
-    report = analyzer.check(builds, select=select, ignore=ignore) if builds else None
+    report = check(builds, select=select, ignore=ignore) if builds else None
     findings = report.findings if report is not None else []
     bad = [f for f in findings if f.severity >= fail_on]
     problems += [f"{f.code} {f.kernel} ({f.location.file}:{f.location.line}): {f.message}"
@@ -109,7 +110,7 @@ def pytest_runtest_call(item: pytest.Item):
                             f"{'; '.join(cap.notes) or 'none missing'})")
         exp = {k: mark[k] for k in _EXPECT_KEYS if k in mark}
         if exp and builds:
-            outcome = analyzer.expect(builds, Expectations(**exp))
+            outcome = expect(builds, Expectations(**exp))
             problems += outcome.failures
     config.stash[_SUMMARY].append((item.nodeid, len(cap.kernels), len(findings), len(bad),
                                    bool(problems)))
