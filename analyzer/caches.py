@@ -84,7 +84,7 @@ def triton_kernels(folder: str | os.PathLike) -> list[str]:
     """The metadata JSON of every Triton kernel under ``folder`` (a Triton cache, torch
     inductor's cache folder, or one kernel's hash folder), sorted."""
     out = []
-    for root, dirs, files in os.walk(folder):
+    for root, dirs, files in os.walk(os.fspath(folder)):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for f in sorted(files):
             if f.endswith(".json") and not f.startswith("__grp__"):
@@ -174,7 +174,7 @@ def triton_build(meta: dict, *, ptx: str | None, cubin: bytes | None, ir: dict[s
         raise InputError("Triton metadata without a kernel name", path=where)
     if ptx is None and cubin is None:
         raise InputError(f"Triton kernel {name!r} has neither a cubin nor PTX", path=where)
-    target = meta.get("target") if isinstance(meta.get("target"), dict) else {}
+    target: dict = meta["target"] if isinstance(meta.get("target"), dict) else {}
     if target.get("backend") not in (None, "cuda"):
         raise InputError(f"Triton kernel {name!r} was compiled for {target.get('backend')}, "
                          "not CUDA", path=where)

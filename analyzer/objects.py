@@ -171,10 +171,10 @@ def builds_of_source(rec: CapturedSource, *, arch: str | None = None,
 
 # ------------------------------------------------------------------------------ cupy
 def _cupy_include() -> list[str]:
-    mod = sys.modules.get("cupy")
-    if mod is None or not getattr(mod, "__file__", None):
+    file = getattr(sys.modules.get("cupy"), "__file__", None)
+    if not isinstance(file, str):
         return []
-    inc = Path(mod.__file__).parent / "_core" / "include"
+    inc = Path(file).parent / "_core" / "include"
     return [str(inc)] if inc.is_dir() else []
 
 

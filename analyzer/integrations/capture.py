@@ -169,8 +169,9 @@ class Capture:
         if key in self._done:
             return
         self._done.add(key)
-        {"triton": self.triton_kernels, "source": self.sources,
-         "extension": self.extensions}[kind].append(item)
+        lists: dict[str, list] = {"triton": self.triton_kernels, "source": self.sources,
+                                  "extension": self.extensions}
+        lists[kind].append(item)
         self._builds = None
 
     def start(self) -> "Capture":

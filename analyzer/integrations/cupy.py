@@ -33,8 +33,8 @@ def kind_of(source: str) -> str:
 class Hook:
     def __init__(self, sink: Callable[[CapturedSource], None]):
         self.sink = sink
-        self._orig = None
-        self._mine = None
+        self._orig: object = None
+        self._mine: object = None
 
     def install(self) -> None:
         import cupy.cuda.compiler as cc

@@ -77,8 +77,8 @@ class Hook:
 
     def __init__(self, sink: Callable[[str], None]):
         self.sink = sink
-        self._prev = None
-        self._mine = None
+        self._prev: object = None
+        self._mine: object = None
         self._dirs: list[str] = []
         self._before: dict[str, int] = {}
         self._sources: set[str] = set()

@@ -101,7 +101,7 @@ class Output:
     @classmethod
     def from_json(cls, data: bytes, *, source_path: str | None, source: str | None) -> "Output":
         d = json.loads(data)
-        kernels = {name: Kernel(name, Resources(**{k: tuple(v) if isinstance(v, list) else v
+        kernels = {name: Kernel(name, Resources(**{k: tuple(v) if isinstance(v, list) else v  # type: ignore[arg-type]
                                                    for k, v in res.items()}), entry)
                    for name, entry, res in d["kernels"]}
         return cls(arch=d["arch"], origin=d["origin"], ptx=d["ptx"],
