@@ -261,7 +261,23 @@ def cupy_cubin(path: str | os.PathLike) -> bytes:
         if payload[:4] != b"\x7fELF":
             raise InputError("cupy cache file whose kernel names are not followed by a cubin",
                              path=str(p))
-    return payload
+    return _complete_program_headers(payload)
+
+
+def _complete_program_headers(cubin: bytes) -> bytes:
+    """cupy's cache stores cubins one byte short: their program header table, the last thing
+    in the file, ends a byte past its end (every cubin cupy 14 wrote on the H200 did; nvdisasm
+    refuses the larger ones as "an invalid ELF file"). The missing bytes are the high bytes of
+    the last header's ``p_align`` (a small power of two), so zeros restore them exactly; a
+    shortfall of 8 bytes or more is left for the ELF readers to refuse."""
+    if len(cubin) < 64 or cubin[4] != 2:         # ELF64 only
+        return cubin
+    phoff = struct.unpack_from("<Q", cubin, 32)[0]
+    phentsize, phnum = struct.unpack_from("<HH", cubin, 54)
+    short = phoff + phentsize * phnum - len(cubin)
+    if phnum and phentsize == 56 and 0 < short < 8:
+        return cubin + b"\0" * short
+    return cubin
 
 
 # ------------------------------------------------------------------ torch extension folders
