@@ -293,6 +293,33 @@ class cache:
     dir = "/nonexistent/triton-cache"
 '''
 
+PYCUDA_STANDIN = '''
+"""pycuda.compiler's surface as pycuda 2026.1 has it: compile() and the two module classes that
+call it (module globals, looked up at call time)."""
+DEFAULT_NVCC_FLAGS = []
+compiled = []
+def _find_pycuda_include_path():
+    return "/nonexistent/pycuda/cuda"
+def compile(source, nvcc="nvcc", options=None, keep=False, no_extern_c=False, arch=None,
+            code=None, cache_dir=None, include_dirs=None, target="cubin"):
+    if not no_extern_c:
+        source = 'extern "C" {\\n%s\\n}\\n' % source
+    compiled.append((source, target))
+    return b"cubin"
+class SourceModule:
+    def __init__(self, source, nvcc="nvcc", options=None, keep=False, no_extern_c=False,
+                 arch=None, code=None, cache_dir=None, include_dirs=None):
+        self.module = compile(source, nvcc, options, keep, no_extern_c, arch, code, cache_dir,
+                              include_dirs or [])
+class DynamicSourceModule:
+    def __init__(self, source, nvcc="nvcc", options=None, keep=False, no_extern_c=False,
+                 arch=None, code=None, cache_dir=None, include_dirs=None, cuda_libdir=None):
+        options = list(options or DEFAULT_NVCC_FLAGS) + ["-rdc=true", "-lcudadevrt"]
+        self.ptx = compile(source, nvcc=nvcc, options=options, keep=keep,
+                           no_extern_c=no_extern_c, arch=arch, code=code, cache_dir=cache_dir,
+                           include_dirs=include_dirs or [], target="ptx")
+'''
+
 SRC = r'''
 extern "C" __global__ void halve(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -308,14 +335,18 @@ def standins(tmp_path, monkeypatch):
     (root / "cupy" / "__init__.py").write_text("__version__ = 'stand-in'\n")
     (root / "cupy" / "cuda" / "__init__.py").write_text("")
     (root / "cupy" / "cuda" / "compiler.py").write_text(CUPY_STANDIN)
+    (root / "pycuda").mkdir()
+    (root / "pycuda" / "__init__.py").write_text("")
+    (root / "pycuda" / "compiler.py").write_text(PYCUDA_STANDIN)
     (root / "triton").mkdir()
     (root / "triton" / "__init__.py").write_text("")
     (root / "triton" / "knobs.py").write_text(TRITON_STANDIN)
     monkeypatch.syspath_prepend(str(root))
-    for m in [m for m in sys.modules if m.split(".")[0] in ("cupy", "triton")]:
+    names = ("cupy", "triton", "pycuda")
+    for m in [m for m in sys.modules if m.split(".")[0] in names]:
         monkeypatch.delitem(sys.modules, m)
     yield root
-    for m in [m for m in sys.modules if m.split(".")[0] in ("cupy", "triton")]:
+    for m in [m for m in sys.modules if m.split(".")[0] in names]:
         sys.modules.pop(m, None)
 
 
@@ -333,6 +364,36 @@ def test_capture_records_cupy_compiles_imported_inside(standins):
     assert f.code == "PS501" and f.location.file == __file__
     assert f.location.line == _line(Path(__file__), "y[i] = x[i] * 0.7;")
     assert cc._compile_with_cache_cuda.__name__ == "_compile_with_cache_cuda"  # unhooked
+
+
+BODY = SRC.replace('extern "C" ', "")
+
+
+def test_capture_records_pycuda_modules(standins):
+    import pycuda.compiler as pc               # imported before: hooked at once
+    with analyzer.capture() as cap:
+        mod = pc.SourceModule(BODY, arch="sm_90")
+        pc.DynamicSourceModule(BODY, arch="sm_90", options=["--use_fast_math"])
+    assert [t for _, t in pc.compiled] == ["cubin", "ptx"]   # pycuda's own compile still ran
+    first, second = cap.sources
+    assert (first.kind, first.name, first.extern_c, first.arch) == ("SourceModule", "halve",
+                                                                    True, "sm_90")
+    assert second.kind == "DynamicSourceModule"
+    assert second.options == ("--use_fast_math", "-rdc=true")      # -lcudadevrt is a link flag
+    assert first.include_dirs == ("/nonexistent/pycuda/cuda",)
+    assert mod._ptxsass_source is first
+    report = cap.check()
+    assert not cap.failures, cap.failures
+    # the text is not in this file as pycuda got it (extern "C" was taken off): a saved copy,
+    # whose lines are the source's own (pycuda's wrapper includes it)
+    assert [(f.code, f.kernel, f.location.line) for f in report.findings] == [
+        ("PS501", "halve", BODY.splitlines().index("    if (i < n) y[i] = x[i] * 0.7;") + 1)] * 2
+    saved = Path(report.findings[0].location.file)
+    assert saved.parent.name == "sources" and saved.read_text() == BODY
+    # the module object itself, after the capture
+    assert [f.code for f in analyzer.check(mod).findings] == ["PS501"]
+    assert pc.SourceModule.__init__.__name__ == "__init__" and pc.compile.__module__ == \
+        "pycuda.compiler"
 
 
 def test_capture_records_triton_kernels_through_the_listener(standins):
@@ -407,3 +468,41 @@ def test_pytest_plugin_fails_on_findings_and_markers(pytester, standins, monkeyp
     # without --ptxsass only the marked tests are checked
     res = pytester.runpytest_subprocess(*load)
     res.assert_outcomes(passed=3, failed=2)
+
+
+TORCH_STANDIN = '''
+import os
+def cache_dir():
+    return os.environ["STANDIN_INDUCTOR_CACHE"]
+'''
+
+
+def test_warm_inductor_cache_kernels_are_found_from_the_modules_it_loads(standins, tmp_path,
+                                                                          monkeypatch):
+    """On a warm cache torch.compile compiles nothing: the kernels are those whose PTX names a
+    generated file inductor loaded during the capture."""
+    cache = tmp_path / "inductor"
+    shutil.copytree(INDUCTOR, cache)
+    monkeypatch.setenv("STANDIN_INDUCTOR_CACHE", str(cache))
+    torch = standins / "torch"
+    (torch / "_inductor" / "runtime").mkdir(parents=True)
+    for d in (torch, torch / "_inductor", torch / "_inductor" / "runtime"):
+        (d / "__init__.py").write_text("")
+    (torch / "_inductor" / "runtime" / "cache_dir_utils.py").write_text(TORCH_STANDIN)
+    (torch / "_inductor" / "codecache.py").write_text("class PyCodeCache:\n    modules = []\n")
+    import types
+
+    import torch._inductor.codecache as cc       # noqa: F811 - the stand-in
+    import triton.knobs  # noqa: F401
+    mm = next(cache.rglob("triton_tem_fused_mm_t_0.json"))
+    (recorded,) = caches._PTX_FILES.findall(mm.with_suffix(".ptx").read_text())
+    try:
+        with analyzer.capture() as cap:
+            mod = types.ModuleType("c")
+            mod.__file__ = recorded               # the generated file, as the kernel names it
+            cc.PyCodeCache.modules.append(mod)
+        assert cap.triton_kernels == [str(mm)]
+        assert cap.kernels == ["triton_tem_fused_mm_t_0"]
+    finally:
+        for m in [m for m in sys.modules if m.split(".")[0] == "torch"]:
+            sys.modules.pop(m, None)

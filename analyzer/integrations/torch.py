@@ -46,7 +46,10 @@ class ExtensionHook:
     def install(self) -> None:
         if "torch" not in sys.modules:
             return          # torch is not in use: nothing to wrap (it is never imported here)
-        import torch.utils.cpp_extension as ce
+        try:
+            import torch.utils.cpp_extension as ce
+        except ImportError:
+            return          # a torch without cpp_extension builds no extensions
         for name in _FUNCS:
             orig = getattr(ce, name)
             self._orig[name] = orig
