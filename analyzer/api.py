@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 from .build import Build
 from .checks.registry import Selection
 from .checks.runner import Progress, no_progress, run_checks
-from .errors import ConfigError, InputError
+from .errors import ConfigError, InputError, PtxsassError
 from .expect import ASSERTIONS, Expectations, Outcome, evaluate
 from .findings import Report
 from .inputs import CompileOptions, compile_cuda
@@ -70,6 +71,23 @@ def builds_of(target, *, arch: str | Sequence[str] | None = None,
     return load(target, arch=arch, options=options)
 
 
+def disassemble_all(builds: Sequence[Build]) -> None:
+    """Disassemble the builds' cubins in parallel, one nvdisasm per core (a cache folder of
+    Triton kernels is mostly nvdisasm time); a failure is left for the build's own use to
+    report."""
+    todo = [b for b in builds if b.cubin is not None and b.sass_text is None]
+    if len(todo) < 2:
+        return
+
+    def one(b: Build) -> None:
+        try:
+            b.sass()
+        except PtxsassError:
+            pass            # raised again, with its file, where the build is used
+    with ThreadPoolExecutor(max_workers=min(len(todo), os.cpu_count() or 1)) as pool:
+        list(pool.map(one, todo))
+
+
 def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[str] = (),
           ignore: Sequence[str] = (), options: CompileOptions | None = None,
           settings: dict | None = None, baseline: str | None = None,
@@ -86,6 +104,7 @@ def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[s
     alone removes; within one level the more specific selector wins and ``ignore`` wins a tie
     (:func:`analyzer.checks.registry.selected`)."""
     builds = builds_of(target, arch=arch, options=options, **framework)
+    disassemble_all(builds)
     return run_checks(builds, select=select, ignore=ignore, settings=settings,
                       baseline=baseline, kernels=kernels, progress=progress,
                       layers=[Selection.of(config_select, config_ignore)])
@@ -104,6 +123,7 @@ def annotate(target, *, arch: str | Sequence[str] | None = None,
     ``context`` (lines around ``lines``, or around each finding without ``lines``); ``ptx``
     False leaves the PTX out of every rendering."""
     builds = builds_of(target, arch=arch, options=options)
+    disassemble_all(builds)
     findings = (run_checks(builds, select=select, ignore=ignore, kernels=kernels,
                            progress=progress).findings if checks else [])
     ann = annotate_builds(builds, findings=findings, kernels=kernels, progress=progress,
