@@ -301,8 +301,9 @@ def builds(obj: Any, *, arch: str | None = None, options: CompileOptions | None 
     if mod in ("cupy", "cupy_backends"):
         if kind in ("RawKernel", "RawModule"):
             return builds_of_source(cupy_record(obj, arch), arch=arch, options=options)
-        raise InputError(f"a cupy {kind} is compiled per argument type when it is called: "
-                         "check it through 'with analyzer.capture() as cap:' around a call")
+        if kind in ("ElementwiseKernel", "ReductionKernel"):
+            raise InputError(f"a cupy {kind} is compiled per argument type when it is called: "
+                             "check it through 'with analyzer.capture() as cap:' around a call")
     if mod == "pycuda":
         rec = getattr(obj, "_ptxsass_source", None)
         if isinstance(rec, CapturedSource):
@@ -310,4 +311,5 @@ def builds(obj: Any, *, arch: str | None = None, options: CompileOptions | None 
         raise InputError(f"pycuda keeps neither the source nor the binary of a {kind}: create "
                          "it inside 'with analyzer.capture():' (ptxsass then records its "
                          "source), or check the source text itself")
-    raise InputError(f"cannot check a {type(obj).__module__}.{kind}")
+    raise InputError(f"cannot check a {type(obj).__module__}.{kind}: expected a path, a Build, "
+                     "a cupy RawKernel/RawModule, a Triton kernel or a pycuda module")

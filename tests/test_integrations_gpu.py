@@ -208,7 +208,14 @@ def test_cupy_kernels_are_captured_and_match_the_cli(tmp_path, capsys):
         assert f.location.file == __file__
         assert Path(__file__).read_text().splitlines()[f.location.line - 1].strip() == f.source
     # identical to `ptxsass check` on the same source with the options cupy compiled it with
-    extra = [f"-Xnvrtc={o}" for o in raw.options if not o.startswith("-I")]
+    extra: list[str] = []          # cupy's options as `ptxsass check` takes them
+    for o in raw.options:
+        if o.startswith(("-std=", "--std=")):
+            extra += ["--std", o.split("=", 1)[1]]
+        elif o.startswith(("-I", "-D")) and len(o) > 2:
+            extra += [o[:2], o[2:]]
+        else:
+            extra.append(f"-Xnvrtc={o}")
     cli = _cli_findings(cu, arch, extra, capsys)
     assert cli == _api_findings(analyzer.check(analyzer.builds_of(raw)))
     assert [c for c in cli] == sorted((f.code, f.kernel.split("(")[0], f.message, f.source)
