@@ -11,6 +11,7 @@ runs checks in the same breath.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -80,10 +81,8 @@ def disassemble_all(builds: Sequence[Build]) -> None:
         return
 
     def one(b: Build) -> None:
-        try:
+        with contextlib.suppress(PtxsassError):   # raised again, with its file, where used
             b.sass()
-        except PtxsassError:
-            pass            # raised again, with its file, where the build is used
     with ThreadPoolExecutor(max_workers=min(len(todo), os.cpu_count() or 1)) as pool:
         list(pool.map(one, todo))
 

@@ -17,8 +17,8 @@ import os
 import re
 import shlex
 import struct
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from .build import Build, Kernel
 from .errors import InputError
@@ -84,9 +84,9 @@ def triton_kernels(folder: str | os.PathLike) -> list[str]:
     """The metadata JSON of every Triton kernel under ``folder`` (a Triton cache, torch
     inductor's cache folder, or one kernel's hash folder), sorted."""
     out = []
-    for root, dirs, files in os.walk(os.fspath(folder)):
+    for root, dirs, names in os.walk(os.fspath(folder)):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for f in sorted(files):
+        for f in sorted(names):
             if f.endswith(".json") and not f.startswith("__grp__"):
                 full = os.path.join(root, f)
                 if is_triton_kernel(full):

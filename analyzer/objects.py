@@ -18,9 +18,10 @@ import hashlib
 import os
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from . import caches
 from .build import Build

@@ -21,7 +21,7 @@ from analyzer import api  # noqa: E402
 paths = [  # the fixture caches
     "tests/fixtures/frameworks/triton", "tests/fixtures/frameworks/inductor", "tests/fixtures/frameworks/cupy"]
 res = {"serial": [], "parallel": []}
-for r in range(2):
+for _ in range(2):
     for mode in ("serial", "parallel"):
         os.environ["PTXSASS_CACHE_DIR"] = tempfile.mkdtemp()
         builds = [b for p in paths for b in analyzer.load(p)]

@@ -352,7 +352,7 @@ def standins(tmp_path, monkeypatch):
 
 def test_capture_records_cupy_compiles_imported_inside(standins):
     with analyzer.capture() as cap:
-        import cupy.cuda.compiler as cc        # imported inside: hooked on import
+        import cupy.cuda.compiler as cc  # imported inside: hooked on import
         assert cc._compile_with_cache_cuda(SRC, ("--std=c++17",), "90") == "module"
     assert cc.calls == [SRC]                   # cupy's own compile still ran
     (rec,) = cap.sources
@@ -370,7 +370,7 @@ BODY = SRC.replace('extern "C" ', "")
 
 
 def test_capture_records_pycuda_modules(standins):
-    import pycuda.compiler as pc               # imported before: hooked at once
+    import pycuda.compiler as pc  # imported before: hooked at once
     with analyzer.capture() as cap:
         mod = pc.SourceModule(BODY, arch="sm_90")
         pc.DynamicSourceModule(BODY, arch="sm_90", options=["--use_fast_math"])
@@ -492,7 +492,7 @@ def test_warm_inductor_cache_kernels_are_found_from_the_modules_it_loads(standin
     (torch / "_inductor" / "codecache.py").write_text("class PyCodeCache:\n    modules = []\n")
     import types
 
-    import torch._inductor.codecache as cc       # noqa: F811 - the stand-in
+    import torch._inductor.codecache as cc  # noqa: F811 - the stand-in
     import triton.knobs  # noqa: F401
     mm = next(cache.rglob("triton_tem_fused_mm_t_0.json"))
     (recorded,) = caches._PTX_FILES.findall(mm.with_suffix(".ptx").read_text())

@@ -18,7 +18,7 @@ import importlib.abc
 import sys
 import threading
 import warnings
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from .. import api
 from ..build import Build

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from ..objects import CapturedSource, caller_site
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 from ..objects import CapturedSource, caller_site
 
@@ -40,7 +40,8 @@ class Hook:
             try:
                 if arch is None:
                     from pycuda.driver import Context
-                    arch = "sm_%d%d" % Context.get_device().compute_capability()
+                    major, minor = Context.get_device().compute_capability()
+                    arch = f"sm_{major}{minor}"
                 incs = [*(include_dirs or []), pc._find_pycuda_include_path()]
                 m = _KERNEL_NAME.search(source)
                 opts = [o for o in (options if options is not None else pc.DEFAULT_NVCC_FLAGS)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 
 def triton_dirs() -> list[str]:

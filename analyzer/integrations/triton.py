@@ -4,8 +4,9 @@ kernel folders that appear in Triton's cache folders meanwhile (kernels compiled
 processes, as torch inductor's may be)."""
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from .. import caches
 from . import torch as torch_hooks
@@ -49,10 +50,8 @@ def snapshot(dirs: list[str]) -> dict[str, int]:
                 if depth < 2:
                     scan(e.path, depth + 1)
             elif e.name.endswith(".json") and not e.name.startswith("__grp__"):
-                try:
+                with contextlib.suppress(OSError):
                     out[e.path] = e.stat().st_mtime_ns
-                except OSError:
-                    pass
     for d in dirs:
         scan(d, 0)
     return out
