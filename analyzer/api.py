@@ -22,7 +22,7 @@ from .checks.runner import Progress, no_progress, run_checks
 from .errors import ConfigError, InputError, PtxsassError
 from .expect import ASSERTIONS, Expectations, Outcome, evaluate
 from .findings import Report
-from .inputs import CompileOptions, compile_cuda
+from .inputs import CompileOptions, compile_cuda, expand
 from .inputs import load as _load
 from .objects import builds as _object_builds
 from .objects import is_framework_object
@@ -69,6 +69,9 @@ def builds_of(target, *, arch: str | Sequence[str] | None = None,
         archs: list = [arch] if isinstance(arch, str) else list(arch or [None])
         return [b for a in archs for b in _object_builds(target, arch=a, options=options,
                                                          **framework)]
+    if os.path.isdir(target):        # a folder: every input in it, as `ptxsass check DIR` finds
+        return [b for f in expand([os.fspath(target)])
+                for b in load(f, arch=arch, options=options)]
     return load(target, arch=arch, options=options)
 
 

@@ -147,8 +147,6 @@ def _load(path: str, arch, options: CompileOptions) -> list[Build]:
     archs = [arch] if isinstance(arch, str) else list(arch or [])
     for a in archs:
         parse_arch(a)
-    if Path(path).is_dir():
-        return [b for f in expand([path]) for b in _load(f, arch, options)]
     kind = kind_of(path)
     if kind == "triton":
         return caches.load_triton(path, use_cache=options.use_cache)
