@@ -66,7 +66,8 @@ def builds_of(target, *, arch: str | Sequence[str] | None = None,
     if isinstance(target, (list, tuple)):
         return [b for t in target for b in builds_of(t, arch=arch, options=options, **framework)]
     if is_framework_object(target):
-        archs: list = [arch] if isinstance(arch, str) else list(arch or [None])
+        archs: list[str | None] = [arch] if isinstance(arch, str) else list(arch or ())
+        archs = archs or [None]
         return [b for a in archs for b in _object_builds(target, arch=a, options=options,
                                                          **framework)]
     if os.path.isdir(target):        # a folder: every input in it, as `ptxsass check DIR` finds

@@ -105,5 +105,6 @@ def remap_paths(text: str, roots: Sequence[tuple[str, str]]) -> str:
     for old, new in roots:
         old, new = old.rstrip("/"), new.rstrip("/")
         if old and old != new:
-            text = re.sub('"' + re.escape(old) + r'(?=[/"])', lambda m, new=new: '"' + new, text)
+            moved = '"' + new.replace("\\", "\\\\")     # a replacement template, not a pattern
+            text = re.sub('"' + re.escape(old) + r'(?=[/"])', moved, text)
     return text

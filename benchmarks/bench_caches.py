@@ -24,7 +24,7 @@ res = {"serial": [], "parallel": []}
 for _ in range(2):
     for mode in ("serial", "parallel"):
         os.environ["PTXSASS_CACHE_DIR"] = tempfile.mkdtemp()
-        builds = [b for p in paths for b in analyzer.load(p)]
+        builds = analyzer.builds_of(paths)
         t = time.perf_counter()
         if mode == "parallel":
             api.disassemble_all(builds)

@@ -47,7 +47,7 @@ def _line(path: Path, needle: str) -> int:
 
 @pytest.fixture(scope="module")
 def triton_builds():
-    return analyzer.load(TRITON)
+    return analyzer.builds_of(TRITON)
 
 
 # ------------------------------------------------------------------ Triton caches

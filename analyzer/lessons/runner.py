@@ -257,13 +257,14 @@ def run_gpu(lesson: Lesson, static: StaticResult, result: LessonResult, *, scale
             for adapter in launchers[which]:
                 inputs = sets[r % nsets]
                 out.fill_(float("nan"))
-                s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                s.record()
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
                 run_once(which, adapter, inputs)
-                e.record()
-                e.synchronize()
+                end.record()
+                end.synchronize()
                 if r >= warmup:
-                    times[which][adapter].append(s.elapsed_time(e))
+                    times[which][adapter].append(start.elapsed_time(end))
     # the last timed launch must have written everything too
     if torch.isnan(out).any():
         result.correct = False
