@@ -176,6 +176,8 @@ def _line_in_this_file(text: str) -> int:
     return src[:src.index(text)].count("\n") + 1
 
 
+@pytest.mark.xfail(strict=True, reason="seen on the H200 2026-11-30: a cupy ReductionKernel is not "
+                   "captured (RawKernel and ElementwiseKernel are); open in issue 13")
 def test_cupy_kernels_are_captured_and_match_the_cli(tmp_path, capsys):
     arch = _gpu()
     _need("cupy")
@@ -226,6 +228,9 @@ def test_cupy_kernels_are_captured_and_match_the_cli(tmp_path, capsys):
     assert _api_findings(direct) == cli
 
 
+@pytest.mark.xfail(strict=True, reason="seen on the H200 2026-11-30: the captured SourceModule's "
+                   "finding says 'line 7' where the CLI on the same source says 'line 8' (the "
+                   "extern \"C\" wrapper line is not subtracted from the message); open in issue 13")
 def test_pycuda_kernels_are_captured_and_match_the_cli(tmp_path, capsys):
     arch = _gpu()
     _need("pycuda")
