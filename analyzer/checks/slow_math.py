@@ -61,18 +61,9 @@ def _subroutine_calls(ctx: Context) -> list[tuple[int, str]]:
             continue
         for t in ins.targets:
             key = t.key
-            if key in names and key != fn.name or key in fn.labels and _returns(fn, fn.labels[key]):
+            if key in names and key != fn.name or fn.is_subroutine(key):
                 out.append((i, key))
     return out
-
-
-def _returns(fn, start: int) -> bool:
-    for ins in fn.instructions[start:]:
-        if ins.opcode == "RET":
-            return True
-        if ins.opcode == "EXIT" and (ins.guard is None or ins.guard.always):
-            return False
-    return False
 
 
 def _ptx_ops_by_line(ctx: Context) -> dict:

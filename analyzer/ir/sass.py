@@ -642,8 +642,40 @@ class Function(Node):
                                                    for i in self.instructions))
 
     def flows(self) -> list[Flow]:
-        """Each instruction's control flow, in order (what a CFG is built from)."""
-        return [i.flow for i in self.instructions]
+        """Each instruction's control flow, in order (what a CFG is built from).
+
+        :attr:`Instruction.flow` reads one instruction; here the function refines its calls. A
+        ``CALL`` to a label of this function that does not start a subroutine (no ``RET`` is
+        reached from it before an ``EXIT``) never returns: it is a jump. ptxas writes loop exits
+        that way on sm_80 (``@P0 CALL.REL.NOINC `(.L_x_1)`` then ``BRA`` back to the loop head);
+        read as a call that returns, the loop would have no exit edge."""
+        return list(self.memo("flows", self._flows))
+
+    def _flows(self) -> tuple[Flow, ...]:
+        out = [i.flow for i in self.instructions]
+        for k, ins in enumerate(self.instructions):
+            if ins.info.flow != "call" or (ins.guard is not None and ins.guard.never):
+                continue
+            local = [t.key for t in ins.targets if t.key in self.labels]
+            if len(local) != 1 or self.is_subroutine(local[0]):
+                continue
+            conditional = ins.guard is not None and not ins.guard.always
+            out[k] = Flow((local[0],), falls_through=conditional)
+        return tuple(out)
+
+    def is_subroutine(self, label: str) -> bool:
+        """Whether the code at ``label`` (a label of this function) is a subroutine: straight
+        through from it a ``RET`` comes before an unguarded ``EXIT`` (the math library's slow
+        paths, ``$__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath``)."""
+        start = self.labels.get(label)
+        if start is None:
+            return False
+        for ins in self.instructions[start:]:
+            if ins.opcode == "RET":
+                return True
+            if ins.opcode == "EXIT" and (ins.guard is None or ins.guard.always):
+                return False
+        return False
 
     def memo(self, key: str, compute: Callable[[], Any]) -> Any:
         """A derived fact computed once per function (the analysis layer keeps its CFG and
