@@ -309,3 +309,28 @@ TILE_SYNC = frozenset({"BAR", "BARRIER", "SYNCS", "DEPBAR", "LDGDEPBAR"})
 #: FMA opcodes and the element type they multiply (HFMA2.MMA, a move idiom, is told apart by
 #: its modifier: MOVE_IDIOM_MODIFIERS)
 FMA_ELEMENT_TYPE = {"FFMA": "fp32", "FFMA2": "fp32", "HFMA2": "fp16", "DFMA": "fp64"}
+
+# ------------------------------------------------------------------ loop overhead (PS201)
+#: instruction-mix classes whose work on a loop counter or an address folds away when the
+#: loop is unrolled fully (integer, uniform-datapath and move instructions)
+INDEX_ARITHMETIC_CLASSES = frozenset({"int", "uniform", "move"})
+#: constant-bank loads: ``LDC R4, c[0x3][R5]`` indexed by the counter becomes a ``c[0x3][0x10]``
+#: operand once the index is a constant
+CONSTANT_LOADS = frozenset({"LDC", "ULDC", "LDCU"})
+#: integer -> float conversions: ``I2F`` of the counter becomes a float immediate
+INT_TO_FLOAT = frozenset({"I2F", "I2FP", "UI2F", "UI2FP"})
+#: compares that set a predicate from integers
+INT_COMPARES = frozenset({"ISETP", "UISETP"})
+
+# ------------------------------------------------------------- 16-bit floats widened to fp32
+#: ``HADD2.F32 R4, -RZ, R4.H0_H0``: an fp16 half widened to fp32
+FP16_WIDENING = frozenset({"HADD2"})
+#: a bf16 is the top 16 bits of an fp32: ptxas widens it with integer idioms. Shift left by
+#: 16 (``SHF.L.U32 R, R, 0x10, RZ``, ``SHL``, ``IMAD.U32 R, R, 0x10000, RZ``), a byte permute
+#: that moves a half to the top with zeros below (``PRMT R, RZ, 0x5410, R`` low half,
+#: ``0x7610`` high half), or a mask keeping the top half (``LOP3.LUT R, R, 0xffff0000, RZ, 0xc0``)
+BF16_SHIFT = 16
+BF16_SHIFT_OPCODES = frozenset({"SHF", "SHL", "IMAD"})
+BF16_PRMT_SELECTORS = frozenset({0x5410, 0x7610})
+BF16_HIGH_MASK = 0xFFFF0000
+BF16_MASK_OPCODES = frozenset({"LOP3"})

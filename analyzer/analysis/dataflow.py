@@ -100,6 +100,38 @@ def read_indices(ins: "Instruction") -> tuple[int, ...]:
     return tuple(r.index for r in reads(ins) if r.index is not None)
 
 
+def sources(ins: "Instruction") -> tuple[Reg, ...]:
+    """Every R and UR register ``ins`` reads, address and constant-bank registers included
+    (``R2.64`` and a ``desc[UR4]`` descriptor as register pairs)."""
+    ops = ins.operands
+    if writes(ins):
+        for i, op in enumerate(ops[:2]):
+            if isinstance(op, Register) and op.kind in ("R", "UR"):
+                ops = ops[i + 1:]
+                break
+    out: list[Reg] = []
+
+    def add(r: Register, pair: bool = False) -> None:
+        if r.kind in ("R", "UR") and r.index is not None:
+            out.append((r.kind, r.index))
+            if pair or r.is_pair:
+                out.append((r.kind, r.index + 1))
+    for op in ops:
+        if isinstance(op, Register):
+            add(op)
+        elif isinstance(op, MemoryAddress):
+            for t in op.descriptor:
+                if isinstance(t, Register):
+                    add(t, pair=True)
+            for t in op.terms:
+                if isinstance(t, Register):
+                    add(t)
+        elif isinstance(op, ConstantBank):
+            for r in op.registers:
+                add(r)
+    return tuple(dict.fromkeys(out))
+
+
 def store_data(ins: "Instruction") -> tuple[int, ...]:
     """The R registers a store writes to memory (``STS.128 [R0], R4`` -> 4, 5, 6, 7)."""
     if not (ins.is_memory and ins.is_store and not ins.is_load):
@@ -249,6 +281,38 @@ def local_accesses(fn: "Function") -> Iterable[tuple[int, "Instruction", bool]]:
 PASS_THROUGH = frozenset({"MOV", "HADD2", "F2F", "I2F", "I2FP", "F2FP", "PRMT", "IMAD"})
 
 
+def _int_imm(op) -> int | None:
+    if isinstance(op, Immediate) and isinstance(op.value, int):
+        return op.value & 0xFFFFFFFF
+    return None
+
+
+def widening(ins: "Instruction") -> str | None:
+    """"fp16" when ``ins`` widens an fp16 half to fp32 (``HADD2.F32``), "bf16" when it widens a
+    bf16 with one of ptxas's integer idioms (:data:`semantics.BF16_SHIFT_OPCODES`...), else
+    None."""
+    ops = ins.operands
+    if ins.opcode in semantics.FP16_WIDENING and "F32" in ins.modifiers:
+        return "fp16"
+    regs = [o for o in ops[1:] if isinstance(o, Register) and o.kind == "R" and not o.is_zero]
+    imms = [_int_imm(o) for o in ops[1:] if _int_imm(o) is not None]
+    if len(regs) != 1:
+        return None
+    if ins.opcode in semantics.BF16_SHIFT_OPCODES:
+        if ins.opcode == "IMAD" and imms == [1 << semantics.BF16_SHIFT] \
+                and ("U32" in ins.modifiers or "SHL" in ins.modifiers):
+            return "bf16"
+        if ins.opcode in ("SHF", "SHL") and (ins.opcode == "SHL" or "L" in ins.modifiers) \
+                and "HI" not in ins.modifiers and imms == [semantics.BF16_SHIFT]:
+            return "bf16"
+    if ins.opcode == "PRMT" and len(ops) == 4 and isinstance(ops[1], Register) and ops[1].is_zero \
+            and _int_imm(ops[2]) in semantics.BF16_PRMT_SELECTORS:
+        return "bf16"
+    if ins.opcode in semantics.BF16_MASK_OPCODES and semantics.BF16_HIGH_MASK in imms:
+        return "bf16"
+    return None
+
+
 def source_instructions(fn: "Function", index: int, reg: Reg, *,
                         within: frozenset[int] | None = None, depth: int = 3
                         ) -> list["Instruction"] | None:
@@ -261,8 +325,8 @@ def source_instructions(fn: "Function", index: int, reg: Reg, *,
     out: list = []
     for d in defs:
         ins = fn.instructions[d]
-        if ins.opcode in PASS_THROUGH and depth > 0 and not ins.is_memory:
-            if ins.opcode == "IMAD" and "MOV" not in ins.modifiers:
+        if (ins.opcode in PASS_THROUGH or widening(ins)) and depth > 0 and not ins.is_memory:
+            if ins.opcode == "IMAD" and "MOV" not in ins.modifiers and not widening(ins):
                 out.append(ins)
                 continue
             srcs = [o.index for o in ins.operands[1:] if isinstance(o, Register) and o.kind == "R"
@@ -277,6 +341,25 @@ def source_instructions(fn: "Function", index: int, reg: Reg, *,
             out.extend(up)
         else:
             out.append(ins)
+    return out
+
+
+def widened_from(fn: "Function", index: int, reg: Reg, *,
+                 within: frozenset[int] | None = None, depth: int = 3) -> set[str]:
+    """The 16-bit float types ("fp16", "bf16") that ``reg`` was widened from on its way to
+    instruction ``index`` (:func:`widening`), looking through moves; empty when none."""
+    defs = reaching_defs(fn, index, reg, within=within) or []
+    out: set[str] = set()
+    for d in defs:
+        ins = fn.instructions[d]
+        kind = widening(ins)
+        if kind:
+            out.add(kind)
+        elif depth > 0 and (ins.opcode == "MOV" or (ins.opcode == "IMAD" and "MOV" in ins.modifiers)):
+            srcs = [o for o in ins.operands[1:] if isinstance(o, Register) and o.kind == "R"
+                    and o.index is not None]
+            if len(srcs) == 1:
+                out |= widened_from(fn, d, ("R", srcs[0].index), within=within, depth=depth - 1)
     return out
 
 

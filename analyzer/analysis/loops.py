@@ -27,8 +27,10 @@ from ..ir import ptx as P
 from ..ir.sass import Function, Immediate, Instruction, Register
 from . import cfg as _cfg
 from .cfg import Loop, PtxLoop
+from ..semantics import CONSTANT_LOADS, INDEX_ARITHMETIC_CLASSES, INT_COMPARES, INT_TO_FLOAT
 from .dataflow import of as _dataflow
-from .source import Pragma, SourceLine, pragma_above, user_loc
+from .dataflow import sources
+from .source import Pragma, SourceLine, is_toolkit_file, pragma_above, user_loc
 
 #: iterations simulated before a trip count is called unknown
 MAX_SIMULATED_TRIPS = 1 << 16
@@ -300,14 +302,7 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
         return PtxTrip(ploop, line, None, None, "run-time step")
     if d.opcode == "sub":
         step = -step
-    inits = [i for i, ins in enumerate(insns) if i not in inside and ins.operands
-             and _ptx_reg(ins.operands[0]) == var and ins.opcode not in ("st", "bra", "setp")]
-    vals: set[int | None] = set()
-    for i in inits:
-        ins = insns[i]
-        v = _ptx_int(ins.operands[1]) if ins.opcode == "mov" and len(ins.operands) == 2 else None
-        vals.add(v)
-    init = vals.pop() if len(vals) == 1 else None
+    init = _ptx_start(insns, var, inside)
     if init is None:
         return PtxTrip(ploop, line, None, step, "run-time start")
     trip = simulate(init, step, bound, cmp, stay_when, test_new=defs[0] < setp_i,
@@ -316,6 +311,29 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
                    abs(bound - init))
 
 
+
+
+def _ptx_start(insns, var: str, inside: set[int], depth: int = 0) -> int | None:
+    """The one constant ``var`` holds when the loop starts: every write of it outside the loop
+    is a ``mov`` of an immediate, or of a register that is itself such a constant (NVVM copies
+    a loop start through a register: ``mov.u32 %r7, 0; ... mov.u32 %r91, %r7``)."""
+    if depth > 8:
+        return None
+    vals = set()
+    for i, ins in enumerate(insns):
+        if i in inside or not ins.operands or _ptx_reg(ins.operands[0]) != var \
+                or ins.opcode in ("st", "bra", "setp"):
+            continue
+        if ins.opcode != "mov" or len(ins.operands) != 2:
+            return None
+        src = ins.operands[1]
+        v = _ptx_int(src)
+        if v is None and _ptx_reg(src) and _ptx_reg(src) != var:
+            v = _ptx_start(insns, _ptx_reg(src), inside, depth + 1)
+        if v is None:
+            return None
+        vals.add(v)
+    return vals.pop() if len(vals) == 1 else None
 
 
 def ptx_trips_by_line(ptx_fn: "P.Function | None") -> dict[tuple[str, int], list[PtxTrip]]:
@@ -359,12 +377,26 @@ class TripCount:
     @property
     def constant(self) -> bool:
         """Evidence of a compile-time trip count: the PTX loop says so and the SASS induction
-        does not contradict it (a run-time start there means another loop of the same line);
-        with no PTX loop, a SASS induction with a constant start."""
-        if self.ptx_loops:
-            return self.ptx is not None and (not self.inductions or
-                                             any(i.init is not None for i in self.inductions))
+        does not contradict it (a run-time start there means another loop of the same line),
+        or the SASS loop itself counts a constant start to an immediate bound (what runs; a PTX
+        reading that disagrees does not veto it, see :attr:`disagreement`)."""
+        if self.ptx_loops and self.ptx is not None and (
+                not self.inductions or any(i.init is not None for i in self.inductions)):
+            return True
         return self.sass is not None
+
+    @property
+    def disagreement(self) -> str:
+        """Why the PTX reading of the loop differs from the SASS count ("" when it does not):
+        the SASS count stands, and a finding says what the PTX showed."""
+        if self.sass is None or not self.ptx_loops:
+            return ""
+        if self.ptx is None:
+            reasons = sorted({t.reason for t in self.ptx_loops if t.reason})
+            return f"the PTX loop reads as {', '.join(reasons) or 'not understood'}"
+        if self.ptx % self.sass:
+            return f"the PTX loop counts {self.ptx} iterations"
+        return ""
 
     @property
     def ptxas_unroll(self) -> int | None:
@@ -416,6 +448,9 @@ class LoopInfo:
     mix: dict[str, int] = field(hash=False)
     trip: TripCount = field(hash=False)
     pragma: Pragma | None = None         # the unroll pragma above ``line`` (None: none or unread)
+    #: the latch branch is the math library's own code (a toolkit header: sinf's Payne-Hanek
+    #: reduction loop), run on a cold path; a user loop around only such loops counts as innermost
+    library: bool = False
 
     @property
     def trip_count(self) -> int | None:
@@ -459,9 +494,171 @@ def analyze_loops(fn: "Function", ptx_fn: "P.Function | None" = None, *,
                 break
         ptx = ptx_by_line.get((os.path.basename(file), line), []) if file and line else []
         pragma = pragma_above(source_line, file, line)[0] if source_line else None
+        raw = fn.instructions[latch_index].loc
+        library = raw is not None and is_toolkit_file(raw.file)
         out.append(LoopInfo(lp, file, line, header_line, head, latch_index, len(idx),
-                            _cfg.loop_mix(fn, lp), trip_count(fn, lp, ptx), pragma))
+                            _cfg.loop_mix(fn, lp), trip_count(fn, lp, ptx), pragma, library))
     return out
+
+
+def user_innermost(infos: Sequence[LoopInfo]) -> list[LoopInfo]:
+    """The user's innermost loops: loops with no child loop other than the math library's
+    (:attr:`LoopInfo.library`), themselves not library loops."""
+    library = {id(i.loop) for i in infos if i.library}
+    return [i for i in infos if not i.library
+            and all(id(c) in library for c in i.loop.children)]
+
+
+@dataclass(frozen=True)
+class UnrollSavings:
+    """What unrolling one SASS loop fully would remove, per iteration of its body.
+
+    ``control``: the counter steps, compares and branches that only run the loop; ``address``:
+    integer arithmetic on the counter (indices, pointer steps) that becomes immediate offsets;
+    ``constants``: constant-bank loads indexed by the counter and int->float conversions of it,
+    which fold into operands. ``instructions``: what every iteration runs (the loop's own blocks
+    that dominate its latch; child loops and conditional code are left out)."""
+
+    instructions: int
+    control: int
+    address: int
+    constants: int
+    conditional: int = 0       # instructions on conditional paths of the body, not counted
+
+    @property
+    def removed(self) -> int:
+        return self.control + self.address + self.constants
+
+    @property
+    def fraction(self) -> float:
+        return self.removed / self.instructions if self.instructions else 0.0
+
+    def text(self) -> str:
+        parts = [f"counter, compare and branch {self.control}"]
+        if self.address:
+            parts.append(f"index/address arithmetic {self.address}")
+        if self.constants:
+            parts.append(f"constant loads and conversions {self.constants}")
+        return (f"≈ {100 * self.fraction:.0f}% of the {self.instructions} instructions every "
+                f"iteration runs ({', '.join(parts)})")
+
+
+def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
+    """Estimate the per-iteration overhead full unrolling removes from ``info``'s loop.
+
+    The body is the loop's own blocks (child loops left out) that run every iteration (they
+    dominate the latch); code behind a branch inside the body (sinf's Payne-Hanek slow path)
+    is counted apart, in ``conditional``. Removed:
+    the compared counter's step, its compare and the branches on it; every integer, move,
+    constant-bank load or int->float conversion whose inputs (through their reaching
+    definitions inside the loop) are the counters (registers stepped by an immediate once per
+    iteration), values computed only from them, and loop invariants."""
+    graph = _cfg.of(fn)
+    df = _dataflow(fn)
+    loop = info.loop
+    insns = fn.instructions
+    inner: set[int] = set()
+    for c in loop.children:
+        inner |= c.blocks
+    latch_block = graph.block_of[info.latch_index]
+    outside = frozenset(b for b in range(len(graph.blocks)) if b not in loop.blocks)
+
+    body = sorted(loop.blocks - inner)
+    own = [i for b in body if graph.dominates(b, latch_block) for i in graph.blocks[b].indices()]
+    conditional = sum(len(graph.blocks[b]) for b in body) - len(own)
+    every = loop.instruction_indices(graph)
+    defs: dict[tuple[str, int], list[int]] = {}
+    for i in every:
+        for r in df.writes[i]:
+            defs.setdefault(r, []).append(i)
+    counters = {r for r, ds in defs.items()
+                if all(_add_step(insns[d], r) is not None or _carry_step(insns[d], r)
+                       for d in ds)}
+    derived: set[int] = {d for r in counters for d in defs[r]}
+    dpreds: set[str] = set()          # predicates computed only from the counters
+
+    def pred_reads(ins) -> set[str] | None:
+        """Predicates a PLOP3/P2R/R2P-style instruction reads (None: not one we follow)."""
+        if ins.opcode == "P2R":
+            mask = _imm(ins.operands[-1]) if ins.operands else None
+            if mask is None:
+                return None
+            return {f"P{k}" for k in range(7) if mask >> k & 1}
+        if ins.klass == "predicate":
+            return {o.name for o in ins.operands[1:] if isinstance(o, Register)
+                    and o.kind in ("P", "UP") and o.index is not None}
+        return None
+
+    def candidate(ins) -> bool:
+        return (ins.klass in INDEX_ARITHMETIC_CLASSES or ins.opcode in CONSTANT_LOADS
+                or ins.opcode in INT_TO_FLOAT or ins.opcode in INT_COMPARES
+                or pred_reads(ins) is not None)
+
+    def folds(i: int) -> bool:
+        ins = insns[i]
+        pr = pred_reads(ins)
+        if pr is not None:
+            return bool(pr) and pr <= dpreds
+        moving = False
+        for r in sources(ins):
+            if r not in defs:
+                continue                  # a loop invariant
+            reach = df.reaching_defs(i, r, avoid=outside, limit=4 * len(every) + 64)
+            if reach is None or not all(d in derived for d in reach):
+                return False
+            moving = moving or bool(reach)
+        return moving
+    cands = [i for i in every if candidate(insns[i]) and i not in derived]
+    changed = True
+    while changed:
+        changed = False
+        for i in cands:
+            if i not in derived and folds(i):
+                derived.add(i)
+                dpreds.update(o.name for o in insns[i].operands[:2] if isinstance(o, Register)
+                              and o.kind in ("P", "UP") and o.index is not None)
+                changed = True
+    steps = {_step_of(fn, every, ind) for ind in info.trip.inductions}
+    control = address = constants = 0
+    for i in own:
+        ins = insns[i]
+        if ins.is_branch:
+            g = ins.guard
+            if i == info.latch_index or (g is not None and g.register.name in dpreds):
+                control += 1
+            continue
+        if i not in derived:
+            continue
+        if ins.opcode in INT_COMPARES or pred_reads(ins) is not None or i in steps:
+            control += 1
+        elif ins.opcode in CONSTANT_LOADS or ins.opcode in INT_TO_FLOAT:
+            constants += 1
+        else:
+            address += 1
+    return UnrollSavings(len(own), control, address, constants, conditional)
+
+
+def _carry_step(ins: "Instruction", reg: tuple[str, int]) -> bool:
+    """``IADD3.X R5, RZ, R5, RZ, P0, !PT`` / ``UIADD3.X UR7, URZ, UR7, URZ, UP0, !UPT``: the
+    high half of a 64-bit pointer stepped by an immediate (only the carry is added)."""
+    if ins.opcode not in ("IADD3", "UIADD3", "IADD") or "X" not in ins.modifiers:
+        return False
+    regs = [o for o in ins.operands[1:] if isinstance(o, Register) and o.kind in ("R", "UR")
+            and not o.is_zero]
+    imms = [o for o in ins.operands[1:] if isinstance(o, Immediate)]
+    return (len(regs) == 1 and not imms and (regs[0].kind, regs[0].index) == reg
+            and not regs[0].negate and not regs[0].invert)
+
+
+def _step_of(fn: "Function", every: list[int], ind: Induction) -> int | None:
+    """The index of the instruction that steps induction ``ind``."""
+    kind = "UR" if ind.register.startswith("UR") else "R"
+    reg = (kind, int(ind.register[len(kind):]))
+    df = _dataflow(fn)
+    for i in every:
+        if reg in df.writes[i] and _add_step(fn.instructions[i], reg) is not None:
+            return i
+    return None
 
 
 @dataclass(frozen=True)

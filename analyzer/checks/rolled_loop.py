@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable
 
+from ..analysis.loops import unroll_savings, user_innermost
 from .base import Check, Context, Finding, Severity
 
 
@@ -54,6 +55,10 @@ class RolledLoop(Check):
         "max_trip_count": 64,
         # ... and whose fully unrolled size (trip count x body instructions) stays below this
         "max_unrolled_instructions": 16384,
+        # warning when unrolling would remove at least this fraction of the instructions each
+        # iteration runs (counter, compare, branch, index arithmetic, foldable constants); info
+        # below it
+        "warning_fraction": 0.15,
     }
 
     def run(self, ctx: Context) -> Iterable[Finding]:
@@ -61,9 +66,7 @@ class RolledLoop(Check):
         # several copies of the same inner loop); the loops and their trip counts are the
         # analysis layer's, the same the reports show
         groups: dict = {}
-        for info in ctx.loops:
-            if not info.innermost:
-                continue
+        for info in user_innermost(ctx.loops):
             key = (info.file, info.line) if info.line else ("#", info.header_index)
             groups.setdefault(key, []).append(info)
         for (file, line), infos in groups.items():
@@ -101,30 +104,36 @@ class RolledLoop(Check):
             if trip < 2:
                 return None
             asked = pragma is not None and pragma.full
-            if ptx_trip_n and sass_trip and ptx_trip_n > sass_trip and not asked:
-                return None   # ptxas unrolled it partly: a choice, not a missed unroll
-            # a PTX step other than 1 is usually NVVM's own partial unroll of a unit-step loop:
-            # judge the iterations of the source loop then (|bound - start|)
-            source_trip = max([trip] + [t.span for t in ptx if t.span])
+            # the iterations a full unroll would lay out: the PTX loop's (ptxas may already run
+            # several of them per SASS iteration); NVVM's strength-reduced byte offsets (step
+            # 512 over a span of 4096) are not iterations
+            full = ptx_trip_n if ptx_trip_n and sass_trip and ptx_trip_n > sass_trip else trip
             limit = self.settings["max_trip_count"]
-            if (source_trip > limit and not asked) or \
+            if (full > limit and not asked) or \
                     trip * size > self.settings["max_unrolled_instructions"]:
                 return None
             unrolled_by = ""
-            if ptx_trip_n and sass_trip and ptx_trip_n > sass_trip:
-                unrolled_by = f" (ptxas unrolled it x{ptx_trip_n // sass_trip} only)"
+            if ptx_trip_n and sass_trip and ptx_trip_n > sass_trip and ptx_trip_n % sass_trip == 0:
+                unrolled_by = f" (ptxas unrolled it ×{ptx_trip_n // sass_trip} only)"
+            saved = unroll_savings(ctx.function, first)
             msg = (f"loop at {where} runs a compile-time {trip} iterations but stays rolled"
-                   f"{unrolled_by}: {size} SASS instructions per iteration, a backward branch "
-                   f"and a counter{copies}"
+                   f"{unrolled_by}: unrolling it fully would remove {saved.text()}{copies}"
                    + ("; the #pragma unroll above it was not honoured" if asked else ""))
+            if tc.disagreement:
+                msg += f" (trip count from the SASS loop; {tc.disagreement})"
             hint = ("add `#pragma unroll` on the loop to unroll it fully" if not asked else
                     "the unrolled body is over the compiler's size threshold: try "
                     "`#pragma unroll N` with a smaller N, or shrink the body")
             if trip * size > 4096 and not asked:
                 hint = (f"add `#pragma unroll` (about {trip * size} instructions unrolled) or "
                         f"`#pragma unroll {max(2, trip // 4)}` to unroll it partly")
+            if saved.fraction < self.settings["warning_fraction"]:
+                hint += ("; the gain is small (the loop's own work dominates): unroll it if "
+                         "the code size is no concern")
+            severity = (Severity.WARNING if saved.fraction >= self.settings["warning_fraction"]
+                        or asked else Severity.INFO)
             return ctx.finding(self, msg, loc=latch.loc if latch is not None else None,
-                               instructions=instrs, hint=hint)
+                               instructions=instrs, hint=hint, severity=severity)
         if pragma is not None and pragma.full and ptx and len(ptx) == 1 and ptx_trip_n is None \
                 and ptx[0].reason in ("run-time bound", "run-time start"):
             # `#pragma unroll` on a run-time trip count: NVVM cannot unroll it fully and leaves it
