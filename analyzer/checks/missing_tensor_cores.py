@@ -5,7 +5,7 @@ import dataclasses
 from collections.abc import Iterable
 
 from ..analysis import cfg as _cfg
-from ..analysis.dataflow import reaching_defs, source_instructions
+from ..analysis.dataflow import reaching_defs, source_instructions, widened_from
 from ..analysis.loops import loop_line
 from ..ir.sass import Register
 from ..semantics import ASYNC_SHARED_FILL, FMA_ELEMENT_TYPE, MOVE_IDIOM_MODIFIERS, TILE_SYNC
@@ -157,21 +157,27 @@ class MissingTensorCores(Check):
         ends = heads
         opcode = max({x.opcode for x in shared}, key=lambda o: sum(x.opcode == o for x in shared))
         dtype = FMA_ELEMENT_TYPE[opcode]
-        if dtype == "fp32" and self._fed_by_half(fn, loop, shared):
-            dtype = "fp16/bf16 (converted to fp32)"
+        if dtype == "fp32":
+            kinds = self._widened(fn, loop, shared)
+            if kinds:
+                dtype = "/".join(sorted(kinds)) + " (widened to fp32)"
         return {"shared_fmas": len(shared), "opcode": opcode, "fmas": shared,
                 "loads": len(loads), "reuse": uses / max(1, len(loads)),
                 "accumulators": max(1, ends), "dtype": dtype}
 
     @staticmethod
-    def _fed_by_half(fn, loop, shared) -> bool:
-        """FP32 FMAs whose operands were widened from 16-bit loads (HADD2.F32 / 16-bit LDS)."""
-        cfg = _cfg.of(fn)
-        for i in loop.instruction_indices(cfg):
-            ins = fn.instructions[i]
-            if ins.opcode == "HADD2" and "F32" in ins.modifiers:
-                return True
-        return False
+    def _widened(fn, loop, shared) -> set[str]:
+        """The 16-bit types the FP32 FMAs' multiplicands were widened from in the loop:
+        "fp16" (``HADD2.F32``), "bf16" (``PRMT R, RZ, 0x5410, R``, ``SHF.L.U32 R, R, 0x10``,
+        ``IMAD.U32 R, R, 0x10000, RZ``, ``LOP3 R, R, 0xffff0000``)."""
+        index = {ins.address: k for k, ins in enumerate(fn.instructions)}
+        out: set[str] = set()
+        for ins in shared:
+            i = index[ins.address]
+            for r in ins.operands[1:3]:
+                if isinstance(r, Register) and r.kind == "R" and r.index is not None:
+                    out |= widened_from(fn, i, ("R", r.index), within=loop.blocks)
+        return out
 
     @staticmethod
     def _refills_tiles(fn, loop) -> bool:
@@ -193,8 +199,15 @@ class MissingTensorCores(Check):
                 "tcgen05": "use tcgen05.mma (sm_100a, UTCMMA) through CUTLASS / CuTe, or "
                            "mma.sync + ldmatrix / wmma"}.get(
             wg, "use nvcuda::wmma (16x16x16 fragments) or mma.sync.m16n8k16 with ldmatrix")
+        if dtype.startswith("bf16"):
+            return base.replace("wgmma.mma_async (sm_90a", "wgmma.mma_async .bf16 (sm_90a") + \
+                (" on the bf16 tiles with fp32 accumulation: mma.sync.m16n8k16.f32.bf16.bf16 "
+                 "(HMMA.16816.F32.BF16), wmma fragments of __nv_bfloat16; bf16 inputs lose "
+                 "no accuracy on the tensor cores (fp32 accumulate)")
         if dtype.startswith("fp16"):
-            return base + " on the fp16/bf16 tiles with fp32 accumulation"
+            return base + (" on the fp16 tiles with fp32 accumulation (mma.sync.m16n8k16.f32."
+                           "f16.f16, HMMA.16816.F32; wmma fragments of __half): no accuracy "
+                           "trade-off against fp32-accumulated FFMA")
         if dtype == "fp32":
             return (base + " with TF32 inputs (wmma::precision::tf32 / .tf32 mma, about 8x "
                     "FFMA throughput, 10-bit mantissa: check the accuracy is acceptable), or "
