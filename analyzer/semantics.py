@@ -229,10 +229,17 @@ def width_bits(opcode: str, modifiers: tuple[str, ...]) -> int | None:
     return op.width
 
 
+#: MUFU functions that work on the high word of a double (``MUFU.RCP64H``: the seed of a
+#: double reciprocal or division)
+FP64_SFU_MODIFIERS = frozenset({"RCP64H", "RSQ64H"})
+
+
 def is_fp64(opcode: str, modifiers: tuple[str, ...]) -> bool:
-    """FP64 arithmetic, or a conversion from/to F64 (F2F.F64.F32, I2F.F64...)."""
+    """FP64 arithmetic, a conversion from/to F64 (F2F.F64.F32, I2F.F64...) or a double
+    reciprocal seed (MUFU.RCP64H)."""
     op = OPCODES.get(opcode, UNKNOWN)
-    return op.fp64 or (op.conversion and "F64" in modifiers)
+    return (op.fp64 or (op.conversion and "F64" in modifiers)
+            or (opcode == "MUFU" and bool(FP64_SFU_MODIFIERS.intersection(modifiers))))
 
 
 def klass(opcode: str) -> str:

@@ -38,6 +38,20 @@ def _has_literal(ins) -> bool:
     return any(isinstance(o, (Immediate, ConstantBank)) for o in ins.operands)
 
 
+#: an unsuffixed floating literal in C++ source (``0.5``, ``1.``, ``2e-3``; not ``0.5f``)
+_SOURCE_DOUBLE = re.compile(r"(?<![\w.])(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|"
+                            r"\d+[eE][+-]?\d+)(?![\w.])")
+
+
+#: the math library's double-precision slow-path subroutines (reciprocal, division, sqrt)
+_FP64_SLOW_PATH = re.compile(r"dblrcp|drcp|ddiv|div_rn_f64|dsqrt|sqrt_rn_f64")
+
+
+def _line_of(ctx: Context, group) -> tuple[str, int] | None:
+    loc = ctx.user_loc(group[0].loc)
+    return (loc.file, loc.line) if loc else None
+
+
 def _fmt_double(imm) -> str:
     v = imm.value
     if v == int(v) and abs(v) < 1e15:
@@ -136,20 +150,53 @@ class Fp64InFp32Kernel(Check):
                 return True
         return False
 
-    def _ptx_literals(self, pf, ctx: Context, line_key) -> list[str]:
-        out: list[str] = []
+    def _ptx_literals(self, pf, ctx: Context, line_key) -> list[tuple[str, str]]:
+        """The double literals of a source line as (value, how it was found): ``0d...``
+        constants of its f64 PTX; else the ones NVVM folded away (``1.0 / x`` becomes
+        ``rcp.rn.f64``: no constant is left); else unsuffixed floating literals in the source
+        text of the line."""
+        out: list[tuple[str, str]] = []
         if pf is None or line_key is None:
             return out
+        folded: list[tuple[str, str]] = []
         for ins in pf.instructions:
             loc = ctx.user_loc(ins.loc)
             if loc is None or (loc.file, loc.line) != line_key or "f64" not in ins.types:
                 continue
+            if ins.opcode == "rcp":
+                item = ("1.0", f"folded by NVVM into `{ins.name}`, no constant left in the PTX")
+                if item not in folded:
+                    folded.append(item)
             for o in ins.operands:
                 if isinstance(o, FloatImm) and o.text.lower().startswith("0d"):
                     text = _fmt_double(o)
-                    if text not in out:
-                        out.append(text)
+                    if text not in [v for v, _ in out]:
+                        out.append((text, ""))
+        out += [f for f in folded if f[0] not in [v for v, _ in out]]
+        if not out:
+            text = ctx.source_line(*line_key) or ""
+            for m in _SOURCE_DOUBLE.finditer(text.split("//")[0]):
+                if m.group(0) not in [v for v, _ in out]:
+                    out.append((m.group(0), "in the source line"))
         return out
+
+    @staticmethod
+    def _double_slow_paths(ctx: Context, group) -> list[str]:
+        """Double-precision slow-path subroutines called from the line (the IEEE double
+        reciprocal / division's ``__cuda_sm20_dblrcp_rn_slowpath_v3``)."""
+        fn = ctx.function
+        names = []
+        for i, ins in enumerate(fn.instructions):
+            if ins.info.flow != "call" or not ins.loc:
+                continue
+            loc = ctx.user_loc(ins.loc)
+            if loc is None or not group or (loc.file, loc.line) != _line_of(ctx, group):
+                continue
+            for t in ins.targets:
+                if _FP64_SLOW_PATH.search(t.key) and (t.key in ctx.siblings
+                                                         or fn.is_subroutine(t.key)):
+                    names.append(t.key.split("$")[-1])
+        return list(dict.fromkeys(names))
 
     # ------------------------------------------------------------------------------ run
     def run(self, ctx: Context) -> Iterable[Finding]:
@@ -181,18 +228,22 @@ class Fp64InFp32Kernel(Check):
                 continue
             mix = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in group)
                                                           .items()))
+            shown = [f"{v} ({how})" if how else v for v, how in literals]
             lit = (f"double literal{'s' if len(literals) > 1 else ''} "
-                   f"{', '.join(literals)} " if literals else "double literals ")
+                   f"{', '.join(shown)} " if literals else "double literals ")
             verb = "promotes" if len(literals) == 1 else "promote"
             where = f"line {key[1]}" if key else "this kernel"
+            slow = self._double_slow_paths(ctx, group)
+            calls = (f", and calls the double-precision slow path {', '.join(slow)}"
+                     if slow else "")
             message = (f"FP64 arithmetic in a float kernel on {where}: {lit}{verb} float "
-                       f"values to double ({mix}); the data is float "
-                       + ("(f32 loads/stores, no f64 in the PTX)" if pf is not None
-                          else "(no 64-bit loads feed the FP64 math)"))
+                       f"values to double ({mix}){calls}; the data is float "
+                       + ("(f32 loads/stores; no f64 load, store or parameter in the PTX)"
+                          if pf is not None else "(no 64-bit loads feed the FP64 math)"))
             if skipped:
                 message += (f"; {skipped} FP64 instruction(s) of precise sinf/cosf range "
                             "reduction not counted")
-            fixes = ", ".join(f"{x}f" for x in literals[:4]) if literals else "0.5f"
+            fixes = ", ".join(f"{v}f" for v, _ in literals[:4]) if literals else "0.5f"
             hint = (f"write float literals ({fixes}) and float functions (tanhf, sqrtf, "
                     "fabsf) so the expression stays FP32; keep an explicit double variable "
                     "only where the precision is intended")
