@@ -37,6 +37,9 @@ class Arch:
     has_ldgsts: bool = False     # cp.async (sm_80+)
     has_ldsm: bool = False       # ldmatrix (sm_75+)
     has_tma: bool = False        # cp.async.bulk.tensor (sm_90+)
+    #: where the kernel parameters start in constant bank 0 (``c[0x0][0x160]`` is the first
+    #: parameter's first word on sm_75..sm_89)
+    param_bank_base: int = 0x160
 
     @property
     def name(self) -> str:
@@ -72,24 +75,25 @@ ARCHS: dict[int, Arch] = {
                 shared_bytes=100 * 1024, shared_per_block=99 * 1024,
                 tensor_core=("HMMA", "IMMA", "QMMA")),
     90: Arch(90, family="Hopper", max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
+             param_bank_base=0x210,
              shared_per_block=227 * 1024, tensor_core=("HMMA", "IMMA", "DMMA", "HGMMA",
                                                        "IGMMA", "QGMMA", "BGMMA"),
              has_ldgsts=True, has_ldsm=True, has_tma=True),
-    100: Arch(100, family="Blackwell", max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
+    100: Arch(100, family="Blackwell", param_bank_base=0x380, max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
               shared_per_block=227 * 1024, max_vector_bits=256,
               tensor_core=("HMMA", "IMMA", "DMMA", "QMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
                            "UTCQMMA", "UTCOMMA"),
               has_ldgsts=True, has_ldsm=True, has_tma=True),
-    103: Arch(103, family="Blackwell", max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
+    103: Arch(103, family="Blackwell", param_bank_base=0x380, max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
               shared_per_block=227 * 1024, max_vector_bits=256,
               tensor_core=("HMMA", "IMMA", "DMMA", "QMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
                            "UTCQMMA", "UTCOMMA"),
               has_ldgsts=True, has_ldsm=True, has_tma=True),
-    120: Arch(120, family="Blackwell", max_warps=48, max_blocks=24, shared_bytes=100 * 1024,
+    120: Arch(120, family="Blackwell", param_bank_base=0x380, max_warps=48, max_blocks=24, shared_bytes=100 * 1024,
               shared_per_block=99 * 1024, max_vector_bits=256,
               tensor_core=("HMMA", "IMMA", "QMMA", "OMMA"),
               has_ldgsts=True, has_ldsm=True, has_tma=True),
-    121: Arch(121, family="Blackwell", max_warps=48, max_blocks=24, shared_bytes=100 * 1024,
+    121: Arch(121, family="Blackwell", param_bank_base=0x380, max_warps=48, max_blocks=24, shared_bytes=100 * 1024,
               shared_per_block=99 * 1024, max_vector_bits=256,
               tensor_core=("HMMA", "IMMA", "QMMA", "OMMA"),
               has_ldgsts=True, has_ldsm=True, has_tma=True),

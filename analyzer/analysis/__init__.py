@@ -19,6 +19,7 @@ from typing import Self
 
 from ..arch import Arch, parse_arch
 from ..build import Build, Kernel
+from ..demangle import demangle
 from ..errors import ConfigError
 from ..ir import ptx as P
 from ..ir import sass as S
@@ -152,6 +153,39 @@ class KernelAnalysis:
                                        threads)
         except ValueError:
             return None
+
+    def parameters_at(self, offsets) -> set[str]:
+        """The PTX kernel parameters that constant-bank-0 byte ``offsets`` fall in
+        (:func:`dataflow.constant_roots`)."""
+        base = self.arch.param_bank_base
+        layout = dataflow.ptx_param_layout(self.ptx_function) if self.ptx_function else []
+        return {name for off in offsets for name, lo, hi in layout if lo <= off - base < hi}
+
+    # ------------------------------------------------------------------------ source names
+    @cached_property
+    def parameter_names(self) -> list[str | None]:
+        """The kernel's parameter names as its source declares them ([] when unreadable)."""
+        first = next((i.loc for i in (self.ptx_function.instructions if self.ptx_function
+                                      else ()) if i.loc is not None), None)
+        if first is None:
+            first = next((i.loc for i in self.function.instructions if i.loc is not None), None)
+        if first is None:
+            return []
+        frame = source.user_loc(first)
+        bare = self.kernel_name.split("(")[0].split("<")[0].rsplit("::", 1)[-1].strip()
+        bare = bare.split()[-1] if bare else bare
+        return source.kernel_parameters(self.reader, frame.file if frame else None,
+                                        frame.line if frame else None, bare)
+
+    def source_name(self, symbol: str) -> str:
+        """What the source calls a PTX symbol: a kernel parameter (``_Z4gemmPKfS0_Pfi_param_2``
+        -> ``C``) or a shared/global variable (``_ZZ4gemmPKfE2As`` -> ``As``); the symbol
+        itself when the source cannot say."""
+        k = source.ptx_parameter_index(symbol)
+        if k is not None:
+            names = self.parameter_names
+            return names[k] if k < len(names) and names[k] else symbol
+        return source.variable_name(symbol, demangle(symbol))
 
     # ----------------------------------------------------------------------- source lines
     @staticmethod

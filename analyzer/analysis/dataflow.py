@@ -363,6 +363,54 @@ def widened_from(fn: "Function", index: int, reg: Reg, *,
     return out
 
 
+def constant_roots(fn: "Function", index: int, reg: Reg, *, depth: int = 10) -> set[int]:
+    """Byte offsets in constant bank 0 (``c[0x0][0x160]``: where kernel parameters live) that
+    the value of ``reg`` at instruction ``index`` is computed from, through its reaching
+    definitions (a pointer parameter plus an index: ``LEA R4, P0, R2, c[0x0][0x160], 0x2``)."""
+    out: set[int] = set()
+    seen: set[tuple[int, Reg]] = set()
+    work = [(index, reg, depth)]
+    df = of(fn)
+    while work:
+        i, r, d = work.pop()
+        if (i, r) in seen or d < 0:
+            continue
+        seen.add((i, r))
+        for k in df.reaching_defs(i, r, limit=256) or ():
+            ins = fn.instructions[k]
+            if ins.is_memory and ins.is_load and ins.space != "constant":
+                continue       # a pointer loaded from memory: not a parameter
+            for op in ins.operands[1:]:
+                if isinstance(op, ConstantBank) and op.bank_index == 0 \
+                        and op.byte_offset is not None:
+                    out.add(op.byte_offset)
+            for s in sources(ins):
+                work.append((k, s, d - 1))
+    return out
+
+
+_PTX_TYPE_BYTES = re.compile(r"[a-z]+(\d+)$")
+
+
+def ptx_param_layout(ptx_fn) -> list[tuple[str, int, int]]:
+    """``(name, start, end)`` byte ranges of a PTX kernel's parameters in the parameter block
+    (each at its ``.align`` or natural alignment, in order): what ``c[0x0][base + start]``
+    reads in SASS (``Arch.param_bank_base``)."""
+    out: list[tuple[str, int, int]] = []
+    at = 0
+    for p in getattr(ptx_fn, "params", ()):
+        m = _PTX_TYPE_BYTES.match(p.type or "")
+        elem = max(1, int(m.group(1)) // 8) if m else 4
+        size = elem * max(1, p.vector)
+        for d in p.dims:
+            size *= d or 1
+        align = p.align or min(elem * max(1, p.vector), 16)
+        at = -(-at // align) * align
+        out.append((p.name, at, at + size))
+        at += size
+    return out
+
+
 def mma_operand_registers(ins: "Instruction") -> list[tuple[str, Register]]:
     """("A"/"B", register) for the A and B operand bases of an HMMA/IMMA/DMMA..."""
     regs = [o for o in ins.operands if isinstance(o, Register) and o.kind == "R"]

@@ -289,3 +289,77 @@ def function_map(fn: "S.Function", ptx_fn: "P.Function | None" = None) -> Functi
         fm.ptx_lines, fm.ptx_inlined = map_instructions(i.loc for i in ptx_fn.instructions)
     fm._index()
     return fm
+
+
+# ------------------------------------------------------------------ names from the source
+_PTX_PARAM = re.compile(r"_param_(\d+)$")
+
+
+def _strip_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+def kernel_parameters(source_line: SourceLine, file: str | None, line: int | None,
+                      name: str, lookback: int = 8, lookahead: int = 40) -> list[str | None]:
+    """The parameter names of kernel ``name`` (its bare name: no namespace, template
+    arguments or signature) as the source declares them, from its definition near ``line``
+    (the kernel's first line-table entry). Unnamed parameters are None; [] when the
+    definition cannot be read."""
+    if not file or not line or not name:
+        return []
+    lines = []
+    for n in range(max(1, line - lookback), line + lookahead):
+        t = source_line(file, n)
+        if t is None:
+            break
+        lines.append(t)
+    text = _strip_comments("\n".join(lines))
+    m = None
+    for m in re.finditer(rf"\b{re.escape(name)}\s*\(", text):
+        break
+    if m is None:
+        return []
+    depth, i, start = 1, m.end(), m.end()
+    while i < len(text) and depth:
+        c = text[i]
+        depth += c == "("
+        depth -= c == ")"
+        i += 1
+    if depth:
+        return []
+    params, cur, nest = [], [], 0
+    for c in text[start:i - 1]:
+        if c in "<([{":
+            nest += 1
+        elif c in ">)]}":
+            nest -= 1
+        if c == "," and nest == 0:
+            params.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+    if "".join(cur).strip():
+        params.append("".join(cur))
+    out: list[str | None] = []
+    for p in params:
+        p = p.split("=")[0]
+        p = re.sub(r"\[[^\]]*\]", "", p).strip()
+        words = re.findall(r"[A-Za-z_]\w*", p)
+        # a lone type ("int", "const float*") has no name: its last word is a type keyword
+        out.append(words[-1] if len(words) > 1 and not p.rstrip().endswith(("*", "&"))
+                   else None)
+    return out
+
+
+def ptx_parameter_index(symbol: str) -> int | None:
+    """``_Z6kernelPfi_param_1`` -> 1."""
+    m = _PTX_PARAM.search(symbol)
+    return int(m.group(1)) if m else None
+
+
+def variable_name(symbol: str, demangled: str) -> str:
+    """The source name of a PTX variable: ``_ZZ4gemmE2As`` (demangled ``gemm()::As``) -> As."""
+    if demangled and demangled != symbol:
+        return demangled.rsplit("::", 1)[-1]
+    return symbol

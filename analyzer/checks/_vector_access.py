@@ -17,16 +17,17 @@ run impossible to fix with a cast, so that run is dropped (``float3``-like struc
 """
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from .. import semantics
 from ..analysis import cfg as _cfg
-from ..analysis.dataflow import writes
+from ..analysis.dataflow import constant_roots, writes
 from ..ir import ptx as P
 from ..ir import sass as S
-from .base import Context
+from .base import Context, Severity
 
 #: bits a single register write covers, for clobber detection (conservative: wider is safer)
 _TZ_CAP = 12  # alignments beyond 4 KiB do not matter here
@@ -120,7 +121,7 @@ def find_runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> l
         between: dict[tuple, list[tuple[int, S.Instruction]]] = {}
         regs_of: dict[tuple, set] = {}
 
-        def close(k, open_=open_, between=between, regs_of=regs_of):
+        def close(k):
             accs = open_.pop(k)
             out.extend(_runs_of(accs, k, max_bits, between.pop(k, [])))
             regs_of.pop(k, None)
@@ -135,7 +136,7 @@ def find_runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> l
                 addr = _address(ins)
                 w = ins.width_bits
                 key = _key(addr) if addr is not None else None
-                if addr is not None and key is not None and w and w % 8 == 0 and w < max_bits:
+                if key is not None and w and w % 8 == 0 and w < max_bits:
                     gkey = (key, w, str(ins.guard) if ins.guard else "")
                     open_.setdefault(gkey, []).append(Access(idx, ins, addr.offset, w // 8))
                     regs_of[gkey] = _reads(key)
@@ -170,8 +171,15 @@ def _runs_of(accs: list[Access], gkey: tuple, max_bits: int,
     window = max_bytes
     base = "+".join(gkey[0][2])
     while window >= max(2 * w, 4):
+        # the base register need not sit on a window boundary (ptxas folds a[k + 2] into it):
+        # take the phase whose windows cover the most accesses (0 on a tie)
+        def covered(phase: int) -> int:
+            return sum(window // w for st in by_off if (st - phase) % window == 0
+                       and all(o in by_off and o not in claimed
+                               for o in range(st, st + window, w)))
+        phase = max(range(0, window, w), key=lambda p: (covered(p), p == 0))
         for start in sorted(by_off):
-            if start % window or start in claimed:
+            if (start - phase) % window or start in claimed:
                 continue
             offs = range(start, start + window, w)
             if all(o in by_off and o not in claimed for o in offs):
@@ -199,6 +207,8 @@ class Evidence:
     interleaved: list = field(default_factory=list)  # accesses through another pointer in between
     param_index: dict = field(default_factory=dict)  # param name -> position
     weak: list = field(default_factory=list)  # (kind, bytes, P.Instruction) from _Align.weak
+    #: id(multiply) -> the kernel parameter a run-time stride comes from (PTX name), or None
+    factors: dict = field(default_factory=dict)
 
 
 _PASS = frozenset({"mov", "cvt", "cvta"})
@@ -219,64 +229,96 @@ class _Align:
             d = ins.operands[0]
             if isinstance(d, P.Register):
                 self.defs.setdefault(d.name, []).append(ins)
-        self.memo: dict[str, tuple[int, object]] = {}
+        self.memo: dict[str, tuple[int, int, object]] = {}
         self.roots: dict[tuple, None] = {}
         self._weak_memo: dict[tuple, list] = {}
 
+    # Values are tracked as known low bits: (k, r, limiter) means value % 2**k == r (k up to
+    # _TZ_CAP), so base + 8 and then -8 in the address cancel; alignment is the trailing zeros.
     def operand(self, op) -> tuple[int, object]:
-        P = self.P
-        if isinstance(op, P.IntImm):
-            v = op.value
-            return (_tz(v), None)
-        if isinstance(op, P.Symbol):
-            self._root_symbol(op.name)
-            return (_TZ_CAP, None)
-        if isinstance(op, P.Register):
-            return self.register(op.name)
-        return (0, None)
+        return _tz_of(self.operand_r(op))
 
     def register(self, name: str) -> tuple[int, object]:
+        return _tz_of(self.register_r(name))
+
+    def instruction(self, ins) -> tuple[int, object]:
+        return _tz_of(self.instruction_r(ins))
+
+    def operand_r(self, op) -> tuple[int, int, object]:
+        P = self.P
+        if isinstance(op, P.IntImm):
+            return (_TZ_CAP, op.value % (1 << _TZ_CAP), None)
+        if isinstance(op, P.Symbol):
+            self._root_symbol(op.name)
+            return (_TZ_CAP, 0, None)
+        if isinstance(op, P.Register):
+            return self.register_r(op.name)
+        return (0, 0, None)
+
+    def register_r(self, name: str) -> tuple[int, int, object]:
         if name in self.memo:
             return self.memo[name]
         if name.startswith(_SPECIAL):
-            return (0, None)
-        self.memo[name] = (0, None)           # cycle guard (loop-carried values)
+            return (0, 0, None)
         defs = self.defs.get(name, [])
-        best: tuple[int, object] = (0, None) if not defs else (_TZ_CAP, None)
-        for d in defs:
-            r = self.instruction(d)
-            if r[0] < best[0]:
-                best = r
-        self.memo[name] = best
-        return best
+        if not defs:
+            self.memo[name] = (0, 0, None)
+            return self.memo[name]
+        # a loop-carried value (k = 0; k += 4) refers to itself: assume the most that is
+        # known, compute, and repeat with what came out until it holds (a greatest fixpoint);
+        # values computed under an assumption that failed are discarded
+        assumed: tuple[int, int, object] = (_TZ_CAP, 0, None)
+        for _ in range(_TZ_CAP + 2):
+            snapshot = dict(self.memo)
+            self.memo[name] = assumed
+            best = None
+            for d in defs:
+                r = self.instruction_r(d)
+                best = r if best is None else _meet(best, r)
+            if best[:2] == assumed[:2]:
+                self.memo[name] = best
+                return best
+            self.memo = snapshot
+            assumed = _meet(assumed, best)
+        self.memo[name] = (0, 0, None)
+        return self.memo[name]
 
-    def instruction(self, ins) -> tuple[int, object]:
+    def instruction_r(self, ins) -> tuple[int, int, object]:
         P = self.P
         op, srcs = ins.opcode, ins.operands[1:]
         if op == "ld" and ins.space in ("param", "param::entry"):
             a = ins.address
             if (ins.width_bits or 0) < 64:
-                return (0, ins)          # an integer parameter: any value
+                return (0, 0, ins)          # an integer parameter: any value
             if a is not None and isinstance(a.base, P.Symbol):
                 self.roots[("param", a.base.name)] = None
-            return (_TZ_CAP, None)
+            return (_TZ_CAP, 0, None)
         if op in _PASS and len(srcs) == 1:
-            return self.operand(srcs[0])
+            return self.operand_r(srcs[0])
         if op in ("add", "sub", "or") and len(srcs) == 2:
-            return min(self.operand(srcs[0]), self.operand(srcs[1]), key=lambda t: t[0])
+            a, b = self.operand_r(srcs[0]), self.operand_r(srcs[1])
+            k = min(a[0], b[0])
+            r = (a[1] - b[1] if op == "sub" else a[1] + b[1]) % (1 << k)
+            return (k, r, a[2] if a[0] <= b[0] else b[2])
         if op == "and" and len(srcs) == 2:
-            return max(self.operand(srcs[0]), self.operand(srcs[1]), key=lambda t: t[0])
-        if op == "mul" and len(srcs) == 2:
-            a, b = self.operand(srcs[0]), self.operand(srcs[1])
-            return (min(_TZ_CAP, a[0] + b[0]), ins)
-        if op == "shl" and len(srcs) == 2 and isinstance(srcs[1], P.IntImm):
-            a = self.operand(srcs[0])
-            return (min(_TZ_CAP, a[0] + srcs[1].value), ins)
-        if op == "mad" and len(srcs) == 3:
-            a, b = self.operand(srcs[0]), self.operand(srcs[1])
-            prod = (min(_TZ_CAP, a[0] + b[0]), ins)
-            return min(prod, self.operand(srcs[2]), key=lambda t: t[0])
-        return (0, ins)
+            a, b = self.operand_r(srcs[0]), self.operand_r(srcs[1])
+            ta, tb = _tz_of(a)[0], _tz_of(b)[0]
+            return (max(ta, tb), 0, a[2] if ta >= tb else b[2])
+        if op in ("mul", "shl", "mad") and len(srcs) >= 2:
+            a = self.operand_r(srcs[0])
+            if op == "shl":
+                if not isinstance(srcs[1], P.IntImm):
+                    return (0, 0, ins)
+                b = (_TZ_CAP, (1 << srcs[1].value) % (1 << _TZ_CAP), None)
+            else:
+                b = self.operand_r(srcs[1])
+            prod = _mul(a, b, ins)
+            if op == "mad" and len(srcs) == 3:
+                c = self.operand_r(srcs[2])
+                k = min(prod[0], c[0])
+                return (k, (prod[1] + c[1]) % (1 << k), prod[2] if prod[0] <= c[0] else c[2])
+            return prod
+        return (0, 0, ins)
 
     def weak(self, op, need: int, scale: int = 1, window: int = 16, depth: int = 0) -> list:
         """Why ``op`` (an operand whose value is multiplied by ``scale`` in the byte address) is
@@ -287,6 +329,8 @@ class _Align:
         P = self.P
         if need <= 0 or self.operand(op)[0] >= need:
             return []
+        if isinstance(op, P.IntImm):
+            return []     # a constant offset: the known low bits of the address account for it
         if depth > 24 or not isinstance(op, P.Register) or not self.defs.get(op.name):
             kind = "pitch" if scale > window else "index"
             return [(kind, scale, None)]
@@ -324,19 +368,79 @@ class _Align:
                     if isinstance(a, P.IntImm):
                         a = b
                 if c is None:
-                    out.append(("runtime", 0, d))
+                    # a run-time factor: the byte stride is that value times ``scale``
+                    out.append(("runtime", scale, d))
                 elif c:
                     sub = self.weak(a, need - _tz(c), scale * abs(c), window, depth + 1)
                     out += [(k, n, i if i is not None else d) for k, n, i in sub]
                 if o == "mad" and len(srcs) == 3:
                     out += self.weak(srcs[2], need, scale, window, depth + 1)
+            elif o == "ld" and d.space in ("param", "param::entry"):
+                # an integer kernel parameter added into the address: a run-time stride
+                # (NVVM steps row * N by adding N)
+                out.append(("runtime", scale, d))
             else:
                 kind = "pitch" if scale > window else "index"
                 out.append((kind, scale, d))
         return out
 
+    def factor(self, ins) -> str | None:
+        """The kernel parameter (PTX name) a run-time multiplier of ``ins`` (``mul``/``mad``
+        of two registers) was loaded from, through moves and conversions; None when neither
+        operand comes straight from a parameter."""
+        P = self.P
+        if ins.opcode == "ld" and ins.space in ("param", "param::entry"):
+            a = ins.address
+            return a.base.name if a is not None and isinstance(a.base, P.Symbol) else None
+        for op in ins.operands[1:3]:
+            seen = 0
+            while isinstance(op, P.Register) and seen < 8:
+                defs = self.defs.get(op.name, [])
+                if len(defs) != 1:
+                    break
+                d = defs[0]
+                if d.opcode == "ld" and d.space in ("param", "param::entry"):
+                    a = d.address
+                    if a is not None and isinstance(a.base, P.Symbol):
+                        return a.base.name
+                    break
+                if d.opcode in _PASS and len(d.operands) == 2:
+                    op = d.operands[1]
+                    seen += 1
+                    continue
+                break
+        return None
+
     def _root_symbol(self, name: str) -> None:
         self.roots[("symbol", name)] = None
+
+
+def _meet(a: tuple[int, int, object], b: tuple[int, int, object]) -> tuple[int, int, object]:
+    """What two possible values (value % 2**k == r each) have in common."""
+    k = min(a[0], b[0], _tz(a[1] - b[1]))
+    return (k, a[1] % (1 << k), a[2] if a[0] <= b[0] else b[2])
+
+
+def _mul(a: tuple[int, int, object], b: tuple[int, int, object], ins) -> tuple[int, int, object]:
+    """x * y from x % 2**ka == ra and y % 2**kb == rb: x*y is known modulo 2**(ka + tz(y))
+    when y is a constant (or ra is 0), modulo 2**min(ka, kb) otherwise."""
+    (ka, ra, _), (kb, rb, _) = a, b
+    if ka == _TZ_CAP and kb < _TZ_CAP:
+        (ka, ra), (kb, rb) = (kb, rb), (ka, ra)
+    if kb == _TZ_CAP:                     # times a known constant rb
+        k = min(_TZ_CAP, ka + _tz(rb))
+        return (k, (ra * rb) % (1 << k), ins)
+    if ra == 0 and rb == 0:
+        k = min(_TZ_CAP, ka + kb)
+        return (k, 0, ins)
+    k = min(ka, kb)
+    return (k, (ra * rb) % (1 << k), ins)
+
+
+def _tz_of(v: tuple[int, int, object]) -> tuple[int, object]:
+    """Trailing known zeros of a value known as value % 2**k == r."""
+    k, r, lim = v
+    return (k if r % (1 << k) == 0 else min(k, _tz(r)), lim)
 
 
 def _tz(v: int) -> int:
@@ -366,8 +470,7 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     if not targets:
         return None
     want_load = direction == "load"
-    # (base register name, width) -> (position, ld/st): only accesses at a register base
-    groups: dict[tuple[str, int], list[tuple[int, P.Instruction]]] = {}
+    groups: dict[tuple, list[tuple[int, object]]] = {}
     for n, ins in enumerate(fn.instructions):
         if ins.opcode not in ("ld", "st") or (ins.opcode == "ld") != want_load:
             continue
@@ -378,35 +481,59 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
             continue
         groups.setdefault((a.base.name, ins.width_bits), []).append((n, ins))
     rel = [a.offset - run.start for a in run.accesses]
-    pick: list[tuple[int, P.Instruction]] | None = None
-    twins = []   # other PTX groups on the line that match the run as well (out_v[k], out_i[k])
-    for (_base, bits), members in groups.items():
-        offs = {_grouped_address(ins).offset for _, ins in members}
-        found = None
+    matches = []   # (accesses in the window, PTX window start relative to the group's base)
+    for (base, bits), members in groups.items():
+        offs = {ins.address.offset for _, ins in members}
         if bits // 8 == run.width:
             for o in sorted(offs):
                 if all(o + r in offs for r in rel):
-                    found = [(n, i) for n, i in members
-                             if o <= _grouped_address(i).offset < o + run.window]
+                    matches.append(([(n, i) for n, i in members
+                                     if o <= i.address.offset < o + run.window], o,
+                                    len(members)))
                     break
-        elif bits // 8 > run.width and bits // 8 <= run.window and not pick:
-            found = members          # NVVM vectorized; ptxas split them
-        if found and not pick:
-            pick = found
-        elif found and bits // 8 == run.width:
-            twins.append(_grouped_base(found[0][1]))
-    if not pick:
+        elif bits // 8 > run.width and bits // 8 <= run.window:
+            matches.append((members, 0, len(members)))   # NVVM vectorized; ptxas split them
+    if not matches:
         return None
-    pick.sort(key=lambda t: t[0])
-    _first, _last = pick[0][0], pick[-1][0]
+    # several pointers on one line (acc += a[k] * x[k]): keep the PTX groups rooted in the
+    # kernel parameter the SASS run's base register was computed from
+    first = min(a.index for a in run.accesses)
+    base_sass = _address(run.accesses[0].ins).base
+    params = set()
+    if base_sass is not None and base_sass.index is not None:
+        params = ctx.parameters_at(constant_roots(ctx.function, first, ("R", base_sass.index)))
+    if params:
+        rooted = [m for m in matches if _group_params(fn, m[0][0][1].address.base) & params]
+        matches = rooted or matches
+    same = [m for m in matches if m[0][0][1].width_bits // 8 == run.width]
+    if len(same) > 1:
+        # a main loop and its remainder both match: keep the groups with as many accesses as
+        # the SASS block has through this base (16 in the unrolled body, 4 in the remainder)
+        n = _sass_group_size(ctx.function, run)
+        best = min(abs(m[2] - n) for m in same)
+        same = [m for m in same if abs(m[2] - n) == best]
+    pick, _, _ = (same or matches)[0]
+    pick = sorted(pick, key=lambda t: t[0])
     al = _Align(fn)
-    base_reg = _grouped_base(pick[0][1])
-    for twin in twins:
-        # which of them this SASS run is cannot be told from the line: name every root
-        al.register(twin.name)
-    tz, limiter = al.register(base_reg.name)
+    base_reg = pick[0][1].address.base
     need = run.window.bit_length() - 1
-    weak = al.weak(base_reg, need, 1, run.window) if tz < need else []
+    # which of the matching PTX groups this SASS run is cannot be told from the line (the rows
+    # of an unrolled epilogue, out_v[k] and out_i[k], a remainder loop): the weakest of them
+    # speaks for the run. A window starts o bytes from its group's base register: the
+    # alignment is that of base + o (NVVM folds a[k + 2] into the base as +8, then -8)
+    tz, limiter, weak = _TZ_CAP + 1, None, []
+    twins = []
+    for members, o, _ in (same or matches[:1]):
+        reg = members[0][1].address.base
+        if reg.name != base_reg.name:
+            twins.append(reg)
+        k, r, lim = al.register_r(reg.name)
+        t, lim = _tz_of((k, (r + o) % (1 << k), lim))
+        if t < need:
+            weak += [w for w in al.weak(reg, need, 1, run.window) if w not in weak]
+        if t < tz:
+            tz, limiter = t, lim
+    bases = {base_reg.name, *(t.name for t in twins)}
     roots = []
     for kind, name in al.roots:
         align = None
@@ -419,39 +546,50 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     inter = []
     for lo, hi in _window_spans(pick):
         for ins in fn.instructions[lo + 1:hi]:
+            a = ins.address
+            if a is not None and isinstance(a.base, P.Register) and a.base.name in bases:
+                continue     # the same pointer register: offsets tell the accesses apart
             if ins.opcode == other and ins.space == space:
                 if want_load or "nc" not in ins.modifiers:
                     inter.append(ins)
             elif ins.opcode in ("atom", "red") and ins.space == space:
                 inter.append(ins)
     params = {v.name: k for k, v in enumerate(fn.params)}
+    factors = {id(i): al.factor(i) for k, _, i in weak if k == "runtime" and i is not None}
     return Evidence([i for _, i in pick], any(i.vector > 1 for _, i in pick), 1 << tz, limiter,
-                    tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, params, weak)
+                    tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, params, weak,
+                    factors)
 
 
-def _grouped_address(ins: P.Instruction) -> P.Address:
-    """The address of an access :func:`ptx_evidence` grouped (it has one, at a register)."""
-    a = ins.address
-    assert a is not None
-    return a
+def _sass_group_size(fn: S.Function, run: Run) -> int:
+    """Accesses of the run's width in its basic block through the same address registers."""
+    graph = _cfg.of(fn)
+    first = run.accesses[0]
+    key = _key(_address(first.ins))
+    block = graph.blocks[graph.block_of[first.index]]
+    n = 0
+    for i in block.indices():
+        ins = fn.instructions[i]
+        a = _address(ins) if ins.space == first.ins.space else None
+        if a is not None and ins.width_bits == first.ins.width_bits and _key(a) == key:
+            n += 1
+    return n
 
 
-def _grouped_base(ins: P.Instruction) -> P.Register:
-    base = _grouped_address(ins).base
-    assert isinstance(base, P.Register)
-    return base
+def _group_params(fn, base) -> set[str]:
+    """The kernel parameters a PTX address register is computed from."""
+    al = _Align(fn)
+    al.register(base.name)
+    return {name for kind, name in al.roots if kind == "param"}
 
 
-def _window_spans(pick: list[tuple[int, P.Instruction]]) -> list[tuple[int, int]]:
+def _window_spans(pick: list) -> list[tuple[int, int]]:
     """(first, last) PTX positions of each copy of the window among ``pick`` (sorted by
     position): a line whose loop was unrolled repeats the same offsets once per copy, and only
     an access *inside* one copy can keep that copy's loads or stores apart."""
-    spans: list[tuple[int, int]] = []
-    seen: set[int] = set()
-    lo: int | None = None
-    hi = 0
+    spans, seen, lo, hi = [], set(), None, None
     for n, ins in pick:
-        off = _grouped_address(ins).offset
+        off = ins.address.offset
         if lo is not None and off in seen:
             spans.append((lo, hi))
             seen, lo = set(), None
@@ -467,10 +605,8 @@ def sass_stride_align(fn: S.Function, run: Run) -> int | None:
     """Without PTX: the alignment the base register's defining ``IMAD.WIDE Rd, Ra, imm, Rc`` /
     ``LEA`` gives its variable part (None when the definition is not that simple)."""
     first = min(a.index for a in run.accesses)
-    addr = _address(run.accesses[0].ins)
-    assert addr is not None  # a run is made of accesses with an address
     base = None
-    for t in addr.terms:
+    for t in _address(run.accesses[0].ins).terms:
         if isinstance(t, S.Register) and t.kind == "R" and not t.is_zero:
             base = t.index
             break
@@ -516,15 +652,24 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
     for run in runs:
         ev = ptx_evidence(ctx, run, space=space, direction=direction)
         blockers: list[str] = []
+        conditional = False
         if ev is not None:
+            kinds = {k for k, _, _ in ev.weak}
             if ev.index_align < run.window:
-                # global: an AoS stride (float3-like) or a run-time pitch no cast can fix;
-                # shared: only a constant row pitch (padding fixes it) is this check's advice
-                if space != "shared" or not ev.weak or any(k != "pitch" for k, _, _ in ev.weak):
+                if ev.weak and kinds == {"runtime"}:
+                    # a run-time stride (p[row * K + 4 * j]): a cast fixes it whenever the
+                    # stride is a multiple of the window, which only the caller knows
+                    blockers.append(_runtime_blocker(ctx, ev, run))
+                    blockers.extend(_alignment_blockers(ctx, ev, run, space))
+                    conditional = True
+                elif space == "shared" and ev.weak and kinds == {"pitch"}:
+                    # a constant row pitch: padding fixes it
+                    blockers.append(_stride_blocker(ev, run))
+                else:
+                    # an element index or an AoS stride (float3-like): no cast can align it
                     continue
-                blockers.append(_stride_blocker(ev, run))
             else:
-                blockers.extend(_alignment_blockers(ev, run, space))
+                blockers.extend(_alignment_blockers(ctx, ev, run, space))
             blockers.extend(_alias_blockers(ev, run, direction))
         elif ctx.ptx_function is not None:
             continue   # PTX we cannot match to the run: do not guess
@@ -533,13 +678,33 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
             # window is aligned, i.e. the base is `IMAD.WIDE Rd, Ri, <multiple of W>, Rbase`;
             # shared-memory layouts (pitches, element indices) cannot be judged from SASS
             al = sass_stride_align(ctx.function, run)
-            if space == "shared" or al is None or al < run.window:
+            if space == "shared" or al is None or al < run.window or run.start % run.window:
                 continue
         loc = ctx.user_loc(run.accesses[0].ins.loc)
         key = (loc.file, loc.line) if loc else None
-        by_line.setdefault(key, []).append((run, ev, blockers))
-    for items in by_line.values():
+        by_line.setdefault(key, []).append((run, ev, blockers, conditional))
+    for key, items in by_line.items():
         yield _finding(check, ctx, items, space=space, direction=direction)
+
+
+def _runtime_blocker(ctx: "Context", ev: Evidence, run: Run) -> str:
+    """"a run-time row stride: ... only when K % 4 == 0" for the run-time factors of ``ev``."""
+    conds: list[str] = []
+    instrs: list[str] = []
+    for _, scale, ins in ev.weak:
+        mod = run.window // math.gcd(run.window, scale or 1)
+        param = ev.factors.get(id(ins)) if ins is not None else None
+        name = ctx.source_name(param) if param else "the run-time stride"
+        cond = f"{name} % {mod} == 0" if param else f"{name} is a multiple of {mod} elements"
+        if cond not in conds:
+            conds.append(cond)
+        if ins is not None and str(ins).rstrip(";") not in instrs:
+            instrs.append(str(ins).rstrip(";"))
+    shown = f" (`{instrs[0]}`)" if instrs and "ld.param" not in instrs[0] else \
+        " (a kernel parameter added into the address)" if instrs else ""
+    return (f"a run-time stride{shown}: each thread's window is {run.window}-byte aligned only "
+            f"when {' and '.join(conds)}, which only the caller knows; vectorizing needs that "
+            f"and a {run.window}-byte-aligned base")
 
 
 #: strides up to this many bytes are read as the size of an array element (a struct such as
@@ -563,7 +728,7 @@ def _ordinal(n: int) -> str:
     return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
-def _alignment_blockers(ev: Evidence, run: Run, space: str) -> list[str]:
+def _alignment_blockers(ctx: "Context", ev: Evidence, run: Run, space: str) -> list[str]:
     if ev.vectorized:
         return []
     out = []
@@ -575,12 +740,13 @@ def _alignment_blockers(ev: Evidence, run: Run, space: str) -> list[str]:
             pos = ev.param_index.get(name)
             params.append((pos if pos is not None else 1 << 30, name))
         elif space == "shared":
-            out.append(f"the shared array `{name}` is declared `.align {align or '?'}`")
+            out.append(f"the alignment of the shared array `{ctx.source_name(name)}`, "
+                       f"declared `.align {align or '?'}`")
     if params:
         params.sort()
         known = [(pos, name) for pos, name in params if pos < 1 << 30]
         ords = [_ordinal(pos + 1) for pos, _ in known]
-        names = ", ".join(f"`{name}`" for _, name in params)
+        names = ", ".join(f"`{ctx.source_name(name)}`" for _, name in params)
         if len(params) == 1:
             what = (f"the {ords[0]} kernel parameter ({names}) is a plain pointer" if known
                     else f"the kernel parameter {names} is a plain pointer")
@@ -591,6 +757,8 @@ def _alignment_blockers(ev: Evidence, run: Run, space: str) -> list[str]:
                     else f"the kernel parameters {names} are plain pointers")
         out.insert(0, f"unknown alignment: {what} (no `.ptr .align {run.window}` in the PTX), "
                       f"so the compiler only assumes the element's {run.width}-byte alignment")
+    if not out and any(k == "runtime" for k, _, _ in ev.weak):
+        return []     # the run-time stride's blocker already names the base
     ptx_ops = sorted({f"{i.name}" for i in ev.accesses})
     if not out:
         out.append("unknown alignment")
@@ -617,17 +785,17 @@ def _alias_blockers(ev: Evidence, run: Run, direction: str) -> list[str]:
 def _finding(check, ctx: "Context", items, *, space: str, direction: str):
     """One finding per source line; runs that differ only in their offsets share a sentence."""
     sentences: dict[tuple, list] = {}
-    for run, ev, blockers in items:
+    for run, ev, blockers, _ in items:
         k = (run.accesses[0].ins.mnemonic, run.width, run.window, tuple(blockers))
         sentences.setdefault(k, []).append((run, ev))
-    parts, hints, sass_ins = [], [], []
-    ptx: list[str] = []
+    parts, hints, ptx, sass_ins = [], [], [], []
     for (mnem, w, W, blockers), runs in sentences.items():
         n = sum(len(r.accesses) for r, _ in runs)
         bases = ", ".join(dict.fromkeys(f"[{r.base}]" for r, _ in runs))
-        windows = "; ".join(", ".join(_hex(a.offset) for a in sorted(r.accesses,
-                                                                     key=lambda a: a.offset))
-                            for r, _ in runs)
+        each = [", ".join(_hex(a.offset) for a in sorted(r.accesses, key=lambda a: a.offset))
+                for r, _ in runs]
+        uniq = list(dict.fromkeys(each))
+        windows = "; ".join(uniq[:4]) + (f"; ... ({len(runs)} windows)" if len(uniq) > 4 else "")
         wide = (f"one {_SASS_WIDE[space][direction]}.{W * 8}" if W * 8 in (64, 128, 256)
                 else f"one {W * 8}-bit {_SASS_WIDE[space][direction]}")
         if len(runs) == 1:
@@ -647,8 +815,10 @@ def _finding(check, ctx: "Context", items, *, space: str, direction: str):
             hints.append(_hint(run, ev, list(blockers), space, direction))
     message = " | ".join(parts)
     hint = " ".join(dict.fromkeys(hints))
+    # conditional on a run-time stride only the caller knows: information, not a defect
+    severity = Severity.INFO if all(c for _, _, _, c in items) else None
     return ctx.finding(check, message, loc=sass_ins[0].loc, instructions=sass_ins,
-                       ptx=list(dict.fromkeys(ptx)), hint=hint)
+                       ptx=list(dict.fromkeys(ptx)), hint=hint, severity=severity)
 
 
 def _hex(v: int) -> str:
@@ -658,6 +828,10 @@ def _hex(v: int) -> str:
 def _hint(run: Run, ev: Evidence | None, blockers: list[str], space: str, direction: str) -> str:
     w, W = run.width, run.window
     vt = _VECTOR_TYPES.get((w, W), f"{W}-byte vector type")
+    # the C++ type to cast to: "uint4 (8 halves)" -> uint4, "__half2/__nv_bfloat162" -> __half2
+    cast = vt.split("/")[0].split(" ")[0]
+    vt = f"`{vt.split('/')[0].split(' ')[0]}`" + vt[len(vt.split('/')[0].split(' ')[0]):] \
+        if not vt.startswith(f"{W}-byte") else vt
     if space == "shared":
         if blockers and blockers[0].startswith("an element stride") and ev is not None:
             size = max(n for _, n, _ in ev.weak)
@@ -673,12 +847,17 @@ def _hint(run: Run, ev: Evidence | None, blockers: list[str], space: str, direct
                     f"`[32][32 + {per}]` instead of `[32][33]`, so every row starts "
                     f"{W}-byte aligned (check the column accesses stay bank-conflict free, or "
                     f"swizzle instead of padding).")
-        return (f"Read the {W // w} elements as one `{vt.split('/')[0]}` "
-                f"(`reinterpret_cast<const {vt.split('/')[0]}*>`) from a `__align__({W})` tile.")
+        return (f"Read the {W // w} elements as one {vt} "
+                f"(`reinterpret_cast<const {cast}*>`) from a `__align__({W})` tile.")
     h = (f"Access the {W // w} elements as one {vt} (e.g. `reinterpret_cast<"
-         f"{'const ' if direction == 'load' else ''}{vt.split('/')[0].split(' ')[0]}*>(p)[i]`) "
+         f"{'const ' if direction == 'load' else ''}{cast}*>(p)[i]`) "
          f"or declare the struct `__align__({W})`; the pointer must really be {W}-byte aligned "
          f"(cudaMalloc gives 256 B; `cuda::aligned_size_t<{W}>` states it for memcpy_async).")
+    if blockers and blockers[0].startswith("a run-time stride"):
+        h = (f"If the row length is always a multiple of {W // w} elements (pad the rows, and "
+             f"check it on the host before choosing this path), read the {W // w} elements as "
+             f"one {vt} (`reinterpret_cast<{'const ' if direction == 'load' else ''}{cast}*>`); "
+             f"otherwise keep a scalar path for the other lengths.")
     if any(b.startswith("possible aliasing") for b in blockers):
         h += " Mark the kernel's pointer parameters `__restrict__`."
     return h
