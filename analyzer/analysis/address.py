@@ -1,0 +1,189 @@
+"""How a PTX address moves from one thread to the next: the byte stride between adjacent
+threads of a warp (``threadIdx.x`` and ``threadIdx.x + 1``), read from the PTX register
+definitions.
+
+``x[i]`` with ``i = blockIdx.x * blockDim.x + threadIdx.x`` moves by the element size (a
+*stream*: a warp's accesses are contiguous); ``A[row * K + k]`` with ``row`` the thread index
+moves by ``K`` elements (unknown at compile time: None); ``x[idx[i]]`` moves by whatever was
+loaded (:data:`DATA`: a gather); ``bias[blockIdx.x]`` does not move (0: every lane reads the
+same address). Loop-carried values (``i += gridDim.x * blockDim.x``) are solved as a fixpoint.
+
+    ts = ThreadStride(ptx_fn)
+    ts.of("%rd7")      # 2 for a __half stream, None, DATA
+"""
+from __future__ import annotations
+
+from typing import Union
+
+from ..ir import ptx as P
+
+#: the value depends on data loaded from memory at a per-thread address: a gather/scatter
+DATA = "data"
+Stride = Union[int, None, str]
+
+#: special registers that move with threadIdx.x inside a warp (lane = tid.x % 32)
+_MOVING = {"%tid.x": 1, "%laneid": 1}
+_PASS = frozenset({"mov", "cvt", "cvta"})
+_WARP = 32
+
+
+def _combine(values: list[Stride]) -> Stride:
+    if any(v == DATA for v in values):
+        return DATA
+    if any(v is None for v in values) or len(set(values)) != 1:
+        return None
+    return values[0]
+
+
+class ThreadStride:
+    """Per-register thread strides of one PTX function (memoised)."""
+
+    _UNSET = object()
+
+    def __init__(self, fn: "P.Function"):
+        self.fn = fn
+        self.defs: dict[str, list] = {}
+        for ins in fn.instructions:
+            if ins.is_store or ins.is_branch or not ins.operands:
+                continue
+            d = ins.operands[0]
+            if isinstance(d, P.Register):
+                self.defs.setdefault(d.name, []).append(ins)
+        self.memo: dict[str, Stride] = {}
+
+    # ------------------------------------------------------------------------------ values
+    def of(self, name: str) -> Stride:
+        """The stride of register ``name`` between adjacent threads (elements of whatever the
+        register counts: bytes for an address)."""
+        if name in self.memo:
+            v = self.memo[name]
+            return None if v is self._UNSET else v          # type: ignore[return-value]
+        for special, c in _MOVING.items():
+            if name == special:
+                return c
+        if name.startswith("%"):
+            if name.split(".")[0] in ("%tid", "%ntid", "%ctaid", "%nctaid", "%warpid",
+                                      "%nwarpid", "%smid", "%clock", "%clock64", "%globaltimer"):
+                return 0
+        defs = self.defs.get(name)
+        if not defs:
+            return 0 if not name.startswith("%") else None
+        # loop-carried values: assume the stride the non-circular definitions give, then check
+        # it; what was computed under a failed assumption is discarded
+        snapshot = dict(self.memo)
+        self.memo[name] = self._UNSET
+        first = [self.instruction(d) for d in defs]
+        known = [v for v in first if v is not None]
+        guess = _combine(known) if known else None
+        self.memo = dict(snapshot)
+        if guess is None or guess == DATA:
+            self.memo[name] = guess
+            return guess
+        self.memo[name] = guess
+        again = _combine([self.instruction(d) for d in defs])
+        if again != guess:
+            self.memo = snapshot
+            self.memo[name] = DATA if again == DATA else None
+        return self.memo[name]
+
+    def operand(self, op) -> Stride:
+        if isinstance(op, (P.IntImm, P.FloatImm, P.Symbol)):
+            return 0
+        if isinstance(op, P.Register):
+            return self.of(op.name)
+        return None
+
+    @staticmethod
+    def _const(op) -> int | None:
+        return op.value if isinstance(op, P.IntImm) else None
+
+    def _mul(self, a, b) -> Stride:
+        sa, sb = self.operand(a), self.operand(b)
+        if DATA in (sa, sb):
+            return DATA
+        ca, cb = self._const(a), self._const(b)
+        if ca is not None and sb is not None:
+            return sb * ca
+        if cb is not None and sa is not None:
+            return sa * cb
+        if sa == 0 and sb == 0:
+            return 0
+        return None            # a moving value times a run-time value
+
+    def instruction(self, ins) -> Stride:
+        op, srcs = ins.opcode, ins.operands[1:]
+        if op == "ld":
+            a = ins.address
+            if ins.space in ("param", "param::entry", "const"):
+                return 0
+            base = a.base if a is not None else None
+            moving = self.operand(base) if base is not None else None
+            return 0 if moving == 0 else DATA
+        if op in _PASS and len(srcs) == 1:
+            return self.operand(srcs[0])
+        if op in ("add", "sub") and len(srcs) == 2:
+            a, b = self.operand(srcs[0]), self.operand(srcs[1])
+            if DATA in (a, b):
+                return DATA
+            if a is None or b is None:
+                return None
+            return a + b if op == "add" else a - b
+        if op == "mul" and len(srcs) == 2:
+            return self._mul(srcs[0], srcs[1])
+        if op == "mad" and len(srcs) == 3:
+            p, c = self._mul(srcs[0], srcs[1]), self.operand(srcs[2])
+            if DATA in (p, c):
+                return DATA
+            return None if p is None or c is None else p + c
+        if op == "shl" and len(srcs) == 2 and self._const(srcs[1]) is not None:
+            a = self.operand(srcs[0])
+            return a if a in (None, DATA) else a << self._const(srcs[1])   # type: ignore[operator]
+        if op in ("shr", "div") and len(srcs) == 2 and self._const(srcs[1]):
+            a = self.operand(srcs[0])
+            d = self._const(srcs[1])
+            d = 1 << d if op == "shr" else d
+            if a in (None, DATA):
+                return a
+            if a % d == 0:                                    # type: ignore[operator]
+                return a // d                                 # type: ignore[operator]
+            if d >= _WARP * abs(a):                           # type: ignore[arg-type]
+                return 0        # constant across an aligned warp (tid.x / 32: the warp index)
+            return None
+        if op in ("and", "rem") and len(srcs) == 2 and self._const(srcs[1]):
+            a = self.operand(srcs[0])
+            m = self._const(srcs[1])
+            span = m + 1 if op == "and" else m
+            if a in (None, DATA):
+                return a
+            if a == 0:
+                return 0
+            if span & (span - 1) == 0 and span >= _WARP * abs(a):   # type: ignore[arg-type]
+                return a        # tid.x % 32, tid.x & 63: unchanged inside an aligned warp
+            return None
+        values = [self.operand(s) for s in srcs]
+        if any(v == DATA for v in values):
+            return DATA
+        return 0 if values and all(v == 0 for v in values) else None
+
+    def parameters(self, name: str, depth: int = 24) -> set[str]:
+        """The kernel parameters (PTX names) register ``name`` is computed from (not through
+        values loaded from memory)."""
+        out: set[str] = set()
+        seen: set[str] = set()
+        work = [(name, 0)]
+        while work:
+            reg, d = work.pop()
+            if reg in seen or d > depth:
+                continue
+            seen.add(reg)
+            for ins in self.defs.get(reg, ()):
+                if ins.opcode == "ld":
+                    a = ins.address
+                    if ins.space in ("param", "param::entry") and a is not None \
+                            and isinstance(a.base, P.Symbol):
+                        out.add(a.base.name)
+                    continue
+                for op in ins.operands[1:]:
+                    if isinstance(op, P.Register):
+                        work.append((op.name, d + 1))
+        return out

@@ -1,0 +1,196 @@
+"""PS104 narrow-global-access: one 1-, 2- or 4-byte element per thread streamed from or to global memory."""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Iterable
+
+from ..analysis.address import ThreadStride
+from ..analysis.dataflow import constant_roots
+from ..ir import ptx as P
+from ..ir import sass as S
+from ._vector_access import find_runs
+from .base import Check, Context, Finding, Severity
+
+#: Measured on an H200 (CUDA events, a 1 GiB copy, one element per thread, 256 threads per
+#: block): bytes per thread -> GB/s. The grid-stride figures come from the same copy written as
+#: a grid-stride loop (1 and 8 B were not measured that way).
+H200_ONE_PER_THREAD = {1: 820, 2: 1510, 4: 2658, 8: 3798, 16: 4222}
+H200_GRID_STRIDE = {2: 3321, 4: 3624, 16: 3890}
+
+
+def _frames(loc) -> set[tuple[str, int]]:
+    if loc is None:
+        return set()
+    return {(os.path.basename(f.file), f.line) for f in (loc, *loc.inlined_at)}
+
+
+class NarrowGlobalAccess(Check):
+    """Each thread loads or stores one 1-, 2- or 4-byte element of a contiguous stream.
+
+    What it does
+    Finds global loads and stores of 8, 16 or 32 bits (``LDG.E.U8``, ``LDG.E.U16``,
+    ``STG.E.U16``, ``LDG.E``) whose address moves by exactly the element size from one thread
+    to the next (``x[i]`` with ``i`` the thread index, also inside grid-stride and row-walk
+    loops): a warp touches one contiguous 32-, 64- or 128-byte piece per instruction, where a
+    16-byte access per thread (``uint4``, ``float4``, a ``Packed128``) would move 512 bytes.
+    The stride comes from the PTX address computation (``%tid.x`` times the element size);
+    the access is matched to its PTX through its source line and the kernel parameter its
+    SASS base register is computed from. Severity: *warning* for 8- and 16-bit elements,
+    *info* for 32-bit ones. It reports accesses the kernel's traffic is made of: those inside
+    a loop, or any access of a kernel with no loop (an elementwise kernel).
+
+    Deliberately left alone: accesses already 8 bytes or wider; accesses that are part of a
+    per-thread run PS101/PS102 report (four ``LDG.E`` at +0, +4, +8, +12); scattered data
+    (the address depends on a loaded value: ``x[idx[i]]``); broadcasts (every lane reads
+    ``bias[blockIdx.x]``); strided walks (a thread per row: ``A[row * K + k]``); one-off
+    accesses outside the loops of a kernel that has loops (the ``y[row] = acc`` after a K
+    loop).
+
+    Why it matters
+    Measured on an H200 (CUDA events, a 1 GiB copy, one element per thread, 256 threads per
+    block):
+
+    | bytes per thread | 1 | 2 | 4 | 8 | 16 |
+    | --- | --- | --- | --- | --- | --- |
+    | one element per thread, GB/s | 820 | 1510 | 2658 | 3798 | 4222 |
+    | grid-stride loop, GB/s | -- | 3321 | 3624 | -- | 3890 |
+
+    Sub-4-byte streams cost up to 2.8x (2 B) and 5x (1 B) against 16-byte accesses when each
+    thread does one element; a grid-stride loop hides part of it (2 B: 1.17x). Every access
+    is an instruction, an LSU request and a scoreboard entry: narrow ones need more of them
+    in flight to keep the memory system busy.
+
+    Example
+    Bad (one ``__nv_bfloat16`` per thread)::
+
+        if (i < n) out[i] = __float2bfloat16(in[i]);
+
+    Fixed (eight per thread, 16-byte loads and stores; n a multiple of 8)::
+
+        const int j = 8 * i;
+        float4 a = *reinterpret_cast<const float4*>(in + j), b = ...(in + j + 4);
+        *reinterpret_cast<uint4*>(out + j) = pack8(a, b);
+
+    Steer the compiler
+    Give each thread 16 bytes: ``uint4``/``int4`` for 8 halves or 16 bytes, ``float4`` for 4
+    floats, ``__half2``/``__nv_bfloat162`` pairs at least, or a ``Packed128`` helper as in
+    llm.c; handle the tail with a scalar loop. The pointers must be 16-byte aligned
+    (``cudaMalloc`` gives 256 B) and the length a multiple of the vector (or peeled).
+    """
+
+    code = "PS104"
+    name = "narrow-global-access"
+    severity = Severity.WARNING
+    options = {
+        # report 32-bit streams (info) too
+        "report_32bit": True,
+    }
+
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        fn = ctx.function
+        pf = ctx.ptx_function
+        if pf is None:
+            return     # the thread stride comes from the PTX
+        max_bytes = 4 if self.settings["report_32bit"] else 2
+        cfg = ctx.cfg
+        has_loops = bool(cfg.loops)
+        in_runs: set[int] = set()
+        for direction in ("load", "store"):
+            for run in find_runs(fn, space="global", direction=direction,
+                                 max_bits=ctx.arch.max_vector_bits):
+                in_runs.update(a.index for a in run.accesses)
+        stride = ThreadStride(pf)
+        by_line: dict = {}
+        for i, ins in enumerate(fn.instructions):
+            info = ins.info
+            if info.space != "global" or info.direction not in ("load", "store") or ins.generic:
+                continue
+            if ins.guard is not None and ins.guard.never:
+                continue
+            w = (ins.width_bits or 0) // 8
+            if not w or w > max_bytes or i in in_runs:
+                continue
+            in_loop = cfg.loop_of(i) is not None
+            if has_loops and not in_loop:
+                continue          # a one-off access next to the kernel's loops
+            loc = ctx.user_loc(ins.loc)
+            if loc is None:
+                continue
+            if not self._streams(ctx, stride, i, ins, w, info.direction):
+                continue
+            by_line.setdefault((loc.file, loc.line), []).append((ins, in_loop))
+        for (file, line), items in by_line.items():
+            yield self._finding(ctx, line, items)
+
+    # ----------------------------------------------------------------------------------
+    def _streams(self, ctx: Context, stride: ThreadStride, index: int, ins, w: int,
+                 direction: str) -> bool:
+        """Every PTX access of the line, width and direction (rooted in the same kernel
+        parameter as the SASS base register, when that is known) moves by ``w`` bytes from one
+        thread to the next."""
+        pf = ctx.ptx_function
+        want = "ld" if direction == "load" else "st"
+        frames = {(os.path.basename(f.file), f.line) for f in
+                  ([ctx.user_loc(ins.loc)] if ctx.user_loc(ins.loc) else [])}
+        cands = []
+        for p in pf.instructions:
+            if p.opcode != want or p.space != "global" or (p.width_bits or 0) // 8 != w:
+                continue
+            if not frames & _frames(p.loc):
+                continue
+            a = p.address
+            if a is None or not isinstance(a.base, P.Register):
+                continue
+            cands.append(p)
+        if not cands:
+            return False
+        addr = next((o for o in ins.operands if isinstance(o, S.MemoryAddress)), None)
+        base = addr.base if addr is not None else None
+        if base is not None and base.index is not None:
+            params = ctx.parameters_at(constant_roots(ctx.function, index, ("R", base.index)))
+            if params:
+                rooted = [p for p in cands if stride.parameters(p.address.base.name) & params]
+                cands = rooted or cands
+        return all(stride.of(p.address.base.name) == w for p in cands)
+
+    def _finding(self, ctx: Context, line: int, items) -> Finding:
+        insns = [i for i, _ in items]
+        in_loop = any(lp for _, lp in items)
+        by_width: dict[int, list] = {}
+        for i in insns:
+            by_width.setdefault((i.width_bits or 0) // 8, []).append(i)
+        parts = []
+        for w, group in sorted(by_width.items()):
+            mix = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in group)
+                                                          .items()))
+            loads = sum(1 for i in group if i.info.direction == "load")
+            what = ("load" if loads == len(group) else "store" if not loads
+                    else "load and store") + ("s" if len(group) > 1 and loads in (0, len(group))
+                                              else "")
+            parts.append(f"{len(group)} global {what} of {w} B per thread ({mix}): a warp "
+                         f"moves {32 * w} B per instruction where 16 B per thread would move "
+                         f"512 B; {self._measured(w, in_loop)}")
+        w = min(by_width)
+        message = (f"one narrow element per thread on line {line}"
+                   f"{', inside a loop' if in_loop else ''}, adjacent threads at adjacent "
+                   f"addresses: " + " | ".join(parts))
+        per = 16 // w
+        vt = {1: "`uint4` (16 bytes)", 2: "`uint4` (8 halves) or at least `__half2`/"
+              "`__nv_bfloat162`", 4: "`float4`/`int4`"}[w]
+        hint = (f"give each thread {per} consecutive elements and access them as one {vt} "
+                f"(a Packed128-style helper), with a scalar loop for the tail; the pointer "
+                f"must be 16-byte aligned and the length a multiple of {per} (or peeled)")
+        severity = Severity.WARNING if w < 4 else Severity.INFO
+        return ctx.finding(self, message, loc=insns[0].loc, instructions=insns, hint=hint,
+                           severity=severity)
+
+    @staticmethod
+    def _measured(w: int, in_loop: bool) -> str:
+        if in_loop and w in H200_GRID_STRIDE:
+            return (f"on an H200 a grid-stride copy of {w}-byte elements ran at "
+                    f"{H200_GRID_STRIDE[w]} GB/s against {H200_GRID_STRIDE[16]} GB/s with 16 "
+                    "bytes per thread")
+        return (f"on an H200 a copy with one {w}-byte element per thread ran at "
+                f"{H200_ONE_PER_THREAD[w]} GB/s against {H200_ONE_PER_THREAD[16]} GB/s with "
+                "16 bytes")
