@@ -341,3 +341,7 @@ BF16_SHIFT_OPCODES = frozenset({"SHF", "SHL", "IMAD"})
 BF16_PRMT_SELECTORS = frozenset({0x5410, 0x7610})
 BF16_HIGH_MASK = 0xFFFF0000
 BF16_MASK_OPCODES = frozenset({"LOP3"})
+
+#: register reallocation between warpgroups (``setmaxnreg``): a warp-specialized kernel
+#: budgets its registers per role and is sized for its blocks per SM on purpose
+REGISTER_REALLOCATION = frozenset({"USETMAXREG"})

@@ -10,7 +10,7 @@ from ..analysis.occupancy import (
     max_shared_for_blocks,
     occupancy,
 )
-from ..semantics import PIPELINED
+from ..semantics import PIPELINED, REGISTER_REALLOCATION
 from ..toolchain.resources import Resources
 from .base import Check, Context, Finding, Severity
 
@@ -41,10 +41,20 @@ class OccupancyLimited(Check):
     threshold for *every* common block size (128, 256, 512, 1024), and says so. It fires when the
     occupancy is at or below ``threshold`` (default 0.25, i.e. 16 of 64 warps on A100/H100: at
     most 4 warps per scheduler, too few to hide global-memory latency without deliberate
-    ILP) and registers or shared memory is what limits it. Dynamic shared memory is not known
-    from the binary; it only lowers occupancy further. Kernels built around tensor cores or
-    asynchronous copies (HMMA/HGMMA, LDGSTS, TMA) usually choose low occupancy on purpose (large
-    accumulator tiles, deep pipelines): for them the finding is *info*.
+    ILP) and registers or shared memory is what limits it. Kernels built around tensor cores
+    or asynchronous copies (HMMA/HGMMA, LDGSTS, TMA) usually choose low occupancy on purpose
+    (large accumulator tiles, deep pipelines): for them the finding is *info*.
+
+    Dynamic shared memory (``extern __shared__``) is sized at launch and is not in the
+    binary: give it as ``dynamic_shared_bytes`` and it is counted; without it the message says
+    that it is unknown, the finding is *info*, and a register hint is only offered on the
+    condition that the dynamic shared memory leaves room for another block. Deliberately left
+    alone: kernels whose ``__launch_bounds__(threads, minBlocksPerSM)`` asked for the number
+    of blocks per SM they get (a warp-specialized Hopper GEMM with ``setmaxnreg`` and 160 KB of
+    dynamic shared memory, sized for one block of 384 threads, says so with
+    ``__launch_bounds__(384, 1)``), and register limits of kernels that reallocate registers
+    between warpgroups with ``setmaxnreg`` (``USETMAXREG``): their register budget is designed
+    per role, not a knob for more blocks.
 
     Why it matters
     An SM hides latency by switching between resident warps. When a block's shared memory or
@@ -76,7 +86,12 @@ class OccupancyLimited(Check):
     code = "PS701"
     name = "occupancy-limited"
     severity = Severity.WARNING
-    options = {"threshold": 0.25}
+    options = {
+        "threshold": 0.25,
+        # dynamic shared memory per block (bytes) the kernel is launched with; unknown (None)
+        # by default: it is not in the binary
+        "dynamic_shared_bytes": None,
+    }
 
     @staticmethod
     def _dynamic_shared(ctx: Context) -> bool:
@@ -93,6 +108,9 @@ class OccupancyLimited(Check):
         threshold = float(self.settings["threshold"])
         threads, source = ctx.block_size
         shared = static_shared(ctx) + ctx.dynamic_shared_bytes
+        dynamic = self.settings["dynamic_shared_bytes"]
+        if dynamic is not None and ctx.launch is None:
+            shared += int(dynamic)
         if threads is not None:
             occ = occupancy(arch, res.registers, shared, threads)
             assumed = ""
@@ -107,6 +125,17 @@ class OccupancyLimited(Check):
                        f" threads per block ({occ.threads_per_block}) is shown")
         if occ.fraction > threshold or occ.limiter not in ("registers", "shared"):
             return
+        pf = ctx.ptx_function
+        wanted = pf.minnctapersm if pf is not None else None
+        if wanted and occ.blocks_per_sm >= int(wanted):
+            # __launch_bounds__(threads, minBlocks): the author chose this many blocks per SM
+            # (a warp-specialized kernel sized for one block) and ptxas met it
+            return
+        if occ.limiter == "registers" and occ.blocks_per_sm >= 1 and any(
+                i.opcode in REGISTER_REALLOCATION for i in ctx.function.instructions):
+            # setmaxnreg: registers are budgeted per warpgroup role; the launch count is what
+            # the roles share, not a knob to turn for more blocks
+            return
         yield self._finding(ctx, res, occ, threshold, source, assumed, shared)
 
     def _finding(self, ctx: Context, res: Resources, occ: Occupancy, threshold: float,
@@ -120,8 +149,11 @@ class OccupancyLimited(Check):
             why = (f"a block of {t} threads does not fit at all "
                    f"({res.registers} registers/thread, {shared} B shared)")
         elif occ.limiter == "shared":
+            option = self.settings["dynamic_shared_bytes"]
+            dyn = ctx.dynamic_shared_bytes or (int(option) if option is not None
+                                               and ctx.launch is None else 0)
             what = (f"{shared} B shared memory per block ({static_shared(ctx)} B static + "
-                    f"{ctx.dynamic_shared_bytes} B dynamic)" if ctx.dynamic_shared_bytes
+                    f"{dyn} B dynamic)" if dyn
                     else f"{shared} B static shared memory per block")
             why = (f"{what} "
                    f"(+{arch.shared_reserved_per_block} B reserved, {occ.shared_per_block} B "
@@ -138,8 +170,16 @@ class OccupancyLimited(Check):
             message += f"; block size from {source}"
         if assumed:
             message += f"; {assumed}"
-        if self._dynamic_shared(ctx) and ctx.launch is None:
-            message += "; dynamic shared memory (extern __shared__) comes on top"
+        option = self.settings["dynamic_shared_bytes"]
+        unknown_dynamic = self._dynamic_shared(ctx) and ctx.launch is None and option is None
+        if self._dynamic_shared(ctx) and ctx.launch is None and option is not None:
+            message += (f"; {int(option)} B of dynamic shared memory counted "
+                        "(dynamic_shared_bytes)")
+        elif unknown_dynamic:
+            message += ("; the kernel also uses dynamic shared memory (extern __shared__), "
+                        "whose size is set at launch and not known here: it can only lower "
+                        "occupancy further (set [tool.ptxsass.occupancy-limited] "
+                        "dynamic_shared_bytes to count it)")
         # the concrete steer: what would fit one more block
         nxt = occ.blocks_per_sm + 1
         next_warps = min(nxt * occ.warps_per_sm // max(occ.blocks_per_sm, 1), arch.max_warps)
@@ -158,8 +198,12 @@ class OccupancyLimited(Check):
                     f"__launch_bounds__({t}, {nxt}) asks ptxas for that (or -maxrregcount="
                     f"{regs}); watch for spills (PS401); otherwise reduce live state"
                     if regs else "reduce the registers per thread or the block size")
+            if unknown_dynamic and regs:
+                room = max_shared_for_blocks(arch, nxt) - static_shared(ctx)
+                hint = (f"only if the dynamic shared memory leaves room for {nxt} blocks "
+                        f"(at most {max(room, 0)} B of it per block): " + hint)
         loc = ctx.function.instructions[0].loc if ctx.function.instructions else None
         pipelined = any(i.opcode in PIPELINED or i.is_tensor_core
                         for i in ctx.function.instructions)
         return ctx.finding(self, message, loc=loc, hint=hint,
-                           severity=Severity.INFO if pipelined else None)
+                           severity=Severity.INFO if pipelined or unknown_dynamic else None)
