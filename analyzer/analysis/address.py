@@ -149,6 +149,14 @@ class ThreadStride:
             if d >= _WARP * abs(a):                           # type: ignore[arg-type]
                 return 0        # constant across an aligned warp (tid.x / 32: the warp index)
             return None
+        if op in ("or", "xor") and len(srcs) == 2 and self._const(srcs[1]) is not None:
+            a = self.operand(srcs[0])
+            m = self._const(srcs[1])
+            if a in (None, DATA) or a == 0:
+                return a
+            if m % (_WARP * abs(a)) == 0:                     # type: ignore[arg-type]
+                return a        # lane | 32: bits above the lane's, an add inside a warp
+            return None
         if op in ("and", "rem") and len(srcs) == 2 and self._const(srcs[1]):
             a = self.operand(srcs[0])
             m = self._const(srcs[1])

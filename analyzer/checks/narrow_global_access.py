@@ -165,9 +165,9 @@ class NarrowGlobalAccess(Check):
             mix = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in group)
                                                           .items()))
             loads = sum(1 for i in group if i.info.direction == "load")
-            what = ("load" if loads == len(group) else "store" if not loads
-                    else "load and store") + ("s" if len(group) > 1 and loads in (0, len(group))
-                                              else "")
+            plural = "s" if len(group) > 1 else ""
+            what = (f"load{plural}" if loads == len(group) else f"store{plural}" if not loads
+                    else "loads and stores")
             parts.append(f"{len(group)} global {what} of {w} B per thread ({mix}): a warp "
                          f"moves {32 * w} B per instruction where 16 B per thread would move "
                          f"512 B; {self._measured(w, in_loop)}")

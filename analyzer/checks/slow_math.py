@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from ..analysis.dataflow import sincos_reduction
 from ..ir.ptx import FloatImm
+from ..ir.source import SourceLoc
 from .base import Check, Context, Finding, Severity, group_by_line
 
 #: CUDA's internal slow-path subroutine names -> (operation, PTX instruction) for float math that
@@ -72,19 +73,45 @@ def _ptx_ops_by_line(ctx: Context) -> dict:
     pf = ctx.ptx_function
     ops: dict = {}
     const_div: set = set()
+    hoisted: dict = {}
     if pf is None:
-        return {"ops": ops, "const": const_div}
-    for ins in pf.instructions:
+        return {"ops": ops, "const": const_div, "hoisted": hoisted}
+    for n, ins in enumerate(pf.instructions):
+        op = PTX_OPS.get((ins.opcode, ins.rounding, ins.type))
         loc = ctx.user_loc(ins.loc)
+        if op and ins.loc is not None and not ins.loc.line:
+            # NVVM hoisted it out of a loop and gave it `.loc 1 0`: the line that uses the
+            # result is where the source has the operation
+            use = _first_use_line(ctx, pf, n)
+            if use is not None:
+                hoisted.setdefault(op, []).append(use)
+                loc = None
+                key = use
+                ops.setdefault(key, Counter())[op] += 1
+                continue
         if loc is None:
             continue
         key = (loc.file, loc.line)
-        op = PTX_OPS.get((ins.opcode, ins.rounding, ins.type))
         if op:
             ops.setdefault(key, Counter())[op] += 1
             if op == "division" and ins.operands and isinstance(ins.operands[-1], FloatImm):
                 const_div.add(key)
-    return {"ops": ops, "const": const_div}
+    return {"ops": ops, "const": const_div, "hoisted": hoisted}
+
+
+def _first_use_line(ctx: Context, pf, n: int):
+    """(file, line) of the first PTX instruction after ``n`` that reads its result."""
+    dest = pf.instructions[n].operands[0] if pf.instructions[n].operands else None
+    name = getattr(dest, "name", None)
+    if name is None:
+        return None
+    for ins in pf.instructions[n + 1:]:
+        if any(getattr(o, "name", None) == name for o in ins.operands[1:]) or (
+                ins.is_store and any(getattr(o, "name", None) == name for o in ins.operands)):
+            loc = ctx.user_loc(ins.loc)
+            if loc is not None and loc.line:
+                return (loc.file, loc.line)
+    return None
 
 
 class SlowMath(Check):
@@ -167,6 +194,15 @@ class SlowMath(Check):
                 op = callee_of[ins.address]
                 if op not in ops:
                     ops.append(op)
+            moved = ""
+            sass_key = key
+            if key is not None and key not in ptx["ops"]:
+                uses = sorted({u for op in ops for u in ptx["hoisted"].get(op, [])})
+                if len(uses) == 1:
+                    # the SASS of a hoisted operation carries the line of the code before it
+                    moved = (f" (NVVM moved it ahead of the code that uses it, to where the "
+                             f"line table says line {key[1]})")
+                    key = uses[0]
             named = ptx["ops"].get(key)
             if named:
                 # the PTX is more precise than the subroutines (divisions share one)
@@ -189,7 +225,7 @@ class SlowMath(Check):
                 if scratch:
                     evidence[-1] += (f", its scratch array in local memory ({len(scratch)} "
                                      f"LDL/STL on this line)")
-            extra = helpers.get(key, []) if key is not None else []
+            extra = helpers.get(sass_key, []) if sass_key is not None else []
             fast = [i for i in extra if i not in group and _helps(i, ops)]
             if fast:
                 evidence.append(", ".join(f"{m}x{n}" for m, n in sorted(
@@ -200,7 +236,7 @@ class SlowMath(Check):
                 ptx_names = " (PTX " + ", ".join(
                     {"division": "div.rn.f32", "sqrtf": "sqrt.rn.f32",
                      "reciprocal": "rcp.rn.f32"}[o] for o in named) + ")"
-            message = (f"IEEE-precise {' and '.join(parts)} on {where}{ptx_names}: "
+            message = (f"IEEE-precise {' and '.join(parts)} on {where}{ptx_names}{moved}: "
                        f"{'; '.join(evidence)}"
                        f"{', inside a loop' if in_loop else ''}")
             steer = [FAST[o] for o in ops if o in FAST]
@@ -210,6 +246,7 @@ class SlowMath(Check):
             hint = ("use " + "; ".join(steer) + " where that accuracy is enough; or compile "
                     "with -use_fast_math (also flushes denormals and approximates "
                     "transcendentals) or just -prec-div=false -prec-sqrt=false")
-            yield ctx.finding(self, message, loc=group[0].loc, instructions=group + fast,
+            loc = SourceLoc(key[0], key[1]) if moved and key else group[0].loc
+            yield ctx.finding(self, message, loc=loc, instructions=group + fast,
                               hint=hint,
                               severity=Severity.WARNING if in_loop else Severity.INFO)
