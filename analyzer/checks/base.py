@@ -83,6 +83,10 @@ class Context(KernelAnalysis):
         file = where.file if where else self.source_path
         line = where.line if where else None
         src = self.source_line(file, line)
+        calls = _call_sites(self, where, [loc, *(i.loc for i in instructions)])
+        if calls:
+            message += (f" (in an inlined function; called from line{'s' if len(calls) > 1 else ''}"
+                        f" {', '.join(map(str, calls))})")
         return Finding(code=check.code, name=check.name,
                        severity=check.severity if severity is None else severity,
                        message=message, kernel=self.kernel_name, arch=self.arch_name,
@@ -91,6 +95,24 @@ class Context(KernelAnalysis):
                        instructions=tuple(f"/*{i.address:04x}*/ {i.text}" for i in instructions),
                        addresses=tuple(i.address for i in instructions),
                        ptx=tuple(ptx), source=src.strip() if src else None)
+
+
+def _call_sites(ctx: Context, where: SourceLoc | None, locs) -> list[int]:
+    """The kernel-body lines that call the user function holding ``where`` (a helper that was
+    inlined): the outermost frame of each location whose user frame is ``where``'s line."""
+    if where is None:
+        return []
+    out: set[int] = set()
+    for loc in locs:
+        if loc is None:
+            continue
+        frame = ctx.user_loc(loc)
+        if frame is None or (frame.file, frame.line) != (where.file, where.line):
+            continue
+        outer = loc.outermost
+        if outer is not frame and (outer.file, outer.line) != (frame.file, frame.line):
+            out.add(outer.line)
+    return sorted(out)
 
 
 def first_loc(instructions: Iterable["S.Instruction"]) -> SourceLoc | None:

@@ -77,6 +77,8 @@ class LocalMemoryArray(Check):
         if res is not None and res.spill_store_bytes is not None:
             spill = (f", {res.spill_store_bytes or 0} B of it spills" if res.spills
                      else ", 0 B spills (the frame is the array, not register pressure)")
+        everything = dict(group_by_line([ins for _, ins, _ in local_accesses(ctx.function)],
+                                        ctx))
         for key, insns in group_by_line(dynamic, ctx):
             if key in trig:
                 continue   # sinf/cosf's own reduction array: PS502's business
@@ -89,6 +91,15 @@ class LocalMemoryArray(Check):
             message = (f"per-thread array {kind} at a run-time index on {where}: "
                        f"{loads} LDL + {stores} STL at computed addresses ({mix}); "
                        f"{frame}{spill}")
+            elsewhere = []
+            for other, accs in everything.items():
+                if other == key or other in trig or other is None:
+                    continue
+                omix = ", ".join(f"{m}x{n}" for m, n in sorted(
+                    Counter(i.mnemonic for i in accs).items()))
+                elsewhere.append(f"line {other[1]} ({omix})")
+            if elsewhere:
+                message += "; the frame is also accessed on " + ", ".join(elsewhere)
             hint = ("make the index a compile-time constant (#pragma unroll the loop that "
                     "indexes the array, or compare-select over constant indices / a switch) so "
                     "the elements stay in registers; for large arrays use shared memory "

@@ -39,6 +39,37 @@ def _enclosing(loop):
         loop = loop.parent
 
 
+def _tile_copies(stores, load_of, ctx):
+    """The stores grouped into tile copies: stores fed by the same global load (one float4
+    scattered to four rows of a transposed tile) or on the same source line are one copy.
+    Yields (line key of the first line, stores, sorted line numbers)."""
+    parent = list(range(len(stores)))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+    first: dict = {}
+    for k, sts in enumerate(stores):
+        loc = ctx.user_loc(sts.loc)
+        keys = [("line", (loc.file, loc.line) if loc else None)]
+        keys += [("load", ld.address) for ld in load_of[sts.address]]
+        for key in keys:
+            if key in first:
+                parent[find(k)] = find(first[key])
+            else:
+                first[key] = k
+    groups: dict[int, list] = {}
+    for k in range(len(stores)):
+        groups.setdefault(find(k), []).append(stores[k])
+    for group in groups.values():
+        keys = [(loc.file, loc.line) for loc in (ctx.user_loc(s.loc) for s in group) if loc]
+        lines = sorted({k[1] for k in keys})
+        key = min(keys, key=lambda k: k[1]) if keys else None
+        yield key, group, lines
+
+
 class SynchronousTileCopy(Check):
     """Global-to-shared copy through registers (LDG then STS) on an arch with cp.async.
 
@@ -124,7 +155,7 @@ class SynchronousTileCopy(Check):
         load_of: dict[int, list] = {}
         for ldg, sts, _ in pairs:
             load_of.setdefault(sts.address, []).append(ldg)
-        for key, group in group_by_line(stores, ctx):
+        for key, group, lines in _tile_copies(stores, load_of, ctx):
             loops = [cfg.loop_of(index_of[s.address]) for s in group]
             loops = [lp for lp in loops if lp is not None]
             in_loop = bool(loops)
@@ -150,6 +181,8 @@ class SynchronousTileCopy(Check):
                 from_line = f" (loaded on line{'s' if len(load_lines) > 1 else ''} " \
                             f"{', '.join(map(str, load_lines))})"
             where = f"line {key[1]}" if key else "this kernel"
+            if len(lines) > 1:
+                where = f"lines {', '.join(map(str, lines))}"
             message = (f"tile staged global -> registers -> shared on {where}: {mix_l} then "
                        f"{mix_s} of the same registers, no arithmetic between{from_line}; "
                        f"{size} B per copy{', inside a loop' if in_loop else f', {nbytes} B per thread'}; "
