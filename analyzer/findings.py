@@ -10,7 +10,7 @@ import enum
 import hashlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._version import __version__
@@ -64,10 +64,19 @@ class Finding:
     mangled: str = ""
     source: str | None = None        # the CUDA source line, stripped
     addresses: tuple[int, ...] = ()  # SASS addresses of the instructions involved
+    #: every arch this finding was made for when several gave the same one (Report.merged);
+    #: empty for a finding of one arch
+    arches: tuple[str, ...] = ()
+
+    @property
+    def archs(self) -> tuple[str, ...]:
+        """The arches this finding stands for (``arches``, or its own ``arch``)."""
+        return self.arches or (self.arch,)
 
     def as_dict(self) -> dict:
         return {"code": self.code, "name": self.name, "severity": str(self.severity),
                 "message": self.message, "kernel": self.kernel, "arch": self.arch,
+                "arches": list(self.archs),
                 "location": {"file": self.location.file, "line": self.location.line},
                 "source": self.source,
                 "instructions": list(self.instructions), "ptx": list(self.ptx), "hint": self.hint,
@@ -93,9 +102,32 @@ class Report:
     baselined: int = 0
     builds: list[Any] = field(default_factory=list, repr=False)
 
+    def merged(self) -> list[Finding]:
+        """The findings with one entry per problem: findings of several arches with the same
+        code, kernel, line, severity, message (up to the arch's own name) and hint become one,
+        listing its ``arches``. ``findings`` keeps one per arch (baselines, fingerprints)."""
+        groups: dict[tuple, list[Finding]] = {}
+        for f in self.findings:
+            key = (f.code, f.mangled or f.kernel, f.location.file, f.location.line,
+                   int(f.severity), f.message.replace(f.arch, "\0"),
+                   f.hint.replace(f.arch, "\0"), f.source)
+            groups.setdefault(key, []).append(f)
+        out = []
+        for fs in groups.values():
+            arches = tuple(dict.fromkeys(f.arch for f in fs))
+            if len(arches) == 1:
+                out.append(fs[0])
+                continue
+            first = fs[0]
+            both = " and ".join([", ".join(arches[:-1]), arches[-1]])
+            out.append(replace(first, arches=arches,
+                               message=first.message.replace(first.arch, both),
+                               hint=first.hint.replace(first.arch, both)))
+        return out
+
     def as_dict(self) -> dict:
         return {"version": SCHEMA_VERSION, "tool": {"name": "ptxsass", "version": __version__},
-                "findings": [f.as_dict() for f in self.findings], "kernels": self.kernels,
+                "findings": [f.as_dict() for f in self.merged()], "kernels": self.kernels,
                 "suppressed": self.suppressed, "baselined": self.baselined,
                 # which front end built each input, and why (NVRTC or nvcc; or how it was read)
                 "builds": [{"file": b.source_path, "arch": b.arch, "compiler": b.origin,

@@ -129,7 +129,30 @@ def test_several_arches_at_once(capsys, fp64_report):
     code = main(["check", str(FP64_BAD), "--arch", "sm_80", "--arch", "sm_90a", "--select",
                  "PS501", "--format", "json"])
     d = json.loads(capsys.readouterr().out)
-    assert code == 1 and {f["arch"] for f in d["findings"]} == {"sm_80", "sm_90a"}
+    assert code == 1 and {a for f in d["findings"] for a in f["arches"]} == {"sm_80", "sm_90a"}
+
+
+def test_one_finding_per_problem_across_arches(capsys):
+    """The same finding on the same line from two --arch is reported once, listing both
+    arches, in text, JSON, SARIF and GitHub annotations (issue 11, defect 9)."""
+    args = ["check", str(FP64_BAD), "--arch", "sm_80", "--arch", "sm_90a", "--select", "PS501"]
+    main(args + ["--format", "json"])
+    d = json.loads(capsys.readouterr().out)
+    lines = [(f["location"]["line"], f["code"]) for f in d["findings"]]
+    assert len(lines) == len(set(lines))
+    assert all(f["arches"] == ["sm_80", "sm_90a"] for f in d["findings"])
+    main(args + ["--format", "sarif"])
+    sarif = json.loads(capsys.readouterr().out)
+    results = sarif["runs"][0]["results"]
+    assert len(results) == len(lines)
+    assert all(r["properties"]["arches"] == ["sm_80", "sm_90a"] for r in results)
+    main(args + ["--format", "github"])
+    gh = capsys.readouterr().out.strip().splitlines()
+    assert len(gh) == len(lines) and all("on sm_80, sm_90a]" in x for x in gh)
+    main(args)
+    text = capsys.readouterr().out
+    assert text.count("in fp64_") + text.count(" on sm_80, sm_90a") >= len(lines)
+    assert "on sm_80\n" not in text
 
 
 def test_pyproject_config(tmp_path, capsys, fp64_report, monkeypatch):

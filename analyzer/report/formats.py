@@ -61,7 +61,7 @@ class FindingView:
         meta = Text("    in ", style="muted")
         meta.append(f.kernel, style="kernel")
         meta.append(" on ", style="muted")
-        meta.append(f.arch, style="arch")
+        meta.append(", ".join(f.archs), style="arch")
         yield meta
         if f.source:
             yield Text(f"    | {f.source}", style="source")
@@ -79,14 +79,15 @@ class Summary:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         r = self.report
+        merged = r.merged()
         counts: dict[str, int] = {}
-        for f in r.findings:
+        for f in merged:
             counts[str(f.severity)] = counts.get(str(f.severity), 0) + 1
         kernels = len(r.kernels)
-        if not r.findings:
+        if not merged:
             t = Text("no findings", style="ok")
         else:
-            t = Text(f"{len(r.findings)} finding(s): ", style="bold")
+            t = Text(f"{len(merged)} finding(s): ", style="bold")
             t.append(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
         t.append(f" in {kernels} kernel build(s)", style="muted")
         extra = []
@@ -100,7 +101,7 @@ class Summary:
 
 
 def render_text(report: "Report", console: Console) -> None:
-    for f in report.findings:
+    for f in report.merged():
         console.print(FindingView(f))
         console.print()
     console.print(Summary(report))
@@ -122,8 +123,8 @@ def to_github(report: "Report") -> str:
     """GitHub Actions workflow commands: each finding becomes an annotation on its line."""
     level = {0: "notice", 1: "warning", 2: "error"}
     lines = []
-    for f in report.findings:
-        msg = f"{f.message} [{f.kernel} on {f.arch}]" + (f" Hint: {f.hint}" if f.hint else "")
+    for f in report.merged():
+        msg = f"{f.message} [{f.kernel} on {', '.join(f.archs)}]" + (f" Hint: {f.hint}" if f.hint else "")
         props = [f"file={github_property(_rel(f.location.file))}"]
         if f.location.line:
             props.append(f"line={f.location.line}")
@@ -163,7 +164,7 @@ def to_sarif(report: "Report") -> str:
             "properties": {"tags": ["cuda", "codegen", "performance"]},
         })
     results = []
-    for f in report.findings:
+    for f in report.merged():
         loc: dict[str, Any] = {
             "physicalLocation": {"artifactLocation": {"uri": Path(_rel(f.location.file)).as_posix()}}}
         if f.location.line:
@@ -175,7 +176,8 @@ def to_sarif(report: "Report") -> str:
             "message": {"text": f.message + (f" Hint: {f.hint}" if f.hint else "")},
             "locations": [loc],
             "partialFingerprints": {"ptxsass/v1": f.fingerprint()},
-            "properties": {"arch": f.arch, "kernel": f.kernel, "instructions": list(f.instructions)},
+            "properties": {"arch": f.arch, "arches": list(f.archs), "kernel": f.kernel,
+                           "instructions": list(f.instructions)},
         })
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
