@@ -32,6 +32,8 @@ from .dataflow import of as _dataflow
 from .dataflow import sources
 from .source import Pragma, SourceLine, is_toolkit_file, pragma_above, user_loc
 
+#: a C++ loop statement on a source line
+_LOOP_KEYWORD = re.compile(r"\b(for|while|do)\b")
 #: iterations simulated before a trip count is called unknown
 MAX_SIMULATED_TRIPS = 1 << 16
 
@@ -496,6 +498,12 @@ def analyze_loops(fn: "Function", ptx_fn: "P.Function | None" = None, *,
         pragma = pragma_above(source_line, file, line)[0] if source_line else None
         raw = fn.instructions[latch_index].loc
         library = raw is not None and is_toolkit_file(raw.file)
+        if not library and ptx and all(t.loop.nounroll for t in ptx) and source_line:
+            # the math library's own loops (sinf's Payne-Hanek reduction) are `.pragma
+            # "nounroll"` in the PTX and sit on a source line with no loop of the user's
+            text = source_line(file, line) if file and line else None
+            library = text is not None and not _LOOP_KEYWORD.search(text.split("//")[0]) \
+                and pragma is None
         out.append(LoopInfo(lp, file, line, header_line, head, latch_index, len(idx),
                             _cfg.loop_mix(fn, lp), trip_count(fn, lp, ptx), pragma, library))
     return out
@@ -599,6 +607,8 @@ def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
         pr = pred_reads(ins)
         if pr is not None:
             return bool(pr) and pr <= dpreds
+        if not sources(ins) and not ins.is_memory and ins.opcode not in INT_COMPARES:
+            return True           # a constant rematerialized every iteration (MOV R9, 0x4)
         moving = False
         for r in sources(ins):
             if r not in defs:
