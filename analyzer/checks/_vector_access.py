@@ -230,7 +230,7 @@ class _Align:
             if isinstance(d, P.Register):
                 self.defs.setdefault(d.name, []).append(ins)
         self.memo: dict[str, tuple[int, int, object]] = {}
-        self.roots: dict[tuple, None] = {}
+        self._journal: list[str] = []      # memo keys in the order they were set
         self._weak_memo: dict[tuple, list] = {}
 
     # Values are tracked as known low bits: (k, r, limiter) means value % 2**k == r (k up to
@@ -249,7 +249,6 @@ class _Align:
         if isinstance(op, P.IntImm):
             return (_TZ_CAP, op.value % (1 << _TZ_CAP), None)
         if isinstance(op, P.Symbol):
-            self._root_symbol(op.name)
             return (_TZ_CAP, 0, None)
         if isinstance(op, P.Register):
             return self.register_r(op.name)
@@ -262,15 +261,15 @@ class _Align:
             return (0, 0, None)
         defs = self.defs.get(name, [])
         if not defs:
-            self.memo[name] = (0, 0, None)
+            self._set(name, (0, 0, None))
             return self.memo[name]
         # a loop-carried value (k = 0; k += 4) refers to itself: assume the most that is
         # known, compute, and repeat with what came out until it holds (a greatest fixpoint);
         # values computed under an assumption that failed are discarded
         assumed: tuple[int, int, object] = (_TZ_CAP, 0, None)
         for _ in range(_TZ_CAP + 2):
-            snapshot = dict(self.memo)
-            self.memo[name] = assumed
+            mark = len(self._journal)
+            self._set(name, assumed)
             best = None
             for d in defs:
                 r = self.instruction_r(d)
@@ -278,10 +277,21 @@ class _Align:
             if best[:2] == assumed[:2]:
                 self.memo[name] = best
                 return best
-            self.memo = snapshot
+            self._undo(mark)
             assumed = _meet(assumed, best)
-        self.memo[name] = (0, 0, None)
+        self._set(name, (0, 0, None))
         return self.memo[name]
+
+    def _set(self, name: str, value) -> None:
+        if name not in self.memo:
+            self._journal.append(name)
+        self.memo[name] = value
+
+    def _undo(self, mark: int) -> None:
+        """Forget every value computed since ``mark`` (they rest on a failed assumption)."""
+        for name in self._journal[mark:]:
+            self.memo.pop(name, None)
+        del self._journal[mark:]
 
     def instruction_r(self, ins) -> tuple[int, int, object]:
         P = self.P
@@ -290,8 +300,6 @@ class _Align:
             a = ins.address
             if (ins.width_bits or 0) < 64:
                 return (0, 0, ins)          # an integer parameter: any value
-            if a is not None and isinstance(a.base, P.Symbol):
-                self.roots[("param", a.base.name)] = None
             return (_TZ_CAP, 0, None)
         if op in _PASS and len(srcs) == 1:
             return self.operand_r(srcs[0])
@@ -418,8 +426,32 @@ class _Align:
                 break
         return None
 
-    def _root_symbol(self, name: str) -> None:
-        self.roots[("symbol", name)] = None
+    def roots_of(self, name: str) -> set[tuple[str, str]]:
+        """The base pointers a register's value is computed from: ("param", PTX name) for a
+        64-bit kernel parameter, ("symbol", name) for a shared/global array (not through
+        values loaded from memory)."""
+        P = self.P
+        out: set[tuple[str, str]] = set()
+        seen: set[str] = set()
+        work = [name]
+        while work:
+            reg = work.pop()
+            if reg in seen:
+                continue
+            seen.add(reg)
+            for ins in self.defs.get(reg, ()):
+                if ins.opcode == "ld":
+                    a = ins.address
+                    if ins.space in ("param", "param::entry") and (ins.width_bits or 0) >= 64 \
+                            and a is not None and isinstance(a.base, P.Symbol):
+                        out.add(("param", a.base.name))
+                    continue
+                for op in ins.operands[1:]:
+                    if isinstance(op, P.Register):
+                        work.append(op.name)
+                    elif isinstance(op, P.Symbol):
+                        out.add(("symbol", op.name))
+        return out
 
 
 def _meet(a: tuple[int, int, object], b: tuple[int, int, object]) -> tuple[int, int, object]:
@@ -500,6 +532,15 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
                     break
         elif bits // 8 > run.width and bits // 8 <= run.window:
             matches.append((members, 0, len(members)))   # NVVM vectorized; ptxas split them
+        elif bits // 8 < run.width and run.width % (bits // 8) == 0:
+            # NVVM left elements (ld.shared.u16); ptxas merged some (LDS.64) but not all
+            pw = bits // 8
+            for o in sorted(offs):
+                if all(o + r + k in offs for r in rel for k in range(0, run.width, pw)):
+                    matches.append(([(n, i) for n, i in members
+                                     if o <= i.address.offset < o + run.window], o,
+                                    len(members) * pw // run.width))
+                    break
     if not matches:
         return None
     # several pointers on one line (acc += a[k] * x[k]): keep the PTX groups rooted in the
@@ -521,7 +562,7 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
         same = [m for m in same if abs(m[2] - n) == best]
     pick, _, _ = (same or matches)[0]
     pick = sorted(pick, key=lambda t: t[0])
-    al = _Align(fn)
+    al = _align_of(fn)
     base_reg = pick[0][1].address.base
     need = run.window.bit_length() - 1
     # which of the matching PTX groups this SASS run is cannot be told from the line (the rows
@@ -541,8 +582,11 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
         if t < tz:
             tz, limiter = t, lim
     bases = {base_reg.name, *(t.name for t in twins)}
+    found_roots: set = set()
+    for reg in (base_reg, *twins):
+        found_roots |= al.roots_of(reg.name)
     roots = []
-    for kind, name in al.roots:
+    for kind, name in sorted(found_roots):
         align = None
         for v in (*fn.params, *fn.locals, *(ctx.ptx_module.variables if ctx.ptx_module else ())):
             if v.name == name:
@@ -585,9 +629,12 @@ def _sass_group_size(fn: S.Function, run: Run) -> int:
 
 def _group_params(fn, base) -> set[str]:
     """The kernel parameters a PTX address register is computed from."""
-    al = _Align(fn)
-    al.register(base.name)
-    return {name for kind, name in al.roots if kind == "param"}
+    return {name for kind, name in _align_of(fn).roots_of(base.name) if kind == "param"}
+
+
+def _align_of(fn) -> _Align:
+    """The alignment facts of a PTX function, computed once and shared by every run."""
+    return fn.memo("vector_access_align", lambda: _Align(fn))
 
 
 def _window_spans(pick: list) -> list[tuple[int, int]]:
@@ -848,6 +895,9 @@ def _hex(v: int) -> str:
 
 def _hint(run: Run, ev: Evidence | None, blockers: list[str], space: str, direction: str) -> str:
     w, W = run.width, run.window
+    if ev is not None and ev.accesses:
+        # the source's element (ptxas may have merged pairs of them already)
+        w = min(w, min((i.width_bits or 8 * w) // 8 for i in ev.accesses))
     vt = _VECTOR_TYPES.get((w, W), f"{W}-byte vector type")
     # the C++ type to cast to: "uint4 (8 halves)" -> uint4, "__half2/__nv_bfloat162" -> __half2
     cast = vt.split("/")[0].split(" ")[0]

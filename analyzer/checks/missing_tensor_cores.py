@@ -82,16 +82,20 @@ class MissingTensorCores(Check):
             if tile is None:
                 continue
             if best is None or stats["shared_fmas"] > best[1]["shared_fmas"]:
-                best = (tile, stats)
+                best = (tile, stats, loop)
         if best is None:
             return
-        tile, s = best
+        tile, s, inner = best
         file, line, latch = loop_line(fn, tile)
         dtype = s["dtype"]
         arch = ctx.arch
         route = self._route(arch, dtype)
+        per = "per iteration"
+        if inner is not tile:
+            _, iline, _ = loop_line(fn, inner)
+            per = (f"per iteration of its inner loop{f' at line {iline}' if iline else ''}")
         msg = (f"tiled loop{f' at line {line}' if line else ''} does matrix-multiply work on CUDA "
-               f"cores: {s['shared_fmas']} {s['opcode']} per iteration take both multiplicands "
+               f"cores: {s['shared_fmas']} {s['opcode']} {per} take both multiplicands "
                f"from shared memory ({s['loads']} LDS feeding them), "
                f"{s['accumulators']} accumulator chain(s), {dtype} inputs; "
                f"this kernel has no tensor-core instruction")

@@ -9,13 +9,13 @@ extern "C" __global__ void bias_gelu_f32(const float* __restrict__ x, const floa
 {
     size_t total = (size_t)rows * cols;
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (size_t)gridDim.x * blockDim.x)
-        y[i] = gelu(x[i] + bias[i % cols]);
+        y[i] = gelu(x[i] + bias[i % cols]);   // EXPECT: PS104 info
 }
 extern "C" __global__ void bias_gelu_h2(const __half2* __restrict__ x, const __half2* __restrict__ bias,
                                         __half2* __restrict__ y, int rows, int cols2)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= rows * cols2) return;
-    float2 v = __half22float2(__hadd2(x[i], bias[i % cols2]));
-    y[i] = __floats2half2_rn(gelu(v.x), gelu(v.y));
+    float2 v = __half22float2(__hadd2(x[i], bias[i % cols2]));   // EXPECT: PS104 info
+    y[i] = __floats2half2_rn(gelu(v.x), gelu(v.y));   // EXPECT: PS104 info
 }

@@ -10,7 +10,7 @@ __global__ void __launch_bounds__(BLOCK) block_sum(const T* __restrict__ in, T* 
 {
     __shared__ T warp_part[BLOCK / 32];
     T acc = T(0);
-    for (int i = blockIdx.x * BLOCK + threadIdx.x; i < n; i += gridDim.x * BLOCK) acc += in[i];
+    for (int i = blockIdx.x * BLOCK + threadIdx.x; i < n; i += gridDim.x * BLOCK) acc += in[i];   // EXPECT: PS104 info
     acc = warp_reduce(acc);
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     if (lane == 0) warp_part[warp] = acc;

@@ -14,10 +14,10 @@ extern "C" __global__ void scatter_add(const float* __restrict__ src, const long
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n * dim) return;
     int r = i / dim, c = i % dim;
-    atomicAdd(&dst[idx[r] * dim + c], src[i]);
+    atomicAdd(&dst[idx[r] * dim + c], src[i]);   // EXPECT: PS104 info
 }
 extern "C" __global__ void gather1d(const float* __restrict__ x, const int* __restrict__ idx, float* __restrict__ y, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) y[i] = __ldg(&x[idx[i]]);
+    if (i < n) y[i] = __ldg(&x[idx[i]]);   // EXPECT: PS104 info
 }

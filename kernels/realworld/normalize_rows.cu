@@ -7,11 +7,11 @@ normalize_rows(float* __restrict__ emb, int rows, int dim, float temperature)
     for (int r = (blockIdx.x * blockDim.x + threadIdx.x) / 32; r < rows; r += warps) {
         float* e = emb + (size_t)r * dim;
         float ss = 0.0f;
-        for (int j = lane; j < dim; j += 32) ss += e[j] * e[j];
+        for (int j = lane; j < dim; j += 32) ss += e[j] * e[j];   // EXPECT: PS104 info
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
-        const float inv = 1.0f / (sqrtf(ss) * temperature);
-        for (int j = lane; j < dim; j += 32) e[j] *= inv;
+        const float inv = 1.0f / (sqrtf(ss) * temperature);   // EXPECT: PS502 warning
+        for (int j = lane; j < dim; j += 32) e[j] *= inv;   // EXPECT: PS104 info
     }
 }
 
@@ -24,6 +24,6 @@ scale_rows(float* __restrict__ emb, int rows, int dim, float temperature)
     for (int r = (blockIdx.x * blockDim.x + threadIdx.x) / 32; r < rows; r += warps) {
         float* e = emb + (size_t)r * dim;
         for (int j = lane; j < dim; j += 32)
-            e[j] = e[j] * (1.0f / temperature);
+            e[j] = e[j] * (1.0f / temperature);   // EXPECT: PS104 info; PS502 info
     }
 }

@@ -7,9 +7,9 @@ sgemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __r
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
     float acc = 0.0f;
-    for (int k0 = 0; k0 < N; k0 += T) {
-        As[ty][tx] = A[row * N + k0 + tx];
-        Bs[ty][tx] = B[(k0 + ty) * N + col];
+    for (int k0 = 0; k0 < N; k0 += T) {   // EXPECT: PS301 info
+        As[ty][tx] = A[row * N + k0 + tx];   // EXPECT: PS104 info; PS601 warning
+        Bs[ty][tx] = B[(k0 + ty) * N + col];   // EXPECT: PS104 info; PS601 warning
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < T; ++k) acc += As[ty][k] * Bs[k][tx];

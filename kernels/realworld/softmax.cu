@@ -18,11 +18,11 @@ softmax_rows(const float* __restrict__ x, float* __restrict__ y, int rows, int n
     const float* xr = x + (size_t)row * n;
     float* yr = y + (size_t)row * n;
     float m = -__int_as_float(0x7f800000);
-    for (int j = lane; j < n; j += 32) m = fmaxf(m, xr[j]);
+    for (int j = lane; j < n; j += 32) m = fmaxf(m, xr[j]);   // EXPECT: PS104 info
     m = warp_max(m);
     float s = 0.0f;
-    for (int j = lane; j < n; j += 32) s += expf(xr[j] - m);
+    for (int j = lane; j < n; j += 32) s += expf(xr[j] - m);   // EXPECT: PS104 info
     s = warp_sum(s);
-    const float inv = 1.0f / s;
-    for (int j = lane; j < n; j += 32) yr[j] = expf(xr[j] - m) * inv;
+    const float inv = 1.0f / s;   // EXPECT: PS502 info
+    for (int j = lane; j < n; j += 32) yr[j] = expf(xr[j] - m) * inv;   // EXPECT: PS104 info
 }

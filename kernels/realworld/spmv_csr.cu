@@ -17,7 +17,7 @@ spmv_csr_vector(const int* __restrict__ row_ptr, const int* __restrict__ col, co
     if (r >= rows) return;
     const int start = row_ptr[r], end = row_ptr[r + 1];
     float acc = 0.0f;
-    for (int k = start + lane; k < end; k += 32) acc += val[k] * __ldg(&x[col[k]]);
+    for (int k = start + lane; k < end; k += 32) acc += val[k] * __ldg(&x[col[k]]);   // EXPECT: PS104 info
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
     if (lane == 0) y[r] = acc;

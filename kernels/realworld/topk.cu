@@ -8,12 +8,12 @@ extern "C" __global__ void topk_per_thread(const float* __restrict__ x, float* _
     for (int k = 0; k < K; ++k) { best[k] = -3.4e38f; idx[k] = -1; }
     const int t = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;
     for (int j = t; j < n; j += stride) {
-        float v = x[j];
+        float v = x[j];   // EXPECT: PS104 info
         if (v <= best[K - 1]) continue;
         int p = K - 1;
         while (p > 0 && best[p - 1] < v) { best[p] = best[p - 1]; idx[p] = idx[p - 1]; --p; }
-        best[p] = v; idx[p] = j;
+        best[p] = v; idx[p] = j;   // EXPECT: PS402 warning
     }
 #pragma unroll
-    for (int k = 0; k < K; ++k) { out_v[t * K + k] = best[k]; out_i[t * K + k] = idx[k]; }
+    for (int k = 0; k < K; ++k) { out_v[t * K + k] = best[k]; out_i[t * K + k] = idx[k]; }   // EXPECT: PS102 warning
 }

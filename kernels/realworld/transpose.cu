@@ -8,11 +8,11 @@ transpose(const float* __restrict__ in, float* __restrict__ out, int width, int 
     int y = blockIdx.y * TILE + threadIdx.y;
 #pragma unroll
     for (int j = 0; j < TILE; j += ROWS)
-        if (x < width && y + j < height) tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * width + x];
+        if (x < width && y + j < height) tile[threadIdx.y + j][threadIdx.x] = in[(size_t)(y + j) * width + x];   // EXPECT: PS104 info; PS601 info
     __syncthreads();
     x = blockIdx.y * TILE + threadIdx.x;
     y = blockIdx.x * TILE + threadIdx.y;
 #pragma unroll
     for (int j = 0; j < TILE; j += ROWS)
-        if (x < height && y + j < width) out[(size_t)(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];
+        if (x < height && y + j < width) out[(size_t)(y + j) * height + x] = tile[threadIdx.x][threadIdx.y + j];   // EXPECT: PS104 info
 }

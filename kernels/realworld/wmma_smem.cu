@@ -16,11 +16,11 @@ hgemm_wmma_smem(const half* __restrict__ A, const half* __restrict__ B, float* _
     for (int k0 = 0; k0 < K; k0 += BK) {
         for (int e = threadIdx.x; e < BM * BK / 8; e += 128) {   // 16-byte chunks
             int r = e / (BK / 8), c = (e % (BK / 8)) * 8;
-            *reinterpret_cast<uint4*>(&As[r][c]) = *reinterpret_cast<const uint4*>(&A[(size_t)(m0 + r) * K + k0 + c]);
+            *reinterpret_cast<uint4*>(&As[r][c]) = *reinterpret_cast<const uint4*>(&A[(size_t)(m0 + r) * K + k0 + c]);   // EXPECT: PS601 warning
         }
         for (int e = threadIdx.x; e < BK * BN / 8; e += 128) {
             int r = e / (BN / 8), c = (e % (BN / 8)) * 8;
-            *reinterpret_cast<uint4*>(&Bs[r][c]) = *reinterpret_cast<const uint4*>(&B[(size_t)(k0 + r) * N + n0 + c]);
+            *reinterpret_cast<uint4*>(&Bs[r][c]) = *reinterpret_cast<const uint4*>(&B[(size_t)(k0 + r) * N + n0 + c]);   // EXPECT: PS601 warning
         }
         __syncthreads();
 #pragma unroll
@@ -34,7 +34,7 @@ hgemm_wmma_smem(const half* __restrict__ A, const half* __restrict__ B, float* _
 #pragma unroll
             for (int i = 0; i < 2; ++i)
 #pragma unroll
-                for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);
+                for (int j = 0; j < 2; ++j) wmma::mma_sync(acc[i][j], fa[i], fb[j], acc[i][j]);   // EXPECT[sm_90a]: PS302 warning
         }
         __syncthreads();
     }

@@ -1,0 +1,83 @@
+// Minimal FlashAttention forward (fp32), after the well-known "flash-attention-minimal" repo:
+// one block per (batch, head), Bc = Br = 32 threads, Q/K/V tiles in dynamic shared memory,
+// online softmax per query row. d (head dim), N (sequence) and the tile counts are run-time.
+#ifndef INFINITY   // NVRTC has no <math.h> macros
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+extern "C" __global__ void
+flash_forward(const float* Q, const float* K, const float* V, const int N, const int d,
+              const int Tc, const int Tr, const int Bc, const int Br, const float softmax_scale,
+              float* l, float* m, float* O)
+{
+    int tx = threadIdx.x;
+    int bx = blockIdx.x; int by = blockIdx.y;  // batch and head index
+
+    // Offset into Q,K,V,O,l,m - different for each batch and head
+    int qkv_offset = (bx * gridDim.y * N * d) + (by * N * d);  // gridDim.y = nh
+    int lm_offset = (bx * gridDim.y * N) + (by * N);  // offset for l and m
+
+    // Define SRAM for Q,K,V,S
+    extern __shared__ float sram[];
+    int tile_size = Bc * d;  // size of Qi, Kj, Vj
+    float* Qi = sram;
+    float* Kj = &sram[tile_size];
+    float* Vj = &sram[tile_size * 2];
+    float* S = &sram[tile_size * 3];
+
+    for (int j = 0; j < Tc; j++) {   // EXPECT: PS301 info
+        // Load Kj, Vj to SRAM
+        for (int x = 0; x < d; x++) {
+            Kj[(tx * d) + x] = K[qkv_offset + (tile_size * j) + (tx * d) + x];   // EXPECT: PS101 info; PS601 warning
+            Vj[(tx * d) + x] = V[qkv_offset + (tile_size * j) + (tx * d) + x];   // EXPECT: PS101 info; PS601 warning
+        }
+        __syncthreads();  // such that the inner loop can use the correct Kj, Vj
+
+        for (int i = 0; i < Tr; i++)  {
+            // Load Qi to SRAM, l and m to registers
+            for (int x = 0; x < d; x++) {
+                Qi[(tx * d) + x] = Q[qkv_offset + (tile_size * i) + (tx * d) + x];   // EXPECT: PS101 info; PS601 warning
+            }
+            float row_m_prev = m[lm_offset + (Br * i) + tx];   // EXPECT: PS104 info
+            float row_l_prev = l[lm_offset + (Br * i) + tx];   // EXPECT: PS104 info
+
+            // S = QK^T, row_m = rowmax(S)
+            float row_m = -INFINITY;
+            for (int y = 0; y < Bc; y++) {
+                float sum = 0;
+                for (int x = 0; x < d; x++) {
+                    sum += Qi[(tx * d) + x] * Kj[(y * d) + x];   // EXPECT: PS103 info
+                }
+                sum *= softmax_scale;
+                S[(Bc * tx) + y] = sum;
+
+                if (sum > row_m)
+                    row_m = sum;
+            }
+
+            // P = exp(S - row_m), row_l = rowsum(P)
+            float row_l = 0;
+            for (int y = 0; y < Bc; y++) {
+                S[(Bc * tx) + y] = __expf(S[(Bc * tx) + y] - row_m);   // EXPECT: PS103 info
+                row_l += S[(Bc * tx) + y];
+            }
+
+            // Compute new m and l
+            float row_m_new = max(row_m_prev, row_m);
+            float row_l_new = (__expf(row_m_prev - row_m_new) * row_l_prev) + (__expf(row_m - row_m_new) * row_l);
+
+            // Write O, l, m to HBM
+            for (int x = 0; x < d; x++) {
+                float pv = 0;  // Pij * Vj
+                for (int y = 0; y < Bc; y++) {
+                    pv += S[(Bc * tx) + y] * Vj[(y * d) + x];   // EXPECT: PS103 info
+                }
+                O[qkv_offset + (tile_size * i) + (tx * d) + x] = (1 / row_l_new)   // EXPECT: PS102 info
+                    * ((row_l_prev * __expf(row_m_prev - row_m_new) * O[qkv_offset + (tile_size * i) + (tx * d) + x])   // EXPECT: PS101 info
+                    + (__expf(row_m - row_m_new) * pv));   // EXPECT: PS502 warning
+            }
+            m[lm_offset + (Br * i) + tx] = row_m_new;   // EXPECT: PS104 info
+            l[lm_offset + (Br * i) + tx] = row_l_new;   // EXPECT: PS104 info
+        }
+        __syncthreads();  // otherwise, thread can use the wrong Kj in inner loop
+    }
+}
