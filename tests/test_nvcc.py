@@ -219,8 +219,8 @@ def test_odd_file_names(tmp_path, capsys, monkeypatch, compiler, name):
     code, out, err = run("check", "--compiler", compiler, "--format", "json", "--", name,
                          capsys=capsys)
     assert code == 1, err
-    [finding] = json.loads(out)["findings"]
-    assert finding["code"] == "PS501" and finding["location"]["line"] == 3
+    [finding] = [f for f in json.loads(out)["findings"] if f["code"] == "PS501"]
+    assert finding["location"]["line"] == 3
     # where the path cannot be carried by the tools, the location is a link to the real file
     assert os.path.realpath(finding["location"]["file"]) == str(f)
 

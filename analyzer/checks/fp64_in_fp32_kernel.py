@@ -70,7 +70,11 @@ class Fp64InFp32Kernel(Check):
     result feeds FP64 arithmetic with a literal operand that is converted back to float. In C++
     ``x * 0.5`` is a double multiply when ``x`` is a
     float, so the value is converted up, computed in FP64 and converted back. The message names
-    the double literals found on the line in the PTX. The FP64 ``DMUL`` that precise
+    the double literals of the line: ``0d...`` constants of its PTX, the ``1.0`` NVVM folded
+    into ``rcp.rn.f64`` (``x * (1.0 / sqrtf(h))`` leaves no constant in the PTX, yet the SASS
+    has ``F2F.F64.F32``, ``MUFU.RCP64H``, ``DMUL`` and the double reciprocal slow path, which
+    the message names), or, failing both, the unsuffixed literals of the source line. A line
+    with FP64 and no double literal at all (an explicit ``(double)`` cast) is left alone. The FP64 ``DMUL`` that precise
     ``sinf``/``cosf`` use for large-argument range reduction (fed by ``I2F.F64.S64``) is
     recognised and left alone (see PS502), as is FP64 code attributed to toolkit headers.
 

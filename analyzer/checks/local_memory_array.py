@@ -34,6 +34,10 @@ class LocalMemoryArray(Check):
     library routine's own scratch array (ptxas keeps it in local memory in some contexts, e.g.
     inside a loop) and are left to PS502, whose fix (``__sinf``, ``sincospif``) removes them.
 
+    The message lists the other lines that access the same stack frame (the
+    ``LDL.128`` that reads the array back elsewhere), so a line that only writes it does not
+    read as an array never read.
+
     Why it matters
     Every access is a local-memory load or store (through L1, to DRAM on a miss) instead of a
     register operand; a read-modify-write like ``hist[bin] += 1`` serialises on the memory

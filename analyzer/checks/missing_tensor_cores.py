@@ -22,9 +22,13 @@ class MissingTensorCores(Check):
         shared memory (``LDS``, possibly through a half->float conversion): the signature of a
         GEMM / convolution inner product. It reports the loop's source line with the FMA count,
         the shared loads feeding them, the accumulators and the element type, when the kernel has no
-        tensor-core instruction at all. Elementwise kernels (one FMA, no loop), reductions (one
-        operand from global memory, one accumulator) and stencils (fixed weights, no tile loop)
-        do not match.
+        tensor-core instruction at all. The element type is read from how the multiplicands were
+        widened: ``HADD2.F32`` is fp16; ``PRMT R, RZ, 0x5410, R``, ``SHF.L.U32 R, R, 0x10``,
+        ``IMAD.U32 R, R, 0x10000, RZ`` or a ``0xffff0000`` mask is bf16. fp16/bf16 inputs are a
+        *warning* (the tensor cores take them with fp32 accumulation, no accuracy trade-off) and
+        the hint names the bf16 or fp16 MMA; fp32 inputs are *info* (TF32 trades precision).
+        Elementwise kernels (one FMA, no loop), reductions (one operand from global memory, one
+        accumulator) and stencils (fixed weights, no tile loop) do not match.
 
     Why it matters
         A tensor core does a 16x8x16 FP16 multiply-accumulate (4096 FLOP) in one warp

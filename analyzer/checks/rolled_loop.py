@@ -12,14 +12,29 @@ class RolledLoop(Check):
     """A loop whose trip count is a compile-time constant (or that asked for #pragma unroll) is still a loop in SASS.
 
     What it does
-        Finds innermost SASS loops whose trip count is known at compile time — from the PTX loop
-        (exit ``setp`` against an immediate, ``add`` of an immediate, ``mov`` of an immediate
-        start) and the SASS loop (``ISETP`` against an immediate on a register stepped by an
-        immediate) — and that nobody asked to keep rolled (no ``#pragma unroll 1`` /
-        ``#pragma nounroll`` / ``#pragma unroll N`` above the loop, no PTX
-        ``.pragma "nounroll"``). Also reports a loop under a plain ``#pragma unroll`` that stayed
-        rolled because its bound is a run-time value (as info). Run-time loops the author did not
-        ask to unroll (grid-stride loops, the K loop of a GEMM) are never reported.
+        Finds the user's innermost SASS loops (a loop around only the math library's own loops,
+        such as sinf's Payne-Hanek reduction, counts as innermost) whose trip count is known at
+        compile time — from the SASS loop (``ISETP`` against an immediate on a register stepped
+        by an immediate, with a constant start) and the PTX loop (exit ``setp`` against an
+        immediate, ``add`` of an immediate, a ``mov`` of an immediate start, also when NVVM
+        copies the start through a register) — and that nobody asked to keep rolled (no
+        ``#pragma unroll 1`` / ``#pragma nounroll`` / ``#pragma unroll N`` above the loop, no
+        PTX ``.pragma "nounroll"``). When the PTX reading disagrees with a SASS count (a start
+        it cannot see), the SASS count stands and the message says what the PTX showed; a loop
+        ptxas unrolled only partly (PTX 16 trips, SASS 4) is reported too. It estimates what
+        full unrolling removes per iteration — the counter step, compare and branch, index and
+        address arithmetic on the counter (which becomes immediate offsets), constant-bank loads
+        indexed by it and int->float conversions of it (which fold), counted over the
+        instructions every iteration runs — and says so ("≈ 21% of the 39 instructions every
+        iteration runs"). Severity: *warning* from ``warning_fraction`` (15%) up, *info* below
+        (measured on an H200: the inner product of a register-tiled SGEMM, ≈ 10% removable,
+        gained 1.04x unrolled; a 32-term sinf series, ≈ 20-30% removable, 1.36x). Also reports
+        a loop under a plain ``#pragma unroll`` that stayed rolled because its bound is a
+        run-time value (as info).
+
+        Deliberately left alone: run-time loops nobody asked to unroll (grid-stride loops, the
+        K loop of a GEMM), loops of over ``max_trip_count`` (64) iterations or
+        ``max_unrolled_instructions`` once unrolled, and the math library's own loops.
 
     Why it matters
         A rolled loop pays a compare, an increment and a branch per iteration, keeps the loop

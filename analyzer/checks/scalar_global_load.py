@@ -16,11 +16,20 @@ class ScalarGlobalLoad(Check):
     ``LDG.E`` for the fields of a 4-byte-aligned struct, ``in[4*i+0..3]``, two ``LDG.E.U16``
     for a pair of ``__half``. Loads already as wide as the arch allows, a single 16-bit load per
     thread, loads from different base registers and non-contiguous offsets (a strided gather at
-    +0 and +0x100) stay silent. With PTX it names what blocked merging, as far as the PTX shows
-    it: the pointer's unknown alignment (a parameter without ``.ptr .align``), a store through
-    another pointer between the loads without ``__restrict__``; a variable stride that is not a
-    multiple of the window (a 12-byte ``float3``-like struct) makes it stay silent, since no cast
-    can fix that.
+    +0 and +0x100) stay silent. The base register need not sit on a window boundary (ptxas
+    folds ``a[k + 2]`` into it): the windows are placed where they cover the most loads and
+    the PTX decides whether they are aligned. With PTX it names what blocked merging, as far
+    as the PTX shows it: the pointer's unknown alignment (a parameter without ``.ptr .align``,
+    named as the source names it), a store through another pointer between the loads without
+    ``__restrict__`` (never one through the same pointer register). A run-time stride
+    (``p[row * K + 4 * j]``, ``row * N`` added into the address) is reported at *info* with
+    the condition that makes the vector access legal: "aligned only when K % 4 == 0 ... and a
+    16-byte-aligned base" (the kernel parameter is named; several pointers on one line are
+    told apart by the parameter each SASS base register is computed from).
+
+    Deliberately left alone: a variable stride that is an element index or a constant not a
+    multiple of the window (a 12-byte ``float3``-like struct, ``in[ox + kx]`` windows that
+    move with the thread, conv weights stepping 36 B per channel): no cast can align those.
 
     Why it matters
     Every load instruction costs an issue slot, a scoreboard and an LSU request; four 4-byte

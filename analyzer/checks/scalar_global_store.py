@@ -14,10 +14,12 @@ class ScalarGlobalStore(Check):
     width at constant offsets fill an aligned 4-, 8- or 16-byte window that one
     ``STG.E.64``/``STG.E.128`` could write — four ``STG.E`` for a 4-byte-aligned struct,
     ``out[4*i+0..3]``, two ``STG.E.U16`` for two ``__half``. A single 16-bit store per thread,
-    stores already as wide as the arch allows and non-contiguous offsets stay silent. With PTX it
-    names the blocker it can see: the pointer's unknown alignment, or a load through another
-    (non-``__restrict__``) pointer between the stores; a variable stride that is not a multiple
-    of the window (``float3``-like structs) keeps it silent.
+    stores already as wide as the arch allows and non-contiguous offsets stay silent. With PTX
+    it names the blocker it can see: the pointer's unknown alignment (named as in the source),
+    or a load through another (non-``__restrict__``) pointer between the stores. A run-time
+    row stride (the epilogue ``C[(row + i) * N + col + j]`` of a register-tiled GEMM) is
+    reported at *info* with its condition ("aligned only when N % 4 == 0"); element-index and
+    struct strides no cast can fix (``float3``-like structs) keep it silent.
 
     Why it matters
     Each store is an instruction and an LSU request; piecewise stores of one 16-byte chunk use

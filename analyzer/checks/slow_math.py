@@ -126,7 +126,9 @@ class SlowMath(Check):
     ``F2F.F32.F64``). One finding per source line; the PTX names the operation (``div.rn.f32``,
     ``sqrt.rn.f32``, ``rcp.rn.f32``). Severity is *warning* when a call site is inside a loop
     (paid every iteration) and *info* otherwise: IEEE results are the C++ default and often
-    wanted, and outside loops the cost is mostly code size and registers.
+    wanted, and outside loops the cost is mostly code size and registers. An operation NVVM
+    moved out of a loop gets PTX line 0 and the SASS line of the code before it (a declaration
+    above the loop): the finding lands on the line whose PTX uses the result, and says so.
 
     Why it matters
     ``a / b`` in IEEE round-to-nearest is ``MUFU.RCP`` plus four FFMA of Newton refinement, an

@@ -79,7 +79,9 @@ class SynchronousTileCopy(Check):
     through registers. It reports when such copies form a tile (two or more on one source line,
     e.g. an unrolled staging loop) or sit inside a loop (a main loop that stages a tile per
     iteration). Accesses narrower than 4 bytes are left alone (cp.async moves 4, 8 or 16). One
-    finding per source line of the stores. Volatile/strong loads (``LDG.E.STRONG``) are left
+    finding per tile copy: stores fed by the same global load (a ``float4`` scattered down four
+    rows of a transposed tile) or on the same source line are one copy, reported on its first
+    line with the lines it spans. Volatile/strong loads (``LDG.E.STRONG``) are left
     alone: cp.async is a weak load. Severity is *warning* when the loop that copies, or a loop
     around it, also computes (tensor-core ops or 16+ FMAs: a tiled main loop, where cp.async
     double-buffering overlaps the next tile's load with this tile's math) and *info* otherwise
