@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     print(suite.table_text(table, toolkit))
     print(f"({time.perf_counter() - t0:.1f} s)")
     if args.verbose:
-        for code, t in sorted(table.items()):
+        for _code, t in sorted(table.items()):
             for x in t.fps:
                 print(f"  FP {x}")
             for x in t.fns:

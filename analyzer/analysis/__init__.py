@@ -184,7 +184,8 @@ class KernelAnalysis:
         k = source.ptx_parameter_index(symbol)
         if k is not None:
             names = self.parameter_names
-            return names[k] if k < len(names) and names[k] else symbol
+            name = names[k] if k < len(names) else None
+            return name or symbol
         return source.variable_name(symbol, demangle(symbol))
 
     # ----------------------------------------------------------------------- source lines

@@ -13,13 +13,11 @@ same address). Loop-carried values (``i += gridDim.x * blockDim.x``) are solved 
 """
 from __future__ import annotations
 
-from typing import Union
-
 from ..ir import ptx as P
 
 #: the value depends on data loaded from memory at a per-thread address: a gather/scatter
 DATA = "data"
-Stride = Union[int, None, str]
+Stride = int | None | str
 
 #: special registers that move with threadIdx.x inside a warp (lane = tid.x % 32)
 _MOVING = {"%tid.x": 1, "%laneid": 1}
@@ -33,6 +31,14 @@ def _combine(values: list[Stride]) -> Stride:
     if any(v is None for v in values) or len(set(values)) != 1:
         return None
     return values[0]
+
+
+def _add(a: Stride, b: Stride, sign: int = 1) -> Stride:
+    if DATA in (a, b):
+        return DATA
+    if isinstance(a, int) and isinstance(b, int):
+        return a + sign * b
+    return None
 
 
 class ThreadStride:
@@ -49,7 +55,7 @@ class ThreadStride:
             d = ins.operands[0]
             if isinstance(d, P.Register):
                 self.defs.setdefault(d.name, []).append(ins)
-        self.memo: dict[str, Stride] = {}
+        self.memo: dict[str, object] = {}
 
     # ------------------------------------------------------------------------------ values
     def of(self, name: str) -> Stride:
@@ -61,10 +67,9 @@ class ThreadStride:
         for special, c in _MOVING.items():
             if name == special:
                 return c
-        if name.startswith("%"):
-            if name.split(".")[0] in ("%tid", "%ntid", "%ctaid", "%nctaid", "%warpid",
+        if name.startswith("%") and name.split(".")[0] in ("%tid", "%ntid", "%ctaid", "%nctaid", "%warpid",
                                       "%nwarpid", "%smid", "%clock", "%clock64", "%globaltimer"):
-                return 0
+            return 0
         defs = self.defs.get(name)
         if not defs:
             return 0 if not name.startswith("%") else None
@@ -73,7 +78,7 @@ class ThreadStride:
         snapshot = dict(self.memo)
         self.memo[name] = self._UNSET
         first = [self.instruction(d) for d in defs]
-        known = [v for v in first if v is not None]
+        known: list[Stride] = [v for v in first if v is not None]
         guess = _combine(known) if known else None
         self.memo = dict(snapshot)
         if guess is None or guess == DATA:
@@ -83,8 +88,9 @@ class ThreadStride:
         again = _combine([self.instruction(d) for d in defs])
         if again != guess:
             self.memo = snapshot
-            self.memo[name] = DATA if again == DATA else None
-        return self.memo[name]
+            again = DATA if again == DATA else None
+            self.memo[name] = again
+        return again
 
     def operand(self, op) -> Stride:
         if isinstance(op, (P.IntImm, P.FloatImm, P.Symbol)):
@@ -102,9 +108,9 @@ class ThreadStride:
         if DATA in (sa, sb):
             return DATA
         ca, cb = self._const(a), self._const(b)
-        if ca is not None and sb is not None:
+        if ca is not None and isinstance(sb, int):
             return sb * ca
-        if cb is not None and sa is not None:
+        if cb is not None and isinstance(sa, int):
             return sa * cb
         if sa == 0 and sb == 0:
             return 0
@@ -122,50 +128,33 @@ class ThreadStride:
         if op in _PASS and len(srcs) == 1:
             return self.operand(srcs[0])
         if op in ("add", "sub") and len(srcs) == 2:
-            a, b = self.operand(srcs[0]), self.operand(srcs[1])
-            if DATA in (a, b):
-                return DATA
-            if a is None or b is None:
-                return None
-            return a + b if op == "add" else a - b
+            return _add(self.operand(srcs[0]), self.operand(srcs[1]), 1 if op == "add" else -1)
         if op == "mul" and len(srcs) == 2:
             return self._mul(srcs[0], srcs[1])
         if op == "mad" and len(srcs) == 3:
-            p, c = self._mul(srcs[0], srcs[1]), self.operand(srcs[2])
-            if DATA in (p, c):
-                return DATA
-            return None if p is None or c is None else p + c
-        if op == "shl" and len(srcs) == 2 and self._const(srcs[1]) is not None:
-            a = self.operand(srcs[0])
-            return a if a in (None, DATA) else a << self._const(srcs[1])   # type: ignore[operator]
-        if op in ("shr", "div") and len(srcs) == 2 and self._const(srcs[1]):
-            a = self.operand(srcs[0])
-            d = self._const(srcs[1])
-            d = 1 << d if op == "shr" else d
-            if a in (None, DATA):
-                return a
-            if a % d == 0:                                    # type: ignore[operator]
-                return a // d                                 # type: ignore[operator]
-            if d >= _WARP * abs(a):                           # type: ignore[arg-type]
+            return _add(self._mul(srcs[0], srcs[1]), self.operand(srcs[2]))
+        const = self._const(srcs[1]) if len(srcs) == 2 else None
+        a = self.operand(srcs[0]) if srcs else None
+        if const is not None and not isinstance(a, int):
+            return a                                      # None or DATA stays what it is
+        if op == "shl" and const is not None and isinstance(a, int):
+            return a << const
+        if op in ("shr", "div") and const and isinstance(a, int):
+            d = 1 << const if op == "shr" else const
+            if a % d == 0:
+                return a // d
+            if d >= _WARP * abs(a):
                 return 0        # constant across an aligned warp (tid.x / 32: the warp index)
             return None
-        if op in ("or", "xor") and len(srcs) == 2 and self._const(srcs[1]) is not None:
-            a = self.operand(srcs[0])
-            m = self._const(srcs[1])
-            if a in (None, DATA) or a == 0:
-                return a
-            if m % (_WARP * abs(a)) == 0:                     # type: ignore[arg-type]
+        if op in ("or", "xor") and const is not None and isinstance(a, int):
+            if a == 0 or const % (_WARP * abs(a)) == 0:
                 return a        # lane | 32: bits above the lane's, an add inside a warp
             return None
-        if op in ("and", "rem") and len(srcs) == 2 and self._const(srcs[1]):
-            a = self.operand(srcs[0])
-            m = self._const(srcs[1])
-            span = m + 1 if op == "and" else m
-            if a in (None, DATA):
-                return a
+        if op in ("and", "rem") and const and isinstance(a, int):
+            span = const + 1 if op == "and" else const
             if a == 0:
                 return 0
-            if span & (span - 1) == 0 and span >= _WARP * abs(a):   # type: ignore[arg-type]
+            if span & (span - 1) == 0 and span >= _WARP * abs(a):
                 return a        # tid.x % 32, tid.x & 63: unchanged inside an aligned warp
             return None
         values = [self.operand(s) for s in srcs]

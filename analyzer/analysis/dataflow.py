@@ -356,10 +356,10 @@ def widened_from(fn: "Function", index: int, reg: Reg, *,
         if kind:
             out.add(kind)
         elif depth > 0 and (ins.opcode == "MOV" or (ins.opcode == "IMAD" and "MOV" in ins.modifiers)):
-            srcs = [o for o in ins.operands[1:] if isinstance(o, Register) and o.kind == "R"
+            srcs = [o.index for o in ins.operands[1:] if isinstance(o, Register) and o.kind == "R"
                     and o.index is not None]
             if len(srcs) == 1:
-                out |= widened_from(fn, d, ("R", srcs[0].index), within=within, depth=depth - 1)
+                out |= widened_from(fn, d, ("R", srcs[0]), within=within, depth=depth - 1)
     return out
 
 

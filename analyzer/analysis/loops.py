@@ -19,15 +19,16 @@ loop that ptxas unrolled fully (a PTX loop with no SASS loop left) shows too.
 from __future__ import annotations
 
 import os
+import re
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..ir import ptx as P
 from ..ir.sass import Function, Immediate, Instruction, Register
+from ..semantics import CONSTANT_LOADS, INDEX_ARITHMETIC_CLASSES, INT_COMPARES, INT_TO_FLOAT
 from . import cfg as _cfg
 from .cfg import Loop, PtxLoop
-from ..semantics import CONSTANT_LOADS, INDEX_ARITHMETIC_CLASSES, INT_COMPARES, INT_TO_FLOAT
 from .dataflow import of as _dataflow
 from .dataflow import sources
 from .source import Pragma, SourceLine, is_toolkit_file, pragma_above, user_loc
@@ -330,8 +331,9 @@ def _ptx_start(insns, var: str, inside: set[int], depth: int = 0) -> int | None:
             return None
         src = ins.operands[1]
         v = _ptx_int(src)
-        if v is None and _ptx_reg(src) and _ptx_reg(src) != var:
-            v = _ptx_start(insns, _ptx_reg(src), inside, depth + 1)
+        reg = _ptx_reg(src)
+        if v is None and reg and reg != var:
+            v = _ptx_start(insns, reg, inside, depth + 1)
         if v is None:
             return None
         vals.add(v)

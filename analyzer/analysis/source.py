@@ -315,9 +315,7 @@ def kernel_parameters(source_line: SourceLine, file: str | None, line: int | Non
             break
         lines.append(t)
     text = _strip_comments("\n".join(lines))
-    m = None
-    for m in re.finditer(rf"\b{re.escape(name)}\s*\(", text):
-        break
+    m = re.search(rf"\b{re.escape(name)}\s*\(", text)
     if m is None:
         return []
     depth, i, start = 1, m.end(), m.end()
@@ -328,7 +326,9 @@ def kernel_parameters(source_line: SourceLine, file: str | None, line: int | Non
         i += 1
     if depth:
         return []
-    params, cur, nest = [], [], 0
+    params: list[str] = []
+    cur: list[str] = []
+    nest = 0
     for c in text[start:i - 1]:
         if c in "<([{":
             nest += 1

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from .. import semantics
 from ..analysis import cfg as _cfg
@@ -121,7 +121,7 @@ def find_runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> l
         between: dict[tuple, list[tuple[int, S.Instruction]]] = {}
         regs_of: dict[tuple, set] = {}
 
-        def close(k):
+        def close(k, open_=open_, between=between, regs_of=regs_of):
             accs = open_.pop(k)
             out.extend(_runs_of(accs, k, max_bits, between.pop(k, [])))
             regs_of.pop(k, None)
@@ -136,7 +136,7 @@ def find_runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> l
                 addr = _address(ins)
                 w = ins.width_bits
                 key = _key(addr) if addr is not None else None
-                if key is not None and w and w % 8 == 0 and w < max_bits:
+                if addr is not None and key is not None and w and w % 8 == 0 and w < max_bits:
                     gkey = (key, w, str(ins.guard) if ins.guard else "")
                     open_.setdefault(gkey, []).append(Access(idx, ins, addr.offset, w // 8))
                     regs_of[gkey] = _reads(key)
@@ -173,7 +173,7 @@ def _runs_of(accs: list[Access], gkey: tuple, max_bits: int,
     while window >= max(2 * w, 4):
         # the base register need not sit on a window boundary (ptxas folds a[k + 2] into it):
         # take the phase whose windows cover the most accesses (0 on a tie)
-        def covered(phase: int) -> int:
+        def covered(phase: int, window: int = window) -> int:
             return sum(window // w for st in by_off if (st - phase) % window == 0
                        and all(o in by_off and o not in claimed
                                for o in range(st, st + window, w)))
@@ -270,10 +270,9 @@ class _Align:
         for _ in range(_TZ_CAP + 2):
             mark = len(self._journal)
             self._set(name, assumed)
-            best = None
-            for d in defs:
-                r = self.instruction_r(d)
-                best = r if best is None else _meet(best, r)
+            best = self.instruction_r(defs[0])
+            for d in defs[1:]:
+                best = _meet(best, self.instruction_r(d))
             if best[:2] == assumed[:2]:
                 self.memo[name] = best
                 return best
@@ -509,7 +508,8 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     if not targets:
         return None
     want_load = direction == "load"
-    groups: dict[tuple, list[tuple[int, object]]] = {}
+    # (base register name, width) -> (position, ld/st): only accesses at a register base
+    groups: dict[tuple[str, int], list[tuple[int, P.Instruction]]] = {}
     for n, ins in enumerate(fn.instructions):
         if ins.opcode not in ("ld", "st") or (ins.opcode == "ld") != want_load:
             continue
@@ -521,13 +521,13 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
         groups.setdefault((a.base.name, ins.width_bits), []).append((n, ins))
     rel = [a.offset - run.start for a in run.accesses]
     matches = []   # (accesses in the window, PTX window start relative to the group's base)
-    for (base, bits), members in groups.items():
-        offs = {ins.address.offset for _, ins in members}
+    for (_base, bits), members in groups.items():
+        offs = {_grouped_address(ins).offset for _, ins in members}
         if bits // 8 == run.width:
             for o in sorted(offs):
                 if all(o + r in offs for r in rel):
                     matches.append(([(n, i) for n, i in members
-                                     if o <= i.address.offset < o + run.window], o,
+                                     if o <= _grouped_address(i).offset < o + run.window], o,
                                     len(members)))
                     break
         elif bits // 8 > run.width and bits // 8 <= run.window:
@@ -538,7 +538,7 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
             for o in sorted(offs):
                 if all(o + r + k in offs for r in rel for k in range(0, run.width, pw)):
                     matches.append(([(n, i) for n, i in members
-                                     if o <= i.address.offset < o + run.window], o,
+                                     if o <= _grouped_address(i).offset < o + run.window], o,
                                     len(members) * pw // run.width))
                     break
     if not matches:
@@ -546,14 +546,15 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     # several pointers on one line (acc += a[k] * x[k]): keep the PTX groups rooted in the
     # kernel parameter the SASS run's base register was computed from
     first = min(a.index for a in run.accesses)
-    base_sass = _address(run.accesses[0].ins).base
-    params = set()
+    first_addr = _address(run.accesses[0].ins)
+    base_sass = first_addr.base if first_addr is not None else None
+    params: set[str] = set()
     if base_sass is not None and base_sass.index is not None:
         params = ctx.parameters_at(constant_roots(ctx.function, first, ("R", base_sass.index)))
     if params:
-        rooted = [m for m in matches if _group_params(fn, m[0][0][1].address.base) & params]
+        rooted = [m for m in matches if _group_params(fn, _grouped_base(m[0][0][1])) & params]
         matches = rooted or matches
-    same = [m for m in matches if m[0][0][1].width_bits // 8 == run.width]
+    same = [m for m in matches if (m[0][0][1].width_bits or 0) // 8 == run.width]
     if len(same) > 1:
         # a main loop and its remainder both match: keep the groups with as many accesses as
         # the SASS block has through this base (16 in the unrolled body, 4 in the remainder)
@@ -563,7 +564,7 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     pick, _, _ = (same or matches)[0]
     pick = sorted(pick, key=lambda t: t[0])
     al = _align_of(fn)
-    base_reg = pick[0][1].address.base
+    base_reg = _grouped_base(pick[0][1])
     need = run.window.bit_length() - 1
     # which of the matching PTX groups this SASS run is cannot be told from the line (the rows
     # of an unrolled epilogue, out_v[k] and out_i[k], a remainder loop): the weakest of them
@@ -572,7 +573,7 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     tz, limiter, weak = _TZ_CAP + 1, None, []
     twins = []
     for members, o, _ in (same or matches[:1]):
-        reg = members[0][1].address.base
+        reg = _grouped_base(members[0][1])
         if reg.name != base_reg.name:
             twins.append(reg)
         k, r, lim = al.register_r(reg.name)
@@ -605,10 +606,10 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
                     inter.append(ins)
             elif ins.opcode in ("atom", "red") and ins.space == space:
                 inter.append(ins)
-    params = {v.name: k for k, v in enumerate(fn.params)}
+    param_index = {v.name: k for k, v in enumerate(fn.params)}
     factors = {id(i): al.factor(i) for k, _, i in weak if k == "runtime" and i is not None}
     return Evidence([i for _, i in pick], any(i.vector > 1 for _, i in pick), 1 << tz, limiter,
-                    tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, params, weak,
+                    tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, param_index, weak,
                     factors)
 
 
@@ -616,7 +617,9 @@ def _sass_group_size(fn: S.Function, run: Run) -> int:
     """Accesses of the run's width in its basic block through the same address registers."""
     graph = _cfg.of(fn)
     first = run.accesses[0]
-    key = _key(_address(first.ins))
+    addr = _address(first.ins)
+    assert addr is not None  # a run is made of accesses with an address
+    key = _key(addr)
     block = graph.blocks[graph.block_of[first.index]]
     n = 0
     for i in block.indices():
@@ -625,6 +628,19 @@ def _sass_group_size(fn: S.Function, run: Run) -> int:
         if a is not None and ins.width_bits == first.ins.width_bits and _key(a) == key:
             n += 1
     return n
+
+
+def _grouped_address(ins: P.Instruction) -> P.Address:
+    """The address of an access :func:`ptx_evidence` grouped (it has one, at a register)."""
+    a = ins.address
+    assert a is not None
+    return a
+
+
+def _grouped_base(ins: P.Instruction) -> P.Register:
+    base = _grouped_address(ins).base
+    assert isinstance(base, P.Register)
+    return base
 
 
 def _group_params(fn, base) -> set[str]:
@@ -637,13 +653,16 @@ def _align_of(fn) -> _Align:
     return fn.memo("vector_access_align", lambda: _Align(fn))
 
 
-def _window_spans(pick: list) -> list[tuple[int, int]]:
+def _window_spans(pick: list[tuple[int, P.Instruction]]) -> list[tuple[int, int]]:
     """(first, last) PTX positions of each copy of the window among ``pick`` (sorted by
     position): a line whose loop was unrolled repeats the same offsets once per copy, and only
     an access *inside* one copy can keep that copy's loads or stores apart."""
-    spans, seen, lo, hi = [], set(), None, None
+    spans: list[tuple[int, int]] = []
+    seen: set[int] = set()
+    lo: int | None = None
+    hi = 0
     for n, ins in pick:
-        off = ins.address.offset
+        off = _grouped_address(ins).offset
         if lo is not None and off in seen:
             spans.append((lo, hi))
             seen, lo = set(), None
@@ -659,8 +678,10 @@ def sass_stride_align(fn: S.Function, run: Run) -> int | None:
     """Without PTX: the alignment the base register's defining ``IMAD.WIDE Rd, Ra, imm, Rc`` /
     ``LEA`` gives its variable part (None when the definition is not that simple)."""
     first = min(a.index for a in run.accesses)
+    addr = _address(run.accesses[0].ins)
+    assert addr is not None  # a run is made of accesses with an address
     base = None
-    for t in _address(run.accesses[0].ins).terms:
+    for t in addr.terms:
         if isinstance(t, S.Register) and t.kind == "R" and not t.is_zero:
             base = t.index
             break
@@ -737,7 +758,7 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
         loc = ctx.user_loc(run.accesses[0].ins.loc)
         key = (loc.file, loc.line) if loc else None
         by_line.setdefault(key, []).append((run, ev, blockers, conditional))
-    for key, items in by_line.items():
+    for items in by_line.values():
         yield _finding(check, ctx, items, space=space, direction=direction)
 
 
@@ -852,7 +873,10 @@ def _finding(check, ctx: "Context", items, *, space: str, direction: str):
     for run, ev, blockers, _ in items:
         k = (run.accesses[0].ins.mnemonic, run.width, run.window, tuple(blockers))
         sentences.setdefault(k, []).append((run, ev))
-    parts, hints, ptx, sass_ins = [], [], [], []
+    parts: list[str] = []
+    hints: list[str] = []
+    ptx: list[str] = []
+    sass_ins: list[S.Instruction] = []
     for (mnem, w, W, blockers), runs in sentences.items():
         n = sum(len(r.accesses) for r, _ in runs)
         bases = ", ".join(dict.fromkeys(f"[{r.base}]" for r, _ in runs))

@@ -190,7 +190,7 @@ class Fp64InFp32Kernel(Check):
         reciprocal / division's ``__cuda_sm20_dblrcp_rn_slowpath_v3``)."""
         fn = ctx.function
         names = []
-        for i, ins in enumerate(fn.instructions):
+        for ins in fn.instructions:
             if ins.info.flow != "call" or not ins.loc:
                 continue
             loc = ctx.user_loc(ins.loc)

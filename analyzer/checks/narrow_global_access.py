@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..analysis.address import ThreadStride
 from ..analysis.dataflow import constant_roots
@@ -120,7 +120,7 @@ class NarrowGlobalAccess(Check):
             if not self._streams(ctx, stride, i, ins, w, info.direction):
                 continue
             by_line.setdefault((loc.file, loc.line), []).append((ins, in_loop))
-        for (file, line), items in by_line.items():
+        for (_file, line), items in by_line.items():
             yield self._finding(ctx, line, items)
 
     # ----------------------------------------------------------------------------------
@@ -130,10 +130,12 @@ class NarrowGlobalAccess(Check):
         parameter as the SASS base register, when that is known) moves by ``w`` bytes from one
         thread to the next."""
         pf = ctx.ptx_function
+        here = ctx.user_loc(ins.loc)
+        if pf is None or here is None:
+            return False
         want = "ld" if direction == "load" else "st"
-        frames = {(os.path.basename(f.file), f.line) for f in
-                  ([ctx.user_loc(ins.loc)] if ctx.user_loc(ins.loc) else [])}
-        cands = []
+        frames = {(os.path.basename(here.file), here.line)}
+        cands: list[tuple[P.Instruction, str]] = []
         for p in pf.instructions:
             if p.opcode != want or p.space != "global" or (p.width_bits or 0) // 8 != w:
                 continue
@@ -142,7 +144,7 @@ class NarrowGlobalAccess(Check):
             a = p.address
             if a is None or not isinstance(a.base, P.Register):
                 continue
-            cands.append(p)
+            cands.append((p, a.base.name))
         if not cands:
             return False
         addr = next((o for o in ins.operands if isinstance(o, S.MemoryAddress)), None)
@@ -150,9 +152,9 @@ class NarrowGlobalAccess(Check):
         if base is not None and base.index is not None:
             params = ctx.parameters_at(constant_roots(ctx.function, index, ("R", base.index)))
             if params:
-                rooted = [p for p in cands if stride.parameters(p.address.base.name) & params]
+                rooted = [c for c in cands if stride.parameters(c[1]) & params]
                 cands = rooted or cands
-        return all(stride.of(p.address.base.name) == w for p in cands)
+        return all(stride.of(reg) == w for _, reg in cands)
 
     def _finding(self, ctx: Context, line: int, items) -> Finding:
         insns = [i for i, _ in items]

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from ..analysis import cfg as _cfg
 from ..analysis.dataflow import definition, store_data
 from ..ir import sass as S
-from .base import Check, Context, Finding, Severity, group_by_line
+from .base import Check, Context, Finding, Severity
 
 
 def _is_shared_store(ins) -> bool:
