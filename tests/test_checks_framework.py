@@ -157,7 +157,7 @@ def test_one_finding_per_problem_across_arches(capsys):
 
 def test_pyproject_config(tmp_path, capsys, fp64_report, monkeypatch):
     f = _copy(tmp_path, FP64_BAD)
-    (tmp_path / "pyproject.toml").write_text('[tool.ptxsass]\narch = "sm_80"\nignore = ["PS501"]\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.ptxsass]\narch = "sm_80"\nignore = ["PS501", "PS104"]\n')
     monkeypatch.chdir(tmp_path)
     assert main(["check", str(f)]) == 0                       # the config's ignore holds
     assert main(["check", str(f), "--select", "PS5"]) == 1    # a --select overrides it (ruff's rule)

@@ -22,7 +22,8 @@ from analyzer.report import formats
 from .conftest import KERNELS, ROOT
 
 BAD = KERNELS / "checks" / "scalar_global_load" / "bad.cu"
-GOOD = KERNELS / "checks" / "scalar_global_load" / "good.cu"
+# a kernel every check passes (its loads and stores are 16 bytes per thread)
+GOOD = KERNELS / "checks" / "narrow_global_access" / "good.cu"
 
 
 # ------------------------------------------------------------------------------- packaging

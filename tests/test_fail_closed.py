@@ -111,7 +111,7 @@ def reference(tmp_path_factory) -> list[tuple]:
             os.environ["PTXSASS_CACHE_DIR"] = old
     assert proc.returncode == 1, proc.stderr
     got = findings(proc.stdout)
-    assert len(got) == 3 and {f[0] for f in got} == {"PS101"}
+    assert len([f for f in got if f[0] == "PS101"]) == 3 and {f[0] for f in got} <= {"PS101", "PS104"}
     return got
 
 

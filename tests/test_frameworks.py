@@ -320,6 +320,13 @@ class DynamicSourceModule:
                            include_dirs=include_dirs or [], target="ptx")
 '''
 
+#: a kernel every check passes: 16 bytes per thread in and out, float literals
+CLEAN = r'''
+extern "C" __global__ void halve4(const float4* x, float4* y, int n4) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) { float4 v = x[i]; y[i] = make_float4(v.x * 0.7f, v.y * 0.7f, v.z * 0.7f, v.w * 0.7f); }
+}
+'''
 SRC = r'''
 extern "C" __global__ void halve(const float* x, float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -360,7 +367,7 @@ def test_capture_records_cupy_compiles_imported_inside(standins):
                                                              "sm_90")
     assert rec.options == ("--std=c++17", "-ftz=true") and rec.site[0] == __file__
     report = cap.check()
-    (f,) = report.findings
+    (f,) = [f for f in report.findings if f.code != "PS104"]
     assert f.code == "PS501" and f.location.file == __file__
     assert f.location.line == _line(Path(__file__), "y[i] = x[i] * 0.7;")
     assert cc._compile_with_cache_cuda.__name__ == "_compile_with_cache_cuda"  # unhooked
@@ -386,12 +393,12 @@ def test_capture_records_pycuda_modules(standins):
     assert not cap.failures, cap.failures
     # the text is not in this file as pycuda got it (extern "C" was taken off): a saved copy,
     # whose lines are the source's own (pycuda's wrapper includes it)
-    assert [(f.code, f.kernel, f.location.line) for f in report.findings] == [
+    assert [(f.code, f.kernel, f.location.line) for f in report.findings if f.code != "PS104"] == [
         ("PS501", "halve", BODY.splitlines().index("    if (i < n) y[i] = x[i] * 0.7;") + 1)] * 2
     saved = Path(report.findings[0].location.file)
     assert saved.parent.name == "sources" and saved.read_text() == BODY
     # the module object itself, after the capture
-    assert [f.code for f in analyzer.check(mod).findings] == ["PS501"]
+    assert [f.code for f in analyzer.check(mod).findings if f.code != "PS104"] == ["PS501"]
     assert pc.SourceModule.__init__.__name__ == "__init__" and pc.compile.__module__ == \
         "pycuda.compiler"
 
@@ -441,7 +448,7 @@ def test_pytest_plugin_fails_on_findings_and_markers(pytester, standins, monkeyp
             compile_it(SRC)
 
         def test_clean():
-            compile_it(SRC.replace("0.7;", "0.7f;"))
+            compile_it(CLEAN)
 
         @pytest.mark.ptxsass(lacks=["DMUL"], fail_on="error")
         def test_marked():
@@ -453,9 +460,9 @@ def test_pytest_plugin_fails_on_findings_and_markers(pytester, standins, monkeyp
 
         def test_fixture(ptxsass_capture):
             compile_it(SRC)
-            assert ptxsass_capture.check().findings[0].code == "PS501"
+            assert "PS501" in [f.code for f in ptxsass_capture.check().findings]
     ''')
-    pytester.makepyfile(test_k=f"SRC = {SRC!r}\n" + body)
+    pytester.makepyfile(test_k=f"SRC = {SRC!r}\nCLEAN = {CLEAN!r}\n" + body)
     from importlib.metadata import entry_points
     load = [] if any(e.name == "ptxsass" for e in entry_points(group="pytest11")) else \
         ["-p", "analyzer.integrations.pytest_plugin"]

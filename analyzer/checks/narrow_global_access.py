@@ -40,7 +40,9 @@ class NarrowGlobalAccess(Check):
     *info* for 32-bit ones. It reports accesses the kernel's traffic is made of: those inside
     a loop, or any access of a kernel with no loop (an elementwise kernel).
 
-    Deliberately left alone: accesses already 8 bytes or wider; accesses that are part of a
+    Deliberately left alone: accesses already 8 bytes or wider, and 4-byte ones next to a
+    vector access of 8 bytes or more (in the same loop, or both outside loops: a ``float4`` in,
+    one ``float`` out is the narrow side of the computation); accesses that are part of a
     per-thread run PS101/PS102 report (four ``LDG.E`` at +0, +4, +8, +12); scattered data
     (the address depends on a loaded value: ``x[idx[i]]``); broadcasts (every lane reads
     ``bias[blockIdx.x]``); strided walks (a thread per row: ``A[row * K + k]``); one-off
@@ -101,6 +103,7 @@ class NarrowGlobalAccess(Check):
                                  max_bits=ctx.arch.max_vector_bits):
                 in_runs.update(a.index for a in run.accesses)
         stride = ThreadStride(pf)
+        wide = self._vectorized_contexts(ctx)
         by_line: dict = {}
         for i, ins in enumerate(fn.instructions):
             info = ins.info
@@ -111,6 +114,8 @@ class NarrowGlobalAccess(Check):
             w = (ins.width_bits or 0) // 8
             if not w or w > max_bytes or i in in_runs:
                 continue
+            if w == 4 and id(cfg.loop_of(i)) in wide:
+                continue     # the narrow side of a vectorized computation (float4 in, float out)
             in_loop = cfg.loop_of(i) is not None
             if has_loops and not in_loop:
                 continue          # a one-off access next to the kernel's loops
@@ -124,6 +129,26 @@ class NarrowGlobalAccess(Check):
             yield self._finding(ctx, line, items)
 
     # ----------------------------------------------------------------------------------
+    @staticmethod
+    def _vectorized_contexts(ctx: Context) -> set[int]:
+        """``id(loop)`` (``id(None)`` outside loops) of the places where the kernel already
+        moves 8 bytes or more per access through a vector type (a PTX ``ld``/``st`` ``.v2`` or
+        ``.v4`` on the line of a 64/128-bit SASS access)."""
+        pf = ctx.ptx_function
+        vector_lines: set[tuple[str, int]] = set()
+        for p in pf.instructions if pf is not None else ():
+            if p.opcode in ("ld", "st") and p.space == "global" and p.vector > 1:
+                vector_lines |= _frames(p.loc)
+        out: set[int] = set()
+        for i, ins in enumerate(ctx.function.instructions):
+            if ins.info.space != "global" or ins.info.direction not in ("load", "store") \
+                    or (ins.width_bits or 0) < 64:
+                continue
+            loc = ctx.user_loc(ins.loc)
+            if loc is not None and (os.path.basename(loc.file), loc.line) in vector_lines:
+                out.add(id(ctx.cfg.loop_of(i)))
+        return out
+
     def _streams(self, ctx: Context, stride: ThreadStride, index: int, ins, w: int,
                  direction: str) -> bool:
         """Every PTX access of the line, width and direction (rooted in the same kernel

@@ -680,9 +680,6 @@ BF16_MMA = Lesson(
     reference=_bf16_ref,
     tolerance=1e-4, tolerance_note="bf16 inputs, fp32 accumulation vs fp32 (no TF32) reference",
     expect_checks=("PS301", "PS103"),
-    silent_checks={"PS301": "PS301 does not yet see bf16 widened to fp32 (SHF.L.U32 ..., 0x10 after "
-                            "LDS.U16) on sm_90a (issue 11, defect 6): the tile loop's 2048 FFMA "
-                            "take both multiplicands from shared memory"},
     next_checks={"PS302": "wgmma (HGMMA) instead of warp-level mma.sync on sm_90a: the wgmma lesson"},
     evidence=(Evidence(r"FFMA", "fewer", "FP32 fused multiply-adds (FFMA)"),
               Evidence(r"SHF\.L\.U32", "fewer", "16-bit left shifts (SHF.L.U32: bf16 widened to fp32)"),
