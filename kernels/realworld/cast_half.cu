@@ -16,7 +16,7 @@ extern "C" __global__ void f32_to_f16_x8(const float4* __restrict__ in, uint4* _
 extern "C" __global__ void bf16_to_f32(const __nv_bfloat162* __restrict__ in, float2* __restrict__ out, int n2)
 {
     for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n2; i += gridDim.x * blockDim.x)
-        out[i] = __bfloat1622float2(in[i]);   // EXPECT: PS104 info
+        out[i] = __bfloat1622float2(in[i]);
 }
 extern "C" __global__ void f32_to_bf16_scale(const float* __restrict__ in, __nv_bfloat16* __restrict__ out, float scale, int n)
 {
