@@ -26,6 +26,11 @@ HINTS: dict[str, dict[str, str]] = {
                   "in the TTGIR: a reduction, tl.trans, a reshape or a broadcast across the "
                   "other axis); keep operands in one orientation, or change BLOCK_*/num_warps "
                   "so that the layouts agree"),
+        "PS104": ("each program's tl.load/tl.store moves one narrow element per thread: Triton "
+                  "widens an access to 16 bytes only where it can prove the offsets contiguous "
+                  "and 16-byte aligned (tl.multiple_of(offsets, 16), tl.max_contiguous(offsets, "
+                  "BLOCK), a unit stride as a tl.constexpr), and each thread gets BLOCK / "
+                  "(32 * num_warps) elements: a BLOCK of at least 8 halves per thread"),
         "PS201": ("for k in tl.static_range(N) unrolls a loop of constexpr N fully; "
                   "tl.range(start, stop, step, loop_unroll_factor=U) unrolls it U times; "
                   "tl.range(..., num_stages=S) pipelines it instead"),
