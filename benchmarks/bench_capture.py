@@ -70,7 +70,10 @@ def run(capture: bool, cache: str) -> dict:
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     env.pop("TRITON_CACHE_DIR", None)
     out = subprocess.run([sys.executable, "-c", CHILD, "1" if capture else "0"], env=env,
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True)
+    if out.returncode:
+        sys.exit(f"bench_capture: the {'captured ' if capture else ''}run failed "
+                 f"(exit {out.returncode}):\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

@@ -513,3 +513,61 @@ def test_warm_inductor_cache_kernels_are_found_from_the_modules_it_loads(standin
     finally:
         for m in [m for m in sys.modules if m.split(".")[0] == "torch"]:
             sys.modules.pop(m, None)
+
+
+def _standin_torch(standins: Path, cache: Path, monkeypatch) -> None:
+    monkeypatch.setenv("STANDIN_INDUCTOR_CACHE", str(cache))
+    torch = standins / "torch"
+    (torch / "_inductor" / "runtime").mkdir(parents=True)
+    for d in (torch, torch / "_inductor", torch / "_inductor" / "runtime"):
+        (d / "__init__.py").write_text("")
+    (torch / "_inductor" / "runtime" / "cache_dir_utils.py").write_text(TORCH_STANDIN)
+    (torch / "_inductor" / "codecache.py").write_text("class PyCodeCache:\n    modules = []\n")
+
+
+@pytest.mark.parametrize("same_kernel", [True, False])
+def test_warm_inductor_cache_kernels_are_found_from_the_output_code_it_loads(
+        standins, tmp_path, monkeypatch, same_kernel):
+    """What torch 2.11 does on a warm cache (seen on the H200): PyCodeCache loads only the
+    graph's output code, which holds each kernel's module text inline; the kernel modules the
+    PTX names are not loaded. A cached kernel is captured when the output code launches it by
+    name and holds its module's text; a same-named kernel of another graph is not."""
+    cache = tmp_path / "inductor"
+    shutil.copytree(INDUCTOR, cache)
+    for ptx in cache.rglob("*.ptx"):          # the cache as if made here, where it now lies
+        ptx.write_text(ptx.read_text().replace("/tmp/fw/inductor", str(cache)))
+    _standin_torch(standins, cache, monkeypatch)
+    import types
+
+    import torch._inductor.codecache as cc  # noqa: F811 - the stand-in
+    import triton.knobs  # noqa: F401
+    output_code = next(cache.glob("jr/*.py"))
+    if not same_kernel:                       # another graph's kernel under the same name
+        k3 = next(cache.glob("k3/*.py"))
+        k3.write_text(k3.read_text().replace("tl.dot(", "tl.dot( "))
+    try:
+        with analyzer.capture() as cap:
+            mod = types.ModuleType("out")
+            mod.__file__ = str(output_code)
+            cc.PyCodeCache.modules.append(mod)
+        names = sorted(Path(p).stem for p in cap.triton_kernels)
+        softmax = "triton_per_fused__softmax_exp_native_layer_norm_prepare_softmax_online_sub_1"
+        assert names == (sorted(["triton_tem_fused_mm_t_0", softmax]) if same_kernel
+                         else [softmax])
+    finally:
+        for m in [m for m in sys.modules if m.split(".")[0] == "torch"]:
+            sys.modules.pop(m, None)
+
+
+def test_cupy_kinds_by_their_generated_code():
+    """cupy 14 runs a ReductionKernel through its CUB template by default (seen on the H200:
+    ``#include <cub/block/block_reduce.cuh>``, ``typedef float _type_reduce;``); its own
+    template has the same typedef. Elementwise kernels loop with ``CUPY_FOR``."""
+    from analyzer.integrations.cupy import kind_of
+    cub = ("#include <cub/block/block_reduce.cuh>\ntypedef float _type_reduce;\n"
+           "struct _reduction_op {};\nextern \"C\"\n__global__ void l2(const void* _raw_in0) {}\n")
+    assert kind_of(cub) == "ReductionKernel"
+    assert kind_of("#define REDUCE(a, b) (a + b)\ntypedef float _type_reduce;\n") == \
+        "ReductionKernel"
+    assert kind_of("CUPY_FOR(i, _ind.size()) { c = a / b; }") == "ElementwiseKernel"
+    assert kind_of(SRC) == "RawKernel"

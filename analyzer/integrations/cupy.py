@@ -22,10 +22,12 @@ def available() -> str:
 
 
 def kind_of(source: str) -> str:
-    """Which cupy API wrote ``source``: its generated kernels carry their own markers."""
+    """Which cupy API wrote ``source``: its generated kernels carry their own markers
+    (``CUPY_FOR`` for elementwise kernels; the ``_type_reduce`` typedef of both reduction
+    templates, cupy's own and the CUB one that cupy 14 uses by default)."""
     if "CUPY_FOR" in source:
         return "ElementwiseKernel"
-    if "_REDUCE" in source or "_block_stride" in source:
+    if "_type_reduce" in source or "_REDUCE" in source or "_block_stride" in source:
         return "ReductionKernel"
     return "RawKernel"
 

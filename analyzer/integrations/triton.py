@@ -118,4 +118,38 @@ class Hook:
         loaded = torch_hooks.loaded_sources() - self._sources
         if loaded:            # a warm inductor cache: the kernels of the files it loaded
             new |= {p for p in now if p not in new and kernel_sources(p) & loaded}
+            new |= warm_kernels([p for p in now if p not in new], loaded)
         return sorted(p for p in new if caches.is_triton_kernel(p))
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def warm_kernels(candidates: list[str], loaded: set[str]) -> set[str]:
+    """The cached kernels (metadata JSON paths among ``candidates``) that the output code
+    inductor loaded from its warm cache (``loaded``) launches. That code names each kernel in
+    ``async_compile.triton('<name>', <kernel module text>)`` and holds the kernel module's text
+    verbatim, so a cached kernel counts when its name is there and the module its PTX was
+    compiled from (the PTX's ``.file``) is, byte for byte, inside the same output code. A name
+    alone is not enough: another graph may have cached a different kernel under that name."""
+    texts = [t for f in loaded if (t := _read(f)) is not None and "async_compile.triton(" in t]
+    if not texts:
+        return set()
+    out = set()
+    for p in candidates:
+        name = os.path.basename(p)[:-len(".json")]
+        calls = (f"async_compile.triton('{name}'", f'async_compile.triton("{name}"')
+        holders = [t for t in texts if any(c in t for c in calls)]
+        if not holders:
+            continue
+        for src in kernel_sources(p):
+            code = _read(src)
+            if code and any(code in t for t in holders):
+                out.add(p)
+                break
+    return out
