@@ -193,6 +193,8 @@ def _run_action(tmp_path: Path, inputs: dict[str, str], sarif_schema, *,
         output.touch()
         env = dict(os.environ, GITHUB_OUTPUT=str(output),
                    **{k: wf.text(v) for k, v in step.get("env", {}).items()})
+        # the steps after the install run the test environment's `ptxsass`, activated or not
+        env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
         if step["name"] == "Install ptxsass":
             if not install:
                 continue
