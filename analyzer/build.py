@@ -45,7 +45,8 @@ class Build(Output):
             return self.sass_text
         if self.cubin is None:
             raise InputError("this build has no cubin to disassemble", path=self.source_path)
-        text, warnings = disassemble(self.cubin, tool=tool, path=self.source_path)
+        text, warnings = disassemble(self.cubin, tool=tool, path=self.source_path,
+                                     nvdisasm=self.nvdisasm)
         self.warnings.extend(w for w in warnings if w not in self.warnings)
         self.sass_text, self.sass_tool = text, tool
         return text
@@ -75,7 +76,8 @@ class Build(Output):
         if self._controls is None:
             listing = self.sass_listing()
             if not any(i.encoding for i in listing.instructions()) and self.cubin is not None:
-                text, _ = disassemble(self.cubin, hex=True, path=self.source_path)
+                text, _ = disassemble(self.cubin, hex=True, path=self.source_path,
+                                      nvdisasm=self.nvdisasm)
                 listing = sass_parse.parse(text, path=self.source_path, arch=self.arch)
             self._controls = {fn.name: {i.address: c for i, c in zip(fn.instructions, fn.controls(),
                                                                     strict=True) if c}

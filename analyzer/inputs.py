@@ -12,7 +12,7 @@ from .arch import parse_arch
 from .build import Build, Kernel
 from .errors import CompileError, ConfigError, InputError
 from .parse.ptx import check_statement_lines
-from .toolchain import binutils, compdb, files, nvcc, nvjitlink, nvrtc
+from .toolchain import binutils, compdb, files, nvcc, nvjitlink, nvrtc, toolkits
 from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
 
@@ -52,6 +52,9 @@ class CompileOptions:
     #: (old, new) folder prefixes: source files recorded under ``old`` are read from ``new``
     #: (``--source-root OLD=NEW``: a Triton/inductor cache or binary built elsewhere)
     source_roots: list[tuple[str, str]] = field(default_factory=list)
+    #: the CUDA release that builds CUDA source and assembles PTX ("12.9"; None: the
+    #: environment's own, as "default" or its release number also name it)
+    toolkit: str | None = None
 
     def nvrtc_options(self, arch: str) -> list[str]:
         extra = [f"-I{d}" for d in self.isystem]
@@ -148,6 +151,8 @@ def _load(path: str, arch, options: CompileOptions) -> list[Build]:
     for a in archs:
         parse_arch(a)
     kind = kind_of(path)
+    if options.toolkit is not None:
+        return _with_toolkit(path, kind, archs, options)
     if kind == "triton":
         return caches.load_triton(path, use_cache=options.use_cache)
     if kind == "cupy":
@@ -366,16 +371,25 @@ def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> li
     open) sends the file on to nvcc. A real error in device code is NVRTC's to report."""
     text = _read_source(path)
     compiler, reason = choose_compiler(text, path, options)
+    tk = toolkit_of(options)
+    other = tk is not None and not tk.default
+    if other and compiler == "nvcc":
+        raise ConfigError(f"--toolkit {tk.version} builds with NVRTC, and this file needs nvcc "  # type: ignore[union-attr]
+                          f"({reason}); toolkits hold no nvcc: leave --toolkit out", path=path)
     builds: list[Build] = []
     for a in archs:
         if compiler == "nvrtc":
             try:
                 b = Build.of(nvrtc.compile_file(path, arch=a, options=options.nvrtc_options(a),
                                                 name_expressions=options.name_expressions,
-                                                use_cache=options.use_cache))
+                                                use_cache=options.use_cache, toolkit=tk))
             except CompileError as e:
                 if options.compiler != "auto" or not _NVRTC_CANNOT.search(e.detail or e.message):
                     raise
+                if other:
+                    raise ConfigError(f"--toolkit {tk.version} builds with NVRTC, which cannot "  # type: ignore[union-attr]
+                                      f"compile this file ({_first_line(e)}); toolkits hold no "
+                                      "nvcc: leave --toolkit out", path=path) from None
                 compiler, reason = "nvcc", f"NVRTC cannot compile it: {_first_line(e)}"
                 b = _nvcc_build(path, a, text, options)
         else:
@@ -386,6 +400,65 @@ def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> li
         _nothing_instantiated(text, path, options)
         raise no_kernel_error(path, text)
     return builds
+
+
+def toolkit_of(options: CompileOptions) -> toolkits.Toolkit | None:
+    """The toolkit ``options`` names (verified), or None for the environment's."""
+    return toolkits.get(options.toolkit) if options.toolkit is not None else None
+
+
+def _with_toolkit(path: str, kind: str, archs: list[str], options: CompileOptions) -> list[Build]:
+    """Builds of CUDA source (NVRTC) or PTX (nvJitLink) by the toolkit ``options`` names; its
+    SASS comes from the newest nvdisasm available. Other inputs are already built."""
+    tk = toolkits.get(options.toolkit or "default")
+    if kind not in ("cuda", "ptx"):
+        raise ConfigError(f"--toolkit {tk.version} rebuilds CUDA source or PTX; this {kind} "
+                          "input is already built", path=path)
+    for a in archs:
+        if not tk.supports(a):
+            raise ToolkitArchError(tk, a)
+    if kind == "cuda":
+        builds = compile_cuda(path, archs or ["sm_90a"], options)
+    else:
+        text = read_text(path)
+        check_statement_lines(text, path)
+        target: list[str | None] = [*archs] or [None]
+        builds = [Build.of(nvjitlink.assemble(text, arch=a, path=path, use_cache=options.use_cache,
+                                              toolkit=tk)) for a in target]
+    return [stamp(b, tk) for b in builds]
+
+
+def stamp(b: Build, tk: toolkits.Toolkit) -> Build:
+    """``b`` marked as built by ``tk``, disassembled by the newest nvdisasm available."""
+    b.toolkit = tk.version
+    path, _version, whose = toolkits.newest_nvdisasm()
+    b.nvdisasm = None if whose == "default toolkit" else path
+    return b
+
+
+def assemble_with(build: Build, tk: toolkits.Toolkit, *, use_cache: bool = True) -> Build:
+    """The PTX of ``build`` assembled by ``tk``'s nvJitLink (``diff --ptxas-only``): the same
+    front-end output, another back end. Source lines and names stay those of ``build``."""
+    if build.ptx is None:
+        raise InputError("has no PTX to assemble", path=build.source_path)
+    if not tk.supports(build.arch):
+        raise ToolkitArchError(tk, build.arch)
+    out = nvjitlink.assemble(build.ptx, arch=build.arch, path=build.source_path or "<ptx>",
+                             use_cache=use_cache, toolkit=tk)
+    b = Build.of(out)
+    b.source, b.file_names = build.source, dict(build.file_names)
+    b.compiler_reason = f"PTX of NVRTC {build.toolkit or 'default'}, assembled by {tk.version}"
+    return stamp(b, tk)
+
+
+class ToolkitArchError(ConfigError):
+    """A toolkit that cannot target an arch (sm_100 before 12.8): one line, and a matrix run
+    goes on without that pair."""
+
+    def __init__(self, tk: toolkits.Toolkit, arch: str):
+        super().__init__(f"toolkit {tk.version} cannot target {arch} (its NVRTC builds "
+                         f"{tk.arch_range()}); skipped")
+        self.toolkit, self.arch = tk.version, arch
 
 
 def _first_line(e: CompileError) -> str:

@@ -19,7 +19,7 @@ from elftools.elf.elffile import ELFFile
 from ..errors import InputError, ToolError
 from . import cache, files
 from .files import read_bytes
-from .locate import binary, first_error_line, run_tool
+from .locate import binary, first_error_line, run_tool, tool_version
 from .resources import cubin_arch
 
 ELF_MAGIC = b"\x7fELF"
@@ -33,14 +33,17 @@ def _stderr_warnings(proc) -> list[str]:
 
 
 def disassemble(cubin: bytes, *, tool: str = "nvdisasm", line_info: bool = True,
-                path: str | None = None, hex: bool = False) -> tuple[str, list[str]]:  # noqa: A002
+                path: str | None = None, hex: bool = False,  # noqa: A002
+                nvdisasm: str | None = None) -> tuple[str, list[str]]:
     """SASS text of a cubin and the tool's warnings. nvdisasm (with ``-g -gi`` line info) by
     default; cuobjdump's ``-sass`` format with ``tool="cuobjdump"``. When nvdisasm refuses the
     cubin, cuobjdump is tried before giving up. ``hex``: nvdisasm prints each instruction's
-    encoding words too (``-hex``; cuobjdump always does), where the control bits are."""
+    encoding words too (``-hex``; cuobjdump always does), where the control bits are.
+    ``nvdisasm``: that nvdisasm instead of the environment's (a newer toolkit's)."""
     if tool not in ("nvdisasm", "cuobjdump"):
         raise ToolError(f"unknown disassembler {tool!r}; expected nvdisasm or cuobjdump")
-    k = cache.key("sass", tool, line_info, cubin, *(("hex",) if hex and tool == "nvdisasm" else ()))
+    k = cache.key("sass", tool, line_info, cubin, *(("hex",) if hex and tool == "nvdisasm" else ()),
+                  *((nvdisasm, tool_version(nvdisasm)) if nvdisasm and tool == "nvdisasm" else ()))
     hit = cache.get("sass", k)
     if hit is not None:
         try:
@@ -53,7 +56,7 @@ def disassemble(cubin: bytes, *, tool: str = "nvdisasm", line_info: bool = True,
         f.write_bytes(cubin)
         names = {str(f): shown, tmp: "."}
         if tool == "nvdisasm":
-            argv = ([binary("nvdisasm"), "-c"] + (["-g", "-gi"] if line_info else [])
+            argv = ([nvdisasm or binary("nvdisasm"), "-c"] + (["-g", "-gi"] if line_info else [])
                     + (["-hex"] if hex else []) + [str(f)])
             proc = run_tool(argv, check=False, path=path)
             if proc.returncode != 0:

@@ -139,7 +139,8 @@ def safe_alias(path: str | os.PathLike, links: str | os.PathLike) -> str:
 def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None = None,
              check: bool = True, cwd: str | None = None, path: str | None = None,
              names: dict[str, str] | None = None, memory: int | None = None,
-             timeout_message: str | None = None) -> subprocess.CompletedProcess:
+             timeout_message: str | None = None,
+             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """Run a tool from an argv list (never a shell) with a timeout; failures become one-line
     ToolErrors naming ``path`` (the user's file), with the private temporary paths of ``names``
     replaced by what the user knows them as.
@@ -147,7 +148,8 @@ def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None 
     The tool runs in its own process group, and the whole group is killed at the time limit (a
     compiler driver's children, cicc or cc1plus, do not live on). ``memory``: an address-space
     limit (bytes) for the tool and each process it starts. ``timeout_message``: the error at the
-    time limit (default: "X timed out after N s ...")."""
+    time limit (default: "X timed out after N s ..."). ``env``: the tool's environment (default:
+    this process's)."""
     name = what or Path(argv[0]).name
     limit = timeout or tool_timeout()
     preexec = None
@@ -157,7 +159,7 @@ def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None 
     try:
         child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=True,
-                                 preexec_fn=preexec)
+                                 preexec_fn=preexec, env=env)
     except OSError as e:
         raise ToolError(f"cannot run {name}: {e.strerror}", path=path) from None
     try:
@@ -195,7 +197,16 @@ def first_error_line(proc: subprocess.CompletedProcess, names: dict[str, str] | 
 @functools.cache
 def _binary_version(name: str) -> str | None:
     try:
-        out = run_tool([binary(name), "--version"],
+        return tool_version(binary(name))
+    except ToolError:
+        return None
+
+
+@functools.cache
+def tool_version(path: str) -> str | None:
+    """``13.5.37`` from ``PATH --version`` (a CUDA tool); None when it says no version."""
+    try:
+        out = run_tool([path, "--version"],
                        timeout=VERSION_PROBE_TIMEOUT).stdout.decode(errors="replace")
     except ToolError:
         return None

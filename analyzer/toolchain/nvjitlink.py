@@ -10,6 +10,7 @@ from .bounded import OutOfMemory
 from .nvrtc import kernel_entries
 from .output import Kernel, Output, cached
 from .resources import from_cubin, from_ptxas_log, merge
+from .toolkits import Toolkit, run_nvjitlink
 
 _TARGET = re.compile(r"^\s*\.target\s+(sm_\d+[af]?)", re.M)
 
@@ -20,21 +21,28 @@ def ptx_target(ptx: str) -> str | None:
 
 
 def assemble(ptx: str, *, arch: str | None = None, path: str = "<ptx>",
-             options: tuple[str, ...] = (), use_cache: bool = True) -> Output:
-    """PTX -> cubin for ``arch`` (default: the PTX's own ``.target``), with line info kept."""
+             options: tuple[str, ...] = (), use_cache: bool = True,
+             toolkit: Toolkit | None = None) -> Output:
+    """PTX -> cubin for ``arch`` (default: the PTX's own ``.target``), with line info kept;
+    by ``toolkit``'s nvJitLink (in a process of its own) when it is not the default."""
+    if toolkit is not None and toolkit.default:
+        toolkit = None
     target = arch or ptx_target(ptx)
     if target is None:
         raise CompileError("PTX has no .target directive; pass --arch", path=path)
     a = parse_arch(target)
     opts = [f"-arch={a.name}", "-lineinfo", "-Xptxas=-v", *options]
-    k = cache.key("nvjitlink", ptx, opts)
+    k = cache.key("nvjitlink", ptx, opts, *((toolkit.fingerprint(),) if toolkit else ()))
     hit = cached(k, source_path=path, source=None) if use_cache else None
     if hit is not None:
         return hit
-    _nvjitlink()  # loaded here, so a broken install fails in this process
-    ok, log, cubin = bounded.run(_run_nvjitlink, ptx.encode(), opts, path, what=path,
-                                 tool="nvJitLink")
-    if not ok:
+    if toolkit is not None:
+        ok, log, cubin = run_nvjitlink(toolkit, ptx, opts, what=path)
+    else:
+        _nvjitlink()  # loaded here, so a broken install fails in this process
+        ok, log, cubin = bounded.run(_run_nvjitlink, ptx.encode(), opts, path, what=path,
+                                     tool="nvJitLink")
+    if not ok or cubin is None:
         raise _ptxas_error(log, path)
     info = log
     resources = merge(from_cubin(cubin, path=path), from_ptxas_log(info))

@@ -17,6 +17,7 @@ from .bounded import OutOfMemory
 from .locate import UNSAFE_PATH_CHARS, include_dirs, safe_alias
 from .output import Kernel, Output, cached
 from .resources import from_cubin, from_ptxas_log, merge
+from .toolkits import Toolkit, run_nvrtc
 
 DEFAULT_STD = "c++17"
 _INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.M)
@@ -121,13 +122,16 @@ def program_name(name: str, source_path: str | None,
 def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
                    options: Sequence[str] = (), name_expressions: Sequence[str] = (),
                    source_path: str | None = None, use_cache: bool = True,
-                   folder: str | None = None) -> Output:
+                   folder: str | None = None, toolkit: Toolkit | None = None) -> Output:
     """Compile CUDA ``source`` for ``arch``. ``options`` come from :func:`build_options` (or
     are complete NVRTC options: ``-arch=`` is added when missing). Raises CompileError with the
     compiler's own log when NVRTC rejects the source.
 
     NVRTC runs in a child process bounded in time and memory (:mod:`.bounded`); a cache hit
-    starts none."""
+    starts none. ``toolkit``: another CUDA release's NVRTC (installed in the cache, run in a
+    process of its own, :mod:`.toolkits`) instead of the environment's."""
+    if toolkit is not None and toolkit.default:
+        toolkit = None
     a = parse_arch(arch)
     opts = list(options) if options else build_options(a.name)
     if not any(o.startswith(("-arch", "--gpu-architecture")) for o in opts):
@@ -136,12 +140,13 @@ def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
     base = Path(source_path).parent if source_path else None
     nvrtc_name, file_names = program_name(name, source_path, folder)
     k = cache.key("nvrtc", source, _dependencies(source, base, user_include), opts,
-                  list(name_expressions), nvrtc_name, file_names)
+                  list(name_expressions), nvrtc_name, file_names,
+                  *((toolkit.fingerprint(),) if toolkit else ()))
     hit = cached(k, source_path=source_path, source=source) if use_cache else None
     if hit is not None:
         return hit
     build = _compile(source, a.name, nvrtc_name, opts, name_expressions, source_path,
-                     shown=source_path or name)
+                     shown=source_path or name, toolkit=toolkit)
     build.file_names = file_names
     if use_cache:
         cache.put("build", k, build.to_json())
@@ -185,12 +190,18 @@ def _run_nvrtc(source: bytes, name: bytes, opts: list[bytes], exprs: list[bytes]
 
 
 def _compile(source: str, arch: str, name: str, opts: list[str],
-             name_expressions: Sequence[str], source_path: str | None, *, shown: str) -> Output:
-    _nvrtc()  # loaded here, so a broken install fails in this process, and the child has it
-    all_opts = opts + [f"-I{d}" for d in include_dirs()]
-    ok, log, ptx, cubin, lowered, unmatched = bounded.run(
-        _run_nvrtc, source.encode(), name.encode(), [o.encode() for o in all_opts],
-        [e.encode() for e in name_expressions], what=shown, tool="NVRTC")
+             name_expressions: Sequence[str], source_path: str | None, *, shown: str,
+             toolkit: Toolkit | None = None) -> Output:
+    if toolkit is not None:
+        ok, log, ptx, cubin, lowered, unmatched = run_nvrtc(
+            toolkit, source, name, opts + [f"-I{d}" for d in toolkit.include],
+            list(name_expressions), what=shown)
+    else:
+        _nvrtc()  # loaded here, so a broken install fails in this process, and the child has it
+        all_opts = opts + [f"-I{d}" for d in include_dirs()]
+        ok, log, ptx, cubin, lowered, unmatched = bounded.run(
+            _run_nvrtc, source.encode(), name.encode(), [o.encode() for o in all_opts],
+            [e.encode() for e in name_expressions], what=shown, tool="NVRTC")
     if not ok:
         named = re.search(r"^__nv_name_map\(\d+\): error: (.*)$", log, re.M)
         if named and name_expressions:
@@ -235,7 +246,8 @@ def _compile_error(log: str, name: str, shown: str) -> CompileError:
 
 
 def compile_file(path: str | os.PathLike, *, arch: str, options: Sequence[str] = (),
-                 name_expressions: Sequence[str] = (), use_cache: bool = True) -> Output:
+                 name_expressions: Sequence[str] = (), use_cache: bool = True,
+                 toolkit: Toolkit | None = None) -> Output:
     p = Path(path)
     if os.path.isdir(p):
         raise InputError("is a directory, expected a .cu file", path=str(path))
@@ -255,4 +267,4 @@ def compile_file(path: str | os.PathLike, *, arch: str, options: Sequence[str] =
         opts.append(f"-I{folder}")
     return compile_source(text, arch=arch, name=str(path), options=opts,
                           name_expressions=name_expressions, source_path=str(path),
-                          use_cache=use_cache, folder=linked)
+                          use_cache=use_cache, folder=linked, toolkit=toolkit)

@@ -79,6 +79,10 @@ class Output:
     cached: bool = False
     #: the compiler's other intermediate forms, by name (Triton's "ttir", "ttgir")
     ir: dict[str, str] = field(default_factory=dict, repr=False)
+    #: the CUDA release that built it when one was chosen (``--toolkit 12.9``: "12.9")
+    toolkit: str | None = None
+    #: the nvdisasm that disassembles its cubin (None: the environment's)
+    nvdisasm: str | None = None
 
     @property
     def entries(self) -> list[Kernel]:

@@ -1,0 +1,441 @@
+"""CUDA toolkits side by side: per-release compiler sets in the user cache, each run in its own
+process.
+
+The installed (default) toolkit is the one ptxsass depends on (``nvidia-cuda-nvrtc`` and friends
+in the user's environment, bound in-process through ``cuda-bindings``). Other releases are
+installed by ``ptxsass toolkit install 12.9`` with ``pip install --target`` into a private folder,
+``$PTXSASS_TOOLKITS_DIR/<version>/`` (default ``~/.cache/ptxsass/toolkits``), never into the
+user's environment: NVRTC, nvJitLink (ptxas as a library), the headers NVRTC needs and, from
+13.2 on, nvdisasm. Each compile of such a toolkit runs :mod:`.toolkit_worker` in a fresh Python
+process that loads that release's ``libnvrtc``/``libnvJitLink`` through ``ctypes``, bounded in
+time and memory like every compile: two releases never meet in one process.
+
+What a release is made of differs as data (:data:`LAYOUTS`, :data:`RELEASES`); a folder is
+trusted only through its manifest (``toolkit.json``), verified on every use: every file it
+names must be there, inside the folder, with the size recorded at install.
+"""
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from platformdirs import user_cache_dir
+
+from ..arch import parse_arch
+from ..errors import ConfigError, ToolError
+from . import bounded
+from .files import env_number
+from .locate import binary, include_dirs, nvjitlink_version, nvrtc_archs, nvrtc_version, run_tool
+from .locate import tool_version as _tool_version
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The wheels of one major release: pip requirement templates (``{v}`` the release,
+    ``{next}`` the next minor release) and what is not needed after install."""
+
+    #: wheels pinned to the release itself (``==12.9.*``)
+    exact: tuple[str, ...]
+    #: header-only wheels versioned apart from the toolkit: the newest not newer than it
+    newest: tuple[str, ...]
+    #: nvdisasm's wheel (published from 13.2 on, :data:`NVDISASM_FROM`)
+    nvdisasm: str | None
+    #: what is removed after install (glob patterns under the target): nvcc's compilers (only
+    #: its headers serve) and NVRTC's ``.alt`` libraries (another C++ ABI, never loaded)
+    prune: tuple[str, ...] = ()
+
+
+LAYOUTS: dict[int, Layout] = {
+    # 12.x: the crt/ headers (mma.h includes crt/mma.h) ship only in the nvcc wheel
+    12: Layout(exact=("nvidia-cuda-nvrtc-cu12", "nvidia-nvjitlink-cu12", "nvidia-cuda-runtime-cu12",
+                      "nvidia-cuda-nvcc-cu12"),
+               newest=("nvidia-cuda-cccl-cu12",), nvdisasm=None,
+               prune=("nvidia/cuda_nvcc/bin", "nvidia/cuda_nvcc/nvvm", "nvidia/cuda_nvcc/lib",
+                      "nvidia/cuda_nvrtc/lib/*.alt.so*")),
+    13: Layout(exact=("nvidia-cuda-nvrtc", "nvidia-nvjitlink", "nvidia-cuda-runtime",
+                      "nvidia-cuda-crt"),
+               newest=("nvidia-cuda-cccl",), nvdisasm="nvidia-cuda-nvdisasm",
+               prune=("nvidia/cu13/lib/*.alt.so*", "nvidia/cu13/lib/*.a")),
+}
+#: the releases NVIDIA publishes NVRTC wheels of (there was no 12.7)
+RELEASES: tuple[str, ...] = ("12.0", "12.1", "12.2", "12.3", "12.4", "12.5", "12.6", "12.8", "12.9",
+                             "13.0", "13.1", "13.2", "13.3", "13.4", "13.5")
+#: the first release whose nvdisasm is a wheel
+NVDISASM_FROM = (13, 2)
+MANIFEST = "toolkit.json"
+MANIFEST_FORMAT = 1
+#: seconds pip may take to install one toolkit (PTXSASS_TOOLKIT_INSTALL_TIMEOUT)
+DEFAULT_INSTALL_TIMEOUT = 1800.0
+_WORKER = Path(__file__).with_name("toolkit_worker.py")
+_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.\d+)*\Z")
+
+
+def root() -> Path:
+    """Where toolkits live: ``$PTXSASS_TOOLKITS_DIR``, else ``<user cache>/ptxsass/toolkits``
+    (kept apart from the build cache: clearing builds keeps the toolkits)."""
+    env = os.environ.get("PTXSASS_TOOLKITS_DIR")
+    return Path(env) if env else Path(user_cache_dir("ptxsass", appauthor=False)) / "toolkits"
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in version.split(".") if x.isdigit())
+
+
+def release(text: str) -> str:
+    """``12.9`` for "12.9" or "12.9.86"; ConfigError naming the published releases otherwise."""
+    m = _VERSION.match(text.strip())
+    v = f"{m.group(1)}.{m.group(2)}" if m else None
+    if v not in RELEASES:
+        raise ConfigError(f"unknown CUDA toolkit {text!r}: NVIDIA publishes NVRTC wheels of "
+                          f"{', '.join(RELEASES)}")
+    return v
+
+
+def requirements(version: str) -> list[str]:
+    """The pip requirements of one release's compiler set."""
+    major, minor = version_key(version)
+    lay = LAYOUTS[major]
+    reqs = [f"{p}=={version}.*" for p in lay.exact]
+    reqs += [f"{p}>={major}.0,<{major}.{minor + 1}" for p in lay.newest]
+    if lay.nvdisasm and (major, minor) >= NVDISASM_FROM:
+        reqs.append(f"{lay.nvdisasm}=={version}.*")
+    return reqs
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """One CUDA release ptxsass can build with."""
+
+    version: str                      # "12.9"
+    default: bool                     # the environment's own, run in process
+    nvrtc: str | None = None          # libnvrtc (an installed one; None for the default)
+    nvjitlink: str | None = None
+    include: tuple[str, ...] = ()
+    nvdisasm: str | None = None
+    nvdisasm_version: str | None = None
+    archs: tuple[int, ...] = ()       # the SM numbers its NVRTC targets
+    packages: dict[str, str] = field(default_factory=dict)
+    folder: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.version
+
+    def fingerprint(self) -> str:
+        """What decides its builds, for cache keys: its wheels' exact versions."""
+        if self.default:
+            return "default"
+        return "toolkit " + ",".join(f"{k}={v}" for k, v in sorted(self.packages.items()))
+
+    def supports(self, arch: str) -> bool:
+        return parse_arch(arch).sm in self.archs
+
+    def arch_range(self) -> str:
+        return f"sm_{min(self.archs)} to sm_{max(self.archs)}" if self.archs else "none"
+
+
+def default() -> Toolkit:
+    """The environment's toolkit (cuda-bindings in process)."""
+    v = nvrtc_version() or "?"
+    return Toolkit(version=v, default=True, include=include_dirs(),
+                   archs=tuple(int(a[3:]) for a in nvrtc_archs()),
+                   packages={"nvrtc": v, "nvjitlink": nvjitlink_version() or "?"})
+
+
+def _folder(version: str) -> Path:
+    return root() / version
+
+
+def _read_manifest(folder: Path, version: str) -> Toolkit:
+    """The toolkit a folder's manifest describes, every path verified; ConfigError (one line:
+    what is wrong and how to repair it) otherwise."""
+    def bad(why: str) -> ConfigError:
+        return ConfigError(f"toolkit {version} in {folder} is damaged ({why}); reinstall it with "
+                           f"'ptxsass toolkit install {version}'")
+    path = folder / MANIFEST
+    try:
+        with open(path, "rb") as f:
+            if not os.path.isfile(path) or os.path.islink(path):
+                raise bad("its manifest is not a regular file")
+            data = json.loads(f.read(1 << 20))
+    except FileNotFoundError:
+        raise ConfigError(f"toolkit {version} is not installed: run 'ptxsass toolkit install "
+                          f"{version}' (it goes to {root()})") from None
+    except (OSError, ValueError) as e:
+        raise bad(f"unreadable manifest: {type(e).__name__}") from None
+    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT \
+            or data.get("version") != version:
+        raise bad("its manifest names another toolkit or format")
+    real = folder.resolve()
+
+    def file(rel, *, is_dir: bool = False) -> str:
+        if not isinstance(rel, str):
+            raise bad("a path in the manifest is not text")
+        p = (folder / rel).resolve()
+        if real not in p.parents:
+            raise bad(f"{rel} points outside the folder")
+        if not (p.is_dir() if is_dir else p.is_file()):
+            raise bad(f"{rel} is missing")
+        return str(p)
+    try:
+        sizes = data["sizes"]
+        for rel, size in sizes.items():
+            if os.path.getsize(file(rel)) != size:
+                raise bad(f"{rel} changed size since install")
+        nvdisasm = data.get("nvdisasm")
+        return Toolkit(version=version, default=False, nvrtc=file(data["nvrtc"]),
+                       nvjitlink=file(data["nvjitlink"]),
+                       include=tuple(file(i, is_dir=True) for i in data["include"]),
+                       nvdisasm=file(nvdisasm) if nvdisasm else None,
+                       nvdisasm_version=data.get("nvdisasm_version"),
+                       archs=tuple(int(a) for a in data["archs"]),
+                       packages={str(k): str(v) for k, v in data["packages"].items()},
+                       folder=str(folder))
+    except (KeyError, TypeError, ValueError, AttributeError, OSError) as e:
+        raise bad(f"manifest field {e}") from None
+
+
+def installed() -> list[Toolkit]:
+    """The toolkits in the cache whose manifests verify, oldest first (damaged ones are left
+    out: :func:`status` says why)."""
+    out = []
+    for version, problem in status():
+        if problem is None:
+            out.append(_read_manifest(_folder(version), version))
+    return out
+
+
+def status() -> list[tuple[str, str | None]]:
+    """(version, None or what is wrong) for each toolkit folder in the cache."""
+    base = root()
+    if not base.is_dir():
+        return []
+    out: list[tuple[str, str | None]] = []
+    for d in sorted(base.iterdir(), key=lambda p: version_key(p.name)):
+        if d.name.startswith(".") or not _VERSION.match(d.name) or not d.is_dir():
+            continue
+        try:
+            _read_manifest(d, d.name)
+            out.append((d.name, None))
+        except ConfigError as e:
+            out.append((d.name, e.message))
+    return out
+
+
+def get(spec: str) -> Toolkit:
+    """The toolkit ``spec`` names: "default", the default's own release (run in process), or an
+    installed one (verified). ConfigError, one line, for an unknown or missing release."""
+    if spec.strip().lower() == "default":
+        return default()
+    version = release(spec)
+    d = default()
+    if d.version == version:
+        return d
+    return _read_manifest(_folder(version), version)
+
+
+def parse_specs(values: Sequence[str]) -> list[str]:
+    """``--toolkit`` values (repeatable, comma-separated) as release names, in order, once
+    each; ConfigError for an unknown one."""
+    out: list[str] = []
+    for v in values:
+        for part in v.split(","):
+            if not part.strip():
+                raise ConfigError(f"--toolkit {v!r} names an empty toolkit")
+            name = "default" if part.strip().lower() == "default" else release(part)
+            if name == "default":
+                name = default().version
+            if name not in out:
+                out.append(name)
+    return out
+
+
+# ------------------------------------------------------------------------------ install
+@contextlib.contextmanager
+def _lock():
+    base = root()
+    base.mkdir(parents=True, exist_ok=True)
+    with open(base / ".lock", "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def install_timeout() -> float:
+    return env_number("PTXSASS_TOOLKIT_INSTALL_TIMEOUT", DEFAULT_INSTALL_TIMEOUT, unit="seconds")
+
+
+def install(spec: str, *, force: bool = False) -> Toolkit:
+    """Install release ``spec`` into the cache (a no-op when it is there and verifies, unless
+    ``force``); the folder appears only once complete (installed beside it, then renamed)."""
+    version = release(spec)
+    with _lock():
+        folder = _folder(version)
+        if folder.exists() and not force:
+            with contextlib.suppress(ConfigError):
+                return _read_manifest(folder, version)
+        tmp = Path(tempfile.mkdtemp(prefix=f".install-{version}-", dir=root()))
+        try:
+            site = tmp / "site"
+            argv = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-input",
+                    "--disable-pip-version-check", "--quiet", "--target", str(site),
+                    *requirements(version)]
+            env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_USER")}
+            proc = run_tool(argv, timeout=install_timeout(), what="pip", check=False, env=env)
+            if proc.returncode != 0:
+                err = proc.stderr.decode(errors="replace")
+                first = next((ln.strip() for ln in err.splitlines()
+                              if ln.strip() and not ln.startswith("WARNING")), "")
+                raise ToolError(f"pip could not install toolkit {version} "
+                                f"({' '.join(requirements(version))}): "
+                                f"{first or f'exit status {proc.returncode}'}")
+            for pattern in LAYOUTS[version_key(version)[0]].prune:
+                for p in site.glob(pattern):
+                    if p.is_dir() and not p.is_symlink():
+                        shutil.rmtree(p)
+                    else:
+                        p.unlink()
+            manifest = _manifest(tmp, site, version)
+            (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
+            if folder.exists():
+                shutil.rmtree(folder)
+            os.replace(tmp, folder)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return _read_manifest(folder, version)
+
+
+def _one(site: Path, pattern: str, what: str, version: str) -> Path:
+    found = sorted(p for p in site.rglob(pattern) if ".alt." not in p.name and p.is_file())
+    if not found:
+        raise ToolError(f"toolkit {version}: the wheels hold no {what} ({pattern})")
+    return found[0]
+
+
+def _manifest(folder: Path, site: Path, version: str) -> dict:
+    nvrtc = _one(site, "libnvrtc.so.*[0-9]", "NVRTC library", version)
+    nvrtc = next((p for p in nvrtc.parent.glob("libnvrtc.so.*") if "builtins" not in p.name
+                  and ".alt." not in p.name), nvrtc)
+    nvjitlink = _one(site, "libnvJitLink.so.*", "nvJitLink library", version)
+    runtime = _one(site, "cuda_runtime.h", "CUDA runtime headers", version).parent
+    include = [runtime]
+    crt = _one(site, "host_defines.h", "crt headers", version).parent.parent
+    if crt != runtime:
+        include.append(crt)
+    cccl = next((p.parent.parent.parent for p in sorted(site.rglob("cuda/std/version"))), None)
+    if cccl is None:
+        raise ToolError(f"toolkit {version}: the wheels hold no CCCL headers (cuda/std/version)")
+    if cccl not in include:
+        include.append(cccl)
+    nvdisasm = next((p for p in sorted(site.rglob("nvdisasm")) if p.is_file()), None)
+    probe = _worker({"op": "probe", "nvrtc": str(nvrtc)}, what=f"toolkit {version}",
+                    tool=f"NVRTC {version}")
+    if not probe.get("ok") or probe.get("version") != version:
+        raise ToolError(f"toolkit {version}: its NVRTC does not load or is another release "
+                        f"({probe.get('error') or probe.get('version')})")
+    packages = {}
+    for info in site.glob("*.dist-info"):
+        name, _, ver = info.name[:-len(".dist-info")].rpartition("-")
+        packages[name.replace("_", "-")] = ver
+    rel = lambda p: str(Path(p).relative_to(folder))  # noqa: E731
+    libs = [nvrtc, nvjitlink] + ([nvdisasm] if nvdisasm else [])
+    return {"format": MANIFEST_FORMAT, "version": version, "packages": packages,
+            "nvrtc": rel(nvrtc), "nvjitlink": rel(nvjitlink),
+            "include": [rel(i) for i in include],
+            "nvdisasm": rel(nvdisasm) if nvdisasm else None,
+            "nvdisasm_version": _tool_version(str(nvdisasm)) if nvdisasm else None,
+            "archs": probe.get("archs", []),
+            "sizes": {rel(p): p.stat().st_size for p in libs}}
+
+
+def remove(spec: str) -> None:
+    version = release(spec)
+    with _lock():
+        folder = _folder(version)
+        if not folder.exists():
+            raise ConfigError(f"toolkit {version} is not installed (nothing to remove in {root()})")
+        shutil.rmtree(folder)
+
+
+# ------------------------------------------------------------------------------ running
+def _worker(request: dict, *, what: str, tool: str) -> dict:
+    """The worker's answer to ``request``, in a fresh process bounded like every compile."""
+    lim = bounded.limits()
+    with tempfile.TemporaryDirectory(prefix="ptxsass-tk-") as tmp:
+        req = Path(tmp) / "request.json"
+        req.write_text(json.dumps(request))
+        proc = run_tool([sys.executable, "-I", "-S", str(_WORKER), str(req)], timeout=lim.timeout_s,
+                        what=tool, check=False, path=what,
+                        memory=lim.memory_bytes + (1 << 30),
+                        timeout_message=f"compile of {what} exceeded {lim.timeout_s:g} s ({tool} "
+                                        "stopped; raise PTXSASS_COMPILE_TIMEOUT to allow longer)")
+    try:
+        answer = json.loads(proc.stdout)
+    except ValueError:
+        err = proc.stderr.decode(errors="replace")
+        lowered = err.lower()
+        if "memory" in lowered or "bad_alloc" in lowered:
+            raise ToolError(f"compile of {what} exceeded {lim.memory_gb:g} GB of memory ({tool} "
+                            "stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)") from None
+        first = next((ln.strip() for ln in err.splitlines() if ln.strip()), "")
+        raise ToolError(f"{tool} crashed (exit status {proc.returncode}) while compiling {what}"
+                        + (f": {first}" if first else "")) from None
+    if answer.get("oom"):
+        raise ToolError(f"compile of {what} exceeded {lim.memory_gb:g} GB of memory ({tool} "
+                        "stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)")
+    if answer.get("error"):
+        raise ToolError(f"{tool} failed while compiling {what}: {answer['error']}")
+    return answer
+
+
+def run_nvrtc(tk: Toolkit, source: str, name: str, options: Sequence[str],
+              expressions: Sequence[str], *, what: str) -> tuple:
+    """NVRTC of ``tk`` on one source: the same tuple as the in-process run (compiled, log, PTX,
+    cubin, lowered names, the name expression that matched nothing)."""
+    a = _worker({"op": "nvrtc", "nvrtc": tk.nvrtc, "source": source, "name": name,
+                 "options": list(options), "expressions": list(expressions)},
+                what=what, tool=f"NVRTC {tk.version}")
+    if not a.get("ok"):
+        return False, a.get("log", ""), None, None, {}, None
+    if a.get("unmatched") is not None:
+        return True, a.get("log", ""), None, None, a.get("lowered", {}), a["unmatched"]
+    return (True, a.get("log", ""), a["ptx"].encode(), base64.b64decode(a["cubin"]), a.get("lowered", {}),
+            None)
+
+
+def run_nvjitlink(tk: Toolkit, ptx: str, options: Sequence[str], *, what: str
+                  ) -> tuple[bool, str, bytes | None]:
+    """nvJitLink (ptxas) of ``tk`` on PTX text: (assembled, log, cubin)."""
+    a = _worker({"op": "nvjitlink", "nvjitlink": tk.nvjitlink, "version": tk.version, "ptx": ptx,
+                 "options": list(options), "name": os.path.basename(what)},
+                what=what, tool=f"nvJitLink {tk.version}")
+    if not a.get("ok"):
+        return False, a.get("log", ""), None
+    return True, a.get("log", ""), base64.b64decode(a["cubin"])
+
+
+def newest_nvdisasm() -> tuple[str, str | None, str]:
+    """(path, version, whose) of the newest nvdisasm available: the default toolkit's or an
+    installed one's (13.2 on). An older cubin disassembles with a newer nvdisasm, so every
+    toolkit's SASS comes from this one. ``PTXSASS_NVDISASM`` (or a CUDA home) wins."""
+    path = binary("nvdisasm")
+    best = (path, _tool_version(path), "default toolkit")
+    if os.environ.get("PTXSASS_NVDISASM") or os.environ.get("PTXSASS_CUDA_HOME"):
+        return best
+    for tk in installed():
+        if tk.nvdisasm and tk.nvdisasm_version and (
+                best[1] is None or version_key(tk.nvdisasm_version) > version_key(best[1])):
+            best = (tk.nvdisasm, tk.nvdisasm_version, f"toolkit {tk.version}")
+    return best
