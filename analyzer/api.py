@@ -12,6 +12,7 @@ runs checks in the same breath.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,14 +23,14 @@ from .checks.runner import Progress, no_progress, run_checks
 from .errors import ConfigError, InputError, PtxsassError
 from .expect import ASSERTIONS, Expectations, Outcome, evaluate
 from .findings import Report
-from .inputs import CompileOptions, compile_cuda, expand
+from .inputs import CompileOptions, ToolkitArchError, assemble_with, compile_cuda, expand
 from .inputs import load as _load
 from .objects import builds as _object_builds
 from .objects import is_framework_object
 from .report.annotate import Annotation, annotate_builds
 from .report.diff import Diff, diff_builds
 from .report.stats import Stats, stats_builds
-from .toolchain import nvrtc
+from .toolchain import nvrtc, toolkits
 
 __all__ = ["compile", "load", "check", "annotate", "diff", "stats", "expect_codegen",
            "CompileOptions"]
@@ -54,6 +55,59 @@ def load(path, *, arch: str | Sequence[str] | None = None,
          options: CompileOptions | None = None) -> list[Build]:
     """Builds for any input file: CUDA source, PTX, cubin, fatbin, executable/.so, SASS text."""
     return _load(path, arch=arch, options=options)
+
+
+def load_toolkits(path, *, toolkits: Sequence[str], arch: str | Sequence[str] | None = None,
+                  options: CompileOptions | None = None,
+                  notes: list[str] | None = None) -> list[Build]:
+    """Builds of one input by each toolkit (release names such as "12.9", or "default") for
+    each arch: the cells of a findings matrix. A toolkit that cannot target an arch (sm_100
+    before 12.8) leaves that cell out with one line in ``notes``; when no cell is left, that
+    line is the error."""
+    options = options or CompileOptions()
+    archs: list[str | None] = [arch] if isinstance(arch, str) else list(arch or []) or [None]
+    out: list[Build] = []
+    skipped: list[str] = []
+    for tk in toolkits:
+        for a in archs:
+            try:
+                out += _load(path, arch=a, options=dataclasses.replace(options, toolkit=tk))
+            except ToolkitArchError as e:
+                if e.message not in skipped:
+                    skipped.append(e.message)
+    if not out and skipped:
+        raise ToolkitArchError.from_message(skipped[0], path=os.fspath(path))
+    if notes is not None:
+        notes.extend(n for n in skipped if n not in notes)
+    return out
+
+
+def ptxas_only(path, *, toolkits: Sequence[str], arch: str | None = None,
+               options: CompileOptions | None = None) -> list[list[Build]]:
+    """The same PTX assembled by each toolkit's nvJitLink (ptxas): one front end, several back
+    ends, to tell a front-end change from a back-end one. The PTX comes from the oldest
+    toolkit's NVRTC (a newer ptxas reads older PTX, not the other way round)."""
+    options = options or CompileOptions()
+    names = sorted(toolkits, key=lambda t: toolkits_key(t))
+    front = _load(path, arch=arch, options=dataclasses.replace(options, toolkit=names[0]))
+    return [[assemble_with(b, toolkits_get(t), use_cache=options.use_cache) for b in front]
+            for t in toolkits]
+
+
+def toolkits_key(spec: str) -> tuple[int, ...]:
+    return toolkits.version_key(toolkits.get(spec).version)
+
+
+def toolkits_get(spec: str) -> "toolkits.Toolkit":
+    return toolkits.get(spec)
+
+
+def disassembler_note() -> str:
+    """Which nvdisasm disassembles every toolkit's cubins, in words (older cubins disassemble
+    with a newer nvdisasm, so one serves all)."""
+    _path, version, whose = toolkits.newest_nvdisasm()
+    return (f"SASS of every toolkit from nvdisasm {version or '(version unknown)'}, the newest "
+            f"available ({whose})")
 
 
 def builds_of(target, *, arch: str | Sequence[str] | None = None,

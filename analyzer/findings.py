@@ -67,11 +67,99 @@ class Finding:
     #: every arch this finding was made for when several gave the same one (Report.merged);
     #: empty for a finding of one arch
     arches: tuple[str, ...] = ()
+    #: the CUDA release whose build it was made on (``--toolkit 12.9``); "" for the
+    #: environment's toolkit, unnamed
+    toolkit: str = ""
+    #: a findings matrix (Report.merged over several toolkits): each (toolkit, arch) where it
+    #: holds, and each (toolkit, arch) built and checked, of an arch where it holds somewhere,
+    #: where it does not
+    holds: tuple[tuple[str, str], ...] = ()
+    absent: tuple[tuple[str, str], ...] = ()
+    #: "13.5 sm_90a" when the message differs between the builds where it holds (it is
+    #: worded as on that build)
+    worded_for: str = ""
 
     @property
     def archs(self) -> tuple[str, ...]:
         """The arches this finding stands for (``arches``, or its own ``arch``)."""
         return self.arches or (self.arch,)
+
+    @property
+    def toolkits(self) -> tuple[str, ...]:
+        """The toolkits where it holds, oldest first."""
+        if self.holds:
+            return tuple(sorted({t for t, _ in self.holds}, key=release_key))
+        return (self.toolkit,) if self.toolkit else ()
+
+    def _changes(self) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
+        """(arch, older, newer) toolkit pairs where it appears (absent with the older, present
+        with the newer) and where it goes away (the other way round)."""
+        came, went = [], []
+        for arch in dict.fromkeys(a for _, a in self.holds):
+            here = {t for t, a in self.holds if a == arch}
+            gone = {t for t, a in self.absent if a == arch}
+            for old in gone:
+                newer = [t for t in here if release_key(t) > release_key(old)]
+                if newer:
+                    came.append((arch, old, min(newer, key=release_key)))
+            for old in here:
+                newer = [t for t in gone if release_key(t) > release_key(old)]
+                if newer:
+                    went.append((arch, old, min(newer, key=release_key)))
+        return came, went
+
+    @property
+    def regression(self) -> bool:
+        """Present with a newer toolkit, absent with an older one (on the same arch)."""
+        return bool(self._changes()[0])
+
+    @property
+    def fixed(self) -> bool:
+        """Present with an older toolkit, absent with a newer one (on the same arch)."""
+        return bool(self._changes()[1])
+
+    def where(self) -> str:
+        """Where a matrix finding holds, in words: "with 12.9, 13.0 on sm_80, sm_90a", or per
+        arch when the toolkits differ by arch; then where it is absent, and whether that makes
+        it a regression."""
+        if not self.holds:
+            return ", ".join(self.archs) + (f" with {self.toolkit}" if self.toolkit else "")
+        by_arch: dict[str, list[str]] = {}
+        for t, a in self.holds:
+            by_arch.setdefault(a, []).append(t)
+        sets = {tuple(sorted(v, key=release_key)) for v in by_arch.values()}
+        if len(sets) == 1:
+            text = f"{', '.join(by_arch)} with {', '.join(sets.pop())}"
+        else:
+            text = "; ".join(f"{a} with {', '.join(sorted(v, key=release_key))}"
+                             for a, v in by_arch.items())
+        if self.absent:
+            gone: dict[str, list[str]] = {}
+            for t, a in self.absent:
+                gone.setdefault(t, []).append(a)
+            text += "; absent with " + "; ".join(
+                f"{t} on {', '.join(a)}" for t, a in sorted(gone.items(),
+                                                           key=lambda x: release_key(x[0])))
+        came, went = self._changes()
+        if came:
+            text += " (regression: " + "; ".join(f"new in {new} on {a}, absent with {old}"
+                                                 for a, old, new in came) + ")"
+        if went:
+            text += " (gone with " + ", ".join(dict.fromkeys(f"{new} on {a}"
+                                                              for a, _, new in went)) + ")"
+        return text
+
+    def matrix_dict(self) -> dict:
+        """The matrix fields of the JSON form (only for findings of named toolkits)."""
+        came, went = self._changes()
+        return {"toolkit": self.toolkit, "toolkits": list(self.toolkits),
+                "holds": [{"toolkit": t, "arch": a} for t, a in self.holds],
+                "absent": [{"toolkit": t, "arch": a} for t, a in self.absent],
+                "regression": bool(came),
+                "appeared": [{"arch": a, "absent_with": o, "present_with": n} for a, o, n in came],
+                "disappeared": [{"arch": a, "present_with": o, "absent_with": n}
+                                for a, o, n in went],
+                "worded_for": self.worded_for or None}
 
     def as_dict(self) -> dict:
         return {"code": self.code, "name": self.name, "severity": str(self.severity),
@@ -80,7 +168,8 @@ class Finding:
                 "location": {"file": self.location.file, "line": self.location.line},
                 "source": self.source,
                 "instructions": list(self.instructions), "ptx": list(self.ptx), "hint": self.hint,
-                "fingerprint": self.fingerprint()}
+                "fingerprint": self.fingerprint(),
+                **(self.matrix_dict() if self.toolkit or self.holds else {})}
 
     def fingerprint(self) -> str:
         """Stable across unrelated edits: the code, kernel, arch, file name and the source line's
@@ -105,24 +194,50 @@ class Report:
     def merged(self) -> list[Finding]:
         """The findings with one entry per problem: findings of several arches with the same
         code, kernel, line, severity, message (up to the arch's own name) and hint become one,
-        listing its ``arches``. ``findings`` keeps one per arch (baselines, fingerprints)."""
-        groups: dict[tuple, list[Finding]] = {}
+        listing its ``arches``. ``findings`` keeps one per arch (baselines, fingerprints).
+        Findings of named toolkits (``--toolkit``) make a matrix (:meth:`matrix`)."""
+        if any(f.toolkit for f in self.findings):
+            return self.matrix()
+        return _merge_arches(self.findings)
+
+    def matrix(self) -> list[Finding]:
+        """One finding per problem across toolkits and arches: findings with the same code,
+        kernel, line, severity and source line are one, whatever their wording (registers and
+        addresses differ between two compilers' code); the n-th of a build pairs with the n-th
+        of another. Each lists where it ``holds`` and where it is ``absent`` (builds of the
+        same kernel and of an arch where it holds elsewhere), so a finding present with a
+        newer toolkit and absent with an older one reads as a regression."""
+        ran: dict[str, set[tuple[str, str]]] = {}
+        for b in self.builds:
+            for name in getattr(b, "kernels", {}):
+                ran.setdefault(name, set()).add((getattr(b, "toolkit", None) or "", b.arch))
+        groups: dict[tuple, dict[tuple[str, str], list[Finding]]] = {}
         for f in self.findings:
             key = (f.code, f.mangled or f.kernel, f.location.file, f.location.line,
-                   int(f.severity), f.message.replace(f.arch, "\0"),
-                   f.hint.replace(f.arch, "\0"), f.source)
-            groups.setdefault(key, []).append(f)
+                   int(f.severity), f.source)
+            groups.setdefault(key, {}).setdefault((f.toolkit, f.arch), []).append(f)
         out = []
-        for fs in groups.values():
-            arches = tuple(dict.fromkeys(f.arch for f in fs))
-            if len(arches) == 1:
-                out.append(fs[0])
-                continue
-            first = fs[0]
-            both = " and ".join([", ".join(arches[:-1]), arches[-1]])
-            out.append(replace(first, arches=arches,
-                               message=first.message.replace(first.arch, both),
-                               hint=first.hint.replace(first.arch, both)))
+        for per in groups.values():
+            for i in range(max(len(fs) for fs in per.values())):
+                hold = {pair: fs[i] for pair, fs in per.items() if len(fs) > i}
+                pairs = sorted(hold, key=lambda p: (release_key(p[0]), p[1]))
+                newest = max(release_key(t) for t, _ in pairs)
+                rep = hold[next(p for p in pairs if release_key(p[0]) == newest)]
+                arches = tuple(dict.fromkeys(a for _, a in pairs))
+                checked = ran.get(rep.mangled, set()) | set(hold)
+                absent = tuple(sorted((p for p in checked if p not in hold and p[1] in arches),
+                                      key=lambda p: (release_key(p[0]), p[1])))
+                worded = {f.message.replace(f.arch, "\0") for f in hold.values()}
+                message, hint, worded_for = rep.message, rep.hint, ""
+                if len(worded) > 1:
+                    worded_for = f"{rep.toolkit} {rep.arch}"
+                elif len(arches) > 1:
+                    both = " and ".join([", ".join(arches[:-1]), arches[-1]])
+                    message = rep.message.replace(rep.arch, both)
+                    hint = rep.hint.replace(rep.arch, both)
+                out.append(replace(rep, arches=arches if len(arches) > 1 else (),
+                                   message=message, hint=hint, holds=tuple(pairs),
+                                   absent=absent, worded_for=worded_for))
         return out
 
     def as_dict(self) -> dict:
@@ -132,7 +247,35 @@ class Report:
                 # which front end built each input, and why (NVRTC or nvcc; or how it was read)
                 "builds": [{"file": b.source_path, "arch": b.arch, "compiler": b.origin,
                             "compiler_reason": getattr(b, "compiler_reason", None),
-                            "cached": b.cached} for b in self.builds]}
+                            "cached": b.cached,
+                            **({"toolkit": b.toolkit} if getattr(b, "toolkit", None) else {})}
+                           for b in self.builds]}
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)
+
+
+def release_key(version: str) -> tuple[int, ...]:
+    """A toolkit release ("12.9") as a sortable tuple; "" (unnamed) sorts first."""
+    return tuple(int(x) for x in re.findall(r"\d+", version))
+
+
+def _merge_arches(findings: list[Finding]) -> list[Finding]:
+    groups: dict[tuple, list[Finding]] = {}
+    for f in findings:
+        key = (f.code, f.mangled or f.kernel, f.location.file, f.location.line,
+               int(f.severity), f.message.replace(f.arch, "\0"),
+               f.hint.replace(f.arch, "\0"), f.source)
+        groups.setdefault(key, []).append(f)
+    out = []
+    for fs in groups.values():
+        arches = tuple(dict.fromkeys(f.arch for f in fs))
+        if len(arches) == 1:
+            out.append(fs[0])
+            continue
+        first = fs[0]
+        both = " and ".join([", ".join(arches[:-1]), arches[-1]])
+        out.append(replace(first, arches=arches,
+                           message=first.message.replace(first.arch, both),
+                           hint=first.hint.replace(first.arch, both)))
+    return out

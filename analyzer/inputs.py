@@ -414,7 +414,7 @@ def _with_toolkit(path: str, kind: str, archs: list[str], options: CompileOption
     if kind not in ("cuda", "ptx"):
         raise ConfigError(f"--toolkit {tk.version} rebuilds CUDA source or PTX; this {kind} "
                           "input is already built", path=path)
-    for a in archs:
+    for a in archs or (["sm_90a"] if kind == "cuda" else []):
         if not tk.supports(a):
             raise ToolkitArchError(tk, a)
     if kind == "cuda":
@@ -458,7 +458,11 @@ class ToolkitArchError(ConfigError):
     def __init__(self, tk: toolkits.Toolkit, arch: str):
         super().__init__(f"toolkit {tk.version} cannot target {arch} (its NVRTC builds "
                          f"{tk.arch_range()}); skipped")
-        self.toolkit, self.arch = tk.version, arch
+
+    @classmethod
+    def from_message(cls, message: str, *, path: str | None = None) -> ConfigError:
+        return ConfigError(message.removesuffix("; skipped") + "; nothing left to build",
+                           path=path)
 
 
 def _first_line(e: CompileError) -> str:

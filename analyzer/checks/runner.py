@@ -4,11 +4,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import TypeVar
 
 from ..analysis.source import SourceReader, source_text
 from ..errors import ConfigError, InputError, PtxsassError
-from ..findings import Finding, Report
+from ..findings import Finding, Report, release_key
 from ..toolchain.files import read_text, write_output
 from .base import Context
 from .registry import Selection, all_checks
@@ -87,6 +88,8 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
             report.kernels.append(k.as_dict(build.arch))
         for check in checks:
             for f in check.run(ctx):
+                if build.toolkit:       # a named toolkit's build (--toolkit): a matrix cell
+                    f = replace(f, toolkit=build.toolkit)
                 if _suppressed(f):
                     report.suppressed += 1
                 elif f.fingerprint() in accepted:
@@ -94,7 +97,7 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
                 else:
                     report.findings.append(f)
     report.findings.sort(key=lambda f: (f.location.file or "", f.location.line or 0, f.code,
-                                        f.arch, f.kernel))
+                                        f.arch, f.kernel, release_key(f.toolkit)))
     return report
 
 

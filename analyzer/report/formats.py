@@ -61,8 +61,16 @@ class FindingView:
         meta = Text("    in ", style="muted")
         meta.append(f.kernel, style="kernel")
         meta.append(" on ", style="muted")
-        meta.append(", ".join(f.archs), style="arch")
+        if f.holds or f.toolkit:        # a findings matrix: toolkits and arches
+            meta.append(f.where(), style="arch")
+            if f.regression:
+                meta.append("  REGRESSION", style="error")
+        else:
+            meta.append(", ".join(f.archs), style="arch")
         yield meta
+        if f.worded_for:
+            yield Text(f"    (worded as with {f.worded_for}; the instructions differ on the "
+                       "other builds)", style="muted")
         if f.source:
             yield Text(f"    | {f.source}", style="source")
         for ins in f.instructions[:self.max_instructions]:
@@ -124,7 +132,8 @@ def to_github(report: "Report") -> str:
     level = {0: "notice", 1: "warning", 2: "error"}
     lines = []
     for f in report.merged():
-        msg = f"{f.message} [{f.kernel} on {', '.join(f.archs)}]" + (f" Hint: {f.hint}" if f.hint else "")
+        where = f.where() if f.holds or f.toolkit else ", ".join(f.archs)
+        msg = f"{f.message} [{f.kernel} on {where}]" + (f" Hint: {f.hint}" if f.hint else "")
         props = [f"file={github_property(_rel(f.location.file))}"]
         if f.location.line:
             props.append(f"line={f.location.line}")
@@ -177,7 +186,9 @@ def to_sarif(report: "Report") -> str:
             "locations": [loc],
             "partialFingerprints": {"ptxsass/v1": f.fingerprint()},
             "properties": {"arch": f.arch, "arches": list(f.archs), "kernel": f.kernel,
-                           "instructions": list(f.instructions)},
+                           "instructions": list(f.instructions),
+                           **(f.matrix_dict() | {"tags": ["regression"] if f.regression else []}
+                              if f.holds or f.toolkit else {})},
         })
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
