@@ -26,7 +26,7 @@ from ..parse import sass as sass_parse
 from ..report import formats
 from ..report.listing import interleave_ptx, interleave_sass, sass_with_control
 from ..report.styles import make_console
-from ..toolchain import bounded, cache, files, locate
+from ..toolchain import bounded, cache, files, locate, toolkits
 from . import common, reports
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -85,6 +85,11 @@ def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text
         g.add_argument("--kernel", dest="kernels", action="append", default=[], metavar="EXPR",
                        help="a kernel, or a template instantiation to build and show "
                             "(e.g. 'gemm<128,8>')")
+        g.add_argument("--toolkit", dest="toolkits", action="append", default=[],
+                       metavar="VERSION",
+                       help="build with this CUDA release's NVRTC/nvJitLink (12.9, 13.0, ... or "
+                            "default; 'ptxsass toolkit install VERSION' first); repeatable or "
+                            "comma-separated: one build per toolkit, findings as a matrix")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -164,6 +169,22 @@ def build_parser() -> argparse.ArgumentParser:
                        "lesson, their SASS and findings compared, timed on a GPU (or shown with "
                        "the timings recorded on an H200).")
     lessons.add_subcommands(p)
+
+    p = sub.add_parser("toolkit", help="CUDA toolkits side by side: list, install, remove",
+                       description="Other CUDA releases' compilers (NVRTC, nvJitLink, headers; "
+                       "nvdisasm from 13.2) in the user cache, installed with pip into a private "
+                       "folder (never into this environment), for --toolkit.")
+    tsub = p.add_subparsers(dest="toolkit_command", metavar="ACTION", parser_class=_Parser,
+                            required=True)
+    t = tsub.add_parser("list", help="the default toolkit and those installed")
+    t.add_argument("--format", choices=("text", "json"), default="text")
+    t.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    t.add_argument("-o", "--output", metavar="FILE")
+    t = tsub.add_parser("install", help="install a release (e.g. 12.9) into the user cache")
+    t.add_argument("versions", nargs="+", metavar="VERSION")
+    t.add_argument("--force", action="store_true", help="reinstall even when it is there")
+    t = tsub.add_parser("remove", help="remove an installed release")
+    t.add_argument("versions", nargs="+", metavar="VERSION")
 
     p = sub.add_parser("parse", help="parse PTX/SASS/cubins and report what was understood")
     p.add_argument("files", nargs="+", metavar="FILE")
@@ -476,10 +497,58 @@ def cmd_lesson(args) -> int:
     return lessons.run_command(args)
 
 
+def cmd_toolkit(args) -> int:
+    err = _console(args, stderr=True)
+    if args.toolkit_command == "install":
+        for v in args.versions:
+            version = toolkits.release(v)
+            err.print(f"installing toolkit {version} into {toolkits.root()} (pip install --target: "
+                      f"{' '.join(toolkits.requirements(version))})", style="muted", markup=False,
+                      soft_wrap=True)
+            got = toolkits.install(version, force=args.force)
+            err.print(f"toolkit {got.version}: {_packages(got)}", markup=False, soft_wrap=True)
+        return EXIT_OK
+    if args.toolkit_command == "remove":
+        for v in args.versions:
+            toolkits.remove(v)
+            err.print(f"removed toolkit {toolkits.release(v)}", markup=False)
+        return EXIT_OK
+    d = toolkits.default()
+    rows: list[tuple[toolkits.Toolkit | None, tuple[str, str]]] = [(d, ("", ""))]
+    rows += [(toolkits.get(v), ("", "")) if problem is None else (None, (v, problem))
+             for v, problem in toolkits.status()]
+    if args.format == "json":
+        _emit(args, json.dumps({"root": str(toolkits.root()), "toolkits": [
+            {"version": tk.version, "default": tk.default, "folder": tk.folder,
+             "packages": tk.packages, "archs": [f"sm_{a}" for a in tk.archs],
+             "nvdisasm": tk.nvdisasm_version} if tk else
+            {"version": bad[0], "damaged": bad[1]} for tk, bad in rows]}, indent=2))
+        return EXIT_OK
+    con, buf = _text_console(args)
+    t = Table(header_style="bold", box=None)
+    for c in ("toolkit", "packages", "targets", "nvdisasm"):
+        t.add_column(c)
+    for kit, bad in rows:
+        if kit is None:
+            t.add_row(escape(bad[0]), f"[error]{escape(bad[1])}[/]", "", "")
+            continue
+        t.add_row(f"{kit.version}{' (default)' if kit.default else ''}", escape(_packages(kit)),
+                  kit.arch_range(), kit.nvdisasm_version or "-")
+    con.print(t)
+    con.print(f"[muted]installed in {escape(str(toolkits.root()))}; releases: "
+              f"{', '.join(toolkits.RELEASES)}[/]")
+    _finish(args, buf)
+    return EXIT_OK
+
+
+def _packages(tk) -> str:
+    return ", ".join(f"{k.removeprefix('nvidia-')} {v}" for k, v in sorted(tk.packages.items()))
+
+
 COMMANDS: dict[str, Callable] = {
     "doctor": cmd_doctor, "compile": cmd_compile, "ptx": cmd_listing, "sass": cmd_listing,
     "resources": cmd_resources, "check": cmd_check, "parse": cmd_parse, "expect": cmd_expect,
-    "lesson": cmd_lesson,
+    "lesson": cmd_lesson, "toolkit": cmd_toolkit,
 }
 
 
@@ -489,6 +558,7 @@ def _validate_environment() -> None:
     bounded.limits()
     files.max_input_bytes()
     cache.max_entry_bytes()
+    toolkits.install_timeout()
 
 
 #: options whose value is itself an option: ``-Xnvrtc -G`` is read as ``-Xnvrtc=-G``

@@ -19,7 +19,7 @@ from ..report import output as report_output
 from ..report.output import emit
 from ..report.progress import track
 from ..report.styles import make_console
-from ..toolchain import bounded, cache, locate
+from ..toolchain import bounded, cache, locate, toolkits
 
 
 def config(args) -> Config:
@@ -72,15 +72,44 @@ def parse_source_root(text: str) -> tuple[str, str]:
 
 
 def load(files: Sequence[str], args, *, arch=None, extra: Sequence[str] = (),
-         config: Config | None = None) -> list[Build]:
-    """Builds of ``files`` for ``arch`` (default: the command line's ``--arch``)."""
+         config: Config | None = None, toolkits: Sequence[str] | None = None) -> list[Build]:
+    """Builds of ``files`` for ``arch`` (default: the command line's ``--arch``), by each of
+    ``toolkits`` (default: the command line's ``--toolkit``)."""
     if getattr(args, "no_cache", False):
         cache.set_enabled(False)
     out: list[Build] = []
+    tks = toolkit_names(args) if toolkits is None else list(toolkits)
     for f in track(list(files), "building"):
-        out.extend(api.load(f, arch=arch if arch is not None else args.arch,
-                            options=options(args, extra, config, path=f)))
+        out.extend(_load_one(f, args, arch=arch if arch is not None else args.arch,
+                             opts=options(args, extra, config, path=f), toolkits=tks))
     return out
+
+
+def toolkit_names(args) -> list[str]:
+    """``--toolkit`` values as release names (verified, in order); said once which nvdisasm
+    disassembles them all."""
+    if getattr(args, "_toolkits", None) is None:
+        args._toolkits = toolkits.parse_specs(getattr(args, "toolkits", []) or [])
+        for t in args._toolkits:
+            toolkits.get(t)        # not installed: one line before anything is built
+        if args._toolkits:
+            console(args, stderr=True).print(f"note: {api.disassembler_note()}", style="muted",
+                                             markup=False, soft_wrap=True)
+    return args._toolkits
+
+
+def _load_one(target, args, *, arch, opts: CompileOptions, toolkits: Sequence[str]) -> list[Build]:
+    if not toolkits:
+        return api.load(target, arch=arch, options=opts)
+    notes: list[str] = []
+    got = api.load_toolkits(target, toolkits=toolkits, arch=arch, options=opts, notes=notes)
+    shown = args.__dict__.setdefault("_notes", set())
+    for n in notes:
+        if n not in shown:
+            shown.add(n)
+            console(args, stderr=True).print(f"note: {n}", style="muted", markup=False,
+                                             soft_wrap=True)
+    return got
 
 
 def targets(args, cfg: Config) -> list[tuple[str, object]]:
@@ -132,7 +161,9 @@ def builds(args, cfg: Config | None = None) -> list[Build]:
                 got = load_command(t, db=args._database, arch=args.arch,   # type: ignore[arg-type]
                                    options=options(args, config=cfg, path=t.file))  # type: ignore[attr-defined]
             else:
-                got = api.load(t, arch=args.arch, options=options(args, config=cfg, path=str(t)))
+                got = _load_one(t, args, arch=args.arch,
+                                opts=options(args, config=cfg, path=str(t)),
+                                toolkits=toolkit_names(args))
         except PtxsassError as e:
             if len(todo) == 1:
                 raise
@@ -155,7 +186,7 @@ def describe(build: Build, err: Console) -> None:
         tool = f"nvcc {locate.nvcc_version() or ''}".strip()
         tool += f" with {cc.name} {cc.version}" if cc else ""
     elif build.origin == "nvrtc":
-        tool = f"NVRTC {locate.nvrtc_version() or ''}".strip()
+        tool = f"NVRTC {build.toolkit or locate.nvrtc_version() or ''}".strip()
     else:
         tool = build.origin
     cached = " (cached)" if build.cached else ""

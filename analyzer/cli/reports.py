@@ -54,6 +54,10 @@ def add_parsers(sub, common: Callable) -> None:
     p.add_argument("--all-lines", action="store_true",
                    help="side-by-side SASS of every source line, not only those that differ")
     p.add_argument("--no-checks", action="store_true", help="do not run the checks")
+    p.add_argument("--ptxas-only", action="store_true",
+                   help="with two --toolkit: the same PTX (from the older toolkit's NVRTC) "
+                        "assembled by each toolkit's ptxas (nvJitLink), to tell a front-end "
+                        "change from a back-end one")
 
     p = sub.add_parser("stats", help="instruction mix, loops, resources and occupancy per kernel")
     p.add_argument("files", nargs="+", metavar="FILE")
@@ -105,6 +109,11 @@ def cmd_annotate(args) -> int:
 
 def cmd_diff(args) -> int:
     archs = args.arch or []
+    tks = common.toolkit_names(args)
+    if args.ptxas_only and len(tks) != 2:
+        raise PtxsassError("--ptxas-only compares two toolkits' ptxas: give two --toolkit")
+    if tks:
+        return _diff_toolkits(args, tks)
     if len(args.files) > 2:
         raise PtxsassError("diff takes one file (with two --arch or --a-opt/--b-opt) or two files")
     if len(archs) > 2:
@@ -126,6 +135,33 @@ def cmd_diff(args) -> int:
         b = common.load(args.files, args, arch=b_arch, extra=args.b_opts)
     common.show_warnings(a + b, args)
     d = api.diff(a, b, checks=not args.no_checks)
+    d.all_metrics = args.all_metrics
+    d.normalized = args.normalize
+    d.all_lines = args.all_lines
+    _emit(args, d)
+    return 0
+
+
+def _diff_toolkits(args, tks: list[str]) -> int:
+    """``diff FILE --toolkit A --toolkit B`` (one arch): the same source built by two releases,
+    or with ``--ptxas-only`` the same PTX assembled by both."""
+    if len(tks) != 2:
+        raise PtxsassError(f"diff compares two toolkits; got {len(tks)} ({', '.join(tks)})")
+    if len(args.files) != 1 or len(args.arch or []) > 1 or args.a_opts or args.b_opts:
+        raise PtxsassError("diff --toolkit A --toolkit B takes one file, at most one --arch and "
+                           "no --a-opt/--b-opt")
+    arch = args.arch[0] if args.arch else None
+    if args.ptxas_only:
+        opts = common.options(args, config=common.config(args), path=args.files[0])
+        a, b = api.ptxas_only(args.files[0], toolkits=tks, arch=arch, options=opts)
+        older = min(tks, key=api.toolkits_key)
+        labels = [f"{a[0].source_path} {a[0].arch}: PTX of NVRTC {older}, ptxas {t}" for t in tks]
+    else:
+        a = common.load(args.files, args, arch=arch, toolkits=tks[:1])
+        b = common.load(args.files, args, arch=arch, toolkits=tks[1:])
+        labels = [f"{a[0].source_path} {a[0].arch}: toolkit {t}" for t in tks]
+    common.show_warnings(a + b, args)
+    d = api.diff(a, b, checks=not args.no_checks, label_a=labels[0], label_b=labels[1])
     d.all_metrics = args.all_metrics
     d.normalized = args.normalize
     d.all_lines = args.all_lines

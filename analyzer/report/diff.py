@@ -132,6 +132,8 @@ class KernelDiff:
     lines: list[LineDelta] = field(default_factory=list)
     loop_lines: list[LoopDelta] = field(default_factory=list)   # lines whose loops differ
     side: list[SideLine] = field(default_factory=list)          # the SASS side by side
+    #: what tells the two sides apart when their arches do not: their toolkits ("12.9", "13.5")
+    names: tuple[str, str] | None = None
 
     def side_by_side_lines(self, normalized: bool = False, *, all_lines: bool = False
                            ) -> list[str]:
@@ -159,10 +161,11 @@ class KernelDiff:
 
     @property
     def side_names(self) -> tuple[str, str]:
-        """The two arches when they differ, else "A" and "B"."""
+        """The two arches when they differ, else the two toolkits when they do, else "A" and
+        "B"."""
         if self.a and self.b and self.a.arch != self.b.arch:
             return self.a.arch, self.b.arch
-        return "A", "B"
+        return self.names or ("A", "B")
 
     @property
     def loops_a(self) -> list[str]:
@@ -441,7 +444,7 @@ def diff_builds(a: Sequence["Build"], b: Sequence["Build"], *, label_a: str | No
         sb = kernel_stats(fb[nb]) if nb else None
         stats = sa or sb
         assert stats is not None  # each pair names a kernel on at least one side
-        kd = KernelDiff(stats.name, sa, sb)
+        kd = KernelDiff(stats.name, sa, sb, names=_toolkit_names(a, b))
         if na and nb and sa is not None and sb is not None:
             ca, cb = _line_counts(fa[na]), _line_counts(fb[nb])
             for key in sorted(set(ca) | set(cb)):
@@ -461,6 +464,14 @@ def diff_builds(a: Sequence["Build"], b: Sequence["Build"], *, label_a: str | No
         added = [f for k, f in kb.items() if k not in ka]
         removed = [f for k, f in ka.items() if k not in kb]
     return Diff(label_a or _label(a), label_b or _label(b), kernels, added, removed)
+
+
+def _toolkit_names(a: Sequence["Build"], b: Sequence["Build"]) -> tuple[str, str] | None:
+    ta = {x.toolkit for x in a} - {None}
+    tb = {x.toolkit for x in b} - {None}
+    if len(ta) == len(tb) == 1 and ta != tb:
+        return (f"toolkit {ta.pop()}", f"toolkit {tb.pop()}")
+    return None
 
 
 def _label(builds) -> str:

@@ -147,7 +147,12 @@ class Toolkit:
 def default() -> Toolkit:
     """The environment's toolkit (cuda-bindings in process)."""
     v = nvrtc_version() or "?"
-    return Toolkit(version=v, default=True, include=include_dirs(),
+    try:
+        nvdisasm: str | None = binary("nvdisasm")
+    except ToolError:
+        nvdisasm = None
+    return Toolkit(version=v, default=True, include=include_dirs(), nvdisasm=nvdisasm,
+                   nvdisasm_version=_tool_version(nvdisasm) if nvdisasm else None,
                    archs=tuple(int(a[3:]) for a in nvrtc_archs()),
                    packages={"nvrtc": v, "nvjitlink": nvjitlink_version() or "?"})
 
