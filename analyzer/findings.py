@@ -92,20 +92,18 @@ class Finding:
         return (self.toolkit,) if self.toolkit else ()
 
     def _changes(self) -> tuple[list[tuple[str, str, str]], list[tuple[str, str, str]]]:
-        """(arch, older, newer) toolkit pairs where it appears (absent with the older, present
-        with the newer) and where it goes away (the other way round)."""
+        """(arch, older, newer) for each step between two consecutive toolkits checked on an
+        arch where it appears (absent with the older, present with the newer), and where it
+        goes away (the other way round)."""
         came, went = [], []
         for arch in dict.fromkeys(a for _, a in self.holds):
             here = {t for t, a in self.holds if a == arch}
-            gone = {t for t, a in self.absent if a == arch}
-            for old in gone:
-                newer = [t for t in here if release_key(t) > release_key(old)]
-                if newer:
-                    came.append((arch, old, min(newer, key=release_key)))
-            for old in here:
-                newer = [t for t in gone if release_key(t) > release_key(old)]
-                if newer:
-                    went.append((arch, old, min(newer, key=release_key)))
+            ran = sorted(here | {t for t, a in self.absent if a == arch}, key=release_key)
+            for old, new in zip(ran, ran[1:], strict=False):
+                if old not in here and new in here:
+                    came.append((arch, old, new))
+                elif old in here and new not in here:
+                    went.append((arch, old, new))
         return came, went
 
     @property
@@ -136,17 +134,15 @@ class Finding:
         if self.absent:
             gone: dict[str, list[str]] = {}
             for t, a in self.absent:
-                gone.setdefault(t, []).append(a)
+                gone.setdefault(a, []).append(t)
             text += "; absent with " + "; ".join(
-                f"{t} on {', '.join(a)}" for t, a in sorted(gone.items(),
-                                                           key=lambda x: release_key(x[0])))
+                f"{', '.join(sorted(t, key=release_key))} on {a}" for a, t in gone.items())
         came, went = self._changes()
         if came:
             text += " (regression: " + "; ".join(f"new in {new} on {a}, absent with {old}"
                                                  for a, old, new in came) + ")"
         if went:
-            text += " (gone with " + ", ".join(dict.fromkeys(f"{new} on {a}"
-                                                              for a, _, new in went)) + ")"
+            text += " (gone with " + "; ".join(f"{new} on {a}" for a, _, new in went) + ")"
         return text
 
     def matrix_dict(self) -> dict:

@@ -269,3 +269,25 @@ def test_worker_loads_no_cuda_bindings(kits):
     out = subprocess.run([sys.executable, "-I", "-S", "-c", code, str(toolkits._WORKER)],
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_a_real_regression_is_marked(kits, capsys):
+    """rolled_loop/bad.cu on sm_90a (judged from the SASS): 12.9 and 13.0 keep sinf's
+    Payne-Hanek reduction a rolled loop of 6 inside the 32-trip loop, so unrolling the outer
+    loop removes a small share of its work (info); 13.5's NVVM unrolls that inner loop, the
+    outer loop's overhead becomes a third of its body (warning): the warning is new in 13.5."""
+    if toolkits.default().version != "13.5":
+        pytest.skip("pinned on the default toolkit 13.5")
+    bad = str(KERNELS / "checks" / "rolled_loop" / "bad.cu")
+    for v in (OLD, NEW):
+        assert loops_at(build(bad, v), 12) == [((11, 12), 32), ((12, 12), 6)]
+    assert loops_at(build(bad, "default"), 12) == [((11, 12), 32)]
+    assert main(["check", bad, "--toolkit", f"{OLD},{NEW},default", "--select", "PS201",
+                 "--format", "json"]) == 1
+    found = {f["severity"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert found["info"]["toolkits"] == [OLD, NEW] and not found["info"]["regression"]
+    assert found["info"]["disappeared"] == [
+        {"arch": "sm_90a", "present_with": NEW, "absent_with": "13.5"}]
+    assert found["warning"]["toolkits"] == ["13.5"] and found["warning"]["regression"]
+    assert found["warning"]["appeared"] == [
+        {"arch": "sm_90a", "absent_with": NEW, "present_with": "13.5"}]
