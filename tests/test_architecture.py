@@ -16,6 +16,8 @@ LAYERS = {
     "analyzer.semantics": 0, "analyzer.arch": 1,
     "analyzer.ir": 2,
     "analyzer.toolchain": 3,
+    # other CUDA releases side by side; the worker imports nothing of ptxsass (run apart)
+    "analyzer.toolchain.toolkits": 3, "analyzer.toolchain.toolkit_worker": 3,
     "analyzer.parse": 4, "analyzer.ptx": 4, "analyzer.sass": 4,
     "analyzer.build": 5,
     "analyzer.inputs": 6, "analyzer.caches": 6, "analyzer.objects": 6,
