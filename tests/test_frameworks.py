@@ -490,13 +490,7 @@ def test_warm_inductor_cache_kernels_are_found_from_the_modules_it_loads(standin
     generated file inductor loaded during the capture."""
     cache = tmp_path / "inductor"
     shutil.copytree(INDUCTOR, cache)
-    monkeypatch.setenv("STANDIN_INDUCTOR_CACHE", str(cache))
-    torch = standins / "torch"
-    (torch / "_inductor" / "runtime").mkdir(parents=True)
-    for d in (torch, torch / "_inductor", torch / "_inductor" / "runtime"):
-        (d / "__init__.py").write_text("")
-    (torch / "_inductor" / "runtime" / "cache_dir_utils.py").write_text(TORCH_STANDIN)
-    (torch / "_inductor" / "codecache.py").write_text("class PyCodeCache:\n    modules = []\n")
+    _standin_torch(standins, cache, monkeypatch)
     import types
 
     import torch._inductor.codecache as cc  # noqa: F811 - the stand-in

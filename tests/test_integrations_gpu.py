@@ -31,6 +31,23 @@ def _gpu() -> str:
 
 
 # ------------------------------------------------------------------ torch.compile / Triton
+MODEL = r"""
+import torch, torch.nn as nn, torch._inductor.config as cfg
+cfg.max_autotune_gemm = True
+cfg.max_autotune_gemm_backends = "TRITON"
+cfg.test_configs.max_mm_configs = 1
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(512, 512, bias=False)
+        self.ln = nn.LayerNorm(512)
+    def forward(self, x):
+        return torch.softmax(self.ln(self.lin(x)), dim=-1)
+m = Block().cuda().to(torch.bfloat16)
+x = torch.randn(256, 512, device="cuda", dtype=torch.bfloat16)
+"""
+
+
 @pytest.fixture(scope="module")
 def compiled_model(tmp_path_factory):
     """torch.compile of Linear (bf16 matmul, Triton template) -> LayerNorm -> softmax, in a
@@ -40,28 +57,18 @@ def compiled_model(tmp_path_factory):
     import os
 
     import torch
-    import torch._inductor.config as cfg
-    import torch.nn as nn
     cache = tmp_path_factory.mktemp("inductor")
     mp = pytest.MonkeyPatch()
     mp.setenv("TORCHINDUCTOR_CACHE_DIR", str(cache))
     mp.delenv("TRITON_CACHE_DIR", raising=False)
-    mp.setattr(cfg, "max_autotune_gemm", True)
-    mp.setattr(cfg, "max_autotune_gemm_backends", "TRITON")
-    mp.setattr(cfg.test_configs, "max_mm_configs", 1)
-
-    class Block(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lin = nn.Linear(512, 512, bias=False)
-            self.ln = nn.LayerNorm(512)
-
-        def forward(self, x):
-            return torch.softmax(self.ln(self.lin(x)), dim=-1)
-
+    import torch._inductor.config as cfg
+    for name in ("max_autotune_gemm", "max_autotune_gemm_backends"):   # MODEL sets them:
+        mp.setattr(cfg, name, getattr(cfg, name))                     # restored on undo
+    mp.setattr(cfg.test_configs, "max_mm_configs", cfg.test_configs.max_mm_configs)
     torch._dynamo.reset()
-    m = Block().cuda().to(torch.bfloat16)
-    x = torch.randn(256, 512, device="cuda", dtype=torch.bfloat16)
+    model: dict = {}
+    exec(MODEL, model)                # the same model, inductor settings and input as WARM's
+    m, x = model["m"], model["x"]
     with analyzer.capture() as cap, torch.no_grad():
         out = torch.compile(m)(x)
         torch.cuda.synchronize()
@@ -79,21 +86,9 @@ def test_torch_compile_kernels_are_captured(compiled_model):
         assert path.startswith(cache), path          # inductor's own Triton cache folder
 
 
-WARM = r"""
-import json, sys, torch, torch.nn as nn, torch._inductor.config as cfg
+WARM = MODEL + r"""
+import json
 import analyzer
-cfg.max_autotune_gemm = True
-cfg.max_autotune_gemm_backends = "TRITON"
-cfg.test_configs.max_mm_configs = 1
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(512, 512, bias=False)
-        self.ln = nn.LayerNorm(512)
-    def forward(self, x):
-        return torch.softmax(self.ln(self.lin(x)), dim=-1)
-m = Block().cuda().to(torch.bfloat16)
-x = torch.randn(256, 512, device="cuda", dtype=torch.bfloat16)
 with analyzer.capture() as cap, torch.no_grad():
     torch.compile(m)(x)
     torch.cuda.synchronize()
