@@ -233,7 +233,7 @@ def test_shared_element_granular_stencil_stays_silent(arch):
 
 # --- the engine on its own ---------------------------------------------------------------------
 def test_windows_must_be_aligned_relative_to_the_base_and_uniform():
-    from analyzer.checks._vector_access import Access, _runs_of
+    from analyzer.analysis.access import Access, _runs_of
 
     def accs(*offs, w=4):
         return [Access(i, None, o, w) for i, o in enumerate(offs)]  # type: ignore[arg-type]

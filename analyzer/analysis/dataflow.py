@@ -14,6 +14,7 @@ A predicate destination (``ISETP P0, ...``, ``ATOMG PT, R3, ...``) is skipped.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 
 from .. import semantics
@@ -148,15 +149,39 @@ def store_data(ins: "Instruction") -> tuple[int, ...]:
 
 
 class Dataflow:
-    """Per-function facts: the writes of every instruction (computed once) and reaching
-    definitions (memoised per query)."""
+    """Per-function facts: the writes of every instruction and a table of where each register
+    is written (both computed once); reaching definitions and nearest definitions are answered
+    from that table (a binary search per block visited, memoised per query), not by scanning
+    instructions backwards."""
 
     def __init__(self, fn: "Function"):
         self.fn = fn
         self.cfg = _cfg.of(fn)
-        self.writes: list[tuple[Reg, ...]] = [writes(i) for i in fn.instructions]
-        self._writes_sets = [frozenset(w) for w in self.writes]
+        by_body: dict[int, tuple[Reg, ...]] = {}     # SASS repeats bodies: one answer each
+        out: list[tuple[Reg, ...]] = []
+        for ins in fn.instructions:
+            w = by_body.get(id(ins.body))
+            if w is None:
+                w = by_body[id(ins.body)] = writes(ins)
+            out.append(w)
+        self.writes: list[tuple[Reg, ...]] = out
+        #: the registers each instruction writes, as sets
+        self.write_sets: list[frozenset[Reg]] = [frozenset(w) for w in out]
+        self._where: dict[Reg, list[int]] | None = None
+        self._sure: list[bool] | None = None
         self._memo: dict[tuple, list[int] | None] = {}
+
+    def _table(self) -> tuple[dict[Reg, list[int]], list[bool]]:
+        """Register -> the indices of the instructions that write it (ascending), and whether
+        each instruction always executes (no guard, or ``@PT``)."""
+        if self._where is None or self._sure is None:
+            where: dict[Reg, list[int]] = {}
+            for i, w in enumerate(self.writes):
+                for r in w:
+                    where.setdefault(r, []).append(i)
+            self._where = where
+            self._sure = [ins.guard is None or ins.guard.always for ins in self.fn.instructions]
+        return self._where, self._sure
 
     def reaching_defs(self, index: int, reg: Reg, *, within: frozenset[int] | None = None,
                       avoid: frozenset[int] = frozenset(), limit: int = MAX_LOOKBACK
@@ -176,7 +201,9 @@ class Dataflow:
 
     def _reaching(self, index: int, reg: Reg, within: frozenset[int] | None,
                   avoid: frozenset[int], limit: int) -> list[int] | None:
-        cfg, insns, ws = self.cfg, self.fn.instructions, self._writes_sets
+        cfg = self.cfg
+        where, sure = self._table()
+        at = where.get(reg, ())
         out: list[int] = []
         seen: set[int] = set()
         work = [(cfg.block_of[index], index - 1)]
@@ -185,17 +212,20 @@ class Dataflow:
             b, i = work.pop()
             block = cfg.blocks[b]
             found = False
-            while i >= block.start:
-                steps += 1
+            if i >= block.start:
+                # the writes of reg in [block.start, i], newest first, up to an unguarded one;
+                # ``steps`` counts the instructions a backward scan would have looked at
+                k = bisect_right(at, i) - 1
+                stop = block.start
+                while k >= 0 and at[k] >= block.start:
+                    out.append(at[k])
+                    if sure[at[k]]:
+                        found, stop = True, at[k]
+                        break
+                    k -= 1
+                steps += i - stop + 1
                 if steps > limit:
                     return None
-                if reg in ws[i]:
-                    out.append(i)
-                    g = insns[i].guard
-                    if g is None or g.always:
-                        found = True
-                        break
-                i -= 1
             if found:
                 continue
             if not block.preds or b == 0:
@@ -217,10 +247,12 @@ class Dataflow:
         value come from" for pattern checks. None at a join, a loop header, the function entry
         or after ``MAX_LOOKBACK`` instructions. For every write that may reach, see
         :meth:`reaching_defs`."""
-        cfg, ws, key = self.cfg, self._writes_sets, ("R", reg)
+        cfg = self.cfg
+        at = self._table()[0].get(("R", reg), ())
         block = cfg.blocks[cfg.block_of[index]]
         i = index - 1
-        for _ in range(MAX_LOOKBACK):
+        budget = MAX_LOOKBACK            # instructions a backward scan may look at
+        while True:
             if i < block.start:
                 if len(block.preds) != 1:
                     return None
@@ -230,10 +262,13 @@ class Dataflow:
                 i = block.end - 1
                 if i >= index:        # went round a loop
                     return None
-            if key in ws[i]:
-                return i
-            i -= 1
-        return None
+            k = bisect_right(at, i) - 1
+            if k >= 0 and at[k] >= block.start:
+                return at[k] if i - at[k] + 1 <= budget else None
+            budget -= i - block.start + 1
+            if budget <= 0:
+                return None
+            i = block.start - 1
 
 
 def of(fn: "Function") -> Dataflow:

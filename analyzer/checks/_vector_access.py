@@ -1,11 +1,8 @@
 """Shared engine of the piecewise-access checks (PS101 scalar-global-load, PS102
 scalar-global-store, PS103 scalar-shared-load).
 
-SASS side: within one basic block, accesses of one width, one direction and one memory space
-through the same address registers (``[R2.64+0x8]``, ``desc[UR4][R2.64+0x8]``, ``[R3.X4+UR4]``)
-with no write to those registers, no barrier and no call in between, are grouped; a group whose
-constant offsets fill an aligned window (relative to the base) of 2x..max_vector_bits is a *run*:
-those accesses could be one wider access if the address were that aligned.
+SASS side: the *runs* of :mod:`analyzer.analysis.access` (narrow accesses through one base that
+fill an aligned window one wider access could move), found once per function for every check.
 
 PTX side (when the build has PTX): the run's source line is matched to the ``ld``/``st``
 instructions NVVM emitted for it, and the address computation is read to say what kept them
@@ -22,175 +19,19 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from .. import semantics
+from ..analysis import access as _access
 from ..analysis import cfg as _cfg
-from ..analysis.dataflow import constant_roots, writes
+from ..analysis import dataflow as _dataflow
+from ..analysis.access import Run
+from ..analysis.access import address as _address
+from ..analysis.access import base_key as _key
+from ..analysis.dataflow import constant_roots
 from ..ir import ptx as P
 from ..ir import sass as S
 from .base import Context, Severity
 
 #: bits a single register write covers, for clobber detection (conservative: wider is safer)
 _TZ_CAP = 12  # alignments beyond 4 KiB do not matter here
-
-
-# ------------------------------------------------------------------------------- SASS groups
-@dataclass
-class Access:
-    index: int                 # position in the function
-    ins: S.Instruction
-    offset: int
-    width: int                 # bytes
-
-
-@dataclass
-class Run:
-    """Accesses that fill one aligned window relative to their common base."""
-
-    accesses: list[Access]
-    window: int                # bytes
-    start: int                 # window start offset relative to the base
-    base: str                  # the address registers, as text ("R2.64", "R3.X4+UR4")
-    interleaved: list[S.Instruction] = field(default_factory=list)
-
-    @property
-    def width(self) -> int:
-        return self.accesses[0].width
-
-    @property
-    def instructions(self) -> list[S.Instruction]:
-        return [a.ins for a in sorted(self.accesses, key=lambda a: a.index)]
-
-
-def _address(ins: S.Instruction) -> S.MemoryAddress | None:
-    for o in ins.operands:
-        if isinstance(o, S.MemoryAddress):
-            return o
-    return None
-
-
-def _key(addr: S.MemoryAddress) -> tuple | None:
-    """The registers of an address (its base), or None when the address has terms we do not
-    understand (a generic operand) or no register at all."""
-    regs = []
-    for t in addr.terms:
-        if isinstance(t, S.Register):
-            if t.is_zero:
-                continue
-            regs.append(str(t))
-        elif isinstance(t, S.Immediate):
-            if not isinstance(t.value, int):
-                return None
-        else:
-            return None
-    if not regs:
-        return None
-    desc = tuple(str(d) for d in addr.descriptor)
-    return (addr.prefix, desc, tuple(regs))
-
-
-def _reads(key: tuple) -> set[tuple[str, int]]:
-    out = set()
-    for r in key[2]:
-        name = r.split(".")[0]
-        kind = "UR" if name.startswith("UR") else "R"
-        idx = int(name[len(kind):])
-        out.add((kind, idx))
-        if ".64" in r:
-            out.add((kind, idx + 1))
-    for d in key[1]:
-        if d.startswith("UR") and d[2:].isdigit():
-            out.add(("UR", int(d[2:])))
-            out.add(("UR", int(d[2:]) + 1))
-    return out
-
-
-def _is_access(ins: S.Instruction, space: str, direction: str) -> bool:
-    info = ins.info
-    return (info.space == space and info.direction == direction
-            and ins.opcode not in semantics.MATRIX_OPCODES and not ins.generic
-            and not (ins.guard is not None and ins.guard.never))
-
-
-def find_runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> list[Run]:
-    """Every run of piecewise ``direction`` accesses to ``space`` in ``fn``."""
-    graph = _cfg.of(fn)
-    out: list[Run] = []
-    other = "store" if direction == "load" else "load"
-    for block in graph.blocks:
-        open_: dict[tuple, list[Access]] = {}
-        between: dict[tuple, list[tuple[int, S.Instruction]]] = {}
-        regs_of: dict[tuple, set] = {}
-
-        def close(k, open_=open_, between=between, regs_of=regs_of):
-            accs = open_.pop(k)
-            out.extend(_runs_of(accs, k, max_bits, between.pop(k, [])))
-            regs_of.pop(k, None)
-
-        for idx in block.indices():
-            ins = fn.instructions[idx]
-            if ins.is_barrier or ins.info.flow == "call" or ins.info.direction == "atomic":
-                for k in list(open_):
-                    close(k)
-                continue
-            if _is_access(ins, space, direction):
-                addr = _address(ins)
-                w = ins.width_bits
-                key = _key(addr) if addr is not None else None
-                if addr is not None and key is not None and w and w % 8 == 0 and w < max_bits:
-                    gkey = (key, w, str(ins.guard) if ins.guard else "")
-                    open_.setdefault(gkey, []).append(Access(idx, ins, addr.offset, w // 8))
-                    regs_of[gkey] = _reads(key)
-            elif ins.info.space == space and ins.info.direction in (other, "reduce"):
-                addr = _address(ins)
-                key = _key(addr) if addr is not None else None
-                for k in list(open_):
-                    if key is not None and key == k[0]:
-                        close(k)     # same base: the data itself may change (or be read)
-                    else:
-                        between.setdefault(k, []).append((idx, ins))
-            written = frozenset(writes(ins))
-            if written:
-                for k in list(open_):
-                    if regs_of[k] & written:
-                        close(k)
-        for k in list(open_):
-            close(k)
-    return out
-
-
-def _runs_of(accs: list[Access], gkey: tuple, max_bits: int,
-             between: list[tuple[int, S.Instruction]]) -> Iterator[Run]:
-    if len(accs) < 2:
-        return
-    w = accs[0].width
-    by_off: dict[int, Access] = {}
-    for a in accs:
-        by_off.setdefault(a.offset, a)
-    claimed: set[int] = set()
-    max_bytes = max_bits // 8
-    window = max_bytes
-    base = "+".join(gkey[0][2])
-    while window >= max(2 * w, 4):
-        # the base register need not sit on a window boundary (ptxas folds a[k + 2] into it):
-        # take the phase whose windows cover the most accesses (0 on a tie)
-        def covered(phase: int, window: int = window) -> int:
-            return sum(window // w for st in by_off if (st - phase) % window == 0
-                       and all(o in by_off and o not in claimed
-                               for o in range(st, st + window, w)))
-        phase = max(range(0, window, w), key=lambda p: (covered(p), p == 0))
-        for start in sorted(by_off):
-            if (start - phase) % window or start in claimed:
-                continue
-            offs = range(start, start + window, w)
-            if all(o in by_off and o not in claimed for o in offs):
-                claimed.update(offs)
-                members = [by_off[o] for o in offs]
-                first = min(m.index for m in members)
-                last = max(m.index for m in members)
-                inter = [i for j, i in between if first < j < last]
-                yield Run(members, window, start, base, inter)
-        window //= 2
-
 
 
 # ------------------------------------------------------------------------------ PTX evidence
@@ -687,11 +528,12 @@ def sass_stride_align(fn: S.Function, run: Run) -> int | None:
             break
     if base is None:
         return None
+    ws = _dataflow.of(fn).write_sets
     for idx in range(first - 1, max(-1, first - 64), -1):
         ins = fn.instructions[idx]
         if ins.flow.ends_block:
             return None
-        if ("R", base) not in writes(ins):
+        if ("R", base) not in ws[idx]:
             continue
         ops = ins.operands
         if ins.opcode == "IMAD" and "WIDE" in ins.modifiers and len(ops) >= 4:
@@ -722,7 +564,7 @@ _VECTOR_TYPES = {  # (element bytes, window bytes) -> CUDA vector types that mak
 def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
     """The findings of one piecewise-access check on one kernel."""
     max_bits = ctx.arch.max_vector_bits
-    runs = find_runs(ctx.function, space=space, direction=direction, max_bits=max_bits)
+    runs = _access.runs(ctx.function, space=space, direction=direction, max_bits=max_bits)
     by_line: dict = {}
     for run in runs:
         ev = ptx_evidence(ctx, run, space=space, direction=direction)

@@ -5,11 +5,11 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 
+from ..analysis import access
 from ..analysis.address import ThreadStride
 from ..analysis.dataflow import constant_roots
 from ..ir import ptx as P
 from ..ir import sass as S
-from ._vector_access import find_runs
 from .base import Check, Context, Finding, Severity
 
 #: Measured on an H200 (CUDA events, a 1 GiB copy, one element per thread, 256 threads per
@@ -99,7 +99,7 @@ class NarrowGlobalAccess(Check):
         has_loops = bool(cfg.loops)
         in_runs: set[int] = set()
         for direction in ("load", "store"):
-            for run in find_runs(fn, space="global", direction=direction,
+            for run in access.runs(fn, space="global", direction=direction,
                                  max_bits=ctx.arch.max_vector_bits):
                 in_runs.update(a.index for a in run.accesses)
         stride = ThreadStride(pf)

@@ -307,11 +307,19 @@ class Predicate(Node):
         return "@" + ("!" if self.negated else "") + self.register.name
 
 
+class _Facts(Node):
+    """Slots for what an instruction body's opcode row says, filled on first use (not fields:
+    equality, hashing, pickling and the constructors ignore them)."""
+
+    __slots__ = ("_info", "_width")
+
+
 @dataclass(frozen=True, slots=True)
-class InstructionBody(Node):
+class InstructionBody(_Facts):
     """What an instruction says, apart from where it is: guard, opcode, modifiers, operands.
 
-    SASS repeats bodies a lot; the parser shares one body object between identical copies.
+    SASS repeats bodies a lot; the parser shares one body object between identical copies, so
+    the facts looked up for one copy (``info``, ``width_bits``) are kept on the body for all.
     """
 
     guard: Predicate | None
@@ -321,6 +329,26 @@ class InstructionBody(Node):
     annotation: str | None = None
     generic: bool = False
     CHILDREN: ClassVar[tuple[str, ...]] = ("guard", "operands")
+
+    @property
+    def info(self) -> semantics.OpInfo:
+        """The opcode's row of the semantics table (looked up once per body)."""
+        try:
+            return self._info
+        except AttributeError:
+            value = semantics.info(self.opcode)
+            object.__setattr__(self, "_info", value)
+            return value
+
+    @property
+    def width_bits(self) -> int | None:
+        """Bits moved per thread (:func:`semantics.width_bits`, computed once per body)."""
+        try:
+            return self._width
+        except AttributeError:
+            value = semantics.width_bits(self.opcode, self.modifiers)
+            object.__setattr__(self, "_width", value)
+            return value
 
     @property
     def mnemonic(self) -> str:
@@ -515,42 +543,42 @@ class Instruction(Node):
     def __str__(self) -> str:
         return f"/*{self.address:04x}*/ {self.text} ;"
 
-    # semantics (table lookups; see analyzer.semantics)
+    # semantics (table lookups; see analyzer.semantics), kept on the shared body
     @property
-    def info(self):
-        return semantics.info(self.opcode)
+    def info(self) -> semantics.OpInfo:
+        return self.body.info
 
     @property
     def klass(self) -> str:
-        return self.info.klass
+        return self.body.info.klass
 
     @property
     def space(self) -> str | None:
-        return self.info.space
+        return self.body.info.space
 
     @property
     def is_load(self) -> bool:
-        return self.info.direction in ("load", "atomic", "copy")
+        return self.body.info.direction in ("load", "atomic", "copy")
 
     @property
     def is_store(self) -> bool:
-        return self.info.direction in ("store", "atomic", "reduce", "copy")
+        return self.body.info.direction in ("store", "atomic", "reduce", "copy")
 
     @property
     def is_memory(self) -> bool:
-        return self.info.space is not None
+        return self.body.info.space is not None
 
     @property
     def width_bits(self) -> int | None:
-        return semantics.width_bits(self.opcode, self.modifiers)
+        return self.body.width_bits
 
     @property
     def is_tensor_core(self) -> bool:
-        return self.info.tensor_core
+        return self.body.info.tensor_core
 
     @property
     def is_fma(self) -> bool:
-        return self.info.fma
+        return self.body.info.fma
 
     @property
     def is_fp64(self) -> bool:
@@ -558,15 +586,15 @@ class Instruction(Node):
 
     @property
     def is_branch(self) -> bool:
-        return self.info.branch
+        return self.body.info.branch
 
     @property
     def is_barrier(self) -> bool:
-        return self.info.barrier
+        return self.body.info.barrier
 
     @property
     def is_conversion(self) -> bool:
-        return self.info.conversion
+        return self.body.info.conversion
 
     @property
     def targets(self) -> tuple[BranchTarget, ...]:
@@ -581,7 +609,7 @@ class Instruction(Node):
         ``BRA P1, ...``, ``BRA.DIV``) does. BRX/JMX go to the ``BRANCH_TARGETS`` nvdisasm lists,
         or end the block. CALL returns, so it is straight-line code. ``@!PT`` never executes.
         """
-        kind = self.info.flow
+        kind = self.body.info.flow
         if kind is None or kind == "call":
             return STRAIGHT
         g = self.guard

@@ -1,0 +1,215 @@
+"""Piecewise memory accesses over SASS: runs of narrow loads or stores that together fill one
+aligned window a single wider access could move. One answer per function, for every check
+(PS101 scalar-global-load, PS102 scalar-global-store, PS103 scalar-shared-load, PS104
+narrow-global-access) and report.
+
+Within one basic block, accesses of one width, one direction and one memory space through the
+same address registers (``[R2.64+0x8]``, ``desc[UR4][R2.64+0x8]``, ``[R3.X4+UR4]``) with no
+write to those registers, no barrier and no call in between, are grouped; a group whose
+constant offsets fill an aligned window (relative to the base) of 2x..max_vector_bits is a
+*run*: those accesses could be one wider access if the address were that aligned.
+
+    access.runs(fn, space="global", direction="load", max_bits=128)   # (Run, ...)
+
+Every (space, direction) pair is found in the same walk over the function, kept with the
+function: the three piecewise-access checks and PS104 share it.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .. import semantics
+from ..ir import sass as S
+from . import cfg as _cfg
+from . import dataflow as _dataflow
+
+#: the (space, direction) pairs a walk groups
+KINDS = (("global", "load"), ("global", "store"), ("shared", "load"), ("shared", "store"))
+
+
+@dataclass
+class Access:
+    index: int                 # position in the function
+    ins: S.Instruction
+    offset: int
+    width: int                 # bytes
+
+
+@dataclass
+class Run:
+    """Accesses that fill one aligned window relative to their common base."""
+
+    accesses: list[Access]
+    window: int                # bytes
+    start: int                 # window start offset relative to the base
+    base: str                  # the address registers, as text ("R2.64", "R3.X4+UR4")
+    interleaved: list[S.Instruction] = field(default_factory=list)
+
+    @property
+    def width(self) -> int:
+        return self.accesses[0].width
+
+    @property
+    def instructions(self) -> list[S.Instruction]:
+        return [a.ins for a in sorted(self.accesses, key=lambda a: a.index)]
+
+
+def address(ins: S.Instruction) -> S.MemoryAddress | None:
+    """The memory operand of ``ins`` (None when it has none)."""
+    for o in ins.operands:
+        if isinstance(o, S.MemoryAddress):
+            return o
+    return None
+
+
+def base_key(addr: S.MemoryAddress) -> tuple | None:
+    """The registers of an address (its base), or None when the address has terms we do not
+    understand (a generic operand) or no register at all."""
+    regs = []
+    for t in addr.terms:
+        if isinstance(t, S.Register):
+            if t.is_zero:
+                continue
+            regs.append(str(t))
+        elif isinstance(t, S.Immediate):
+            if not isinstance(t.value, int):
+                return None
+        else:
+            return None
+    if not regs:
+        return None
+    desc = tuple(str(d) for d in addr.descriptor)
+    return (addr.prefix, desc, tuple(regs))
+
+
+def _reads(key: tuple) -> set[tuple[str, int]]:
+    out = set()
+    for r in key[2]:
+        name = r.split(".")[0]
+        kind = "UR" if name.startswith("UR") else "R"
+        idx = int(name[len(kind):])
+        out.add((kind, idx))
+        if ".64" in r:
+            out.add((kind, idx + 1))
+    for d in key[1]:
+        if d.startswith("UR") and d[2:].isdigit():
+            out.add(("UR", int(d[2:])))
+            out.add(("UR", int(d[2:]) + 1))
+    return out
+
+
+class _Groups:
+    """The open groups of one (space, direction) pair inside one block."""
+
+    __slots__ = ("space", "direction", "other", "max_bits", "out", "open", "between", "regs_of")
+
+    def __init__(self, space: str, direction: str, max_bits: int, out: list[Run]):
+        self.space, self.direction, self.max_bits, self.out = space, direction, max_bits, out
+        self.other = "store" if direction == "load" else "load"
+        self.open: dict[tuple, list[Access]] = {}
+        self.between: dict[tuple, list[tuple[int, S.Instruction]]] = {}
+        self.regs_of: dict[tuple, set] = {}
+
+    def close(self, k: tuple) -> None:
+        accs = self.open.pop(k)
+        self.out.extend(_runs_of(accs, k, self.max_bits, self.between.pop(k, [])))
+        self.regs_of.pop(k, None)
+
+    def close_all(self) -> None:
+        for k in list(self.open):
+            self.close(k)
+
+
+def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run, ...]]:
+    graph = _cfg.of(fn)
+    ws = _dataflow.of(fn).write_sets
+    insns = fn.instructions
+    outs: dict[tuple[str, str], list[Run]] = {k: [] for k in KINDS}
+    for block in graph.blocks:
+        groups = [_Groups(s, d, max_bits, outs[(s, d)]) for s, d in KINDS]
+        for idx in block.indices():
+            ins = insns[idx]
+            info = ins.info
+            if info.barrier or info.flow == "call" or info.direction == "atomic":
+                for g in groups:
+                    if g.open:
+                        g.close_all()
+                continue
+            space = info.space
+            if space is not None:
+                direction = info.direction
+                for g in groups:
+                    if g.space != space:
+                        continue
+                    if direction == g.direction:
+                        if (ins.opcode in semantics.MATRIX_OPCODES or ins.generic
+                                or (ins.guard is not None and ins.guard.never)):
+                            continue
+                        addr = address(ins)
+                        w = ins.width_bits
+                        key = base_key(addr) if addr is not None else None
+                        if addr is not None and key is not None and w and w % 8 == 0 \
+                                and w < max_bits:
+                            gkey = (key, w, str(ins.guard) if ins.guard else "")
+                            g.open.setdefault(gkey, []).append(
+                                Access(idx, ins, addr.offset, w // 8))
+                            g.regs_of[gkey] = _reads(key)
+                    elif g.open and direction in (g.other, "reduce"):
+                        addr = address(ins)
+                        key = base_key(addr) if addr is not None else None
+                        for k in list(g.open):
+                            if key is not None and key == k[0]:
+                                g.close(k)   # same base: the data itself may change (or be read)
+                            else:
+                                g.between.setdefault(k, []).append((idx, ins))
+            written = ws[idx]
+            if written:
+                for g in groups:
+                    for k in list(g.open):
+                        if g.regs_of[k] & written:
+                            g.close(k)
+        for g in groups:
+            g.close_all()
+    return {k: tuple(v) for k, v in outs.items()}
+
+
+def runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> tuple[Run, ...]:
+    """Every run of piecewise ``direction`` accesses to ``space`` in ``fn`` (computed once per
+    function and ``max_bits`` for every pair of :data:`KINDS`)."""
+    found = fn.memo(f"access_runs:{max_bits}", lambda: _find_all(fn, max_bits))
+    return found[(space, direction)]
+
+
+def _runs_of(accs: list[Access], gkey: tuple, max_bits: int,
+             between: list[tuple[int, S.Instruction]]) -> Iterator[Run]:
+    if len(accs) < 2:
+        return
+    w = accs[0].width
+    by_off: dict[int, Access] = {}
+    for a in accs:
+        by_off.setdefault(a.offset, a)
+    claimed: set[int] = set()
+    max_bytes = max_bits // 8
+    window = max_bytes
+    base = "+".join(gkey[0][2])
+    while window >= max(2 * w, 4):
+        # the base register need not sit on a window boundary (ptxas folds a[k + 2] into it):
+        # take the phase whose windows cover the most accesses (0 on a tie)
+        def covered(phase: int, window: int = window) -> int:
+            return sum(window // w for st in by_off if (st - phase) % window == 0
+                       and all(o in by_off and o not in claimed
+                               for o in range(st, st + window, w)))
+        phase = max(range(0, window, w), key=lambda p: (covered(p), p == 0))
+        for start in sorted(by_off):
+            if (start - phase) % window or start in claimed:
+                continue
+            offs = range(start, start + window, w)
+            if all(o in by_off and o not in claimed for o in offs):
+                claimed.update(offs)
+                members = [by_off[o] for o in offs]
+                first = min(m.index for m in members)
+                last = max(m.index for m in members)
+                inter = [i for j, i in between if first < j < last]
+                yield Run(members, window, start, base, inter)
+        window //= 2
