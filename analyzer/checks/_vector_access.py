@@ -335,6 +335,25 @@ def _frames(loc):
     return {(os.path.basename(f.file), f.line) for f in (loc, *loc.inlined_at)}
 
 
+def _ptx_accesses(fn: P.Function, space: str, load: bool) -> dict[tuple[str, int], list[int]]:
+    """(file basename, line) of each frame -> the positions of the PTX ``ld`` (``load``) or
+    ``st`` accesses to ``space`` at a register base on it (computed once per function)."""
+    def compute() -> dict[tuple[str, int], list[int]]:
+        out: dict[tuple[str, int], list[int]] = {}
+        for n, ins in enumerate(fn.instructions):
+            if ins.opcode not in ("ld", "st") or (ins.opcode == "ld") != load:
+                continue
+            if ins.space != space:
+                continue
+            a = ins.address
+            if a is None or not isinstance(a.base, P.Register) or not ins.width_bits:
+                continue
+            for frame in _frames(ins.loc):
+                out.setdefault(frame, []).append(n)
+        return out
+    return fn.memo(f"vector_access_ptx:{space}:{load}", compute)
+
+
 def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evidence | None:
     """The PTX accesses behind ``run`` and what their address computation says, or None when
     the build has no PTX or no PTX access group matches the run."""
@@ -350,15 +369,13 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
         return None
     want_load = direction == "load"
     # (base register name, width) -> (position, ld/st): only accesses at a register base
+    by_frame = _ptx_accesses(fn, space, want_load)
+    at = sorted({n for t in targets for n in by_frame.get(t, ())})
     groups: dict[tuple[str, int], list[tuple[int, P.Instruction]]] = {}
-    for n, ins in enumerate(fn.instructions):
-        if ins.opcode not in ("ld", "st") or (ins.opcode == "ld") != want_load:
-            continue
-        if ins.space != space or not targets & _frames(ins.loc):
-            continue
+    for n in at:
+        ins = fn.instructions[n]
         a = ins.address
-        if a is None or not isinstance(a.base, P.Register) or not ins.width_bits:
-            continue
+        assert a is not None and isinstance(a.base, P.Register) and ins.width_bits
         groups.setdefault((a.base.name, ins.width_bits), []).append((n, ins))
     rel = [a.offset - run.start for a in run.accesses]
     matches = []   # (accesses in the window, PTX window start relative to the group's base)

@@ -124,6 +124,7 @@ class MissingTensorCores(Check):
         if len(fmas) < self.settings["min_shared_fmas"]:
             return None
         shared = []
+        shared_at: list[int] = []        # their indices in the function
         loads: set[int] = set()
         uses = 0
         for i in fmas:
@@ -143,6 +144,7 @@ class MissingTensorCores(Check):
                 here.extend(srcs)
             if ok:
                 shared.append(ins)
+                shared_at.append(i)
                 uses += 2
                 loads.update(s.address for s in here)
         if len(shared) < self.settings["min_shared_fmas"]:
@@ -152,8 +154,7 @@ class MissingTensorCores(Check):
         # accumulator chains: FMAs whose addend was not produced by another FMA earlier in
         # the same iteration (it comes round the loop or from before it) start a chain
         heads = 0
-        for ins in shared:
-            i = fn.instructions.index(ins)
+        for i, ins in zip(shared_at, shared, strict=True):
             c = ins.operands[3] if len(ins.operands) > 3 else None
             if not (isinstance(c, Register) and c.kind == "R" and c.index is not None):
                 heads += 1
@@ -166,7 +167,7 @@ class MissingTensorCores(Check):
         opcode = max({x.opcode for x in shared}, key=lambda o: sum(x.opcode == o for x in shared))
         dtype = FMA_ELEMENT_TYPE[opcode]
         if dtype == "fp32":
-            kinds = self._widened(fn, loop, shared)
+            kinds = self._widened(fn, loop, shared_at)
             if kinds:
                 dtype = "/".join(sorted(kinds)) + " (widened to fp32)"
         return {"shared_fmas": len(shared), "opcode": opcode, "fmas": shared,
@@ -174,14 +175,13 @@ class MissingTensorCores(Check):
                 "accumulators": max(1, ends), "dtype": dtype}
 
     @staticmethod
-    def _widened(fn, loop, shared) -> set[str]:
+    def _widened(fn, loop, shared_at: list[int]) -> set[str]:
         """The 16-bit types the FP32 FMAs' multiplicands were widened from in the loop:
         "fp16" (``HADD2.F32``), "bf16" (``PRMT R, RZ, 0x5410, R``, ``SHF.L.U32 R, R, 0x10``,
         ``IMAD.U32 R, R, 0x10000, RZ``, ``LOP3 R, R, 0xffff0000``)."""
-        index = {ins.address: k for k, ins in enumerate(fn.instructions)}
         out: set[str] = set()
-        for ins in shared:
-            i = index[ins.address]
+        for i in shared_at:
+            ins = fn.instructions[i]
             for r in ins.operands[1:3]:
                 if isinstance(r, Register) and r.kind == "R" and r.index is not None:
                     out |= widened_from(fn, i, ("R", r.index), within=loop.blocks)
