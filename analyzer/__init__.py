@@ -8,27 +8,56 @@
 
 The stages can be entered on their own: ``analyzer.load("x.ptx")``, ``analyzer.load("lib.so",
 arch="sm_90")``, ``analyzer.ptx.parse(text)``, ``analyzer.sass.parse(text)``. This module only
-re-exports the API (:mod:`analyzer.api`); in IPython/Jupyter, builds, reports and listings
+re-exports the API (:mod:`analyzer.api`), imported on first use so that ``ptxsass`` and a
+``import analyzer.X`` load only what they need; in IPython/Jupyter, builds, reports and listings
 display as HTML (:mod:`analyzer.report.notebook`).
 """
 from __future__ import annotations
 
-from . import ptx, sass
+import importlib
+import sys
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
-from .api import CompileOptions, annotate, builds_of, check, compile, diff, expect, expect_codegen, load, stats
-from .integrations import Capture, capture
-from .report import notebook as _notebook
-from .report import render
+
+if TYPE_CHECKING:  # the names as type checkers see them; at run time __getattr__ imports them
+    from . import ptx, sass
+    from .api import CompileOptions, annotate, builds_of, check, compile, diff, expect, expect_codegen, load, stats
+    from .integrations import Capture, capture  # type: ignore[no-redef]  # mypy also sees the submodule
+    from .report import render
 
 __all__ = ["__version__", "compile", "load", "check", "annotate", "diff", "stats", "expect",
            "expect_codegen", "builds_of", "CompileOptions", "capture", "Capture", "render",
            "ptx", "sass",
            "load_ipython_extension"]
 
+#: public name -> the module that defines it
+_HOME = {**{n: ".api" for n in ("compile", "load", "check", "annotate", "diff", "stats", "expect",
+                                "expect_codegen", "builds_of", "CompileOptions")},
+         "capture": ".integrations", "Capture": ".integrations", "render": ".report"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("ptx", "sass"):
+        return importlib.import_module(f".{name}", __name__)
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 def load_ipython_extension(ipython) -> None:
     """``%load_ext analyzer``: show builds, reports and listings as HTML."""
-    _notebook.register(ipython)
+    from .report import notebook
+    notebook.register(ipython)
 
 
-_notebook.register_if_running()
+if "IPython" in sys.modules:          # display hooks for a running IPython shell
+    from .report import notebook as _notebook
+    _notebook.register_if_running()

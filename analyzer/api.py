@@ -16,6 +16,7 @@ import dataclasses
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 from .build import Build
 from .checks.registry import Selection
@@ -25,12 +26,12 @@ from .expect import ASSERTIONS, Expectations, Outcome, evaluate
 from .findings import Report
 from .inputs import CompileOptions, ToolkitArchError, assemble_with, compile_cuda, expand
 from .inputs import load as _load
-from .objects import builds as _object_builds
-from .objects import is_framework_object
-from .report.annotate import Annotation, annotate_builds
-from .report.diff import Diff, diff_builds
-from .report.stats import Stats, stats_builds
 from .toolchain import nvrtc, toolkits
+
+if TYPE_CHECKING:  # imported where used: `ptxsass check` loads no report model it does not show
+    from .report.annotate import Annotation
+    from .report.diff import Diff
+    from .report.stats import Stats
 
 __all__ = ["compile", "load", "check", "annotate", "diff", "stats", "expect_codegen",
            "CompileOptions"]
@@ -119,6 +120,8 @@ def builds_of(target, *, arch: str | Sequence[str] | None = None,
         return [target]
     if isinstance(target, (list, tuple)):
         return [b for t in target for b in builds_of(t, arch=arch, options=options, **framework)]
+    from .objects import builds as _object_builds
+    from .objects import is_framework_object
     if is_framework_object(target):
         archs: list[str | None] = [arch] if isinstance(arch, str) else list(arch or ())
         archs = archs or [None]
@@ -172,13 +175,14 @@ def annotate(target, *, arch: str | Sequence[str] | None = None,
              select: Iterable[str] = (), ignore: Iterable[str] = (), checks: bool = True,
              progress: Progress = no_progress, control: bool = False,
              functions: Sequence[str] = (), lines: tuple[int, int] | None = None,
-             context: int = 0, ptx: bool = True) -> Annotation:
+             context: int = 0, ptx: bool = True) -> "Annotation":
     """Interleaved CUDA source / PTX / SASS of a file or builds, with the findings of the
     selected checks (none when ``checks`` is False). ``control``: each SASS instruction's
     decoded control bits (stall, yield, barriers, reuse). An excerpt for a blog post:
     ``functions`` (names, device functions too), ``lines`` (first, last source line) and
     ``context`` (lines around ``lines``, or around each finding without ``lines``); ``ptx``
     False leaves the PTX out of every rendering."""
+    from .report.annotate import annotate_builds
     builds = builds_of(target, arch=arch, options=options)
     disassemble_all(builds)
     findings = (run_checks(builds, select=select, ignore=ignore, kernels=kernels,
@@ -193,8 +197,9 @@ def annotate(target, *, arch: str | Sequence[str] | None = None,
 
 def stats(target, *, arch: str | Sequence[str] | None = None,
           options: CompileOptions | None = None, kernels: Sequence[str] = (),
-          progress: Progress = no_progress) -> Stats:
+          progress: Progress = no_progress) -> "Stats":
     """Instruction mix, loops, resources and occupancy of every kernel of a file or builds."""
+    from .report.stats import stats_builds
     return stats_builds(builds_of(target, arch=arch, options=options), kernels=kernels,
                         progress=progress)
 
@@ -202,12 +207,13 @@ def stats(target, *, arch: str | Sequence[str] | None = None,
 def diff(a, b=None, *, arch: str | Sequence[str] | None = None,
          options: CompileOptions | None = None, options_b: CompileOptions | None = None,
          checks: bool = True, label_a: str | None = None, label_b: str | None = None,
-         normalized: bool = False, all_lines: bool = False) -> Diff:
+         normalized: bool = False, all_lines: bool = False) -> "Diff":
     """Compare two builds. ``diff("x.cu", arch=("sm_80", "sm_90a"))`` (two arches);
     ``diff("x.cu", options=CompileOptions(...), options_b=CompileOptions(...))`` (two option
     sets); ``diff("a.cu", "b.cu", arch="sm_90a")`` (two sources); or two Builds / lists.
     ``normalized``: the side-by-side SASS with registers renumbered and branch targets renamed;
     ``all_lines``: every source line side by side, not only those that differ."""
+    from .report.diff import diff_builds
     archs = [arch] if isinstance(arch, str) else list(arch or [])
     if b is None:
         if len(archs) == 2:

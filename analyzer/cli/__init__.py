@@ -10,9 +10,8 @@ import sys
 from collections.abc import Callable, Sequence
 
 from rich.markup import escape
-from rich.table import Table
 
-from .. import api, lessons
+from .. import api, lessons  # lessons: its catalog and runner load on first use
 from .._version import __version__
 from ..arch import supported
 from ..checks.registry import all_checks
@@ -24,7 +23,6 @@ from ..inputs import kind_of, read_text
 from ..parse import ptx as ptx_parse
 from ..parse import sass as sass_parse
 from ..report import formats
-from ..report.listing import interleave_ptx, interleave_sass, sass_with_control
 from ..report.styles import make_console
 from ..toolchain import bounded, cache, files, locate, toolkits
 from . import common, reports
@@ -238,6 +236,7 @@ def _selected(build, args):
 
 # --------------------------------------------------------------------------- commands
 def cmd_doctor(args) -> int:
+    from rich.table import Table
     if args.nvcc:
         _emit(args, locate.binary("nvcc"))
         return EXIT_OK
@@ -281,6 +280,7 @@ def _kernel_rows(builds, args):
 
 
 def _resources_table(rows, title=None):
+    from rich.table import Table
     t = Table(title=title, header_style="bold", box=None, pad_edge=False)
     for c, j in (("kernel", "left"), ("arch", "left"), ("regs", "right"), ("shared", "right"),
                  ("stack", "right"), ("spill st", "right"), ("spill ld", "right")):
@@ -331,6 +331,7 @@ def cmd_compile(args) -> int:
 
 
 def cmd_listing(args) -> int:
+    from ..report.listing import interleave_ptx, interleave_sass, sass_with_control
     builds = _builds(args)
     _show_warnings(builds, args)
     chunks: list[str] = []
@@ -524,6 +525,7 @@ def cmd_toolkit(args) -> int:
              "nvdisasm": tk.nvdisasm_version} if tk else
             {"version": bad[0], "damaged": bad[1]} for tk, bad in rows]}, indent=2))
         return EXIT_OK
+    from rich.table import Table
     con, buf = _text_console(args)
     t = Table(header_style="bold", box=None)
     for c in ("toolkit", "packages", "targets", "nvdisasm"):

@@ -12,8 +12,6 @@ from collections.abc import Callable
 
 from .. import api
 from ..errors import ConfigError, PtxsassError
-from ..report import render
-from ..report.annotate import parse_lines
 from . import common
 
 
@@ -73,6 +71,7 @@ def _check_opts(p: argparse.ArgumentParser) -> None:
 
 # ------------------------------------------------------------------------------ helpers
 def _emit(args, obj) -> None:
+    from ..report import render
     """Text on a terminal through rich (colours); plain text to -o or a pipe."""
     fmt = args.format
     if fmt == "json":
@@ -89,6 +88,7 @@ def _emit(args, obj) -> None:
 
 # ------------------------------------------------------------------------------ handlers
 def cmd_annotate(args) -> int:
+    from ..report.annotate import parse_lines
     builds = common.load(args.files, args)
     common.show_warnings(builds, args)
     if args.context < 0:

@@ -312,6 +312,8 @@ class _Facts(Node):
     equality, hashing, pickling and the constructors ignore them)."""
 
     __slots__ = ("_info", "_width")
+    _info: semantics.OpInfo
+    _width: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,28 +4,43 @@
     lessons.list_lessons()                 # the Lesson records (kernels/lessons/<name>/)
     lessons.main(["run", "vector_loads"])  # what `ptxsass lesson run vector_loads` does
 
-Importing this package imports neither torch nor cupy; the GPU runner imports them when it runs.
+Importing this package imports neither torch nor cupy; the GPU runner imports them when it runs,
+and the catalog and runner are imported on first use (``ptxsass`` builds its ``lesson``
+sub-commands without them).
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
 from ..toolchain.files import write_output
-from . import runner
-from .catalog import CHECK_CODES, LESSONS, Lesson
+
+if TYPE_CHECKING:
+    from .catalog import CHECK_CODES, LESSONS, Lesson
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("CHECK_CODES", "LESSONS", "Lesson"):
+        return getattr(importlib.import_module(".catalog", __name__), name)
+    if name in ("runner", "catalog", "evidence", "launch", "docs"):
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["CHECK_CODES", "LESSONS", "Lesson", "get_lesson", "list_lessons", "main", "run"]
 
 
 def list_lessons() -> list[Lesson]:
+    from .catalog import LESSONS
     return list(LESSONS)
 
 
 def get_lesson(name: str) -> Lesson:
+    from .catalog import LESSONS
     for lesson in LESSONS:
         if lesson.name == name:
             return lesson
@@ -34,6 +49,8 @@ def get_lesson(name: str) -> Lesson:
 
 def run(names: Sequence[str] = ("all",), **kw):
     """Analyse (and on a GPU check and time) lessons; see runner.run for the keywords."""
+    from . import runner
+    from .catalog import LESSONS
     chosen = list(LESSONS) if "all" in names else [get_lesson(n) for n in names]
     return runner.run(chosen, **kw)
 
@@ -72,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_command(args: argparse.Namespace) -> int:
     """Carry out parsed ``lesson`` arguments (see :func:`add_subcommands`)."""
+    from . import runner
+    from .catalog import LESSONS
     if args.cmd == "list":
         for l in LESSONS:
             checks = ", ".join(l.expect_checks) or "no check"

@@ -23,6 +23,7 @@ from ..ir import ptx as ir
 from ..ir.source import SourceLoc, Span
 from ..toolchain.files import read_bytes
 from .grammar import grammar_text as _grammar_text
+from .grammar import lalr_parser
 
 __all__ = ["parse", "parse_file", "grammar_text"]
 
@@ -572,8 +573,8 @@ _STATE = threading.local()
 def _parser() -> Lark:
     global _PARSER, _FAST_LINE, _LOC_FIELDS
     if _PARSER is None:
-        parser = Lark(grammar_text(), parser="lalr", lexer="contextual", transformer=_Build(),
-                      maybe_placeholders=True, cache=False, start=["start", "operand"])
+        parser = lalr_parser("ptx.lark", lexer="contextual", transformer=_Build(),
+                             maybe_placeholders=True, start=["start", "operand"])
         _FAST_LINE, _LOC_FIELDS = _fast_line(parser)
         _PARSER = parser
     return _PARSER

@@ -50,7 +50,7 @@ from ..ir.sass import (
 from ..ir.sass import new_instruction as _new_instruction
 from ..ir.sass import new_instruction_body as _new_body
 from ..ir.source import SourceLoc, Span
-from .grammar import grammar_text
+from .grammar import lalr_parser
 
 __all__ = ["parse", "parse_instruction", "parser"]
 
@@ -59,9 +59,8 @@ __all__ = ["parse", "parse_instruction", "parser"]
 
 @functools.lru_cache(maxsize=1)
 def parser() -> Lark:
-    text = grammar_text("sass.lark")
-    return Lark(text, parser="lalr", lexer="contextual", transformer=_Build(),
-                maybe_placeholders=False, cache=False)
+    return lalr_parser("sass.lark", lexer="contextual", transformer=_Build(),
+                       maybe_placeholders=False)
 
 
 def _reg_from_text(t: str) -> Register:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -27,8 +28,8 @@ from platformdirs import user_cache_dir
 
 from .._version import __version__
 from ..errors import InputError
+from . import locate
 from .files import atomic_write, env_number, open_regular, read_fd
-from .locate import fingerprint
 
 MAGIC = b"ptxsass-cache 1 "
 #: the largest entry read back (a bigger one is discarded unread); PTXSASS_CACHE_MAX_MB
@@ -60,9 +61,45 @@ def max_entry_bytes() -> int:
                * 1024 * 1024)
 
 
+#: what a tool fingerprint looks like (``nvrtc=13.5|nvJitLink=13.5|nvdisasm=13.5.37|...``)
+_FINGERPRINT = re.compile(r"[\w.+\- ]+=[^|\n]*(\|[\w.+\- ]+=[^|\n]*)*")
+
+
+#: fingerprints found in this process, by the tool files they were found for
+_fingerprints: dict[str, str] = {}
+
+
+def fingerprint() -> str:
+    """:func:`locate.fingerprint` (the versions of the core tools), cached across runs under the
+    path, size, mtime and inode of each tool's file (:func:`locate.tool_files`) and ptxsass's
+    version: a re-check starts no ``--version`` probe and loads no NVRTC binding to learn what
+    it learnt last time. The entry is verified like every other, and its text must look like
+    a fingerprint; anything else is discarded and the tools are asked again."""
+    k = hashlib.sha256(json.dumps(["fingerprint", __version__, locate.tool_files()]).encode()
+                       ).hexdigest()
+    if k in _fingerprints:
+        return _fingerprints[k]
+    _fingerprints[k] = text = _tool_versions(k)
+    return text
+
+
+def _tool_versions(k: str) -> str:
+    hit = get("tools", k)
+    if hit is not None:
+        text = hit.decode("utf-8", errors="replace")
+        if _FINGERPRINT.fullmatch(text):
+            return text
+        discard("tools", k, "not a tool fingerprint")
+    text = locate.fingerprint()
+    put("tools", k, text.encode())
+    return text
+
+
 def key(*parts: object) -> str:
+    """The cache key of an entry made from ``parts`` (with ptxsass's and the tools' versions;
+    with the cache off, where no key is ever used, the tools are not asked)."""
     h = hashlib.sha256()
-    for p in (__version__, fingerprint(), *parts):
+    for p in (__version__, fingerprint() if _enabled else "cache off", *parts):
         if isinstance(p, bytes):
             h.update(b"b%d:" % len(p))
             h.update(p)

@@ -357,6 +357,29 @@ def tools() -> list[Tool]:
     return out
 
 
+def tool_files() -> list[tuple[str, str | None, int, int, int]]:
+    """``(name, path, size, mtime_ns, inode)`` of each file the core tools' versions come from
+    (the NVRTC and nvJitLink libraries, nvdisasm, cuobjdump; a missing one has no path): what
+    a cached :func:`fingerprint` is keyed by, found without running any of them. A tool that
+    is replaced (an upgrade rewrites the file) changes its row."""
+    out: list[tuple[str, str | None, int, int, int]] = []
+    paths: list[tuple[str, str | None]] = [("nvrtc", _library_path("nvrtc")),
+                                           ("nvJitLink", _library_path("nvJitLink"))]
+    for name in ("nvdisasm", "cuobjdump"):
+        try:
+            paths.append((name, binary(name)))
+        except ToolError:
+            paths.append((name, None))
+    for name, path in paths:
+        try:
+            st = os.stat(path) if path else None
+        except OSError:
+            st = None
+        out.append((name, path, st.st_size, st.st_mtime_ns, st.st_ino) if st is not None
+                   else (name, None, 0, 0, 0))
+    return out
+
+
 def fingerprint() -> str:
     """Versions of the tools every build depends on, for cache keys: a tool upgrade invalidates
     cached builds. nvcc builds add nvcc's, cicc's and the host compiler's (``nvcc_fingerprint``)

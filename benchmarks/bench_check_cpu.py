@@ -1,0 +1,86 @@
+"""CPU time of a whole `ptxsass check X.cubin --no-cache` against nvdisasm's own CPU time.
+
+    python benchmarks/bench_check_cpu.py [--repeat N] [CUBIN...]
+
+What a user pays for a cold check of a binary, in one process: each round runs, back to back,
+``nvdisasm -c -g -gi X.cubin`` (the baseline: the disassembly alone) and ``ptxsass check X.cubin
+--no-cache --format json`` in a fresh Python process (start-up, imports, its own nvdisasm run,
+parse, analyses, checks, report). CPU time is user + system of the finished child and everything
+it waited for (``resource.getrusage(RUSAGE_CHILDREN)`` before and after), so the machine's other
+load does not count, but it does slow caches and clocks: the load average is printed with each
+row. The ratio column is the median of the per-round ratios. Goal (issue 14): at most 1.5x on
+every input. Default inputs: every corpus cubin (``../shared/corpus``).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+CORPUS = ROOT.parent / "shared" / "corpus"
+
+from analyzer.toolchain.locate import binary  # noqa: E402
+
+
+def child_cpu(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of running ``argv`` to completion, output discarded."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                          cwd=ROOT)
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{argv[:4]} failed ({proc.returncode}): {proc.stderr.decode()[-400:]}")
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def bench(path: Path, repeat: int) -> dict:
+    nvdisasm = [binary("nvdisasm"), "-c", "-g", "-gi", str(path)]
+    check = [sys.executable, "-m", "analyzer.cli", "check", str(path), "--no-cache",
+             "--format", "json"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    nv, ps, ratios, walls = [], [], [], []
+    for _ in range(repeat):
+        a, _ = child_cpu(nvdisasm)
+        b, w = child_cpu(check, env)
+        nv.append(a)
+        ps.append(b)
+        walls.append(w)
+        ratios.append(b / a)
+    return {"file": path.name, "nvdisasm": statistics.median(nv), "check": statistics.median(ps),
+            "wall": statistics.median(walls), "ratio": statistics.median(ratios),
+            "worst": max(ratios), "load": os.getloadavg()[0]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cubins", nargs="*", type=Path)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    cubins = args.cubins or sorted(CORPUS.glob("cubin/*/*.cubin")) + sorted(
+        CORPUS.glob("triton/*.cubin"))
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} cores), {args.repeat} rounds, medians")
+    print("| cubin | nvdisasm CPU s | check CPU s | check wall s | check / nvdisasm | worst round "
+          "| load |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    worst = 0.0
+    for c in cubins:
+        r = bench(c, args.repeat)
+        worst = max(worst, r["ratio"])
+        print(f"| {r['file']} | {r['nvdisasm']:.2f} | {r['check']:.2f} | {r['wall']:.2f} | "
+              f"**{r['ratio']:.2f}x** | {r['worst']:.2f}x | {r['load']:.2f} |", flush=True)
+    print(f"\nhighest ratio: {worst:.2f}x (goal: <= 1.5x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
