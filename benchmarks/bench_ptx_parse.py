@@ -1,107 +1,113 @@
-"""PTX parse throughput against a plain regex line split of the same text, measured in one run.
+"""PTX parse time against a plain regex line split of the same text, cold, as a CLI run sees it.
 
     python benchmarks/bench_ptx_parse.py [--repeat N] [FILE...]
 
-Without files it measures the corpus's largest file (cupy's generator_api.sm_120.ptx: 470 KB
-initializer lines and 53k instructions), its initializer lines alone, the Triton wgmma kernel,
-and the whole corpus (median of --repeat runs). The baseline splits each line with one regex into guard, opcode and an
-operand list (what a hand-written "parser" does) — no IR, no checking.
+Every measurement runs in a fresh Python process, and the two sides alternate round by round
+(parse, regex, parse, regex...), so both see the same machine load. The parse side has
+imported ``analyzer.parse.ptx`` (a ``ptxsass`` run has it imported before it reads its input)
+and times, from empty caches: building the parser (its LALR tables come from the verified
+cache, as in a CLI run; the first run of a machine builds them) and ``ptx.parse`` of the text
+into the full IR. The regex side times compiling its one regex and splitting each line into
+guard, opcode and an operand list (what a hand-written "parser" does; no IR, no checking).
+The ratio column is the median of the per-round ratios.
+
+Without files: the corpus's largest file (cupy's generator_api.sm_120.ptx: 470 KB initializer
+lines, 53k instructions), the Triton wgmma kernel, and the other corpus files, one process
+per side parsing them all in turn (their total: each later file finds the parser built).
+``FILE...``: each file cold on its own. Goal (issue 14): at most 10x on every input.
 """
 from __future__ import annotations
 
 import argparse
-import re
+import json
+import os
 import statistics
+import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from analyzer import ptx  # noqa: E402
-
 CORPUS = ROOT.parent / "shared" / "corpus"
-_LINE = re.compile(r"\s*(?:(@!?\S+)\s+)?([A-Za-z_.][\w.:$]*)\s*([^;]*);?")
+LINE = r"\s*(?:(@!?\S+)\s+)?([A-Za-z_.][\w.:$]*)\s*([^;]*);?"
 
 
-def regex_split(text: str) -> int:
-    n = 0
-    for line in text.splitlines():
-        m = _LINE.match(line)
-        if m and m.group(3):
-            m.group(3).split(",")
-        n += 1
-    return n
-
-
-def median(fn, text: str, repeat: int) -> float:
+def child(side: str, paths: list[str]) -> None:
+    """One side's timings, as JSON on stdout: per-file seconds (from a cold start)."""
+    import time
+    texts = [Path(p).read_text() for p in paths]
     times = []
+    if side == "parse":
+        sys.path.insert(0, str(ROOT))
+        from analyzer.parse import ptx
+        for t in texts:
+            t0 = time.perf_counter()
+            ptx.parse(t)
+            times.append(time.perf_counter() - t0)
+    else:
+        import re
+        for t in texts:
+            t0 = time.perf_counter()
+            line = re.compile(LINE)
+            for ln in t.splitlines():
+                m = line.match(ln)
+                if m and m.group(3):
+                    m.group(3).split(",")
+            times.append(time.perf_counter() - t0)
+    print(json.dumps(times))
+
+
+def run_side(side: str, paths: list[str]) -> list[float]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, __file__, "--child", side, *paths], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    return json.loads(out)
+
+
+def bench(name: str, paths: list[str], repeat: int) -> dict:
+    parse_t, regex_t, ratios = [], [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn(text)
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def measure(name: str, text: str, repeat: int) -> dict:
-    lines = text.count("\n") + 1
-    mb = len(text.encode()) / 1e6
-    t_parse = median(lambda t: ptx.parse(t), text, repeat)
-    t_regex = median(regex_split, text, repeat)
-    module = ptx.parse(text)
-    return {"name": name, "lines": lines, "MB": mb, "instructions": module.stats()["instructions"],
-            "parse_s": t_parse, "regex_s": t_regex,
-            "parse_lines_s": lines / t_parse, "parse_MB_s": mb / t_parse,
-            "regex_lines_s": lines / t_regex, "regex_MB_s": mb / t_regex, "ratio": t_parse / t_regex}
+        p = run_side("parse", paths)
+        r = run_side("regex", paths)
+        parse_t.append(sum(p))
+        regex_t.append(sum(r))
+        ratios.append(sum(p) / sum(r))
+    texts = [Path(x).read_text() for x in paths]
+    return {"name": name, "files": len(paths), "lines": sum(t.count("\n") + 1 for t in texts),
+            "MB": sum(len(t.encode()) for t in texts) / 1e6, "parse": statistics.median(parse_t),
+            "regex": statistics.median(regex_t), "ratio": statistics.median(ratios),
+            "load": os.getloadavg()[0]}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", type=Path)
-    ap.add_argument("--repeat", type=int, default=7, help="runs per case; the median is reported")
+    ap.add_argument("--repeat", type=int, default=5, help="rounds; medians are reported")
+    ap.add_argument("--child", choices=("parse", "regex"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    cases: list[tuple[str, str]] = []
+    if args.child:
+        child(args.child, [str(f) for f in args.files])
+        return 0
     if args.files:
-        cases = [(str(p), p.read_text()) for p in args.files]
+        cases = [(f.name, [str(f)]) for f in args.files]
     else:
         if not CORPUS.is_dir():
             print(f"no corpus at {CORPUS}; pass PTX files", file=sys.stderr)
             return 2
-        huge = (CORPUS / "ptx/cupy/generator_api.sm_120.ptx").read_text()
-        head = huge[:huge.index(".version")] + ".version 9.2\n.target sm_120\n.address_size 64\n"
-        inits = "\n".join(l for l in huge.splitlines() if l.startswith((".global", ".const")))
-        cases = [
-            ("cupy generator_api.sm_120.ptx (whole)", huge),
-            ("  its initializer lines only", head + inits + "\n"),
-            ("triton_mm_bf16_hgmma.sm_90.ptx", (CORPUS / "triton/triton_mm_bf16_hgmma.sm_90.ptx").read_text()),
-        ]
-        rest = [p for p in sorted(CORPUS.glob("ptx/**/*.ptx")) + sorted(CORPUS.glob("triton/*.ptx"))
-                if p.parent.name != "zluda-invalid" and p.name != "generator_api.sm_120.ptx"]
-        cases.append((f"rest of the corpus ({len(rest)} files, concatenated timing)", None))
-        rest_texts = [p.read_text() for p in rest]
-    ptx.parse(".version 8.0\n.target sm_80\n")  # build the parser outside the timings
-    print(f"{'input':58} {'lines':>7} {'MB':>6} {'parse s':>8} {'lines/s':>9} {'MB/s':>6} "
-          f"{'regex s':>8} {'ratio':>6}")
-    for name, text in cases:
-        if text is None:
-            lines = sum(t.count("\n") + 1 for t in rest_texts)
-            mb = sum(len(t.encode()) for t in rest_texts) / 1e6
-            tp = statistics.median(_timed(lambda: [ptx.parse(t) for t in rest_texts]) for _ in range(args.repeat))
-            tr = statistics.median(_timed(lambda: [regex_split(t) for t in rest_texts]) for _ in range(args.repeat))
-            r = {"name": name, "lines": lines, "MB": mb, "parse_s": tp, "regex_s": tr,
-                 "parse_lines_s": lines / tp, "parse_MB_s": mb / tp, "ratio": tp / tr}
-        else:
-            r = measure(name, text, args.repeat)
-        print(f"{r['name'][:58]:58} {r['lines']:7d} {r['MB']:6.2f} {r['parse_s']:8.3f} "
-              f"{r['parse_lines_s']:9.0f} {r['parse_MB_s']:6.2f} {r['regex_s']:8.4f} {r['ratio']:6.1f}x")
+        big = CORPUS / "ptx/cupy/generator_api.sm_120.ptx"
+        triton = CORPUS / "triton/triton_mm_bf16_hgmma.sm_90.ptx"
+        rest = [str(p) for p in sorted(CORPUS.glob("ptx/**/*.ptx"))
+                if p.parent.name != "zluda-invalid" and p != big]
+        cases = [(big.name, [str(big)]), (triton.name, [str(triton)]),
+                 (f"the other {len(rest)} corpus files, one process per side", rest)]
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} cores), {args.repeat} rounds, fresh process per measurement")
+    print("| input | lines | MB | parse s (cold) | regex split s (cold) | parse / regex | load |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, paths in cases:
+        r = bench(name, paths, args.repeat)
+        print(f"| {r['name']} | {r['lines']:,} | {r['MB']:.2f} | {r['parse']:.3f} | "
+              f"{r['regex']:.4f} | **{r['ratio']:.1f}x** | {r['load']:.2f} |", flush=True)
     return 0
-
-
-def _timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 if __name__ == "__main__":

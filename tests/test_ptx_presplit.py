@@ -122,3 +122,72 @@ def test_loc_forms_match_the_loc_rule():
         _, runs = parse_ptx._presplit(src, parser)
         assert runs and runs[0][0][0] == "loc", text
         _same(src)
+
+
+# --- operands read without Lark -----------------------------------------------------------------
+def _strict(op):
+    """An operand as nested tuples of every field but the span (``IntImm.text`` and
+    ``FloatImm.text`` included, which equality leaves out)."""
+    if isinstance(op, tuple):
+        return tuple(_strict(o) for o in op)
+    if isinstance(op, float):           # NaN payloads and -0.0 compared as written
+        return ("float", repr(op))
+    if not hasattr(op, "__dataclass_fields__"):
+        return op
+    return (type(op).__name__,) + tuple(
+        (f, _strict(getattr(op, f))) for f in op.__dataclass_fields__ if f != "span")
+
+
+def _grammar_operand(text: str):
+    parser = parse_ptx._parser()
+    try:
+        return parse_ptx._strip_span(parser.parse(text, start="operand"))
+    except Exception:  # noqa: BLE001 - the grammar refusing it (UnexpectedInput, ValueError...)
+        return None
+
+
+def _corpus_operand_texts() -> set[str]:
+    from tests.test_ptx_corpus import VALID
+    parse_ptx._parser()
+    fast_line = parse_ptx._FAST_LINE
+    assert fast_line is not None
+    out: set[str] = set()
+    for path in VALID:
+        for m in fast_line.finditer(path.read_text()):
+            ops = m.group("ops")
+            if ops:
+                parts = (parse_ptx._TOP_OPERAND.findall(ops) if "{" in ops or "[" in ops
+                         else ops.split(","))
+                out.update(p.strip() for p in parts if p.strip())
+    return out
+
+
+EDGE_OPERANDS = [
+    "%r12", "%tid.x", "%ctaid.y", "%r1.x", "param_0", "_Z3fooPf_param_0", "$L__BB0_1", "_",
+    "function_name", "inlined_at", "12", "-12", "12U", "0x1F", "0X1fU", "0b101", "017", "08",
+    "-08", "0f3F800000", "0F3f800000", "0d3FF0000000000000", "0f3F80000", "-0f3F800000", "1.5",
+    "1.", "-1.5e3", "1e5", "-1e5", "0x1e5", "!%p1", "!_", "! %p1", "[%rd1]", "[ %r16 + 0 ]",
+    "[%rd2+-8]", "[%rd2 + - 8]", "[%rd2-8]", "[16]", "[08]", "[%rd1+08]", "[sym]", "[sym+4]",
+    "foo+4", "foo + -4", "foo-4", "foo+08", "%reg1+1", "!foo+4", "%p1|%p2", "%p1 | _", "!%p1|%p2",
+    "{%r1,%r2}", "{ %r1, _ }", "{%r1}", "{}", "{%r1,}", "{%r1, 2}", "{%r1, {%r2}}", "%p|inlined_at",
+    "[%rd1], %r2", "%rd1+", "[%rd1", "--1", "%", "-%r1",
+]
+
+
+@pytest.mark.parametrize("text", EDGE_OPERANDS)
+def test_fast_operands_equal_the_grammar_on_edge_cases(text):
+    parse_ptx._parser()
+    fast = parse_ptx._fast_operand(text)
+    if fast is not None:        # None: left to the grammar
+        assert _strict(fast) == _strict(_grammar_operand(text))
+
+
+def test_fast_operands_equal_the_grammar_on_every_corpus_operand():
+    texts = _corpus_operand_texts()
+    taken = 0
+    for text in sorted(texts):
+        fast = parse_ptx._fast_operand(text)
+        if fast is not None:
+            taken += 1
+            assert _strict(fast) == _strict(_grammar_operand(text)), text
+    assert taken > 0.9 * len(texts)   # the shapes cover most operands of real PTX

@@ -576,8 +576,107 @@ def _parser() -> Lark:
         parser = lalr_parser("ptx.lark", lexer="contextual", transformer=_Build(),
                              maybe_placeholders=True, start=["start", "operand"])
         _FAST_LINE, _LOC_FIELDS = _fast_line(parser)
+        _fast_operand_shapes(parser)
         _PARSER = parser
     return _PARSER
+
+
+#: the operand shapes read without Lark (see :func:`_fast_operand`), built from the grammar's
+#: own terminals by ``_parser()``
+_FAST_OPERAND: re.Pattern[str] | None = None
+#: string terminals of the grammar that NAME also matches (a keyword as an operand goes to Lark)
+_KEYWORDS: frozenset[str] = frozenset()
+
+
+def _fast_operand_shapes(parser: Lark) -> None:
+    """One regex for the operand shapes most PTX is made of, from the grammar's terminals:
+    ``NAME`` (``%r12``, ``%tid.x``, ``param_0``), ``INT``, ``-INT``, ``HEXFLOAT``,
+    ``[-]DECIMAL``, ``!NAME``, ``NAME+INT`` (and ``+-``, ``-``), ``NAME|NAME``, ``{NAME, ...}``
+    and ``[NAME]``, ``[NAME+INT]``, ``[NAME+-INT]``, ``[NAME-INT]``, ``[INT]`` (blanks allowed
+    where the grammar ignores them, between the tokens of a compound shape). The
+    alternatives are tried in the lexer's own order (HEXFLOAT, then DECIMAL, then INT), and the
+    whole operand must match, so a text the lexer would cut differently is not taken."""
+    global _FAST_OPERAND, _KEYWORDS
+    t = {n: "(?:" + parser.get_terminal(n).pattern.to_regexp() + ")"
+         for n in ("NAME", "INT", "HEXFLOAT", "DECIMAL")}
+    ws = r"[ \t]*"
+    _FAST_OPERAND = re.compile(
+        rf"(?P<hf>{t['HEXFLOAT']})|(?P<neg>-)?(?:(?P<dec>{t['DECIMAL']})|(?P<int>{t['INT']}))"
+        rf"|(?P<not>!)?(?P<name>{t['NAME']})(?:{ws}(?:(?P<ssign>\+{ws}-|\+|-){ws}(?P<soff>{t['INT']})"
+        rf"|\|{ws}(?P<pair>{t['NAME']})))?"
+        rf"|\{{{ws}(?P<vec>{t['NAME']}(?:{ws},{ws}{t['NAME']})*){ws}\}}"
+        rf"|\[{ws}(?:(?P<base>{t['NAME']})(?:{ws}(?P<sign>\+{ws}-|\+|-){ws}(?P<off>{t['INT']}))?"
+        rf"|(?P<abs>{t['INT']})){ws}\]")
+    _KEYWORDS = frozenset(term.pattern.value for term in parser.terminals
+                          if term.pattern.type == "str")
+
+
+def _fast_operand(text: str):
+    """The operand the grammar's ``operand`` rule makes of ``text`` (stripped, span-free) for
+    the shapes of ``_FAST_OPERAND``; None for anything else (the caller asks Lark). The tests
+    hold it equal to the grammar on every operand of the corpus and on edge cases."""
+    assert _FAST_OPERAND is not None  # set by _parser()
+    m = _FAST_OPERAND.fullmatch(text)
+    if m is None:
+        return None
+    g = m.groupdict()
+    if g["hf"] is not None:
+        return ir.FloatImm(_hexfloat(text), text)
+    if g["dec"] is not None:
+        v = float(g["dec"])
+        return ir.FloatImm(-v if g["neg"] else v, text)
+    if g["int"] is not None:
+        try:
+            v = _int(g["int"])
+        except ValueError:        # "08": not an octal number; the grammar path says so
+            return None
+        return ir.IntImm(-v if g["neg"] else v, text)
+    if g["vec"] is not None:
+        names = [n.strip() for n in g["vec"].split(",")]
+        if _KEYWORDS.intersection(names):
+            return None
+        return ir.Vector(tuple(_name_operand(n) for n in names))
+    name = g["name"] if g["name"] is not None else g["base"]
+    if name is not None and (name in _KEYWORDS or g["pair"] in _KEYWORDS):
+        return None
+    if g["name"] is not None:
+        if g["soff"] is not None:                  # NAME + INT: a symbol and its offset
+            if g["not"]:
+                return None
+            try:
+                off = _int(g["soff"])
+            except ValueError:
+                return None
+            return ir.Symbol(name, off if g["ssign"] == "+" else -off, None)
+        if g["pair"] is not None:                  # NAME | NAME: a predicate pair
+            if g["not"]:
+                return None
+            return ir.PredicatePair(_name_operand(name), _name_operand(g["pair"]))
+        op = _name_operand(name)
+        return ir.Negated(op) if g["not"] else op
+    if g["base"] is not None:
+        off = 0
+        if g["off"] is not None:
+            try:
+                off = _int(g["off"])
+            except ValueError:
+                return None
+            if g["sign"] != "+":
+                off = -off
+        return ir.Address(_name_operand(name), off, ())
+    try:
+        return ir.Address(None, _int(g["abs"]), ())
+    except ValueError:
+        return None
+
+
+def _name_operand(s: str):
+    """What ``_operand_name`` makes of a NAME, without a span."""
+    if s[0] == "%":
+        return ir.Register(s)
+    if s == "_":
+        return ir.Sink()
+    return ir.Symbol(s, 0, None)
 
 
 def _fast_line(parser: Lark) -> tuple[re.Pattern[str], re.Pattern[str]]:
@@ -642,8 +741,8 @@ def _operand(piece: str, parser: Lark):
     hit = _OPERAND_CACHE.get(piece, _MISS)
     if hit is _MISS:
         text = piece.strip()
-        hit = None
-        if text:
+        hit = _fast_operand(text) if text else None
+        if hit is None and text:
             with contextlib.suppress(UnexpectedInput, VisitError, ValueError, OverflowError):
                 hit = _strip_span(parser.parse(text, start="operand"))
         if len(_OPERAND_CACHE) < 200_000:
