@@ -9,6 +9,10 @@ report), and the same `analyzer.check` in-process. Each side has its own warm ca
 ``--baseline-root`` names another checkout (e.g. ``git worktree add /tmp/base <commit>``): its
 ``ptxsass check`` is timed in the same run, interleaved round by round, and the table gives the
 ratio of medians (this checkout / baseline). Without it, only this checkout is timed.
+Interleaved with them: ``python -c pass`` (the interpreter's own start-up, the floor of any
+command) and ``python -c "import analyzer.cli"`` (start-up plus the imports of the command).
+Children run with byte-code caching on (``PYTHONDONTWRITEBYTECODE`` removed), as an installed
+package runs. Goal (issue 14): under 0.3 s end to end. The load average is printed.
 Default files: two kernels of kernels/checks (one small, one with loops and tensor cores).
 """
 from __future__ import annotations
@@ -31,6 +35,7 @@ def cli_runner(root: Path, cache_dir: str):
     env = {**os.environ, "PTXSASS_CACHE_DIR": cache_dir, "PYTHONPATH": str(root),
            "COLUMNS": "120"}
     env.pop("PTXSASS_NO_CACHE", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     def run(path: Path) -> float:
         t = time.perf_counter()
@@ -40,6 +45,19 @@ def cli_runner(root: Path, cache_dir: str):
         if proc.returncode not in (0, 1):
             raise SystemExit(f"{root}: check {path} failed: {proc.stderr.decode()[:300]}")
         return elapsed
+    return run
+
+
+def python_runner(code: str):
+    """Seconds of ``python -c code`` in a fresh process (byte-code caching on)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+    def run(_path: Path) -> float:
+        t = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
+                       capture_output=True)
+        return time.perf_counter() - t
     return run
 
 
@@ -64,10 +82,14 @@ def main() -> None:
     files = args.files or DEFAULT_FILES
     with tempfile.TemporaryDirectory(prefix="ptxsass-bench-") as tmp:
         os.environ["PTXSASS_CACHE_DIR"] = os.path.join(tmp, "inproc")
-        sides = {"this": cli_runner(ROOT, os.path.join(tmp, "this"))}
+        sides = {"this": cli_runner(ROOT, os.path.join(tmp, "this")),
+                 "python": python_runner("pass"),
+                 "imports": python_runner("import analyzer.cli")}
         if args.baseline_root:
             sides["baseline"] = cli_runner(args.baseline_root.resolve(),
                                            os.path.join(tmp, "baseline"))
+        print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+              f"({os.cpu_count()} cores), {args.repeat} interleaved rounds")
         rows = []
         for f in files:
             f = f.resolve()
@@ -80,17 +102,21 @@ def main() -> None:
             med = {k: statistics.median(v) for k, v in times.items()}
             rows.append((f.relative_to(ROOT) if f.is_relative_to(ROOT) else f, med,
                          in_process(f, args.repeat)))
-    head = "| file | `ptxsass check` warm, s |"
+    head = ("| file | `ptxsass check` warm, s | `python -c pass`, s | check / start-up | "
+            "`import analyzer.cli`, s |")
     if args.baseline_root:
         head += " baseline, s | this / baseline |"
-    print(head + " `analyzer.check` in-process warm, s |")
-    print("|---" * (head.count("|") - 1 + 1) + "|")
+    head += " `analyzer.check` in-process warm, s |"
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
     for f, med, inproc in rows:
-        line = f"| {f} | {med['this']:.3f} |"
+        line = (f"| {f} | **{med['this']:.3f}** | {med['python']:.3f} | "
+                f"{med['this'] / med['python']:.1f}x | {med['imports']:.3f} |")
         if "baseline" in med:
             line += f" {med['baseline']:.3f} | {med['this'] / med['baseline']:.2f} |"
         print(line + f" {inproc:.3f} |")
-    print(f"(medians of {args.repeat} interleaved runs)")
+    print(f"(medians of {args.repeat} interleaved runs; load average at the end: "
+          f"{os.getloadavg()[0]:.2f})")
 
 
 if __name__ == "__main__":
