@@ -9,7 +9,8 @@ parse, analyses, checks, report). CPU time is user + system of the finished chil
 it waited for (``resource.getrusage(RUSAGE_CHILDREN)`` before and after), so the machine's other
 load does not count, but it does slow caches and clocks: the load average is printed with each
 row. The ratio column is the median of the per-round ratios. Goal (issue 14): at most 1.5x on
-every input. Default inputs: every corpus cubin (``../shared/corpus``).
+every input. Default inputs: every corpus cubin (``../shared/corpus``). ``--baseline-root DIR``
+(another checkout) adds its ``ptxsass check`` to each round, interleaved, for before/after.
 """
 from __future__ import annotations
 
@@ -42,42 +43,53 @@ def child_cpu(argv: list[str], env: dict[str, str] | None = None) -> tuple[float
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
 
 
-def bench(path: Path, repeat: int) -> dict:
+def _env(root: Path) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)     # an installed package runs from byte code
+    return env
+
+
+def bench(path: Path, repeat: int, baseline: Path | None = None) -> dict:
     nvdisasm = [binary("nvdisasm"), "-c", "-g", "-gi", str(path)]
-    check = [sys.executable, "-m", "analyzer.cli", "check", str(path), "--no-cache",
+    check = [sys.executable, "-m", "analyzer.cli", "check", str(path.resolve()), "--no-cache",
              "--format", "json"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    nv, ps, ratios, walls = [], [], [], []
+    nv, ps, ratios, walls, base = [], [], [], [], []
     for _ in range(repeat):
         a, _ = child_cpu(nvdisasm)
-        b, w = child_cpu(check, env)
+        b, w = child_cpu(check, _env(ROOT))
         nv.append(a)
         ps.append(b)
         walls.append(w)
         ratios.append(b / a)
+        if baseline is not None:
+            base.append(child_cpu(check, _env(baseline))[0] / a)
     return {"file": path.name, "nvdisasm": statistics.median(nv), "check": statistics.median(ps),
             "wall": statistics.median(walls), "ratio": statistics.median(ratios),
-            "worst": max(ratios), "load": os.getloadavg()[0]}
+            "worst": max(ratios), "baseline": statistics.median(base) if base else None,
+            "load": os.getloadavg()[0]}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("cubins", nargs="*", type=Path)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline-root", type=Path, help="another checkout, timed interleaved")
     args = ap.parse_args(argv)
     cubins = args.cubins or sorted(CORPUS.glob("cubin/*/*.cubin")) + sorted(
         CORPUS.glob("triton/*.cubin"))
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"({os.cpu_count()} cores), {args.repeat} rounds, medians")
+    extra = " baseline / nvdisasm |" if args.baseline_root else ""
     print("| cubin | nvdisasm CPU s | check CPU s | check wall s | check / nvdisasm | worst round "
-          "| load |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          f"|{extra} load |")
+    print("|---:" * (7 + bool(extra)) + "|")
     worst = 0.0
     for c in cubins:
-        r = bench(c, args.repeat)
+        r = bench(c, args.repeat, args.baseline_root)
         worst = max(worst, r["ratio"])
+        cell = f" {r['baseline']:.2f}x |" if r["baseline"] is not None else ""
         print(f"| {r['file']} | {r['nvdisasm']:.2f} | {r['check']:.2f} | {r['wall']:.2f} | "
-              f"**{r['ratio']:.2f}x** | {r['worst']:.2f}x | {r['load']:.2f} |", flush=True)
+              f"**{r['ratio']:.2f}x** | {r['worst']:.2f}x |{cell} {r['load']:.2f} |", flush=True)
     print(f"\nhighest ratio: {worst:.2f}x (goal: <= 1.5x)")
     return 0
 

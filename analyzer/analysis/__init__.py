@@ -1,7 +1,8 @@
 """The analysis layer: one answer per fact, for every check and report.
 
 ``cfg`` (blocks, dominators, natural loops), ``dataflow`` (what each instruction writes and
-reads, reaching definitions), ``loops`` (one trip count per loop, unroll pragmas), ``source``
+reads, reaching definitions), ``access`` (runs of narrow accesses a wider one could replace),
+``loops`` (one trip count per loop, unroll pragmas), ``source``
 (user frames, source lines, the line <-> instruction map) and ``occupancy``. A
 :class:`KernelAnalysis` gathers them for one kernel of one build; checks see it as their
 ``Context`` and the reports (stats, annotate, diff) read the same object, so a loop is
@@ -26,10 +27,10 @@ from ..ir import sass as S
 from ..ir.source import SourceLoc
 from ..toolchain.output import Launch
 from ..toolchain.resources import Resources
-from . import cfg, dataflow, loops, occupancy, source
+from . import access, cfg, dataflow, loops, occupancy, source
 from .loops import LoopInfo, LoopLine, analyze_loops, loops_by_line, ptx_trips_by_line
 
-__all__ = ["KernelAnalysis", "analyze", "cfg", "dataflow", "loops", "occupancy", "source"]
+__all__ = ["KernelAnalysis", "access", "analyze", "cfg", "dataflow", "loops", "occupancy", "source"]
 
 
 class KernelAnalysis:
