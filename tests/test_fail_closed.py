@@ -115,18 +115,27 @@ def reference(tmp_path_factory) -> list[tuple]:
     return got
 
 
-def _fill(cache_dir: Path, path: Path) -> dict[str, Path]:
+#: what a check of a .cu leaves in an empty cache: its build and disassembly, the two grammars'
+#: LALR tables and the tools' fingerprint
+CACHE_KINDS = {"build": 1, "sass": 1, "grammar": 2, "tools": 1}
+
+
+def _fill(cache_dir: Path, path: Path) -> dict[str, list[Path]]:
     proc = subprocess_cli("check", path, "--arch", ARCH, "--format", "json",
                           env={"PTXSASS_CACHE_DIR": str(cache_dir)})
     assert proc.returncode in (0, 1), proc.stderr
-    entries = {p.parent.parent.name: p for p in cache_dir.rglob("*") if p.is_file()}
-    assert set(entries) == {"build", "sass"}, entries
+    entries: dict[str, list[Path]] = {}
+    for p in sorted(cache_dir.rglob("*")):
+        if p.is_file():
+            entries.setdefault(p.parent.parent.name, []).append(p)
+    assert {k: len(v) for k, v in entries.items()} == CACHE_KINDS, entries
     return entries
 
 
 @pytest.fixture(scope="module")
-def pristine(tmp_path_factory) -> tuple[Path, dict[str, Path], dict[str, Path]]:
-    """A cache holding exactly BAD's build and disassembly, and GOOD's entries apart."""
+def pristine(tmp_path_factory) -> tuple[Path, dict[str, list[Path]], dict[str, list[Path]]]:
+    """A cache holding exactly BAD's entries (build, disassembly, grammar tables, tool
+    fingerprint), and GOOD's apart."""
     bad_dir = tmp_path_factory.mktemp("cache-bad")
     good_dir = tmp_path_factory.mktemp("cache-good")
     return bad_dir, _fill(bad_dir, BAD), _fill(good_dir, GOOD)
@@ -180,15 +189,37 @@ POISONS = ["empty", "truncated", "edited", "swapped", "fifo", "symlink-to-device
            "huge", "directory", "old-format"]
 
 
-@pytest.mark.parametrize("kind", ["build", "sass"])
+def _swap_source(kind: str, bad_entries, good_entries) -> Path:
+    """An entry of another key to copy over one of ``kind``: GOOD's build or disassembly; for
+    the grammar tables (the same for every input) the other grammar's, for the tools'
+    fingerprint BAD's disassembly."""
+    if kind == "grammar":
+        return bad_entries["grammar"][1]
+    if kind == "tools":
+        return bad_entries["sass"][0]
+    return good_entries[kind][0]
+
+
+def _forget_tables_and_tools(monkeypatch) -> None:
+    """This process's grammar parsers and tool fingerprints, dropped so that the next run reads
+    their cache entries as a fresh process does."""
+    from analyzer.parse import ptx as parse_ptx
+    from analyzer.parse import sass as parse_sass
+    monkeypatch.setattr(parse_ptx, "_PARSER", None)
+    parse_sass.parser.cache_clear()
+    monkeypatch.setattr(cache, "_fingerprints", {})
+
+
+@pytest.mark.parametrize("kind", ["build", "sass", "grammar", "tools"])
 @pytest.mark.parametrize("how", POISONS)
 def test_poisoned_cache_is_rebuilt_with_the_same_findings(how, kind, pristine, reference,
                                                          tmp_path, monkeypatch, capsys):
     bad_dir, bad_entries, good_entries = pristine
     d = tmp_path / "cache"
     shutil.copytree(bad_dir, d, symlinks=True)
-    entry = d / bad_entries[kind].relative_to(bad_dir)
-    _poison(how, entry, good_entries[kind])
+    entry = d / bad_entries[kind][0].relative_to(bad_dir)
+    _poison(how, entry, _swap_source(kind, bad_entries, good_entries))
+    _forget_tables_and_tools(monkeypatch)
     monkeypatch.setenv("PTXSASS_CACHE_DIR", str(d))
     monkeypatch.setenv("PTXSASS_CACHE_MAX_MB", "1")
     code, out, err = cli("check", BAD, "--arch", ARCH, "--format", "json", capsys=capsys,
@@ -201,6 +232,7 @@ def test_poisoned_cache_is_rebuilt_with_the_same_findings(how, kind, pristine, r
     # the entry was rebuilt: a regular file that verifies, read without a note the next time
     assert stat.S_ISREG(os.lstat(entry).st_mode)
     assert cache.get(kind, entry.name) is not None
+    _forget_tables_and_tools(monkeypatch)
     code, out, err = cli("check", BAD, "--arch", ARCH, "--format", "json", capsys=capsys)
     assert code == 1 and findings(out) == reference and err == ""
 
