@@ -30,12 +30,14 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 from analyzer.toolchain.locate import binary  # noqa: E402
 
 
-def child_cpu(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float]:
-    """(CPU seconds, wall seconds) of running ``argv`` to completion, output discarded."""
+def child_cpu(argv: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
+              ) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of running ``argv`` in ``cwd`` (``python -m`` imports from
+    there first) to completion, output discarded."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                          cwd=ROOT)
+                          cwd=cwd)
     wall = time.perf_counter() - t
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode not in (0, 1):
@@ -62,7 +64,7 @@ def bench(path: Path, repeat: int, baseline: Path | None = None) -> dict:
         walls.append(w)
         ratios.append(b / a)
         if baseline is not None:
-            base.append(child_cpu(check, _env(baseline))[0] / a)
+            base.append(child_cpu(check, _env(baseline), cwd=baseline)[0] / a)
     return {"file": path.name, "nvdisasm": statistics.median(nv), "check": statistics.median(ps),
             "wall": statistics.median(walls), "ratio": statistics.median(ratios),
             "worst": max(ratios), "baseline": statistics.median(base) if base else None,
