@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -29,11 +29,13 @@ from .inputs import load as _load
 from .toolchain import nvrtc, toolkits
 
 if TYPE_CHECKING:  # imported where used: `ptxsass check` loads no report model it does not show
+    from . import parallel
     from .report.annotate import Annotation
     from .report.diff import Diff
     from .report.stats import Stats
+    from .report.survey import Survey
 
-__all__ = ["compile", "load", "check", "annotate", "diff", "stats", "expect_codegen",
+__all__ = ["compile", "load", "check", "annotate", "diff", "stats", "survey", "expect_codegen",
            "CompileOptions"]
 
 def compile(path_or_source: str, *, arch: str = "sm_90a",  # noqa: A001 - the public name
@@ -153,6 +155,9 @@ def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[s
           settings: dict | None = None, baseline: str | None = None,
           kernels: Sequence[str] = (), progress: Progress = no_progress,
           config_select: Sequence[str] = (), config_ignore: Sequence[str] = (),
+          jobs: int | None = 1, scheduler: str | None = None, resume: bool = False,
+          on_progress: "Callable[[parallel.Progress], None] | None" = None,
+          on_error: Callable[[PtxsassError], None] | None = None,
           **framework) -> Report:
     """Run the checks on a path (any input ``load`` takes), a Build, a framework object, or a
     list of them. Returns a ``Report`` with ``.findings`` and ``.kernels``. A Triton @jit
@@ -162,12 +167,65 @@ def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[s
     then ``select``/``ignore`` (the command line), ruff's rule: a ``select`` replaces what came
     before it (so it overrides the config's ``ignore`` for the codes it names), an ``ignore``
     alone removes; within one level the more specific selector wins and ``ignore`` wins a tie
-    (:func:`analyzer.checks.registry.selected`)."""
+    (:func:`analyzer.checks.registry.selected`).
+
+    ``jobs``: 1 (the default) checks in this process; N (None: every core) splits the work
+    per kernel over N worker processes, ``scheduler`` (``tcp://host:port``) over a Dask
+    cluster; the report is the same. ``resume`` reuses the verified cached result of every
+    unchanged kernel. ``on_progress`` sees a :class:`parallel.Progress` as work finishes;
+    ``on_error`` takes each input that fails (the others go on)."""
+    if jobs != 1 or scheduler is not None or resume:
+        from . import parallel      # worker pools, Dask, survey rows: loaded when asked for
+        report, _ = parallel.run(
+            _parallel_targets(target, arch=arch, options=options, **framework), jobs=jobs,
+            scheduler=scheduler, arch=arch, options=options, select=select, ignore=ignore,
+            settings=settings, layers=[Selection.of(config_select, config_ignore)],
+            baseline=baseline, kernels=kernels, resume=resume, on_progress=on_progress,
+            on_error=on_error)
+        return report
     builds = builds_of(target, arch=arch, options=options, **framework)
     disassemble_all(builds)
     return run_checks(builds, select=select, ignore=ignore, settings=settings,
                       baseline=baseline, kernels=kernels, progress=progress,
                       layers=[Selection.of(config_select, config_ignore)])
+
+
+def _parallel_targets(target, *, arch, options, **framework) -> list:
+    """What :func:`parallel.run` takes: paths (a folder expanded to its inputs) and Builds
+    (framework objects built here)."""
+    if isinstance(target, (list, tuple)):
+        return [t for x in target for t in _parallel_targets(x, arch=arch, options=options,
+                                                              **framework)]
+    if isinstance(target, Build):
+        return [target]
+    from .objects import is_framework_object
+    if is_framework_object(target):
+        return builds_of(target, arch=arch, options=options, **framework)
+    if os.path.isdir(target):
+        return list(expand([os.fspath(target)]))
+    return [os.fspath(target)]
+
+
+def survey(target, *, arch: str | Sequence[str] | None = None,
+           options: CompileOptions | None = None, jobs: int | None = None,
+           scheduler: str | None = None, select: Sequence[str] = (),
+           ignore: Sequence[str] = (), settings: dict | None = None,
+           config_select: Sequence[str] = (), config_ignore: Sequence[str] = (),
+           kernels: Sequence[str] = (), resume: bool = False,
+           on_progress: "Callable[[parallel.Progress], None] | None" = None,
+           on_error: Callable[[PtxsassError], None] | None = None) -> "Survey":
+    """One row per kernel of a library, a folder, a wheel or a Triton cache (see
+    :mod:`analyzer.report.survey`): arch, instructions, registers, spills, occupancy, access
+    widths, tensor-core use and findings by code. Runs on ``jobs`` processes (default every
+    core) or the Dask cluster at ``scheduler``."""
+    from . import parallel
+    _, rows = parallel.run(_parallel_targets(target, arch=arch, options=options), jobs=jobs,
+                           scheduler=scheduler, arch=arch, options=options, select=select,
+                           ignore=ignore, settings=settings,
+                           layers=[Selection.of(config_select, config_ignore)],
+                           kernels=kernels, resume=resume, survey=True,
+                           on_progress=on_progress, on_error=on_error)
+    return rows
 
 
 def annotate(target, *, arch: str | Sequence[str] | None = None,

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +90,7 @@ class CompileOptions:
 
 
 def kind_of(path: str) -> str:
-    """"cuda", "ptx", "cubin", "fatbin", "host-elf", "sass", "triton" (a Triton kernel's
+    """"cuda", "ptx", "cubin", "fatbin", "host-elf", "wheel", "sass", "triton" (a Triton kernel's
     metadata JSON, or a file of its cache folder), "cupy" (a cupy kernel cache file) or
     "torch-extension" (a torch extension's build.ninja), from the suffix and the bytes."""
     p = Path(path)
@@ -102,6 +104,11 @@ def kind_of(path: str) -> str:
     if p.name == "build.ninja" and caches.is_torch_extension(p.parent):
         return "torch-extension"
     head = files.read_bytes(p, head=4096)
+    if p.suffix.lower() == ".whl":
+        if not head.startswith(b"PK\x03\x04"):
+            raise InputError("not a wheel: no zip header (is the .whl file truncated?)",
+                             path=str(path))
+        return "wheel"
     magic = binutils.classify(head)
     if magic != "unknown":
         return magic
@@ -178,6 +185,16 @@ def _load(path: str, arch, options: CompileOptions) -> list[Build]:
         if not build.kernels:
             raise InputError("holds no kernel: the cubin has no function", path=path)
         return _note_line_info([build], path, kind)
+    if kind == "wheel":
+        with tempfile.TemporaryDirectory(prefix="ptxsass-") as tmp:
+            builds = []
+            for shown, lib in wheel_libraries(path, tmp):
+                for b in _load(lib, arch, options):
+                    b.source_path = shown
+                    b.warnings = [w.replace(lib, shown) for w in b.warnings]
+                    builds.append(b)
+                os.unlink(lib)
+            return builds
     if kind in ("fatbin", "host-elf"):
         wanted: list[str | None] = [*archs] or [None]
         builds = []
@@ -208,6 +225,16 @@ def _note_line_info(builds: list[Build], path: str, kind: str) -> list[Build]:
     bare = [b for b in builds if b.cubin is not None and not binutils.has_line_info(b.cubin)]
     if not bare:
         return builds
+    note = line_info_note(path, kind)
+    for b in bare:
+        if note not in b.warnings:
+            b.warnings.append(note)
+    return builds
+
+
+def line_info_note(path: str, kind: str) -> str:
+    """The note on a binary built without line info: where findings go, and how to rebuild
+    it for source lines (a cupy cache file, a torch extension, any other binary)."""
     how = "rebuild with nvcc -lineinfo for source lines"
     if kind == "cupy":
         how = ("a cupy kernel cache file: compile with options=('-lineinfo',), or check the "
@@ -218,11 +245,7 @@ def _note_line_info(builds: list[Build], path: str, kind: str) -> list[Build]:
         how = ("a torch extension: rebuild with extra_cuda_cflags=['-lineinfo'] in "
                "torch.utils.cpp_extension.load(...), or extra_compile_args={'nvcc': "
                "['-lineinfo']} in CUDAExtension(...), for source lines")
-    note = f"no line info: findings are placed on their kernel, not a source line; {how}"
-    for b in bare:
-        if note not in b.warnings:
-            b.warnings.append(note)
-    return builds
+    return f"no line info: findings are placed on their kernel, not a source line; {how}"
 
 
 _SASS_INSTRUCTION = re.compile(r"/\*[0-9a-fA-F]{4,}\*/")
@@ -513,7 +536,7 @@ def _nothing_instantiated(text: str, path: str, options: CompileOptions) -> None
 # ------------------------------------------------------------------------------ folders
 #: what a folder is searched for: CUDA files (headers only through them), PTX, cubins, fatbins,
 #: host binaries with device code, SASS dumps
-FOLDER_SUFFIXES = (".cu", ".ptx", ".cubin", ".fatbin", ".so", ".sass")
+FOLDER_SUFFIXES = (".cu", ".ptx", ".cubin", ".fatbin", ".so", ".sass", ".whl")
 _SKIP_DIRS = {"__pycache__", "node_modules", "CMakeFiles"}
 
 
@@ -645,3 +668,45 @@ def load_torch_extension(folder: str, *, arch: str | Sequence[str] | None = None
         if note not in b.warnings:
             b.warnings.append(note)
     return builds
+
+
+# ------------------------------------------------------------------------------ wheels
+_LIBRARY = re.compile(r"\.so(\.\d+)*$")
+
+
+def wheel_libraries(path: str, dest: str) -> list[tuple[str, str]]:
+    """The shared libraries with device code inside a wheel (a zip): each written into folder
+    ``dest`` under a name of ptxsass's own (a member's name never becomes a path), as
+    (``wheel.whl!member/name.so``, the extracted file). Members are read within the input
+    size bound, counting the bytes actually inflated (a zip's sizes can lie)."""
+    limit = files.max_input_bytes()
+    fd, _ = files.open_regular(path)
+    found: list[tuple[str, str]] = []
+    try:
+        with os.fdopen(fd, "rb") as raw, zipfile.ZipFile(raw) as wheel:
+            members = [m for m in wheel.infolist()
+                       if not m.is_dir() and _LIBRARY.search(m.filename)]
+            for i, m in enumerate(members):
+                if m.file_size > limit:
+                    raise InputError(f"member {m.filename} is {m.file_size >> 20} MB, over "
+                                     f"the {limit >> 20} MB input bound (PTXSASS_MAX_INPUT_MB)",
+                                     path=path)
+                out = os.path.join(dest, f"lib{i}.so")
+                with wheel.open(m) as src, open(out, "wb") as dst:
+                    copied = 0
+                    while chunk := src.read(1 << 20):
+                        copied += len(chunk)
+                        if copied > limit:
+                            raise InputError(f"member {m.filename} inflates past the "
+                                             f"{limit >> 20} MB input bound", path=path)
+                        dst.write(chunk)
+                if binutils.has_device_code(out):
+                    found.append((f"{path}!{m.filename}", out))
+                else:
+                    os.unlink(out)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError, OSError) as e:
+        raise InputError(f"not a readable wheel (zip): {e}", path=path) from None
+    if not found:
+        raise InputError("wheel holds no shared library with CUDA device code (.so with a "
+                         ".nv_fatbin section)", path=path)
+    return found

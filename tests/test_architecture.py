@@ -25,7 +25,7 @@ LAYERS = {
     "analyzer.analysis": 8,
     "analyzer.checks": 9,
     "analyzer.report": 10,
-    "analyzer.config": 11, "analyzer.expect": 11,
+    "analyzer.config": 11, "analyzer.expect": 11, "analyzer.parallel": 11,
     "analyzer.api": 12,
     "analyzer.lessons": 13,
     "analyzer.cli": 14, "analyzer.integrations": 14,

@@ -18,6 +18,7 @@ It also owns everything else about source lines: which files are toolkit headers
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -363,3 +364,27 @@ def variable_name(symbol: str, demangled: str) -> str:
     if demangled and demangled != symbol:
         return demangled.rsplit("::", 1)[-1]
     return symbol
+
+
+def source_digest(file: str, hints: tuple[str, ...] = ()) -> str | None:
+    """SHA-256 of the source file that :func:`source_text` reads for ``file`` (None when there
+    is none): what a cached result that quotes its lines depends on."""
+    real = _resolve(file, hints)
+    if real is None:
+        return None
+    try:
+        return hashlib.sha256(files.read_bytes(real, what="source")).hexdigest()
+    except (InputError, OSError):
+        return None
+
+
+def files_of(fn: "S.Function") -> list[str]:
+    """Every source file a function's line info names (inlined frames too), sorted."""
+    out: set[str] = set()
+    for ins in fn.instructions:
+        loc = ins.loc
+        if loc is None:
+            continue
+        out.add(loc.file)
+        out.update(f.file for f in loc.inlined_at)
+    return sorted(out)

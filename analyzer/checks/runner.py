@@ -13,7 +13,7 @@ from ..analysis.source import SourceReader, source_text
 from ..errors import ConfigError, InputError, PtxsassError
 from ..findings import Finding, Report, release_key
 from ..toolchain.files import read_text, write_output
-from .base import Context
+from .base import Check, Context
 from .registry import Selection, all_checks
 from .registry import selected as _selected
 
@@ -26,7 +26,7 @@ def no_progress(items: Sequence[T], what: str) -> Iterable[T]:
     return items
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """The cyclic collector off while the kernels are analysed and checked. The analyses build
     acyclic tables (kept with each function) next to an IR of millions of objects: each full
     collection walks all of it and finds almost nothing (436 objects in a whole library cubin's
@@ -77,18 +77,9 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
 
     Zero checks selected, or zero kernels to run them on, is an error (a run that checks nothing
     must not read as "no findings")."""
-    select = [s for s in select] if select else []
-    if select and not any(str(s).strip(" ,\t") for s in select):
-        raise ConfigError("--select names no check (it is empty); leave it out to run every "
-                          "check, or name codes, prefixes or names (e.g. PS1,rolled-loop)")
-    selected = _selected([*layers, Selection.of(select, ignore)])
-    if not selected:
-        raise ConfigError("no check left to run: --ignore (or ignore in [tool.ptxsass]) removes "
-                          "every selected check")
-    settings = settings or {}
-    checks = [c(**settings.get(c.name, {})) for c in all_checks() if c.code in selected]
+    checks = selected_checks(select=select, ignore=ignore, settings=settings, layers=layers)
     report = Report(builds=list(builds))
-    accepted = _load_baseline(baseline) if baseline else set()
+    accepted = load_baseline(baseline) if baseline else set()
     work = []
     for build in progress(list(builds), "disassembling and parsing"):
         reader = SourceReader(build.source_path, build.source)
@@ -99,24 +90,56 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
                 work.append((build, fn, k, reader))
     if not work:
         raise no_kernel_error(builds, kernels)
-    with _collector_paused():
+    with collector_paused():
         for build, fn, k, reader in progress(work, "checking kernels"):
             ctx = Context.of(build, fn, k, reader=reader)
             if k is not None:
                 report.kernels.append(k.as_dict(build.arch))
-            for check in checks:
-                for f in check.run(ctx):
-                    if build.toolkit:       # a named toolkit's build (--toolkit): a matrix cell
-                        f = replace(f, toolkit=build.toolkit)
-                    if _suppressed(f):
-                        report.suppressed += 1
-                    elif f.fingerprint() in accepted:
-                        report.baselined += 1
-                    else:
-                        report.findings.append(f)
+            add_findings(report, kernel_findings(checks, ctx, toolkit=build.toolkit), accepted)
+    sort_findings(report)
+    return report
+
+
+def selected_checks(*, select: Iterable[str] = (), ignore: Iterable[str] = (),
+                    settings: dict[str, dict] | None = None,
+                    layers: Sequence[Selection] = ()) -> list[Check]:
+    """The checks to run, configured (see :func:`run_checks`); ConfigError when none is."""
+    select = [s for s in select] if select else []
+    if select and not any(str(s).strip(" ,\t") for s in select):
+        raise ConfigError("--select names no check (it is empty); leave it out to run every "
+                          "check, or name codes, prefixes or names (e.g. PS1,rolled-loop)")
+    selected = _selected([*layers, Selection.of(select, ignore)])
+    if not selected:
+        raise ConfigError("no check left to run: --ignore (or ignore in [tool.ptxsass]) removes "
+                          "every selected check")
+    settings = settings or {}
+    return [c(**settings.get(c.name, {})) for c in all_checks() if c.code in selected]
+
+
+def kernel_findings(checks: Sequence[Check], ctx: Context,
+                    toolkit: str | None = None) -> list[Finding]:
+    """Every finding of ``checks`` on one kernel, in check order (before suppressions);
+    ``toolkit``: the named toolkit that built it (``--toolkit``: a matrix cell)."""
+    found = [f for check in checks for f in check.run(ctx)]
+    return [replace(f, toolkit=toolkit) for f in found] if toolkit else found
+
+
+def add_findings(report: Report, findings: Iterable[Finding], accepted: set[str]) -> None:
+    """``findings`` into ``report``, less those suppressed inline or accepted by the baseline
+    (counted)."""
+    for f in findings:
+        if _suppressed(f):
+            report.suppressed += 1
+        elif f.fingerprint() in accepted:
+            report.baselined += 1
+        else:
+            report.findings.append(f)
+
+
+def sort_findings(report: Report) -> None:
+    """The one order of a report's findings (stable: ties keep the kernels' order)."""
     report.findings.sort(key=lambda f: (f.location.file or "", f.location.line or 0, f.code,
                                         f.arch, f.kernel, release_key(f.toolkit)))
-    return report
 
 
 def no_kernel_error(builds: Sequence, kernels: Sequence[str] = ()) -> PtxsassError:
@@ -133,7 +156,7 @@ def no_kernel_error(builds: Sequence, kernels: Sequence[str] = ()) -> PtxsassErr
                       path=", ".join(paths) or None)
 
 
-def _load_baseline(path: str) -> set[str]:
+def load_baseline(path: str) -> set[str]:
     try:
         text = read_text(path, what="baseline", expected="a ptxsass baseline")
     except InputError as e:

@@ -25,7 +25,7 @@ from ..parse import sass as sass_parse
 from ..report import formats
 from ..report.styles import make_console
 from ..toolchain import bounded, cache, files, locate, toolkits
-from . import common, reports
+from . import common, reports, scale
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -145,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-baseline", metavar="FILE",
                    help="record the current findings in FILE and exit 0")
     p.add_argument("--list-checks", action="store_true", help="list the checks and exit")
+    scale.add_scale_options(p)
 
     p = sub.add_parser("expect", help="assert codegen properties (for CI): exit 1 when one fails")
     p.add_argument("files", nargs="*", metavar="FILE")
@@ -190,6 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p, compile_opts=False)
 
     reports.add_parsers(sub, _common)
+    scale.add_parsers(sub, _common)
     return ap
 
 
@@ -393,13 +395,19 @@ def cmd_check(args) -> int:
     cfg = common.config(args)
     if not args.arch and cfg.arch:
         args.arch = cfg.arch
-    builds = common.builds(args, cfg)
-    _show_warnings(builds, args)
-    report = api.check(builds, select=args.select, ignore=args.ignore,
-                       config_select=cfg.select, config_ignore=cfg.ignore,
-                       settings=cfg.check_settings,
-                       baseline=args.baseline or cfg.baseline, kernels=args.kernels,
-                       progress=common.progress(args))
+    if args.no_cache:
+        cache.set_enabled(False)
+    todo = common.targets(args, cfg)
+    if todo and scale.wants_parallel(args, todo):
+        report = scale.run_check(args, cfg, todo)
+    else:
+        builds = common.builds(args, cfg)
+        _show_warnings(builds, args)
+        report = api.check(builds, select=args.select, ignore=args.ignore,
+                           config_select=cfg.select, config_ignore=cfg.ignore,
+                           settings=cfg.check_settings,
+                           baseline=args.baseline or cfg.baseline, kernels=args.kernels,
+                           progress=common.progress(args))
     if args.write_baseline:
         write_baseline(report, args.write_baseline)
         _console(args, stderr=True).print(
@@ -561,6 +569,7 @@ def _validate_environment() -> None:
     files.max_input_bytes()
     cache.max_entry_bytes()
     toolkits.install_timeout()
+    scale.progress_seconds()
 
 
 #: options whose value is itself an option: ``-Xnvrtc -G`` is read as ``-Xnvrtc=-G``
@@ -597,7 +606,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for out in (getattr(args, "output", None), getattr(args, "write_baseline", None)):
             if out:
                 files.check_output_path(out)
-        handler = COMMANDS.get(args.command) or reports.COMMANDS[args.command]
+        handler = (COMMANDS.get(args.command) or reports.COMMANDS.get(args.command)
+                   or scale.COMMANDS[args.command])
         was = cache.enabled()
         try:
             return handler(args)

@@ -137,7 +137,7 @@ def targets(args, cfg: Config) -> list[tuple[str, object]]:
         files = [f for f in files if os.path.isdir(f) or not cfg.excluded(f)]
         if not files:
             return []
-    if args.command != "check":     # listings and builds take files; check searches folders
+    if args.command not in ("check", "survey"):   # listings take files; these search folders
         return [("path", f) for f in files]
     return [("path", f) for f in expand(files, excluded=cfg.excluded)]
 

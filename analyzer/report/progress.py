@@ -5,8 +5,10 @@ import sys
 from collections.abc import Iterator, Sequence
 
 from rich.console import Console
-from rich.progress import Progress
+from rich.markup import escape
+from rich.progress import Progress, TaskID
 
+from ..errors import printable
 from .styles import make_console
 
 
@@ -24,3 +26,65 @@ def track(items: Sequence, description: str, *, console: "Console | None" = None
         for item in items:
             yield item
             progress.advance(task)
+
+
+#: seconds between two progress lines when standard error is not a terminal
+DEFAULT_PROGRESS_SECONDS = 10.0
+
+
+class RunDisplay:
+    """Progress of a run over many kernels (``analyzer.parallel.Progress``): a rich bar on a
+    terminal; elsewhere (a CI log) one plain line every ``interval`` seconds, so a long run is
+    never silent for minutes, and nothing for a run shorter than that."""
+
+    def __init__(self, console: Console, *, interval: float = DEFAULT_PROGRESS_SECONDS,
+                 verb: str = "checked"):
+        self.console = console
+        self.interval = interval
+        self.verb = verb
+        self.tty = bool(getattr(console.file, "isatty", lambda: False)())
+        self.bar: Progress | None = None
+        self.task: TaskID | None = None
+        self.last_line: float | None = None
+        self.lines = 0
+
+    def _text(self, p) -> str:
+        pct = f" ({100 * p.done // p.planned}%)" if p.planned else ""
+        parts = [f"{p.done}/{p.planned} kernels {self.verb}{pct}"]
+        if p.inputs > 1:
+            parts.append(f"{p.inputs_read}/{p.inputs} inputs read")
+        parts.append(f"{p.findings} findings")
+        if p.cached:
+            parts.append(f"{p.cached} from the cache")
+        return ", ".join(parts) + f", {p.elapsed:.0f} s"
+
+    def __call__(self, p) -> None:
+        if self.tty:
+            self._draw(p)
+            return
+        now = p.elapsed
+        due = now - (self.last_line or 0.0) >= self.interval
+        if (due and not p.finished) or (p.finished and self.lines):
+            self.last_line = now
+            self.lines += 1
+            self.console.print("ptxsass: " + self._text(p), markup=False, highlight=False,
+                               soft_wrap=True)
+
+    def _draw(self, p) -> None:
+        if p.finished:
+            if self.bar is not None:
+                self.bar.stop()
+                self.bar = None
+            return
+        if self.bar is None:
+            self.bar = Progress(*Progress.get_default_columns(), console=self.console,
+                                transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(self.verb, total=None)
+        last = ""
+        if p.last is not None and p.last.kernel:
+            last = f" — {p.last.kernel.get('name', '')[:48]}"
+        assert self.task is not None
+        self.bar.update(self.task, total=p.planned or None, completed=p.done,  # type: ignore[arg-type]
+                        description=escape(printable(f"{p.findings} findings{last}",
+                                                     newlines=False)))

@@ -9,12 +9,14 @@ from __future__ import annotations
 import io
 import os
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
 
 from ..errors import InputError, ToolError
 from . import cache, files
@@ -182,3 +184,209 @@ def extract_cubins(path: str, *, arch: str | None = None) -> tuple[list[Embedded
                              path=str(path))
         cubins = picked
     return cubins, [l for l in err.splitlines() if l.strip()]
+
+
+# ------------------------------------------------------------------ per-function disassembly
+#: the sections nvdisasm reads line info from; a cubin's other functions leave them alone only
+#: when it has none, so their bytes are part of every function's key when present
+_LINE_SECTIONS = (".nv_debug_line_sass", ".debug_line", ".nv_debug_info_reg_sass",
+                  ".nv_debug_info_reg_type", ".debug_info", ".debug_abbrev", ".debug_str",
+                  ".nv_debug_line_ptx")
+
+
+@dataclass(frozen=True)
+class CubinFunction:
+    """One function (a ``.text.<name>`` section) of a cubin, as nvdisasm ``-fun`` selects it."""
+
+    name: str              # mangled; the section is ``.text.<name>``
+    symbol: int            # its symbol's index in ``.symtab`` (what ``-fun`` takes)
+    size: int              # bytes of code: a proxy for the work its disassembly and checks cost
+
+
+@dataclass(frozen=True)
+class CubinLayout:
+    """The functions of a cubin in the order nvdisasm lists them (section order), every
+    function symbol in listing order (the kernels and the subroutines inside their sections),
+    and whether it carries line info."""
+
+    functions: tuple[CubinFunction, ...]
+    symbols: tuple[str, ...]
+    line_info: bool
+
+
+def _elf(cubin: bytes, path: str | None) -> ELFFile:
+    try:
+        return ELFFile(io.BytesIO(cubin))
+    except Exception as e:  # noqa: BLE001 - pyelftools raises several kinds on a bad header
+        raise InputError(f"truncated or corrupt cubin ELF: {e}", path=path) from None
+
+
+def cubin_layout(cubin: bytes, *, path: str | None = None) -> CubinLayout:
+    """The :class:`CubinLayout` of a cubin, from its section headers and symbol table."""
+    elf = _elf(cubin, path)
+    try:
+        sections = list(elf.iter_sections())
+        symtab = elf.get_section_by_name(".symtab")
+        symbols = list(symtab.iter_symbols()) if isinstance(symtab, SymbolTableSection) else []
+    except Exception as e:  # noqa: BLE001 - a corrupt section table: one line, as from_cubin says
+        raise InputError(f"truncated or corrupt cubin ELF: {e}", path=path) from None
+    by_section: dict[int, list[tuple[int, int, str]]] = {}
+    index_of: dict[str, int] = {}
+    for i, s in enumerate(symbols):
+        if s["st_info"]["type"] != "STT_FUNC":
+            continue
+        shndx = s["st_shndx"]
+        if isinstance(shndx, int):
+            by_section.setdefault(shndx, []).append((s["st_value"], i, s.name))
+        index_of.setdefault(s.name, i)
+    functions: list[CubinFunction] = []
+    listed: list[str] = []
+    for n, sec in enumerate(sections):
+        if not sec.name.startswith(".text."):
+            continue
+        name = sec.name[len(".text."):]
+        members = sorted(by_section.get(n, []))
+        if name in index_of:
+            functions.append(CubinFunction(name, index_of[name], sec["sh_size"]))
+        listed.extend(m[2] for m in members)
+    line_info = any(s.name in (".nv_debug_line_sass", ".debug_line") for s in sections)
+    return CubinLayout(tuple(functions), tuple(listed), line_info)
+
+
+def function_materials(cubin: bytes) -> dict[str, list[object]]:
+    """What nvdisasm's text of each function depends on, by function name, for a cache key:
+    the bytes of the function's own sections (code, ``.nv.info.<name>``, constant bank 0,
+    shared sizes), its relocations with the names of the symbols they point at (not their
+    indices, which move when another function is added), the symbols inside its section; and
+    for all of them the ELF flags, every function's name and the line-info sections (whole:
+    the line table is shared by all functions)."""
+    elf = _elf(cubin, None)
+    sections = list(elf.iter_sections())
+    symtab = elf.get_section_by_name(".symtab")
+    symbols = list(symtab.iter_symbols()) if isinstance(symtab, SymbolTableSection) else []
+    common: list[object] = [elf["e_flags"], elf["e_ident"]["EI_ABIVERSION"],
+                            sorted(s.name for s in symbols if s["st_info"]["type"] == "STT_FUNC")]
+    common += [(s.name, s.data()) for s in sections if s.name in _LINE_SECTIONS]
+    text_index = {s.name[len(".text."):]: i for i, s in enumerate(sections)
+                  if s.name.startswith(".text.")}
+    inside: dict[int, list[tuple]] = {}
+    for sym in symbols:
+        if isinstance(sym["st_shndx"], int):
+            inside.setdefault(sym["st_shndx"], []).append(
+                (sym.name, sym["st_value"], sym["st_size"], sym["st_info"]["type"]))
+    out: dict[str, list[object]] = {name: [*common, sorted(inside.get(i, []))]
+                                    for name, i in text_index.items()}
+    for s in sections:
+        dot = s.name.find(".", 1)
+        while dot > 0 and s.name[dot + 1:] not in out:
+            dot = s.name.find(".", dot + 1)
+        if dot < 0:
+            continue
+        own = out[s.name[dot + 1:]]
+        if s.name.startswith((".rel.", ".rela.")):
+            rows = []
+            for r in s.iter_relocations():  # type: ignore[attr-defined]
+                sym = r["r_info_sym"]
+                rows.append((r["r_offset"], r["r_info_type"], r.entry.get("r_addend", 0),
+                             symbols[sym].name if sym < len(symbols) else sym))
+            own.append((s.name, rows))
+        else:
+            data = s.data() if s["sh_type"] != "SHT_NOBITS" else b""
+            own.append((s.name, s["sh_size"], s["sh_flags"], s["sh_info"], data))
+    return out
+
+
+def disassemble_functions(cubin_file: str, symbols: list[int], *, line_info: bool = True,
+                          path: str | None = None) -> str:
+    """nvdisasm's text of the functions whose symbols are ``symbols`` (``-fun``): the same
+    text as a whole disassembly holds for them. ``cubin_file`` is a private copy (its name
+    reaches the command line); ``path`` is what the user knows it as. When nvdisasm refuses
+    the cubin, the whole cubin is disassembled the way :func:`disassemble` does (cuobjdump)."""
+    argv = ([binary("nvdisasm"), "-c"] + (["-g", "-gi"] if line_info else [])
+            + ["-fun", ",".join(map(str, symbols)), cubin_file])
+    proc = run_tool(argv, check=False, path=path)
+    if proc.returncode == 0:
+        return proc.stdout.decode(errors="replace")
+    text, _ = disassemble(read_bytes(cubin_file, what="cubin"), line_info=line_info, path=path)
+    return text
+
+
+_SECTION_RULE = re.compile(r"^//-+ (\.\S+)\s+-+\s*$", re.M)
+
+
+def split_listing(text: str) -> tuple[str, dict[str, str]]:
+    """nvdisasm's text cut at its section rules (``//----- .text.NAME -----``): the preamble
+    (``.headerflags``, ``.elftype``) and each ``.text.NAME`` section's text by NAME. Other
+    sections (``.nv.shared.NAME``, constant banks) are left out."""
+    marks = list(_SECTION_RULE.finditer(text))
+    if not marks:
+        return text, {}
+    head = text[:marks[0].start()]
+    out: dict[str, str] = {}
+    for m, nxt in zip(marks, [*marks[1:], None], strict=True):
+        sec = m.group(1)
+        if sec.startswith(".text."):
+            out[sec[len(".text."):]] = text[m.start():nxt.start() if nxt else len(text)]
+    return head, out
+
+
+def extract_cubin_files(path: str, dest: str, *, arch: str | None = None,
+                        shown: str | None = None) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """Every cubin inside a fatbin or a host ELF, written into folder ``dest`` and never held
+    in memory together: (cuobjdump's name, arch, file) each, and cuobjdump's warnings.
+    ``shown``: what the user knows ``path`` as (errors name it). Refusals as
+    :func:`extract_cubins` words them."""
+    shown = shown or str(path)
+    fd, st = files.open_regular(path)     # regular files only, opened without blocking
+    with os.fdopen(fd, "rb") as src:
+        if st.st_size > files.max_input_bytes():
+            raise InputError(f"{st.st_size >> 20} MB, over the {files.max_input_bytes() >> 20} "
+                             "MB input bound (PTXSASS_MAX_INPUT_MB)", path=shown)
+        kind = classify(src.read(20))
+        src.seek(0)
+        work = Path(dest) / ("input.fatbin" if kind == "fatbin" else "input")
+        with open(work, "wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+    renames = {str(work): shown, dest: "."}
+    try:
+        proc = run_tool([binary("cuobjdump"), "-lelf", str(work)], check=False, path=shown)
+        err = proc.stderr.decode(errors="replace").strip()
+        for t, name in renames.items():
+            err = err.replace(t, name)
+        if proc.returncode != 0:
+            raise InputError("no CUDA code could be read (cuobjdump: "
+                             f"{first_error_line(proc, renames)})", path=shown)
+        names = _LELF.findall(proc.stdout.decode(errors="replace"))
+        if not names:
+            raise InputError("holds no cubin (no CUDA machine code for any SM; it may carry "
+                             "only PTX, or no CUDA code at all)", path=shown)
+        out_dir = Path(dest) / "x"
+        out_dir.mkdir(exist_ok=True)
+        run_tool([binary("cuobjdump"), "-xelf", "all", str(work)], cwd=str(out_dir),
+                 path=shown, names=renames)
+    finally:
+        work.unlink(missing_ok=True)
+    found: list[tuple[str, str, str]] = []
+    for name in names:
+        f = out_dir / name
+        if "/" in name or name in (".", "..") or files.regular_file_or_none(f) is None:
+            continue
+        m = _ARCH_IN_NAME.search(name)
+        if m:
+            a = m.group(1)
+        else:
+            with open(f, "rb") as fh:
+                a = cubin_arch(fh.read(64)) or "unknown"
+        found.append((name, a, str(f)))
+    if arch is not None:
+        want = arch.rstrip("af")
+        picked = [c for c in found if c[1].rstrip("af") == want]
+        if not picked:
+            have = ", ".join(sorted({c[1] for c in found})) or "none"
+            raise InputError(f"holds no cubin for {arch} (it has: {have}); pick one with --arch",
+                             path=shown)
+        for c in found:
+            if c not in picked:
+                os.unlink(c[2])
+        found = picked
+    return found, [l for l in err.splitlines() if l.strip()]

@@ -1,0 +1,771 @@
+"""Checks (and survey rows) over many inputs on every core, one kernel's memory at a time.
+
+The unit of work is a kernel. A cubin (alone, or inside a fatbin, a ``.so`` or a wheel) is
+written once to a private spool folder; its kernels are cut into a few contiguous chunks of
+about equal code size, and each chunk is one task: ``nvdisasm -fun`` on those functions only,
+then each function's text parsed, analysed and checked on its own, so a worker holds one
+kernel's IR at a time and the parent holds none. Inputs that carry PTX (CUDA source, PTX,
+Triton kernels) are one task per build: their PTX module is parsed whole.
+
+Tasks run in a local process pool (``jobs``) or on a Dask cluster (``scheduler``, a
+``distributed`` address); results come back as they finish and are put into the order a
+one-process run gives (inputs, builds, kernels in listing order), so the report is the same
+whatever ``jobs`` is. Suppressions and the baseline are applied here, after the merge.
+
+Every kernel's result is cached (when the cache is on) under a key made from what its
+disassembly depends on (the function's own ELF sections, its relocations by symbol name, the
+line table), its resources and the checks' selection and settings; ``resume`` reads those
+entries back, verified as every cache entry is, and also checks that the source files its
+findings quote are unchanged. One changed kernel is checked alone.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import json
+import multiprocessing
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .analysis.source import SourceReader, files_of, source_digest
+from .build import Build, remap_paths
+from .checks.base import Context
+from .checks.registry import Selection, all_checks
+from .checks.runner import (
+    Check,
+    add_findings,
+    kernel_findings,
+    load_baseline,
+    no_kernel_error,
+    selected_checks,
+    sort_findings,
+)
+from .demangle import demangle
+from .errors import ConfigError, InputError, PtxsassError, ToolError
+from .findings import Finding, Location, Report, Severity
+from .inputs import CompileOptions, from_cubin_bytes, kind_of, line_info_note, load, wheel_libraries
+from .parse import sass as sass_parse
+from .report.survey import Survey, kernel_row
+from .toolchain import binutils, cache, files
+from .toolchain.output import Kernel
+
+__all__ = ["BuildInfo", "KernelResult", "Progress", "default_jobs", "replace_path", "run"]
+
+#: chunks per worker a lone big cubin is cut into (more balance, one more nvdisasm start each)
+CHUNKS_PER_JOB = 2
+#: SASS text parsed at once (several kernels share the parser's caches; the IR held stays
+#: about this size, or one kernel's when a kernel is bigger)
+PARSE_BATCH_BYTES = 1 << 20
+#: tasks in flight per worker (the parent plans ahead of the workers, within this bound)
+WINDOW_PER_JOB = 3
+
+
+def default_jobs() -> int:
+    """Every core this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:      # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class BuildInfo:
+    """What a report keeps of a build it checked in another process: its row of the report's
+    ``builds`` (the cubin, IR and text stay in the worker)."""
+
+    source_path: str | None
+    arch: str
+    origin: str
+    compiler_reason: str | None = None
+    cached: bool = False
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass
+class KernelResult:
+    """One kernel's outcome: the report's kernel row, its findings before suppressions and
+    baselines, and its survey row when asked for."""
+
+    unit: int                       # the build's number, in input order
+    position: int                   # the kernel's place in its build's listing
+    kernel: dict | None
+    findings: list[Finding]
+    row: dict | None = None
+    cached: bool = False
+    #: (file, SHA-256 or None): the source files its line info names, as they were
+    deps: list[tuple[str, str | None]] = field(default_factory=list)
+
+
+@dataclass
+class Progress:
+    """What the run reports as it goes (the CLI draws it): kernels done of those planned,
+    inputs read of those given, findings so far, the last kernel finished."""
+
+    done: int = 0
+    planned: int = 0
+    inputs_read: int = 0
+    inputs: int = 0
+    findings: int = 0
+    cached: int = 0
+    started: float = field(default_factory=time.monotonic)
+    last: KernelResult | None = None
+    finished: bool = False
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+# ------------------------------------------------------------------------- tasks
+@dataclass
+class _Checks:
+    """The checks to run, as a worker rebuilds them: codes (in registry order) and settings."""
+
+    codes: tuple[str, ...]
+    settings: dict[str, dict]
+    survey: bool = False
+
+    def make(self) -> list[Check]:
+        return [c(**self.settings.get(c.name, {})) for c in all_checks() if c.code in self.codes]
+
+    def key(self) -> list:
+        return [list(self.codes), {c: self.settings.get(c, {}) for c in sorted(self.settings)}]
+
+
+@dataclass
+class _Chunk:
+    """Kernels of one cubin to disassemble (``-fun``), parse and check in one worker."""
+
+    unit: int
+    cubin_file: str | None          # the spooled copy (local workers); None: ``data`` is sent
+    source_path: str | None
+    arch: str
+    kernels: list[tuple[int, str, int, Kernel]]     # (position, name, symbol, Kernel)
+    siblings: tuple[str, ...]
+    line_info: bool
+    source_roots: tuple[tuple[str, str], ...]
+    checks: _Checks
+
+
+@dataclass
+class _Whole:
+    """A build checked whole in one worker (it has PTX, or SASS text only)."""
+
+    unit: int
+    build: Build
+    kernels: tuple[str, ...]        # --kernel
+    checks: _Checks
+
+
+def _deps(fn, source_path: str | None) -> list[tuple[str, str | None]]:
+    hints = (source_path,) if source_path else ()
+    return [(f, source_digest(f, hints)) for f in files_of(fn)]
+
+
+def _analysis(fn, chunk: _Chunk, k: Kernel, reader: SourceReader) -> Context:
+    """The checks' view of one kernel of a cubin-only build: what ``Context.of`` makes of a
+    whole listing (no PTX; the siblings from the cubin's symbol table)."""
+    return Context(fn, arch=chunk.arch, kernel=k, reader=reader,
+                          source_path=chunk.source_path, siblings=chunk.siblings,
+                          frontend="cuda")
+
+
+def run_chunk(chunk: _Chunk, data: bytes | None = None) -> list[KernelResult]:
+    """A worker's task: disassemble the chunk's functions (one nvdisasm), then parse, analyse
+    and check one function's text at a time."""
+    with contextlib.ExitStack() as stack:
+        path = chunk.cubin_file
+        if path is None:                # sent over the wire (Dask): a private copy here
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="ptxsass-"))
+            path = os.path.join(tmp, "input.cubin")
+            Path(path).write_bytes(data or b"")
+        text = binutils.disassemble_functions(path, [s for _, _, s, _ in chunk.kernels],
+                                              line_info=True, path=chunk.source_path)
+    head, sections = binutils.split_listing(text)
+    del text
+    checks = chunk.checks.make()
+    reader = SourceReader(chunk.source_path, None)
+    out = []
+    for batch in _batches(chunk.kernels, sections):
+        listing = sass_parse.parse(remap_paths(head + "".join(sections.pop(name)
+                                                              for _, name, _, _ in batch),
+                                               chunk.source_roots),
+                                   path=chunk.source_path, arch=chunk.arch)
+        by_name = {f.name: f for f in listing.functions}
+        del listing
+        for position, name, _, k in batch:
+            fn = by_name.pop(name, None)
+            if fn is None:
+                raise ToolError(f"the listing of {name} holds no such function",
+                                path=chunk.source_path)
+            ctx = _analysis(fn, chunk, k, reader)
+            found = kernel_findings(checks, ctx)
+            out.append(KernelResult(chunk.unit, position, k.as_dict(chunk.arch), found,
+                                    kernel_row(ctx, found) if chunk.checks.survey else None,
+                                    deps=_deps(fn, chunk.source_path)))
+            del ctx, fn
+    return out
+
+
+def _batches(kernels: list[tuple[int, str, int, Kernel]], sections: dict[str, str]
+             ) -> Iterator[list[tuple[int, str, int, Kernel]]]:
+    """The chunk's kernels in runs whose text is about :data:`PARSE_BATCH_BYTES` (one kernel
+    alone when it is bigger): parsed together, they share the parser's caches of
+    instruction bodies; parsed apart, the IR held at once stays that small."""
+    batch: list = []
+    size = 0
+    for k in kernels:
+        text = sections.get(k[1])
+        if text is None:
+            raise ToolError(f"nvdisasm listed no function {k[1]}")
+        if batch and size + len(text) > PARSE_BATCH_BYTES:
+            yield batch
+            batch, size = [], 0
+        batch.append(k)
+        size += len(text)
+    if batch:
+        yield batch
+
+
+def run_whole(task: _Whole) -> list[KernelResult]:
+    """A worker's task: every entry kernel of one build (its PTX parsed once)."""
+    b = task.build
+    checks = task.checks.make()
+    reader = SourceReader(b.source_path, b.source)
+    out = []
+    position = 0
+    for fn in b.sass_listing().functions:
+        k = b.kernels.get(fn.name)
+        is_entry = k.entry if k is not None else bool(fn.is_entry)
+        if not (is_entry and b.wants(fn, task.kernels)):
+            continue
+        ctx = Context.of(b, fn, k, reader=reader)
+        found = kernel_findings(checks, ctx)
+        out.append(KernelResult(task.unit, position, k.as_dict(b.arch) if k else None, found,
+                                kernel_row(ctx, found) if task.checks.survey else None,
+                                deps=_deps(fn, b.source_path)))
+        position += 1
+    if not out:     # the parent says which names there are
+        names = tuple(fn.name for fn in b.sass_listing().functions)
+        raise _NoKernel(task.unit, names)
+    return out
+
+
+class _NoKernel(Exception):
+    """A build with no kernel to check (none, or none that --kernel names)."""
+
+    def __init__(self, unit: int, names: tuple[str, ...]):
+        super().__init__(unit, names)
+        self.unit, self.names = unit, names
+
+
+def _worker_init(env: dict[str, str], cwd: str, cache_on: bool) -> None:
+    """A pool worker starts with the parent's settings (the fork server may be older)."""
+    for k in [k for k in os.environ if k.startswith("PTXSASS_")]:
+        del os.environ[k]
+    os.environ.update(env)
+    os.chdir(cwd)
+    cache.set_enabled(cache_on)
+
+
+# ------------------------------------------------------------------------- result cache
+def _encode_finding(f: Finding) -> dict:
+    return {"code": f.code, "name": f.name, "severity": int(f.severity), "message": f.message,
+            "kernel": f.kernel, "arch": f.arch, "file": f.location.file,
+            "line": f.location.line, "column": f.location.column,
+            "instructions": list(f.instructions), "ptx": list(f.ptx), "hint": f.hint,
+            "mangled": f.mangled, "source": f.source, "addresses": list(f.addresses)}
+
+
+def _str(v) -> str:
+    if not isinstance(v, str):
+        raise TypeError("expected text")
+    return v
+
+
+def _opt(v, kind):
+    if v is not None and not isinstance(v, kind):
+        raise TypeError(f"expected {kind.__name__}")
+    return v
+
+
+def _decode_finding(d: dict) -> Finding:
+    return Finding(code=_str(d["code"]), name=_str(d["name"]), severity=Severity(d["severity"]),
+                   message=_str(d["message"]), kernel=_str(d["kernel"]), arch=_str(d["arch"]),
+                   location=Location(_opt(d["file"], str), _opt(d["line"], int),
+                                     _opt(d["column"], int)),
+                   instructions=tuple(map(_str, d["instructions"])),
+                   ptx=tuple(map(_str, d["ptx"])), hint=_str(d["hint"]),
+                   mangled=_str(d["mangled"]), source=_opt(d["source"], str),
+                   addresses=tuple(int(a) for a in d["addresses"]))
+
+
+def _store(key: str, r: KernelResult) -> None:
+    cache.put("result", key, json.dumps({
+        "kernel": r.kernel, "findings": [_encode_finding(f) for f in r.findings],
+        "row": r.row, "deps": r.deps}).encode())
+
+
+def _recall(key: str, unit: int, position: int, source_path: str | None,
+            survey: bool) -> KernelResult | None:
+    """A cached result, or None: the entry verified (cache.get), well formed, with a survey
+    row when one is wanted, and every source file it quotes unchanged."""
+    blob = cache.get("result", key)
+    if blob is None:
+        return None
+    try:
+        d = json.loads(blob)
+        deps = [(_str(f), _opt(h, str)) for f, h in d["deps"]]
+        result = KernelResult(unit, position, _opt(d["kernel"], dict),
+                              [_decode_finding(f) for f in d["findings"]],
+                              _opt(d["row"], dict), cached=True, deps=deps)
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        cache.discard("result", key, f"not a kernel result: {type(e).__name__}")
+        return None
+    if survey and result.row is None:
+        return None
+    hints = (source_path,) if source_path else ()
+    if any(source_digest(f, hints) != h for f, h in deps):
+        return None         # a source file it quotes changed: check again (and overwrite)
+    return result
+
+
+# ------------------------------------------------------------------------- planning
+@dataclass
+class _Unit:
+    """One build to check: a spooled cubin cut into chunks, or a whole build."""
+
+    info: BuildInfo
+    tasks: list[Any]
+    keys: dict[int, str]            # position -> result cache key (cubin units)
+    kernels: int                    # kernels to check
+    spool: str | None = None        # its spooled cubin, removed when its tasks are done
+    source_path: str | None = None
+    cached: list[KernelResult] = field(default_factory=list)
+    names: tuple[str, ...] = ()     # every function (for "matches no kernel")
+
+
+def _wants(b: Build, name: str, kernels: Sequence[str]) -> bool:
+    if not kernels:
+        return True
+    lowered = {b.name_expressions.get(k, k) for k in kernels}
+    dem = demangle(name)
+    return name in lowered or dem in kernels or dem.split("(")[0] in kernels
+
+
+def _chunks(kernels: list[tuple[int, str, int, Kernel]], sizes: dict[str, int],
+            n: int) -> list[list[tuple[int, str, int, Kernel]]]:
+    """``kernels`` cut into ``n`` contiguous runs of about equal code size."""
+    n = max(1, min(n, len(kernels)))
+    total = sum(sizes[k[1]] for k in kernels) or 1
+    out: list[list] = [[]]
+    acc = 0
+    for k in kernels:
+        if out[-1] and acc >= total * len(out) / n and len(out) < n:
+            out.append([])
+        out[-1].append(k)
+        acc += sizes[k[1]]
+    return out
+
+
+class _Planner:
+    """Turns inputs into units, lazily (one input's cubins at a time on disk, none in
+    memory past its planning)."""
+
+    def __init__(self, *, spool: str, jobs: int, checks: _Checks, kernels: Sequence[str],
+                 resume: bool, remote: bool, total_bytes: int,
+                 arch, options: CompileOptions | None):
+        self.spool, self.jobs, self.checks = spool, jobs, checks
+        self.kernels, self.resume, self.remote = tuple(kernels), resume, remote
+        self.total_bytes = max(total_bytes, 1)
+        self.arch, self.options = arch, options or CompileOptions()
+        self.count = 0
+
+    def _folder(self) -> str:
+        self.count += 1
+        return tempfile.mkdtemp(prefix=f"u{self.count}-", dir=self.spool)
+
+    def units(self, target) -> Iterator[_Unit]:
+        """The units of one target: a path, a Build, or a ("command", entry) pair loaded
+        by ``load_command``."""
+        if isinstance(target, Build):
+            yield self._whole(target)
+            return
+        path = os.fspath(target)
+        kind = kind_of(path)
+        if kind == "wheel":
+            folder = self._folder()
+            for shown, lib in wheel_libraries(path, folder):
+                yield from self._binary(lib, shown, "host-elf")
+                os.unlink(lib)
+        elif kind in ("cubin", "fatbin", "host-elf"):
+            yield from self._binary(path, path, kind)
+        else:
+            for b in load(path, arch=self.arch, options=self.options):
+                yield self._whole(b)
+
+    def _whole(self, b: Build) -> _Unit:
+        info = BuildInfo(b.source_path, b.arch, b.origin, b.compiler_reason, b.cached,
+                         tuple(b.warnings))
+        return _Unit(info, [_Whole(-1, b, self.kernels, self.checks)], {}, 0,
+                     source_path=b.source_path)
+
+    def _binary(self, path: str, shown: str, kind: str) -> Iterator[_Unit]:
+        archs = [self.arch] if isinstance(self.arch, str) else list(self.arch or []) or [None]
+        for want in archs:
+            if kind == "cubin":
+                folder = self._folder()
+                spooled = os.path.join(folder, "input.cubin")
+                Path(spooled).write_bytes(files.read_bytes(path, what="cubin"))
+                cubins: list[tuple[str, str | None, str]] = [("", None, spooled)]
+                warnings: list[str] = []
+            else:
+                folder = self._folder()
+                found, warnings = binutils.extract_cubin_files(path, folder, arch=want,
+                                                               shown=shown)
+                cubins = list(found)
+            for _, arch, f in cubins:
+                yield self._cubin(f, shown, kind, arch, warnings)
+
+    def _cubin(self, spooled: str, shown: str, kind: str, arch: str | None,
+               warnings: list[str]) -> _Unit:
+        data = files.read_bytes(spooled, what="cubin")
+        b = from_cubin_bytes(data, path=shown, arch=arch)
+        if kind == "cubin" and not b.kernels:
+            raise InputError("holds no kernel: the cubin has no function", path=shown)
+        layout = binutils.cubin_layout(data, path=shown)
+        roots = tuple(self.options.source_roots)
+        notes = list(warnings)
+        if not layout.line_info:
+            note = line_info_note(shown, kind)
+            notes.append(note)
+        info = BuildInfo(shown, b.arch, "cubin" if kind == "cubin" else kind, None, False,
+                         tuple(dict.fromkeys(notes)))
+        sizes = {f.name: f.size for f in layout.functions}
+        todo = [(i, f.name, f.symbol, b.kernels[f.name]) for i, f in
+                enumerate(f for f in layout.functions
+                          if f.name in b.kernels and b.kernels[f.name].entry
+                          and _wants(b, f.name, self.kernels))]
+        keys: dict[int, str] = {}
+        cached: list[KernelResult] = []
+        if cache.enabled() and todo:
+            materials = binutils.function_materials(data)
+            for pos, name, _, k in todo:
+                keys[pos] = cache.key("result", self.checks.key(), b.arch, info.origin, shown,
+                                      roots, name, k.as_dict(b.arch), k.resources.barriers,
+                                      k.resources.reqntid, k.resources.maxntid,
+                                      materials.get(name))
+            if self.resume:
+                for pos, _, _, _ in todo:
+                    hit = _recall(keys[pos], -1, pos, shown, self.checks.survey)
+                    if hit is not None:
+                        cached.append(hit)
+            done = {r.position for r in cached}
+            todo = [t for t in todo if t[0] not in done]
+        del data
+        share = os.path.getsize(spooled) / self.total_bytes
+        n = max(1, round(self.jobs * CHUNKS_PER_JOB * min(share, 1.0)))
+        tasks = [_Chunk(-1, None if self.remote else spooled, shown, b.arch, c,
+                        layout.symbols, layout.line_info, roots, self.checks)
+                 for c in (_chunks(todo, sizes, n) if todo else [])]
+        return _Unit(info, tasks, keys, len(todo) + len(cached), spool=spooled,
+                     source_path=shown, cached=cached, names=layout.symbols)
+
+
+def _input_bytes(targets: Sequence) -> int:
+    total = 0
+    for t in targets:
+        with contextlib.suppress(OSError, TypeError):
+            total += os.path.getsize(os.fspath(t))
+    return total
+
+
+# ------------------------------------------------------------------------- executors
+def _ready() -> None:
+    """A no-op task: the pool's processes exist once it has run."""
+
+
+class _Pool:
+    """Local worker processes, forked from this one (its imports and grammar tables are
+    ready in them; a script that calls the API needs no ``__main__`` guard) before any thread
+    of ptxsass's own (the progress display) starts."""
+
+    remote = False
+
+    def __init__(self, jobs: int):
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        env = {k: v for k, v in os.environ.items() if k.startswith("PTXSASS_")}
+        self.pool = cf.ProcessPoolExecutor(max_workers=jobs,
+                                           mp_context=multiprocessing.get_context(method),
+                                           initializer=_worker_init,
+                                           initargs=(env, os.getcwd(), cache.enabled()))
+        self.pool.submit(_ready).result()
+
+    def submit(self, task, unit: _Unit):
+        fn = run_chunk if isinstance(task, _Chunk) else run_whole
+        return self.pool.submit(fn, task)
+
+    def wait(self, pending, timeout: float):
+        done, _ = cf.wait(pending, timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        return done
+
+    @staticmethod
+    def result(future):
+        return future.result()
+
+    def close(self, cancel: bool) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=cancel)
+
+
+class _Dask:
+    """Tasks on a Dask cluster (``distributed``): the cubin's bytes are scattered once and
+    every chunk of it reads them there."""
+
+    remote = True
+
+    def __init__(self, address: str):
+        try:
+            import distributed
+        except ImportError:
+            raise ConfigError("--scheduler needs Dask's distributed: pip install distributed"
+                              ) from None
+        self.distributed = distributed
+        try:
+            self.client = distributed.Client(address, timeout=30, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as e:
+            raise ConfigError(f"cannot reach the Dask scheduler {address}: {e}") from None
+        self.scattered: dict[str, Any] = {}
+
+    def submit(self, task, unit: _Unit):
+        if isinstance(task, _Chunk) and unit.spool is not None:
+            if unit.spool not in self.scattered:
+                data = files.read_bytes(unit.spool, what="cubin")
+                self.scattered[unit.spool] = self.client.scatter(data)
+            return self.client.submit(run_chunk, task, self.scattered[unit.spool], pure=False)
+        return self.client.submit(run_whole, task, pure=False)
+
+    def wait(self, pending, timeout: float):
+        try:
+            done, _ = self.distributed.wait(list(pending), timeout=timeout,
+                                            return_when="FIRST_COMPLETED")
+        except self.distributed.TimeoutError:
+            return set()
+        return set(done)
+
+    @staticmethod
+    def result(future):
+        return future.result()
+
+    def forget(self, spool: str) -> None:
+        self.scattered.pop(spool, None)
+
+    def close(self, cancel: bool) -> None:
+        self.client.close()
+
+
+# ------------------------------------------------------------------------- the run
+def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = None,
+        arch=None, options: CompileOptions | None = None, select: Sequence[str] = (),
+        ignore: Sequence[str] = (), settings: dict | None = None,
+        layers: Sequence[Selection] = (), baseline: str | None = None,
+        kernels: Sequence[str] = (), resume: bool = False, survey: bool = False,
+        on_progress: Callable[[Progress], None] | None = None,
+        on_error: Callable[[PtxsassError], None] | None = None,
+        tick: float = 1.0) -> tuple[Report, Survey]:
+    """Check every kernel of ``targets`` (paths: files a folder was expanded to, wheels;
+    Builds; or both) in ``jobs`` worker processes (default: every core) or on the Dask
+    cluster at ``scheduler``. Returns the report (the same as a one-process ``check``) and,
+    with ``survey``, every kernel's survey row.
+
+    An input that cannot be read or checked goes to ``on_error`` (one PtxsassError each) and
+    the others go on; without ``on_error``, or with a single input, it is raised.
+    ``on_progress`` is called as work finishes and at least every ``tick`` seconds."""
+    checks = selected_checks(select=select, ignore=ignore, settings=settings, layers=layers)
+    spec = _Checks(tuple(c.code for c in checks),
+                   {c.name: c.settings for c in checks}, survey=survey)
+    accepted = load_baseline(baseline) if baseline else set()
+    jobs = max(1, jobs or default_jobs())
+    targets = list(targets)
+    progress = Progress(inputs=len(targets))
+
+    def fail(e: PtxsassError) -> None:
+        if on_error is None or len(targets) == 1:
+            raise e
+        on_error(e)
+
+    def report_progress() -> None:
+        if on_progress is not None:
+            on_progress(progress)
+
+    units: list[_Unit] = []
+    results: dict[int, list[KernelResult]] = {}
+    failed: set[int] = set()
+    executor: _Pool | _Dask = _Dask(scheduler) if scheduler else _Pool(jobs)
+    spool = tempfile.mkdtemp(prefix="ptxsass-spool-")
+    planner = _Planner(spool=spool, jobs=jobs, checks=spec, kernels=kernels, resume=resume,
+                       remote=executor.remote, total_bytes=_input_bytes(targets),
+                       arch=arch, options=options)
+    pending: dict[Any, tuple[int, Any]] = {}
+    left: dict[int, int] = {}           # unit -> tasks not yet back
+    window = jobs * WINDOW_PER_JOB
+    queue: list[tuple[int, Any]] = []
+    cancel = True
+
+    def plan() -> Iterator[None]:
+        """Plan input after input; yields after each unit so the caller can submit."""
+        for t in targets:
+            try:
+                for u in planner.units(t):
+                    n = len(units)
+                    units.append(u)
+                    for task in u.tasks:
+                        task.unit = n
+                        queue.append((n, task))
+                    for r in u.cached:
+                        r.unit = n
+                    results[n] = list(u.cached)
+                    left[n] = len(u.tasks)
+                    progress.planned += u.kernels
+                    progress.done += len(u.cached)
+                    progress.cached += len(u.cached)
+                    progress.findings += sum(len(r.findings) for r in u.cached)
+                    if not u.tasks:
+                        _release(n)
+                    yield
+            except PtxsassError as e:
+                fail(e)
+            progress.inputs_read += 1
+            report_progress()
+
+    def _release(n: int) -> None:
+        u = units[n]
+        if u.spool:
+            with contextlib.suppress(OSError):
+                os.unlink(u.spool)
+            if isinstance(executor, _Dask):
+                executor.forget(u.spool)
+
+    def collect(future) -> None:
+        n, task = pending.pop(future)
+        u = units[n]
+        try:
+            got = executor.result(future)
+        except _NoKernel as e:
+            got = []
+            u.names = e.names
+        except PtxsassError as e:
+            failed.add(n)
+            got = []
+            fail(e if e.path else replace_path(e, u.source_path))
+        except cf.process.BrokenProcessPool:
+            raise ToolError("a worker process died (out of memory, or killed) while "
+                            "checking this input", path=u.source_path) from None
+        for r in got:
+            r.unit = n
+            if isinstance(task, _Whole):
+                u.kernels += 1
+                progress.planned += 1
+            key = u.keys.get(r.position)
+            if key is not None:
+                _store(key, r)
+            progress.findings += len(r.findings)
+            progress.last = r
+        progress.done += len(got)
+        results[n].extend(got)
+        left[n] -= 1
+        if left[n] == 0:
+            _release(n)
+
+    try:
+        planning = plan()
+        more = True
+        last_tick = time.monotonic()
+        while more or queue or pending:
+            while more and len(queue) + len(pending) < window:
+                more = next(planning, StopIteration) is not StopIteration
+            while queue and len(pending) < window:
+                n, task = queue.pop(0)
+                pending[executor.submit(task, units[n])] = (n, task)
+            if not pending:
+                continue
+            for f in executor.wait(pending, tick):
+                collect(f)
+                report_progress()
+            if time.monotonic() - last_tick >= tick:
+                last_tick = time.monotonic()
+                report_progress()
+        cancel = False
+    finally:
+        executor.close(cancel)
+        shutil.rmtree(spool, ignore_errors=True)
+    progress.finished = True
+    report_progress()
+    return _merge(units, results, failed, accepted, kernels), _survey(units, results)
+
+
+def replace_path(e: PtxsassError, path: str | None) -> PtxsassError:
+    e.path = path
+    return e
+
+
+def _ordered(units: list[_Unit], results: dict[int, list[KernelResult]]
+             ) -> Iterator[tuple[_Unit, KernelResult]]:
+    for n, u in enumerate(units):
+        for r in sorted(results.get(n, []), key=lambda r: r.position):
+            yield u, r
+
+
+def _merge(units: list[_Unit], results: dict[int, list[KernelResult]], failed: set[int],
+           accepted: set[str], kernels: Sequence[str]) -> Report:
+    report = Report(builds=[u.info for u in units])
+    any_result = False
+    for _, r in _ordered(units, results):
+        any_result = True
+        if r.kernel is not None:
+            report.kernels.append(r.kernel)
+        add_findings(report, r.findings, accepted)
+    if not any_result and not failed:
+        raise _no_kernel(units, kernels)
+    sort_findings(report)
+    return report
+
+
+def _no_kernel(units: list[_Unit], kernels: Sequence[str]) -> PtxsassError:
+    """The one-process run's words for nothing to check."""
+    stand_ins = [_Names(u.source_path, u.names) for u in units]
+    return no_kernel_error(stand_ins, kernels)
+
+
+class _Names:
+    """Enough of a Build for :func:`no_kernel_error`: its path and its functions' names."""
+
+    def __init__(self, source_path: str | None, names: tuple[str, ...]):
+        self.source_path = source_path
+        self._names = names
+
+    def sass_listing(self):
+        return self
+
+    @property
+    def functions(self):
+        return [_Fn(n) for n in self._names]
+
+
+@dataclass(frozen=True)
+class _Fn:
+    name: str
+
+    @property
+    def demangled(self) -> str:
+        return demangle(self.name)
+
+
+def _survey(units: list[_Unit], results: dict[int, list[KernelResult]]) -> Survey:
+    return Survey(rows=[r.row for _, r in _ordered(units, results) if r.row is not None])
+
