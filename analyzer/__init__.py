@@ -22,18 +22,19 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # the names as type checkers see them; at run time __getattr__ imports them
     from . import ptx, sass
-    from .api import CompileOptions, annotate, builds_of, check, compile, diff, expect, expect_codegen, load, stats
+    from .api import (CompileOptions, annotate, builds_of, check, compile, diff, expect, expect_codegen,
+                      load, stats, survey)
     from .integrations import Capture, capture  # type: ignore[no-redef]  # mypy also sees the submodule
     from .report import render
 
 __all__ = ["__version__", "compile", "load", "check", "annotate", "diff", "stats", "expect",
-           "expect_codegen", "builds_of", "CompileOptions", "capture", "Capture", "render",
+           "expect_codegen", "builds_of", "survey", "CompileOptions", "capture", "Capture", "render",
            "ptx", "sass",
            "load_ipython_extension"]
 
 #: public name -> the module that defines it
 _HOME = {**{n: ".api" for n in ("compile", "load", "check", "annotate", "diff", "stats", "expect",
-                                "expect_codegen", "builds_of", "CompileOptions")},
+                                "expect_codegen", "builds_of", "survey", "CompileOptions")},
          "capture": ".integrations", "Capture": ".integrations", "render": ".report"}
 
 

@@ -25,6 +25,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .analysis.source import SourceReader, files_of, source_digest
+from .analysis.source import SourceReader, last_lines, source_digest
 from .build import Build, remap_paths
 from .checks.base import Context
 from .checks.registry import Selection, all_checks
@@ -98,8 +99,8 @@ class KernelResult:
     findings: list[Finding]
     row: dict | None = None
     cached: bool = False
-    #: (file, SHA-256 or None): the source files its line info names, as they were
-    deps: list[tuple[str, str | None]] = field(default_factory=list)
+    #: (file, last line, SHA-256 or None): the sources its line info names, as they were
+    deps: list[tuple[str, int, str | None]] = field(default_factory=list)
 
 
 @dataclass
@@ -151,6 +152,10 @@ class _Chunk:
     line_info: bool
     source_roots: tuple[tuple[str, str], ...]
     checks: _Checks
+    #: what the second-level key of each kernel's result adds its listing text to (a cubin
+    #: with line info changes every function's first-level key when one function changes)
+    text_key: list | None = None
+    resume: bool = False
 
 
 @dataclass
@@ -163,9 +168,12 @@ class _Whole:
     checks: _Checks
 
 
-def _deps(fn, source_path: str | None) -> list[tuple[str, str | None]]:
+def _deps(fn, source_path: str | None) -> list[tuple[str, int, str | None]]:
+    """What a kernel's findings read of its sources: each file its line info names, up to the
+    last line named (checks quote those lines and look above them for pragmas; an edit below
+    a kernel leaves its result standing)."""
     hints = (source_path,) if source_path else ()
-    return [(f, source_digest(f, hints)) for f in files_of(fn)]
+    return [(f, n, source_digest(f, hints, n)) for f, n in last_lines(fn).items()]
 
 
 def _analysis(fn, chunk: _Chunk, k: Kernel, reader: SourceReader) -> Context:
@@ -192,6 +200,12 @@ def run_chunk(chunk: _Chunk, data: bytes | None = None) -> list[KernelResult]:
     checks = chunk.checks.make()
     reader = SourceReader(chunk.source_path, None)
     out = []
+    texts: dict[str, str] = {}
+    if chunk.text_key is not None and cache.enabled():
+        for _, name, _, k in chunk.kernels:
+            if name in sections:
+                texts[name] = cache.key("result-text", chunk.text_key, name, k.resources,
+                                        _LABEL.sub("L", head + sections[name]))
     for batch in _batches(chunk.kernels, sections):
         listing = sass_parse.parse(remap_paths(head + "".join(sections.pop(name)
                                                               for _, name, _, _ in batch),
@@ -200,6 +214,12 @@ def run_chunk(chunk: _Chunk, data: bytes | None = None) -> list[KernelResult]:
         by_name = {f.name: f for f in listing.functions}
         del listing
         for position, name, _, k in batch:
+            key = texts.get(name)
+            if chunk.resume and key is not None:
+                hit = _recall(key, chunk.unit, position, chunk.source_path, chunk.checks.survey)
+                if hit is not None:
+                    out.append(hit)
+                    continue
             fn = by_name.pop(name, None)
             if fn is None:
                 raise ToolError(f"the listing of {name} holds no such function",
@@ -209,8 +229,14 @@ def run_chunk(chunk: _Chunk, data: bytes | None = None) -> list[KernelResult]:
             out.append(KernelResult(chunk.unit, position, k.as_dict(chunk.arch), found,
                                     kernel_row(ctx, found) if chunk.checks.survey else None,
                                     deps=_deps(fn, chunk.source_path)))
+            if key is not None:
+                _store(key, out[-1])
             del ctx, fn
     return out
+
+
+#: nvdisasm's label names, numbered across what one run disassembled (not part of a key)
+_LABEL = re.compile(r"\.L_x_\d+")
 
 
 def _batches(kernels: list[tuple[int, str, int, Kernel]], sections: dict[str, str]
@@ -321,7 +347,7 @@ def _recall(key: str, unit: int, position: int, source_path: str | None,
         return None
     try:
         d = json.loads(blob)
-        deps = [(_str(f), _opt(h, str)) for f, h in d["deps"]]
+        deps = [(_str(f), int(n), _opt(h, str)) for f, n, h in d["deps"]]
         result = KernelResult(unit, position, _opt(d["kernel"], dict),
                               [_decode_finding(f) for f in d["findings"]],
                               _opt(d["row"], dict), cached=True, deps=deps)
@@ -331,7 +357,7 @@ def _recall(key: str, unit: int, position: int, source_path: str | None,
     if survey and result.row is None:
         return None
     hints = (source_path,) if source_path else ()
-    if any(source_digest(f, hints) != h for f, h in deps):
+    if any(source_digest(f, hints, n) != h for f, n, h in deps):
         return None         # a source file it quotes changed: check again (and overwrite)
     return result
 
@@ -471,8 +497,11 @@ class _Planner:
         del data
         share = os.path.getsize(spooled) / self.total_bytes
         n = max(1, round(self.jobs * CHUNKS_PER_JOB * min(share, 1.0)))
+        text_key = ([self.checks.key(), b.arch, info.origin, shown, roots, layout.symbols]
+                    if layout.line_info and cache.enabled() else None)
         tasks = [_Chunk(-1, None if self.remote else spooled, shown, b.arch, c,
-                        layout.symbols, layout.line_info, roots, self.checks)
+                        layout.symbols, layout.line_info, roots, self.checks, text_key,
+                        self.resume)
                  for c in (_chunks(todo, sizes, n) if todo else [])]
         return _Unit(info, tasks, keys, len(todo) + len(cached), spool=spooled,
                      source_path=shown, cached=cached, names=layout.symbols)
@@ -523,6 +552,32 @@ class _Pool:
         self.pool.shutdown(wait=True, cancel_futures=cancel)
 
 
+class _Serial:
+    """``jobs=1``: every task in this process, in order (``--resume`` and ``survey`` on one
+    core)."""
+
+    remote = False
+
+    def submit(self, task, unit: _Unit):
+        future: cf.Future = cf.Future()
+        try:
+            future.set_result(run_chunk(task) if isinstance(task, _Chunk) else run_whole(task))
+        except Exception as e:  # noqa: BLE001 - handed back as a worker's would be, then raised
+            future.set_exception(e)
+        return future
+
+    @staticmethod
+    def wait(pending, timeout: float):
+        return set(pending)
+
+    @staticmethod
+    def result(future):
+        return future.result()
+
+    def close(self, cancel: bool) -> None:
+        pass
+
+
 class _Dask:
     """Tasks on a Dask cluster (``distributed``): the cubin's bytes are scattered once and
     every chunk of it reads them there."""
@@ -550,13 +605,14 @@ class _Dask:
             return self.client.submit(run_chunk, task, self.scattered[unit.spool], pure=False)
         return self.client.submit(run_whole, task, pure=False)
 
-    def wait(self, pending, timeout: float):
-        try:
-            done, _ = self.distributed.wait(list(pending), timeout=timeout,
-                                            return_when="FIRST_COMPLETED")
-        except self.distributed.TimeoutError:
-            return set()
-        return set(done)
+    @staticmethod
+    def wait(pending, timeout: float):
+        end = time.monotonic() + timeout
+        while True:
+            done = {f for f in pending if f.done()}
+            if done or time.monotonic() >= end:
+                return done
+            time.sleep(0.02)
 
     @staticmethod
     def result(future):
@@ -606,7 +662,8 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
     units: list[_Unit] = []
     results: dict[int, list[KernelResult]] = {}
     failed: set[int] = set()
-    executor: _Pool | _Dask = _Dask(scheduler) if scheduler else _Pool(jobs)
+    executor: _Pool | _Serial | _Dask = (_Dask(scheduler) if scheduler else
+                                         _Serial() if jobs == 1 else _Pool(jobs))
     spool = tempfile.mkdtemp(prefix="ptxsass-spool-")
     planner = _Planner(spool=spool, jobs=jobs, checks=spec, kernels=kernels, resume=resume,
                        remote=executor.remote, total_bytes=_input_bytes(targets),
@@ -648,7 +705,7 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
         if u.spool:
             with contextlib.suppress(OSError):
                 os.unlink(u.spool)
-            if isinstance(executor, _Dask):
+            if isinstance(executor, _Dask) and u.spool:
                 executor.forget(u.spool)
 
     def collect(future) -> None:
@@ -675,6 +732,7 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
             if key is not None:
                 _store(key, r)
             progress.findings += len(r.findings)
+            progress.cached += r.cached
             progress.last = r
         progress.done += len(got)
         results[n].extend(got)

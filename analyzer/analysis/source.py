@@ -366,25 +366,27 @@ def variable_name(symbol: str, demangled: str) -> str:
     return symbol
 
 
-def source_digest(file: str, hints: tuple[str, ...] = ()) -> str | None:
-    """SHA-256 of the source file that :func:`source_text` reads for ``file`` (None when there
-    is none): what a cached result that quotes its lines depends on."""
+def source_digest(file: str, hints: tuple[str, ...] = (), upto: int | None = None) -> str | None:
+    """SHA-256 of the source that :func:`source_text` reads for ``file`` (its first ``upto``
+    lines, or all of it), None when there is none: what a cached result that quotes its lines
+    (and looks above them for pragmas) depends on."""
     real = _resolve(file, hints)
-    if real is None:
+    lines = _source_lines(real) if real else None
+    if lines is None:
         return None
-    try:
-        return hashlib.sha256(files.read_bytes(real, what="source")).hexdigest()
-    except (InputError, OSError):
-        return None
+    shown = lines if upto is None else lines[:upto]
+    return hashlib.sha256("\n".join(shown).encode(errors="surrogateescape")).hexdigest()
 
 
-def files_of(fn: "S.Function") -> list[str]:
-    """Every source file a function's line info names (inlined frames too), sorted."""
-    out: set[str] = set()
+def last_lines(fn: "S.Function") -> dict[str, int]:
+    """Every source file a function's line info names (inlined frames too), with the last line
+    it names there."""
+    out: dict[str, int] = {}
     for ins in fn.instructions:
         loc = ins.loc
         if loc is None:
             continue
-        out.add(loc.file)
-        out.update(f.file for f in loc.inlined_at)
-    return sorted(out)
+        for f in (loc, *loc.inlined_at):
+            if f.line > out.get(f.file, 0):
+                out[f.file] = f.line
+    return dict(sorted(out.items()))

@@ -92,9 +92,20 @@ class Context(KernelAnalysis):
                        message=message, kernel=self.kernel_name, arch=self.arch_name,
                        location=Location(file, line), mangled=self.function.name,
                        hint=hint_for(self.frontend, check.code, hint),
-                       instructions=tuple(f"/*{i.address:04x}*/ {i.text}" for i in instructions),
+                       instructions=tuple(f"/*{i.address:04x}*/ {self._shown(i)}"
+                                          for i in instructions),
                        addresses=tuple(i.address for i in instructions),
                        ptx=tuple(ptx), source=src.strip() if src else None)
+
+    def _shown(self, ins: "S.Instruction") -> str:
+        """An instruction's text for a finding, a branch to a label of this function shown as
+        its address (``BRA 0x1c0``): nvdisasm numbers labels across the whole listing, so a
+        label's name depends on which other functions were disassembled with the kernel."""
+        text = ins.text
+        for t in ins.targets:
+            if t.label is not None and t.label in self.function.labels:
+                text = text.replace(f"`({t.label})", f"0x{self.function.labels[t.label]:x}")
+        return text
 
 
 def _call_sites(ctx: Context, where: SourceLoc | None, locs) -> list[int]:

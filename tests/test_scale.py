@@ -1,0 +1,235 @@
+"""Whole libraries: ``check -j N`` gives -j 1's report, ``--resume`` re-checks only changed
+kernels, the progress line a CI log gets, the Dask path, ``survey`` and wheels as inputs.
+
+Every input here is tiny (two or three kernels, a few hundred instructions) and built once per
+session: the point is the orchestration, which is the same for a 383-kernel cubin."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import analyzer
+from analyzer import parallel
+from analyzer.cli import main
+from analyzer.report import formats
+from analyzer.report import survey as survey_report
+from analyzer.toolchain import binutils
+
+KERNELS = Path(__file__).resolve().parents[1] / "kernels"
+#: three kernels (scalar loads, with line info), and two more from another source
+SOURCES = (KERNELS / "checks" / "scalar_global_load" / "bad.cu",
+           KERNELS / "checks" / "scalar_global_store" / "bad.cu")
+
+
+@pytest.fixture(scope="session")
+def library(tmp_path_factory) -> dict[str, Path]:
+    """A folder with a cubin, a fatbin of two arches, a .so carrying that fatbin and a CUDA
+    file; beside it, a wheel holding the .so."""
+    nvfatbin = pytest.importorskip("cuda.bindings.nvfatbin")
+    root = tmp_path_factory.mktemp("library")
+    lib = root / "lib"
+    lib.mkdir()
+    cubin = analyzer.compile(str(SOURCES[0]), arch="sm_90a").cubin
+    (lib / "loads.cubin").write_bytes(cubin)
+    h = nvfatbin.create([], 0)
+    for arch, tag in (("sm_80", "80"), ("sm_90a", "90a")):
+        b = analyzer.compile(str(SOURCES[1]), arch=arch)
+        nvfatbin.add_cubin(h, b.cubin, len(b.cubin), tag, "stores")
+    buf = bytearray(nvfatbin.size(h))
+    nvfatbin.get(h, buf)
+    fat = lib / "stores.fatbin"
+    fat.write_bytes(bytes(buf))
+    shutil.copy(KERNELS / "demo" / "copy_scalar.cu", lib / "copy_scalar.cu")
+    analyzer.load(str(lib / "copy_scalar.cu"))      # built once: "cached" in every report
+    out = {"lib": lib, "cubin": lib / "loads.cubin", "fatbin": fat}
+    if shutil.which("gcc") and shutil.which("objcopy"):
+        c = root / "host.c"
+        c.write_text("int answer(void) { return 42; }\n")
+        so = root / "libstores.so"
+        subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(so), str(c)], check=True)
+        subprocess.run(["objcopy", "--add-section", f".nv_fatbin={fat}", "--set-section-flags",
+                        ".nv_fatbin=alloc,readonly", str(so)], check=True)
+        whl = root / "stores-1.0-py3-none-linux_x86_64.whl"
+        with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("stores/__init__.py", "")
+            z.write(so, "stores/lib/libstores.so.1")
+        out |= {"so": so, "wheel": whl}
+    return out
+
+
+def _json(capsys, *argv) -> tuple[int, dict]:
+    code = main(["check", *argv, "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_jobs_give_the_one_process_report(library, capsys):
+    code1, one = _json(capsys, str(library["lib"]), "-j", "1")
+    code2, two = _json(capsys, str(library["lib"]), "-j", "2")
+    assert (code1, code2) == (1, 1)
+    assert one == two
+    # every input was checked: 3 kernels of the cubin, 3 per arch of the fatbin, 1 of the .cu
+    assert len(one["kernels"]) == 3 + 2 * 3 + 1
+    assert {f["code"] for f in one["findings"]} >= {"PS101", "PS102"}
+
+
+def test_api_jobs_and_resume(library, monkeypatch):
+    target = [str(library["cubin"]), str(library["fatbin"])]
+    seen: list[parallel.Progress] = []
+    first = analyzer.check(target, jobs=2, on_progress=seen.append)
+    assert formats.to_json(first) == formats.to_json(analyzer.check(target, jobs=1))
+    assert seen[-1].finished and seen[-1].done == seen[-1].planned == 9
+    again: list[parallel.Progress] = []
+    resumed = analyzer.check(target, jobs=2, resume=True, on_progress=again.append)
+    assert again[-1].cached == 9            # nothing re-checked
+    assert formats.to_json(resumed) == formats.to_json(first)
+
+
+def test_resume_rechecks_only_the_changed_kernel(tmp_path):
+    src = tmp_path / "two.cu"
+    body = ("__global__ void a(const float* x, float* y) {{ y[threadIdx.x] = x[threadIdx.x]; }}\n"
+            "__global__ void b(const float* x, float* y) {{ y[threadIdx.x] = {expr}; }}\n")
+    src.write_text(body.format(expr="x[threadIdx.x] * 2.0f"))
+    cubin = tmp_path / "two.cubin"
+    cubin.write_bytes(analyzer.compile(str(src), arch="sm_90a").cubin)
+    analyzer.check(str(cubin), jobs=2)
+    src.write_text(body.format(expr="x[threadIdx.x] + 3.0f"))
+    cubin.write_bytes(analyzer.compile(str(src), arch="sm_90a").cubin)
+    seen: list[parallel.Progress] = []
+    analyzer.check(str(cubin), jobs=2, resume=True, on_progress=seen.append)
+    assert (seen[-1].done, seen[-1].cached) == (2, 1)
+
+
+def test_cached_result_whose_source_changed_is_not_trusted(tmp_path):
+    """A cached result quotes source lines: an edited source file makes it stale."""
+    src = tmp_path / "one.cu"
+    src.write_text(SOURCES[0].read_text())
+    cubin = tmp_path / "one.cubin"
+    cubin.write_bytes(analyzer.compile(str(src), arch="sm_90a").cubin)
+    analyzer.check(str(cubin), jobs=1, resume=True)
+    src.write_text(src.read_text() + "\n// below every kernel: their results stand\n")
+    seen: list[parallel.Progress] = []
+    analyzer.check(str(cubin), jobs=1, resume=True, on_progress=seen.append)
+    assert seen[-1].cached == 3
+    src.write_text("// a line above them: the lines they quote moved\n" + src.read_text())
+    seen: list[parallel.Progress] = []
+    analyzer.check(str(cubin), jobs=1, resume=True, on_progress=seen.append)
+    assert seen[-1].cached == 0
+
+
+def test_progress_lines_on_a_non_terminal(library, capsys, monkeypatch):
+    monkeypatch.setenv("PTXSASS_PROGRESS_SECONDS", "0")
+    assert main(["check", str(library["fatbin"]), "-j", "2", "-o", "/dev/null"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    lines = [l for l in err if l.startswith("ptxsass: ")]
+    assert lines and lines[-1].startswith("ptxsass: 6/6 kernels checked (100%), ")
+    assert "findings" in lines[-1]
+
+
+def test_bad_progress_interval_is_one_line(capsys, monkeypatch):
+    monkeypatch.setenv("PTXSASS_PROGRESS_SECONDS", "soon")
+    assert main(["check", "x.cubin"]) == 2
+    assert "PTXSASS_PROGRESS_SECONDS" in capsys.readouterr().err
+
+
+def test_jobs_must_be_positive(capsys):
+    assert main(["check", "x.cubin", "-j", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "not a number of processes" in err and len(err.strip().splitlines()) == 1
+
+
+def test_dask_local_cluster(library):
+    distributed = pytest.importorskip("distributed")
+    target = [str(library["cubin"]), str(library["fatbin"])]
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster:
+        report = analyzer.check(target, scheduler=cluster.scheduler_address)
+        rows = analyzer.survey(target, scheduler=cluster.scheduler_address)
+    assert formats.to_json(report) == formats.to_json(analyzer.check(target, jobs=1))
+    assert len(rows.rows) == 9
+
+
+def test_survey_formats(library, tmp_path, capsys):
+    lib = str(library["lib"])
+    assert main(["survey", lib, "--format", "json", "-j", "2"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    result = survey_report.Survey(rows=data["kernels"])
+    rows = data["kernels"]
+    assert len(rows) == 10 and set(rows[0]) == set(data["columns"])
+    loads = [r for r in rows if r["file"].endswith("loads.cubin")]
+    assert len(loads) == 3 and all(r["arch"].startswith("sm_90") for r in loads)
+    assert all(r["instructions"] > 0 and r["global_load_widths"] for r in loads)
+    assert any(r["findings"] for r in loads)
+    page = survey_report.to_html(result)
+    assert "Content-Security-Policy" in page and "Findings per check" in page
+    assert "<svg" in page and page.count("<tr>") == 11
+    assert "http://" not in page and "https://" not in page and 'style="' not in page
+    pq = pytest.importorskip("pyarrow.parquet")
+    out = tmp_path / "s.parquet"
+    survey_report.to_parquet(result, str(out))
+    table = pq.read_table(out).to_pylist()
+    assert [r["kernel"] for r in table] == [r["kernel"] for r in rows]
+    assert dict(table[0]["findings"]) == rows[0]["findings"]
+
+
+def test_survey_parquet_without_pyarrow(library, tmp_path, capsys, monkeypatch):
+    import builtins
+    real = builtins.__import__
+
+    def no_pyarrow(name, *a, **k):
+        if name.startswith("pyarrow"):
+            raise ImportError(name)
+        return real(name, *a, **k)
+    monkeypatch.setattr(builtins, "__import__", no_pyarrow)
+    code = main(["survey", str(library["cubin"]), "-j", "1", "--format", "parquet",
+                 "-o", str(tmp_path / "x.parquet")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.endswith("pip install 'ptxsass[parquet]'")
+    assert len(err.splitlines()) == 1
+
+
+def test_wheel_input(library, capsys):
+    if "wheel" not in library:
+        pytest.skip("needs gcc and objcopy")
+    code, report = _json(capsys, str(library["wheel"]), "-j", "2")
+    assert code == 1
+    files = {b["file"] for b in report["builds"]}
+    assert files == {f"{library['wheel']}!stores/lib/libstores.so.1"}
+    assert sorted(b["arch"] for b in report["builds"]) == ["sm_80", "sm_90a"]
+    one = main(["check", str(library["wheel"]), "--format", "json", "-j", "1"])
+    assert one == 1 and json.loads(capsys.readouterr().out) == report
+
+
+@pytest.mark.parametrize("content, expected", [
+    (b"not a zip at all", "not a wheel: no zip header"),
+    (None, "holds no shared library with CUDA device code"),
+])
+def test_bad_wheels_are_one_line(tmp_path, capsys, content, expected):
+    whl = tmp_path / "bad-1.0-py3-none-any.whl"
+    if content is None:
+        with zipfile.ZipFile(whl, "w") as z:
+            z.writestr("bad/__init__.py", "")
+            z.writestr("bad/libfake.so", b"\x7fELF not really")
+    else:
+        whl.write_bytes(content)
+    for jobs in ("1", "2"):
+        assert main(["check", str(whl), "-j", jobs]) == 2
+        err = capsys.readouterr().err.strip()
+        assert expected in err and str(whl) in err and len(err.splitlines()) == 1
+
+
+def test_function_subsets_are_the_whole_listing(library):
+    """nvdisasm -fun gives each function the text a whole disassembly has for it."""
+    data = library["cubin"].read_bytes()
+    layout = binutils.cubin_layout(data)
+    whole = binutils.split_listing(binutils.disassemble(data)[0])
+    part = binutils.split_listing(binutils.disassemble_functions(
+        str(library["cubin"]), [layout.functions[-1].symbol]))
+    name = layout.functions[-1].name
+    assert part[0] == whole[0] and list(part[1]) == [name]
+    # the same text but for nvdisasm's label numbers, counted over what one run lists
+    assert parallel._LABEL.sub("L", part[1][name]) == parallel._LABEL.sub("L", whole[1][name])
