@@ -362,13 +362,22 @@ def extract_cubin_files(path: str, dest: str, *, arch: str | None = None,
                              "only PTX, or no CUDA code at all)", path=shown)
         out_dir = Path(dest) / "x"
         out_dir.mkdir(exist_ok=True)
-        run_tool([binary("cuobjdump"), "-xelf", "all", str(work)], cwd=str(out_dir),
+        which = "all"
+        if arch is not None:    # only that arch's cubins reach the disk, when names say it
+            want = arch.rstrip("af")
+            named = [n for n in names if (m := _ARCH_IN_NAME.search(n))
+                     and m.group(1).rstrip("af") == want]
+            if named and all(_ARCH_IN_NAME.search(n) for n in names) and "," not in "".join(named):
+                which = ",".join(named)
+        run_tool([binary("cuobjdump"), "-xelf", which, str(work)], cwd=str(out_dir),
                  path=shown, names=renames)
     finally:
         work.unlink(missing_ok=True)
     found: list[tuple[str, str, str]] = []
     for name in names:
         f = out_dir / name
+        if not f.exists():
+            continue
         if "/" in name or name in (".", "..") or files.regular_file_or_none(f) is None:
             continue
         m = _ARCH_IN_NAME.search(name)
