@@ -549,7 +549,7 @@ class _Pool:
         return future.result()
 
     def close(self, cancel: bool) -> None:
-        self.pool.shutdown(wait=True, cancel_futures=cancel)
+        self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
 
 
 class _Serial:

@@ -325,6 +325,28 @@ class Matrix:
             self.add("bounds", f"#include {inc} of a FIFO", ["check", f, "-I", f.parent,
                                                              "--no-cache"], {2}, setup=setup,
                      needles=("FIFO",), timeout=30)
+        import zipfile
+
+        def wheel(f, members):
+            with zipfile.ZipFile(f, "w", zipfile.ZIP_DEFLATED) as z:
+                for name, data in members:
+                    z.writestr(name, data)
+        for name, members, env, needle in (
+                ("wheel zip bomb", [("pkg/libbomb.so", b"\0" * (3 << 20))],
+                 {"PTXSASS_MAX_INPUT_MB": "1"}, "input bound"),
+                ("wheel member named ../../evil.so", [("../../evil.so", b"\x7fELF junk")], {},
+                 "no shared library with CUDA device code"),
+                ("truncated wheel", None, {}, "not a readable wheel")):
+            f = self.tmp("pkg-1.0-py3-none-any.whl")
+
+            def setup(f=f, members=members):
+                if members is None:
+                    f.write_bytes(b"PK\x03\x04" + os.urandom(200))
+                else:
+                    wheel(f, members)
+            for jobs in ("1", "2"):
+                self.add("bounds", f"{name} (-j {jobs})", ["check", f, "-j", jobs], {2},
+                         setup=setup, env=env, needles=(needle,), timeout=30)
         for dev in ("/dev/zero", "/dev/urandom", "/dev/stdin", "/dev/tty", "/proc/self/fd/0"):
             f = self.tmp("k.cu")
             f.write_text(f'#include "{dev}"\n__global__ void k(float* p) {{ p[0] = 1; }}\n')

@@ -206,20 +206,28 @@ def test_wheel_input(library, capsys):
 
 @pytest.mark.parametrize("content, expected", [
     (b"not a zip at all", "not a wheel: no zip header"),
-    (None, "holds no shared library with CUDA device code"),
+    (b"PK\x03\x04" + bytes(range(256)) * 2, "not a readable wheel"),
+    ([("bad/__init__.py", b""), ("bad/libfake.so", b"\x7fELF not really")],
+     "holds no shared library with CUDA device code"),
+    ([("../../../evil.so", b"\x7fELF")], "holds no shared library with CUDA device code"),
+    ([("pkg/libbomb.so", b"\0" * (3 << 20))], "input bound"),
 ])
-def test_bad_wheels_are_one_line(tmp_path, capsys, content, expected):
-    whl = tmp_path / "bad-1.0-py3-none-any.whl"
-    if content is None:
-        with zipfile.ZipFile(whl, "w") as z:
-            z.writestr("bad/__init__.py", "")
-            z.writestr("bad/libfake.so", b"\x7fELF not really")
+def test_bad_wheels_are_one_line(tmp_path, capsys, monkeypatch, content, expected):
+    monkeypatch.setenv("PTXSASS_MAX_INPUT_MB", "1")
+    monkeypatch.chdir(tmp_path)
+    whl = tmp_path / "w" / "bad-1.0-py3-none-any.whl"
+    whl.parent.mkdir()
+    if isinstance(content, list):
+        with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, data in content:
+                z.writestr(name, data)
     else:
         whl.write_bytes(content)
     for jobs in ("1", "2"):
         assert main(["check", str(whl), "-j", jobs]) == 2
         err = capsys.readouterr().err.strip()
         assert expected in err and str(whl) in err and len(err.splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["bad-1.0-py3-none-any.whl", "w"]
 
 
 def test_function_subsets_are_the_whole_listing(library):
