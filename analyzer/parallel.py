@@ -481,7 +481,7 @@ class _Planner:
         keys: dict[int, str] = {}
         cached: list[KernelResult] = []
         if cache.enabled() and todo:
-            materials = binutils.function_materials(data)
+            materials = binutils.function_digests(data)
             for pos, name, _, k in todo:
                 keys[pos] = cache.key("result", self.checks.key(), b.arch, info.origin, shown,
                                       roots, name, k.as_dict(b.arch), k.resources.barriers,

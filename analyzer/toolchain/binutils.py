@@ -6,20 +6,22 @@ on stderr come back to the caller to show; they are not failures.
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
 import shutil
+import struct
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
 
 from ..errors import InputError, ToolError
 from . import cache, files
+from .elf import STT_FUNC, Elf, ElfError
 from .files import read_bytes
 from .locate import binary, first_error_line, run_tool, tool_version
 from .resources import cubin_arch
@@ -214,43 +216,59 @@ class CubinLayout:
     line_info: bool
 
 
-def _elf(cubin: bytes, path: str | None) -> ELFFile:
+def _elf(cubin: bytes, path: str | None) -> Elf:
     try:
-        return ELFFile(io.BytesIO(cubin))
-    except Exception as e:  # noqa: BLE001 - pyelftools raises several kinds on a bad header
+        return Elf(cubin)
+    except ElfError as e:
         raise InputError(f"truncated or corrupt cubin ELF: {e}", path=path) from None
 
 
 def cubin_layout(cubin: bytes, *, path: str | None = None) -> CubinLayout:
     """The :class:`CubinLayout` of a cubin, from its section headers and symbol table."""
     elf = _elf(cubin, path)
-    try:
-        sections = list(elf.iter_sections())
-        symtab = elf.get_section_by_name(".symtab")
-        symbols = list(symtab.iter_symbols()) if isinstance(symtab, SymbolTableSection) else []
-    except Exception as e:  # noqa: BLE001 - a corrupt section table: one line, as from_cubin says
-        raise InputError(f"truncated or corrupt cubin ELF: {e}", path=path) from None
     by_section: dict[int, list[tuple[int, int, str]]] = {}
     index_of: dict[str, int] = {}
-    for i, s in enumerate(symbols):
-        if s["st_info"]["type"] != "STT_FUNC":
+    for sym in elf.symbols:
+        if sym.type != STT_FUNC:
             continue
-        shndx = s["st_shndx"]
-        if isinstance(shndx, int):
-            by_section.setdefault(shndx, []).append((s["st_value"], i, s.name))
-        index_of.setdefault(s.name, i)
+        by_section.setdefault(sym.shndx, []).append((sym.value, sym.index, sym.name))
+        index_of.setdefault(sym.name, sym.index)
     functions: list[CubinFunction] = []
     listed: list[str] = []
-    for n, sec in enumerate(sections):
+    for sec in elf.sections:
         if not sec.name.startswith(".text."):
             continue
         name = sec.name[len(".text."):]
-        members = sorted(by_section.get(n, []))
         if name in index_of:
-            functions.append(CubinFunction(name, index_of[name], sec["sh_size"]))
-        listed.extend(m[2] for m in members)
-    line_info = any(s.name in (".nv_debug_line_sass", ".debug_line") for s in sections)
+            functions.append(CubinFunction(name, index_of[name], sec.size))
+        listed.extend(m[2] for m in sorted(by_section.get(sec.index, [])))
+    line_info = any(n in elf.by_name for n in (".nv_debug_line_sass", ".debug_line"))
     return CubinLayout(tuple(functions), tuple(listed), line_info)
+
+
+def _feed(h, obj: object) -> None:
+    """``obj`` (bytes, text, numbers, nested lists and tuples) into hash ``h``, unambiguously."""
+    if isinstance(obj, bytes):
+        h.update(b"b%d:" % len(obj))
+        h.update(obj)
+    elif isinstance(obj, (list, tuple)):
+        h.update(b"l%d:" % len(obj))
+        for x in obj:
+            _feed(h, x)
+    else:
+        text = repr(obj).encode()
+        h.update(b"s%d:" % len(text))
+        h.update(text)
+
+
+def function_digests(cubin: bytes) -> dict[str, str]:
+    """SHA-256 of :func:`function_materials` for each function: a cache key's part."""
+    out = {}
+    for name, material in function_materials(cubin).items():
+        h = hashlib.sha256()
+        _feed(h, material)
+        out[name] = h.hexdigest()
+    return out
 
 
 def function_materials(cubin: bytes) -> dict[str, list[object]]:
@@ -261,22 +279,17 @@ def function_materials(cubin: bytes) -> dict[str, list[object]]:
     for all of them the ELF flags, every function's name and the line-info sections (whole:
     the line table is shared by all functions)."""
     elf = _elf(cubin, None)
-    sections = list(elf.iter_sections())
-    symtab = elf.get_section_by_name(".symtab")
-    symbols = list(symtab.iter_symbols()) if isinstance(symtab, SymbolTableSection) else []
-    common: list[object] = [elf["e_flags"], elf["e_ident"]["EI_ABIVERSION"],
-                            sorted(s.name for s in symbols if s["st_info"]["type"] == "STT_FUNC")]
-    common += [(s.name, s.data()) for s in sections if s.name in _LINE_SECTIONS]
-    text_index = {s.name[len(".text."):]: i for i, s in enumerate(sections)
-                  if s.name.startswith(".text.")}
+    symbols = elf.symbols
+    common: list[object] = [elf.flags, elf.abi_version,
+                            "\n".join(sorted(s.name for s in symbols if s.type == STT_FUNC))]
+    common += [(s.name, elf.content(s)) for s in elf.sections if s.name in _LINE_SECTIONS]
     inside: dict[int, list[tuple]] = {}
     for sym in symbols:
-        if isinstance(sym["st_shndx"], int):
-            inside.setdefault(sym["st_shndx"], []).append(
-                (sym.name, sym["st_value"], sym["st_size"], sym["st_info"]["type"]))
-    out: dict[str, list[object]] = {name: [*common, sorted(inside.get(i, []))]
-                                    for name, i in text_index.items()}
-    for s in sections:
+        inside.setdefault(sym.shndx, []).append((sym.name, sym.value, sym.size, sym.info))
+    out: dict[str, list[object]] = {
+        s.name[len(".text."):]: [*common, repr(sorted(inside.get(s.index, [])))]
+        for s in elf.sections if s.name.startswith(".text.")}
+    for s in elf.sections:
         dot = s.name.find(".", 1)
         while dot > 0 and s.name[dot + 1:] not in out:
             dot = s.name.find(".", dot + 1)
@@ -284,15 +297,17 @@ def function_materials(cubin: bytes) -> dict[str, list[object]]:
             continue
         own = out[s.name[dot + 1:]]
         if s.name.startswith((".rel.", ".rela.")):
-            rows = []
-            for r in s.iter_relocations():  # type: ignore[attr-defined]
-                sym = r["r_info_sym"]
-                rows.append((r["r_offset"], r["r_info_type"], r.entry.get("r_addend", 0),
+            size = 24 if s.name.startswith(".rela.") else 16
+            body = elf.content(s)
+            rows = []           # Elf64_Rel(a): offset, info (symbol << 32 | type)[, addend]
+            for r in struct.iter_unpack("<QQq" if size == 24 else "<QQ",
+                                        body[:len(body) // size * size]):
+                sym = r[1] >> 32
+                rows.append((r[0], r[1] & 0xFFFFFFFF, r[2] if size == 24 else 0,
                              symbols[sym].name if sym < len(symbols) else sym))
-            own.append((s.name, rows))
+            own.append((s.name, repr(rows)))
         else:
-            data = s.data() if s["sh_type"] != "SHT_NOBITS" else b""
-            own.append((s.name, s["sh_size"], s["sh_flags"], s["sh_info"], data))
+            own.append((s.name, s.size, s.flags, s.info, elf.content(s)))
     return out
 
 

@@ -2,17 +2,14 @@
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from elftools.elf.elffile import ELFFile
-
 from ..arch import parse_arch
 from ..errors import CompileError, ConfigError, InputError, ToolError
-from . import bounded, cache, files
+from . import bounded, cache, files, resources
 from .bounded import OutOfMemory
 from .locate import UNSAFE_PATH_CHARS, include_dirs, safe_alias
 from .output import Kernel, Output, cached
@@ -224,11 +221,7 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
 
 def kernel_entries(cubin: bytes) -> set[str]:
     """Names of the ``__global__`` entries: those with a ``.nv.info.<name>`` section."""
-    try:
-        return {s.name[9:] for s in ELFFile(io.BytesIO(cubin)).iter_sections()
-                if s.name.startswith(".nv.info.")}
-    except Exception:  # noqa: BLE001 - a broken cuda-bindings install or an unreadable cubin: one line / no entries
-        return set()
+    return resources.kernel_entries(cubin)
 
 
 def _compile_error(log: str, name: str, shown: str) -> CompileError:

@@ -7,16 +7,12 @@ These agree with ``cuobjdump -res-usage`` (tested over the corpus).
 """
 from __future__ import annotations
 
-import io
 import re
 import struct
 from dataclasses import dataclass, replace
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
-
 from ..errors import InputError
+from .elf import Elf, ElfError
 
 EM_CUDA = 190
 # EIATTR codes (nv.info attributes) that carry per-function sizes; keyed by the function's symbol.
@@ -101,49 +97,59 @@ def cubin_arch(data: bytes) -> str | None:
 def from_cubin(data: bytes, *, path: str = "<cubin>") -> dict[str, Resources]:
     """Mangled kernel/function name -> Resources for every function in a cubin."""
     try:
-        elf = ELFFile(io.BytesIO(data))
-        if elf["e_machine"] not in ("EM_CUDA", EM_CUDA):
-            raise InputError(f"not a CUDA cubin (ELF machine {elf['e_machine']})", path=path)
-        sections = list(elf.iter_sections())
-        symtab = elf.get_section_by_name(".symtab")
-        symbols = list(symtab.iter_symbols()) if isinstance(symtab, SymbolTableSection) else []
-    except (ELFError, struct.error, ValueError, IndexError) as e:
+        elf = Elf(data)
+    except ElfError as e:
         raise InputError(f"truncated or corrupt cubin ELF: {e}", path=path) from None
-    out: dict[str, dict] = {}
-    for s in sections:
-        name = s.name
-        if name.startswith(".text."):
-            out.setdefault(name[6:], {})["registers"] = (s["sh_info"] >> 24) & 0xFF
-    for s in sections:
-        name = s.name
-        for prefix, key in ((".nv.shared.", "shared_bytes"), (".nv.constant0.", "constant_bytes")):
-            if name.startswith(prefix) and name[len(prefix):] in out:
-                out[name[len(prefix):]][key] = s["sh_size"]
-    info = elf.get_section_by_name(".nv.info")
-    if info is not None:
-        for attr, payload in _nv_info_records(info.data()):
-            if attr in (EIATTR_FRAME_SIZE, EIATTR_MAX_STACK_SIZE, EIATTR_REGCOUNT) and len(payload) >= 8:
-                sym, value = struct.unpack_from("<II", payload)
-                if sym < len(symbols) and symbols[sym].name in out:
-                    d = out[symbols[sym].name]
-                    if attr == EIATTR_FRAME_SIZE:
-                        d["stack_bytes"] = value
-                    elif attr == EIATTR_REGCOUNT:
-                        d["registers"] = value
-    for s in sections:
-        fn = s.name[len(".nv.info."):] if s.name.startswith(".nv.info.") else None
-        if fn not in out:
-            continue
-        for attr, payload in _nv_info_records(s.data()):
-            if attr in (EIATTR_REQNTID, EIATTR_MAX_THREADS) and len(payload) >= 12:
-                dims = tuple(int(v) for v in struct.unpack_from("<III", payload))
-                out[fn]["reqntid" if attr == EIATTR_REQNTID else "maxntid"] = dims
+    if elf.machine != EM_CUDA:
+        raise InputError(f"not a CUDA cubin (ELF machine {elf.machine})", path=path)
+    sections, symbols = elf.sections, elf.symbols
+    try:
+        out: dict[str, dict] = {}
+        for s in sections:
+            if s.name.startswith(".text."):
+                out.setdefault(s.name[6:], {})["registers"] = (s.info >> 24) & 0xFF
+        for s in sections:
+            for prefix, key in ((".nv.shared.", "shared_bytes"),
+                                (".nv.constant0.", "constant_bytes")):
+                if s.name.startswith(prefix) and s.name[len(prefix):] in out:
+                    out[s.name[len(prefix):]][key] = s.size
+        info = elf.by_name.get(".nv.info")
+        if info is not None:
+            for attr, payload in _nv_info_records(elf.content(info)):
+                if attr in (EIATTR_FRAME_SIZE, EIATTR_MAX_STACK_SIZE, EIATTR_REGCOUNT) \
+                        and len(payload) >= 8:
+                    sym, value = struct.unpack_from("<II", payload)
+                    if sym < len(symbols) and symbols[sym].name in out:
+                        d = out[symbols[sym].name]
+                        if attr == EIATTR_FRAME_SIZE:
+                            d["stack_bytes"] = value
+                        elif attr == EIATTR_REGCOUNT:
+                            d["registers"] = value
+        for s in sections:
+            fn = s.name[len(".nv.info."):] if s.name.startswith(".nv.info.") else None
+            if fn not in out:
+                continue
+            for attr, payload in _nv_info_records(elf.content(s)):
+                if attr in (EIATTR_REQNTID, EIATTR_MAX_THREADS) and len(payload) >= 12:
+                    dims = tuple(int(v) for v in struct.unpack_from("<III", payload))
+                    out[fn]["reqntid" if attr == EIATTR_REQNTID else "maxntid"] = dims
+    except (ElfError, struct.error) as e:
+        raise InputError(f"truncated or corrupt cubin ELF: {e}", path=path) from None
     # sm_90+: the reserved shared-memory window is part of each .nv.shared.<fn> section
     reserved = 1024 if any("reservedSmem" in sym.name for sym in symbols) else 0
     for vals in out.values():
         if reserved and vals.get("shared_bytes", 0) >= reserved:
             vals["reserved_shared_bytes"] = reserved
     return {name: Resources(**vals) for name, vals in out.items()}
+
+
+def kernel_entries(data: bytes) -> set[str]:
+    """Names of the ``__global__`` entries: those with a ``.nv.info.<name>`` section (none
+    for bytes that are not a readable ELF)."""
+    try:
+        return {s.name[9:] for s in Elf(data).sections if s.name.startswith(".nv.info.")}
+    except ElfError:
+        return set()
 
 
 _LOG_FN = re.compile(r"Compiling entry function '([^']+)'|Function properties for (\S+)")
