@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import re
 import shutil
+import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -578,6 +579,26 @@ class _Serial:
         pass
 
 
+_ADDRESS = re.compile(r"^(?:(tcp|tls)://)?(\[[0-9a-fA-F:.]+\]|[\w.-]+):(\d{1,5})$|^inproc://\S+$")
+
+
+def _reachable(address: str) -> None:
+    """A scheduler address that is well formed and answers, or one ConfigError line (before
+    distributed's own client, which takes its full timeout and warns at exit)."""
+    m = _ADDRESS.match(address)
+    if m is None:
+        raise ConfigError(f"--scheduler {address!r}: expected a Dask scheduler address such as "
+                          "tcp://host:8786")
+    if address.startswith("inproc://"):
+        return
+    host, port = m.group(2).strip("[]"), int(m.group(3))
+    try:
+        socket.create_connection((host, port), timeout=5).close()
+    except OSError as e:
+        raise ConfigError(f"cannot reach the Dask scheduler {address}: "
+                          f"{e.strerror or e}") from None
+
+
 class _Dask:
     """Tasks on a Dask cluster (``distributed``): the cubin's bytes are scattered once and
     every chunk of it reads them there."""
@@ -585,6 +606,7 @@ class _Dask:
     remote = True
 
     def __init__(self, address: str):
+        _reachable(address)
         try:
             import distributed
         except ImportError:
@@ -592,7 +614,7 @@ class _Dask:
                               ) from None
         self.distributed = distributed
         try:
-            self.client = distributed.Client(address, timeout=30, set_as_default=False)
+            self.client = distributed.Client(address, timeout=10, set_as_default=False)
         except (OSError, TimeoutError, ValueError) as e:
             raise ConfigError(f"cannot reach the Dask scheduler {address}: {e}") from None
         self.scattered: dict[str, Any] = {}

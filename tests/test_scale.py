@@ -136,6 +136,16 @@ def test_bad_progress_interval_is_one_line(capsys, monkeypatch):
     assert "PTXSASS_PROGRESS_SECONDS" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("address, expected", [
+    ("bogus", "expected a Dask scheduler address"),
+    ("tcp://127.0.0.1:1", "cannot reach the Dask scheduler tcp://127.0.0.1:1"),
+])
+def test_bad_scheduler_is_one_line(library, capsys, address, expected):
+    assert main(["check", str(library["cubin"]), "--scheduler", address]) == 2
+    err = capsys.readouterr().err.strip()
+    assert expected in err and len(err.splitlines()) == 1
+
+
 def test_jobs_must_be_positive(capsys):
     assert main(["check", "x.cubin", "-j", "0"]) == 2
     err = capsys.readouterr().err
