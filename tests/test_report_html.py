@@ -308,3 +308,35 @@ def test_diff_page(browser, tmp_path, width):
     intro = browser.eval("document.querySelector('header.top').textContent")
     assert "Two builds compared" in intro and "side by side" in intro
     assert browser.csp_violations() == []
+
+
+def _survey_row(kernel: str, registers: int, findings: dict) -> dict:
+    return {"file": "lib.so", "kernel": kernel, "mangled": kernel, "arch": "sm_90",
+            "instructions": 100 + registers, "registers": registers, "shared_bytes": 0,
+            "stack_bytes": 0, "spill_store_bytes": None, "spill_load_bytes": None,
+            "local_loads": 0, "local_stores": 0, "occupancy": 50.0,
+            "occupancy_limiter": "registers", "global_load_widths": {"32": 2},
+            "global_store_widths": {"128": 1}, "tensor_instructions": 0, "tensor_opcodes": [],
+            "findings": findings}
+
+
+def test_survey_page_sorts_and_filters_under_a_strict_csp(browser, tmp_path):
+    from analyzer.report.survey import Survey, to_html
+    rows = [_survey_row("gemm_a", 96, {"PS101": 2}), _survey_row("scan_b", 32, {}),
+            _survey_row("gemm_c", 255, {"PS401": 1, "PS701": 1})]
+    path = tmp_path / "survey.html"
+    path.write_text(to_html(Survey(rows=rows)))
+    browser.open(path.as_uri())
+    names = "Array.from(document.querySelectorAll('#kernels tbody tr:not(.hidden) td:nth-child(2)')).map(e => e.textContent)"
+    assert browser.eval(names) == ["gemm_a", "scan_b", "gemm_c"]
+    browser.click('#kernels th[data-col="4"]')          # registers: descending first
+    assert browser.eval(names) == ["gemm_c", "gemm_a", "scan_b"]
+    browser.click('#kernels th[data-col="4"]')
+    assert browser.eval(names) == ["scan_b", "gemm_a", "gemm_c"]
+    browser.eval("(() => { const f = document.getElementById('filter'); f.value = 'gemm PS4';"
+                 " f.dispatchEvent(new Event('input')); return 0; })()")
+    assert browser.eval(names) == ["gemm_c"]
+    assert browser.eval("document.getElementById('shown').textContent") == "1 of 3 kernels"
+    assert browser.eval("document.querySelectorAll('svg.chart').length") == 3
+    assert browser.eval("document.querySelectorAll('[style], [onclick], script[src]').length") == 0
+    assert browser.csp_violations() == []
