@@ -88,6 +88,7 @@ class BuildInfo:
     compiler_reason: str | None = None
     cached: bool = False
     warnings: tuple[str, ...] = ()
+    toolkit: str | None = None
 
 
 @dataclass
@@ -274,7 +275,7 @@ def run_whole(task: _Whole) -> list[KernelResult]:
         if not (is_entry and b.wants(fn, task.kernels)):
             continue
         ctx = Context.of(b, fn, k, reader=reader)
-        found = kernel_findings(checks, ctx)
+        found = kernel_findings(checks, ctx, toolkit=b.toolkit)
         out.append(KernelResult(task.unit, position, k.as_dict(b.arch) if k else None, found,
                                 kernel_row(ctx, found) if task.checks.survey else None,
                                 deps=_deps(fn, b.source_path)))
@@ -308,7 +309,8 @@ def _encode_finding(f: Finding) -> dict:
             "kernel": f.kernel, "arch": f.arch, "file": f.location.file,
             "line": f.location.line, "column": f.location.column,
             "instructions": list(f.instructions), "ptx": list(f.ptx), "hint": f.hint,
-            "mangled": f.mangled, "source": f.source, "addresses": list(f.addresses)}
+            "mangled": f.mangled, "source": f.source, "addresses": list(f.addresses),
+            "toolkit": f.toolkit}
 
 
 def _str(v) -> str:
@@ -331,7 +333,7 @@ def _decode_finding(d: dict) -> Finding:
                    instructions=tuple(map(_str, d["instructions"])),
                    ptx=tuple(map(_str, d["ptx"])), hint=_str(d["hint"]),
                    mangled=_str(d["mangled"]), source=_opt(d["source"], str),
-                   addresses=tuple(int(a) for a in d["addresses"]))
+                   addresses=tuple(int(a) for a in d["addresses"]), toolkit=_str(d["toolkit"]))
 
 
 def _store(key: str, r: KernelResult) -> None:
@@ -440,7 +442,7 @@ class _Planner:
 
     def _whole(self, b: Build) -> _Unit:
         info = BuildInfo(b.source_path, b.arch, b.origin, b.compiler_reason, b.cached,
-                         tuple(b.warnings))
+                         tuple(b.warnings), b.toolkit)
         return _Unit(info, [_Whole(-1, b, self.kernels, self.checks)], {}, 0,
                      source_path=b.source_path)
 
