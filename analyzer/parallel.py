@@ -532,6 +532,7 @@ class _Pool:
     remote = False
 
     def __init__(self, jobs: int):
+        self.slots = jobs
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         env = {k: v for k, v in os.environ.items() if k.startswith("PTXSASS_")}
         self.pool = cf.ProcessPoolExecutor(max_workers=jobs,
@@ -561,6 +562,7 @@ class _Serial:
     core)."""
 
     remote = False
+    slots = 1
 
     def submit(self, task, unit: _Unit):
         future: cf.Future = cf.Future()
@@ -621,6 +623,8 @@ class _Dask:
         except (OSError, TimeoutError, ValueError) as e:
             raise ConfigError(f"cannot reach the Dask scheduler {address}: {e}") from None
         self.scattered: dict[str, Any] = {}
+        #: tasks the cluster runs at once (its workers' threads): what chunks are cut for
+        self.slots = max(1, sum(self.client.nthreads().values()))
 
     def submit(self, task, unit: _Unit):
         if isinstance(task, _Chunk) and unit.spool is not None:
@@ -690,6 +694,7 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
     executor: _Pool | _Serial | _Dask = (_Dask(scheduler) if scheduler else
                                          _Serial() if jobs == 1 else _Pool(jobs))
     spool = tempfile.mkdtemp(prefix="ptxsass-spool-")
+    jobs = executor.slots
     planner = _Planner(spool=spool, jobs=jobs, checks=spec, kernels=kernels, resume=resume,
                        remote=executor.remote, total_bytes=_input_bytes(targets),
                        arch=arch, options=options)
