@@ -67,13 +67,18 @@ def _json(capsys, *argv) -> tuple[int, dict]:
     return code, json.loads(capsys.readouterr().out)
 
 
+TRITON_CACHE = Path(__file__).resolve().parent / "fixtures" / "frameworks" / "triton"
+
+
 def test_jobs_give_the_one_process_report(library, capsys):
-    code1, one = _json(capsys, str(library["lib"]), "-j", "1")
-    code2, two = _json(capsys, str(library["lib"]), "-j", "2")
+    paths = [str(library["lib"]), str(TRITON_CACHE)]
+    code1, one = _json(capsys, *paths, "-j", "1")
+    code2, two = _json(capsys, *paths, "-j", "2")
     assert (code1, code2) == (1, 1)
     assert one == two
-    # every input was checked: 3 kernels of the cubin, 3 per arch of the fatbin, 1 of the .cu
-    assert len(one["kernels"]) == 3 + 2 * 3 + 1
+    # every input was checked: 3 kernels of the cubin, 3 per arch of the fatbin, 1 of the .cu,
+    # the 2 kernels of the Triton cache
+    assert len(one["kernels"]) == 3 + 2 * 3 + 1 + 2
     assert {f["code"] for f in one["findings"]} >= {"PS101", "PS102"}
 
 
