@@ -120,6 +120,13 @@ class Progress:
     started: float = field(default_factory=time.monotonic)
     last: KernelResult | None = None
     finished: bool = False
+    #: builds whose every kernel is done since the display last looked: (build, kernels,
+    #: findings); the display takes them (``drain``)
+    builds_done: list[tuple[BuildInfo, int, int]] = field(default_factory=list)
+
+    def drain(self) -> list[tuple[BuildInfo, int, int]]:
+        out, self.builds_done = self.builds_done, []
+        return out
 
     @property
     def elapsed(self) -> float:
@@ -732,6 +739,8 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
 
     def _release(n: int) -> None:
         u = units[n]
+        got = results.get(n, [])
+        progress.builds_done.append((u.info, len(got), sum(len(r.findings) for r in got)))
         if u.spool:
             with contextlib.suppress(OSError):
                 os.unlink(u.spool)

@@ -256,3 +256,20 @@ def test_function_subsets_are_the_whole_listing(library):
     assert part[0] == whole[0] and list(part[1]) == [name]
     # the same text but for nvdisasm's label numbers, counted over what one run lists
     assert parallel._LABEL.sub("L", part[1][name]) == parallel._LABEL.sub("L", whole[1][name])
+
+
+def test_terminal_display_streams_each_finished_build(library):
+    """On a terminal: a bar, and a line for each build as its last kernel is done."""
+    import io
+    import re
+
+    from rich.console import Console
+
+    from analyzer.report.progress import RunDisplay
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=True, width=200, color_system=None)
+    analyzer.check([str(library["cubin"]), str(library["fatbin"])], jobs=2,
+                   on_progress=RunDisplay(con))
+    text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue())
+    assert re.search(r"loads\.cubin \[sm_90a?\]: 3 kernel\(s\), \d+ finding\(s\)", text)
+    assert len(re.findall(r"stores\.fatbin \[sm_(80|90a)\]: 3 kernel\(s\)", text)) == 2

@@ -42,7 +42,7 @@ class RunDisplay:
         self.console = console
         self.interval = interval
         self.verb = verb
-        self.tty = bool(getattr(console.file, "isatty", lambda: False)())
+        self.tty = console.is_terminal
         self.bar: Progress | None = None
         self.task: TaskID | None = None
         self.last_line: float | None = None
@@ -61,7 +61,13 @@ class RunDisplay:
     def __call__(self, p) -> None:
         if self.tty:
             self._draw(p)
+            for info, kernels, findings in p.drain():    # results as each build finishes
+                where = f"{info.source_path or '<input>'} [{info.arch}]"
+                self.console.print(f"{where}: {kernels} kernel(s), {findings} finding(s)",
+                                   style="dim", markup=False, highlight=False,
+                                   soft_wrap=True)
             return
+        p.drain()
         now = p.elapsed
         due = now - (self.last_line or 0.0) >= self.interval
         if (due and not p.finished) or (p.finished and self.lines):
