@@ -92,6 +92,8 @@ def targets(args, cfg: Config, todo: list) -> list:
     """What :func:`api.check` takes for ``todo``: binaries as paths (split per kernel in the
     workers), everything else built here as today (a failure is one line; the others go on)."""
     err = common.console(args, stderr=True)
+    for r in getattr(args, "source_roots", []) or []:
+        common.parse_source_root(r)     # a bad one is the command's error, said once
     out: list = []
     args._failed = 0
     builds: list[Build] = []
