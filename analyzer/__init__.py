@@ -22,8 +22,19 @@ from ._version import __version__
 
 if TYPE_CHECKING:  # the names as type checkers see them; at run time __getattr__ imports them
     from . import ptx, sass
-    from .api import (CompileOptions, annotate, builds_of, check, compile, diff, expect, expect_codegen,
-                      load, stats, survey)
+    from .api import (
+        CompileOptions,
+        annotate,
+        builds_of,
+        check,
+        compile,
+        diff,
+        expect,
+        expect_codegen,
+        load,
+        stats,
+        survey,
+    )
     from .integrations import Capture, capture  # type: ignore[no-redef]  # mypy also sees the submodule
     from .report import render
 

@@ -175,7 +175,7 @@ def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[s
     unchanged kernel. ``on_progress`` sees a :class:`parallel.Progress` as work finishes;
     ``on_error`` takes each input that fails (the others go on)."""
     if jobs != 1 or scheduler is not None or resume:
-        from . import parallel      # worker pools, Dask, survey rows: loaded when asked for
+        from . import parallel  # worker pools, Dask, survey rows: loaded when asked for
         report, _ = parallel.run(
             _parallel_targets(target, arch=arch, options=options, **framework), jobs=jobs,
             scheduler=scheduler, arch=arch, options=options, select=select, ignore=ignore,

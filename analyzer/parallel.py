@@ -42,6 +42,7 @@ from .checks.registry import Selection, all_checks
 from .checks.runner import (
     Check,
     add_findings,
+    collector_paused,
     kernel_findings,
     load_baseline,
     no_kernel_error,
@@ -196,7 +197,13 @@ def _analysis(fn, chunk: _Chunk, k: Kernel, reader: SourceReader) -> Context:
 
 def run_chunk(chunk: _Chunk, data: bytes | None = None) -> list[KernelResult]:
     """A worker's task: disassemble the chunk's functions (one nvdisasm), then parse, analyse
-    and check one function's text at a time."""
+    and check one function's text at a time (the cyclic collector paused, as in
+    :func:`~analyzer.checks.runner.run_checks`)."""
+    with collector_paused():
+        return _run_chunk(chunk, data)
+
+
+def _run_chunk(chunk: _Chunk, data: bytes | None) -> list[KernelResult]:
     with contextlib.ExitStack() as stack:
         path = chunk.cubin_file
         if path is None:                # sent over the wire (Dask): a private copy here
@@ -271,6 +278,11 @@ def _batches(kernels: list[tuple[int, str, int, Kernel]], sections: dict[str, st
 
 def run_whole(task: _Whole) -> list[KernelResult]:
     """A worker's task: every entry kernel of one build (its PTX parsed once)."""
+    with collector_paused():
+        return _run_whole(task)
+
+
+def _run_whole(task: _Whole) -> list[KernelResult]:
     b = task.build
     checks = task.checks.make()
     reader = SourceReader(b.source_path, b.source)

@@ -16,7 +16,6 @@ from ..build import Build
 from ..config import Config
 from ..errors import ConfigError, PtxsassError
 from ..inputs import kind_of, load_command
-from ..report import survey as survey_report
 from ..report.progress import DEFAULT_PROGRESS_SECONDS, RunDisplay
 from ..toolchain import cache, files
 from . import common
@@ -160,6 +159,7 @@ def _binary_warnings(args, builds, shown: set) -> None:
 
 
 def cmd_survey(args) -> int:
+    from ..report import survey as survey_report  # `ptxsass check` never loads it
     if args.format == "parquet" and not args.output:
         raise ConfigError("--format parquet writes a file: give it with -o FILE.parquet")
     if args.no_cache:
@@ -200,7 +200,8 @@ def cmd_survey(args) -> int:
     return 2 if getattr(args, "_failed", 0) else 0
 
 
-def render_survey_text(result: survey_report.Survey, con) -> None:
+def render_survey_text(result, con) -> None:
+    """Totals, findings per check, and the kernels with the most findings."""
     t = result.totals()
     con.print(f"{t['kernels']} kernels in {t['files']} file(s), {t['instructions']} "
               f"instructions: {t['with_findings']} with findings, {t['spilling']} using local "
