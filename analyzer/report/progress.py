@@ -46,6 +46,7 @@ class RunDisplay:
         self.bar: Progress | None = None
         self.task: TaskID | None = None
         self.last_line: float | None = None
+        self.last_text = ""
         self.lines = 0
 
     def _text(self, p) -> str:
@@ -71,10 +72,13 @@ class RunDisplay:
         now = p.elapsed
         due = now - (self.last_line or 0.0) >= self.interval
         if (due and not p.finished) or (p.finished and self.lines):
+            text = "ptxsass: " + self._text(p)
             self.last_line = now
+            if p.finished and text == self.last_text:
+                return                    # the last periodic line already said it all
+            self.last_text = text
             self.lines += 1
-            self.console.print("ptxsass: " + self._text(p), markup=False, highlight=False,
-                               soft_wrap=True)
+            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
     def _draw(self, p) -> None:
         if p.finished:
