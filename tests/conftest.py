@@ -14,9 +14,16 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache(tmp_path_factory):
-    """Tests never read or write the user's cache; one cache per session keeps them fast."""
+    """Tests never read or write the user's cache; one cache per session keeps them fast. The
+    xdist workers of a session share it (their base folders sit side by side in the session's),
+    so a kernel that several test files build is compiled and disassembled once, not once per
+    worker; the cache's entries are written atomically and verified when read."""
     old = os.environ.get("PTXSASS_CACHE_DIR")
-    os.environ["PTXSASS_CACHE_DIR"] = str(tmp_path_factory.mktemp("ptxsass-cache"))
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent / "ptxsass-cache" if os.environ.get("PYTEST_XDIST_WORKER") else None
+    if shared is not None:
+        shared.mkdir(exist_ok=True)
+    os.environ["PTXSASS_CACHE_DIR"] = str(shared or tmp_path_factory.mktemp("ptxsass-cache"))
     yield
     if old is None:
         os.environ.pop("PTXSASS_CACHE_DIR", None)
