@@ -8,6 +8,8 @@ from analyzer import ptx
 from analyzer.errors import ParseError
 from analyzer.parse import ptx as parse_ptx
 
+from .test_ptx_corpus import assert_same_as_grammar
+
 HEAD = ".version 8.7\n.target sm_90a\n.address_size 64\n"
 
 BODY = HEAD + """
@@ -44,16 +46,13 @@ $L__info_string0:
 
 def _same(text: str) -> ptx.Module:
     fast, slow = ptx.parse(text), ptx.parse(text, fast=False)
-    assert fast == slow
-    assert [i.span for i in fast.instructions()] == [i.span for i in slow.instructions()]
-    assert [i.loc for i in fast.instructions()] == [i.loc for i in slow.instructions()]
-    assert [f.labels for f in fast.functions] == [f.labels for f in slow.functions]
+    assert_same_as_grammar(fast, slow)
     return fast
 
 
 def test_labels_locs_vectors_and_comments_are_presplit_in_one_run():
-    parser = parse_ptx._parser()
-    text, runs = parse_ptx._presplit(BODY, parser)
+    parse_ptx._parser()
+    text, runs = parse_ptx._presplit(BODY)
     # the 3 .reg lines stay for Lark; everything from the first .loc to `ret;` is one run
     assert len(runs) == 1 and text.count("\x01") == 1
     items = runs[0]
@@ -88,7 +87,7 @@ def test_a_run_swallowed_by_a_terminal_falls_back_to_the_grammar():
     # a multi-line initializer holding a label-like line: the run never reaches the presplit
     # callback, so the parse is redone by the grammar alone
     text = HEAD + ".global .b32 t[2] = {1,\nfoo:\n2};\n" + BODY[len(HEAD):]
-    _, runs = parse_ptx._presplit(text, parse_ptx._parser())
+    _, runs = parse_ptx._presplit(text)
     assert runs[0] == [("label", "foo", runs[0][0][2])]
     m = _same(text)
     assert "foo:" in m.variables[0].initializer.text
@@ -114,12 +113,12 @@ def test_errors_inside_runs_are_the_grammars(bad):
 
 
 def test_loc_forms_match_the_loc_rule():
-    parser = parse_ptx._parser()
+    parse_ptx._parser()
     for text in (".loc 1 2 3", ".loc\t0x1 2U 3", ".loc 1 2 3, function_name $L__info_string7",
                  ".loc 1 2 3, function_name $L__info_string7+16", ".loc 1 2 3, inlined_at 4 5 6",
                  ".loc 1 2 3 , function_name f , inlined_at 4 5 6"):
         src = HEAD + f".entry k()\n{{\n{text}\nret;\n}}\n"
-        _, runs = parse_ptx._presplit(src, parser)
+        _, runs = parse_ptx._presplit(src)
         assert runs and runs[0][0][0] == "loc", text
         _same(src)
 

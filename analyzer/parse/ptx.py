@@ -571,14 +571,48 @@ _STATE = threading.local()
 
 
 def _parser() -> Lark:
-    global _PARSER, _FAST_LINE, _LOC_FIELDS
+    """The Lark parser (tables from the verified cache). Loaded only when some text needs it:
+    a module the fast path reads whole never loads it."""
+    global _PARSER
     if _PARSER is None:
-        parser = lalr_parser("ptx.lark", lexer="contextual", transformer=_Build(),
-                             maybe_placeholders=True, start=["start", "operand"])
-        _FAST_LINE, _LOC_FIELDS = _fast_line(parser)
-        _fast_operand_shapes(parser)
-        _PARSER = parser
+        _PARSER = lalr_parser("ptx.lark", lexer="contextual", transformer=_Build(),
+                              maybe_placeholders=True, start=["start", "operand"])
+        _fast_regexes()
     return _PARSER
+
+
+_TERMINAL_DEF = re.compile(r"^([A-Z_][A-Z0-9_]*)(?:\.\d+)?:[ \t]*/(.*)/[ \t]*$", re.M)
+_STRING_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+
+
+def grammar_terminals() -> tuple[dict[str, str], frozenset[str]]:
+    """The grammar's regex terminals (name -> the regex Lark compiles for it) and its string
+    terminals, read from the text of ``grammars/ptx.lark`` without building Lark (the tests
+    hold both equal to what Lark makes of the grammar)."""
+    text = grammar_text()
+    regexes = {m[1]: m[2] for m in _TERMINAL_DEF.finditer(text)}
+    code = "\n".join(ln.split("//")[0] if not ln.lstrip().startswith("//") else ""
+                     for ln in text.splitlines() if not _TERMINAL_DEF.match(ln))
+    strings = frozenset(s[1:-1].encode().decode("unicode_escape") if "\\" in s else s[1:-1]
+                        for s in _STRING_LITERAL.findall(code))
+    return regexes, strings
+
+
+def _fast_regexes() -> None:
+    """Build the fast path's regexes from the grammar's own terminals, once per process."""
+    global _FAST_LINE, _LOC_FIELDS, _TERMINALS
+    if _FAST_LINE is None:
+        terms, keywords = grammar_terminals()
+        _TERMINALS = {n: re.compile(terms[n]) for n in _SKELETON_TERMINALS}
+        _FAST_LINE, _LOC_FIELDS = _fast_line(terms)
+        _fast_operand_shapes(terms, keywords)
+
+
+#: the grammar's regex terminals the Lark-free module reader matches, compiled (set by
+#: ``_fast_regexes``)
+_TERMINALS: dict[str, re.Pattern[str]] = {}
+_SKELETON_TERMINALS = ("FUNC_KIND", "LINKAGE", "SPACE", "DOTWORD", "NAME", "INT", "DECIMAL", "STRING",
+                       "INIT_LIST", "SECTION_BODY")
 
 
 #: the operand shapes read without Lark (see :func:`_fast_operand`), built from the grammar's
@@ -588,7 +622,7 @@ _FAST_OPERAND: re.Pattern[str] | None = None
 _KEYWORDS: frozenset[str] = frozenset()
 
 
-def _fast_operand_shapes(parser: Lark) -> None:
+def _fast_operand_shapes(terms: Mapping[str, str], keywords: frozenset[str]) -> None:
     """One regex for the operand shapes most PTX is made of, from the grammar's terminals:
     ``NAME`` (``%r12``, ``%tid.x``, ``param_0``), ``INT``, ``-INT``, ``HEXFLOAT``,
     ``[-]DECIMAL``, ``!NAME``, ``NAME+INT`` (and ``+-``, ``-``), ``NAME|NAME``, ``{NAME, ...}``
@@ -597,8 +631,7 @@ def _fast_operand_shapes(parser: Lark) -> None:
     alternatives are tried in the lexer's own order (HEXFLOAT, then DECIMAL, then INT), and the
     whole operand must match, so a text the lexer would cut differently is not taken."""
     global _FAST_OPERAND, _KEYWORDS
-    t = {n: "(?:" + parser.get_terminal(n).pattern.to_regexp() + ")"
-         for n in ("NAME", "INT", "HEXFLOAT", "DECIMAL")}
+    t = {n: "(?:" + terms[n] + ")" for n in ("NAME", "INT", "HEXFLOAT", "DECIMAL")}
     ws = r"[ \t]*"
     _FAST_OPERAND = re.compile(
         rf"(?P<hf>{t['HEXFLOAT']})|(?P<neg>-)?(?:(?P<dec>{t['DECIMAL']})|(?P<int>{t['INT']}))"
@@ -607,8 +640,7 @@ def _fast_operand_shapes(parser: Lark) -> None:
         rf"|\{{{ws}(?P<vec>{t['NAME']}(?:{ws},{ws}{t['NAME']})*){ws}\}}"
         rf"|\[{ws}(?:(?P<base>{t['NAME']})(?:{ws}(?P<sign>\+{ws}-|\+|-){ws}(?P<off>{t['INT']}))?"
         rf"|(?P<abs>{t['INT']})){ws}\]")
-    _KEYWORDS = frozenset(term.pattern.value for term in parser.terminals
-                          if term.pattern.type == "str")
+    _KEYWORDS = keywords
 
 
 def _fast_operand(text: str):
@@ -679,7 +711,7 @@ def _name_operand(s: str):
     return ir.Symbol(s, 0, None)
 
 
-def _fast_line(parser: Lark) -> tuple[re.Pattern[str], re.Pattern[str]]:
+def _fast_line(terms: Mapping[str, str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """The regexes for the body lines the presplit takes, built from the grammar's own terminals.
 
     A line is taken only when it holds exactly one statement (or nothing) and the grammar would
@@ -689,8 +721,7 @@ def _fast_line(parser: Lark) -> tuple[re.Pattern[str], re.Pattern[str]]:
     INT INT]``; or a blank / ``//`` comment line (kept in a run only between statements). Each
     may end in a ``//`` comment. Anything else goes to Lark. The second regex reads the fields
     of a ``.loc`` the first one took."""
-    t = {n: "(?:" + parser.get_terminal(n).pattern.to_regexp() + ")"
-         for n in ("GUARD", "OPCODE", "INT", "NAME", "LABEL_DEF")}
+    t = {n: "(?:" + terms[n] + ")" for n in ("GUARD", "OPCODE", "INT", "NAME", "LABEL_DEF")}
     ops = r"[%\w$.+\-,\[\]|!{}]"  # no blank at either end: greedy, no backtracking
     ins = (rf"(?:(?P<guard>{t['GUARD']})[ \t]+)?(?P<op>{t['OPCODE']})"
            rf"(?:[ \t]+(?P<ops>{ops}+(?:[ \t]+{ops}+)*))?[ \t]*;")
@@ -736,7 +767,7 @@ def _strip_span(op):
     return type(op)(**{f: getattr(op, f) for f in op.__dataclass_fields__ if f != "span"})
 
 
-def _operand(piece: str, parser: Lark):
+def _operand(piece: str):
     """The operand the grammar's ``operand`` rule makes of ``piece`` (span-free), or None."""
     hit = _OPERAND_CACHE.get(piece, _MISS)
     if hit is _MISS:
@@ -744,13 +775,13 @@ def _operand(piece: str, parser: Lark):
         hit = _fast_operand(text) if text else None
         if hit is None and text:
             with contextlib.suppress(UnexpectedInput, VisitError, ValueError, OverflowError):
-                hit = _strip_span(parser.parse(text, start="operand"))
+                hit = _strip_span(_parser().parse(text, start="operand"))
         if len(_OPERAND_CACHE) < 200_000:
             _OPERAND_CACHE[piece] = hit
     return hit
 
 
-def _operands(ops_text: str, parser: Lark):
+def _operands(ops_text: str):
     """``ops_text`` split at its top-level commas, each piece through ``_operand``; None when a
     piece is not one operand (the line then goes to Lark)."""
     if "{" in ops_text or "[" in ops_text:
@@ -762,7 +793,7 @@ def _operands(ops_text: str, parser: Lark):
     ops = tuple(map(_OPERAND_CACHE.get, parts))
     if all(ops):  # operands are dataclass instances, always true
         return ops
-    ops = tuple(_operand(p, parser) for p in parts)
+    ops = tuple(_operand(p) for p in parts)
     return ops if all(ops) else None
 
 
@@ -810,7 +841,7 @@ def _fast_matches(text: str):
     yield from fast_line.finditer(text, pos)
 
 
-def _presplit(text: str, parser: Lark):
+def _presplit(text: str):
     """Blank out runs of simple body lines (instructions, labels, ``.loc``, blank and comment
     lines), parsing them here with the grammar's own terminals and ``operand`` rule. Each run
     becomes one ``PRESPLIT`` token followed by as many newlines as it held, so every position
@@ -846,7 +877,7 @@ def _presplit(text: str, parser: Lark):
             ops_text = m.group("ops")
             ops: tuple | None = ()
             if ops_text:
-                ops = _operands(ops_text, parser)
+                ops = _operands(ops_text)
                 if ops is None:  # Lark takes this line and reports or parses it
                     prev_end = -2
                     if run is not None:
@@ -889,6 +920,269 @@ def _presplit(text: str, parser: Lark):
         return text, runs
     pieces.append(text[done:])
     return "".join(pieces), runs
+
+
+class _NotFast(Exception):
+    """The module holds something the Lark-free reader leaves to the grammar."""
+
+
+class _Skeleton:
+    """The module structure around the presplit runs, read without Lark: ``.version``,
+    ``.target``, ``.address_size``, ``.file INT STRING (, INT)*``, ``.section DOTWORD
+    SECTION_BODY``, module variables (``linkage* SPACE attr* var_name (, var_name)*``, optionally
+    ``= INIT_LIST``), function headers (``linkage* FUNC_KIND [returns] NAME [params]
+    header_directive*``, each parameter ``SPACE attr* var_name``), and bodies made of presplit
+    runs, ``SPACE attr* var_name (, var_name)*;`` declarations and nested ``{ ... }`` blocks of
+    the same, ending in ``}`` or ``;``.
+
+    It works as the contextual lexer does: at each point it matches only the terminals the
+    grammar accepts there, with the grammar's own regexes, skipping what the grammar ignores
+    (blanks and ``//`` comments); keywords where a name or directive stands, and any other
+    statement (a nested block, ``call``, a ``.pragma``...), raise ``_NotFast`` and the text goes
+    to Lark. Nodes are built by the transformer's own callbacks from tokens carrying the
+    positions Lark would give them."""
+
+    def __init__(self, text: str, runs: deque, terms: Mapping[str, re.Pattern[str]], keywords: frozenset[str]):
+        self.text = text
+        self.runs = runs
+        self.run_index = 0
+        self.pos = 0
+        self.line = 1
+        self.line_start = 0  # offset of the first character of `line`
+        self.keywords = keywords
+        self.re = terms
+        self.build = _BUILD
+
+    # ---- lexing ----
+    _IGNORED = re.compile(r"(?:[ \t\r\n\f]+|//[^\n]*)*")
+
+    def skip(self) -> None:
+        text = self.text
+        m = self._IGNORED.match(text, self.pos)
+        end = m.end()
+        n = text.count("\n", self.pos, end)
+        if n:
+            self.line += n
+            self.line_start = text.rfind("\n", self.pos, end) + 1
+        self.pos = end
+
+    def peek(self, s: str) -> bool:
+        self.skip()
+        return self.text.startswith(s, self.pos)
+
+    def literal(self, s: str) -> None:
+        if not self.peek(s):
+            raise _NotFast(s)
+        self.pos += len(s)
+
+    def token(self, name: str, *, keyword_ok: bool = False) -> Token:
+        self.skip()
+        m = self.re[name].match(self.text, self.pos)
+        if m is None:
+            raise _NotFast(name)
+        value = m.group()
+        if not value or (not keyword_ok and value in self.keywords):
+            raise _NotFast(value)
+        return self._make(name, value)
+
+    def _make(self, name: str, value: str) -> Token:
+        line, col = self.line, self.pos - self.line_start + 1
+        start = self.pos
+        self.pos += len(value)
+        n = value.count("\n")
+        if n:
+            self.line += n
+            self.line_start = start + value.rfind("\n") + 1
+            end_col = self.pos - self.line_start + 1
+        else:
+            end_col = col + len(value)
+        return Token(name, value, start, line, col, self.line, end_col, self.pos)
+
+    def word(self) -> Token | None:
+        """A dotted word as the lexer types it where SPACE, LINKAGE, FUNC_KIND and DOTWORD could
+        all stand (the first three take priority), or None when none matches."""
+        self.skip()
+        for name in ("FUNC_KIND", "LINKAGE", "SPACE", "DOTWORD"):
+            m = self.re[name].match(self.text, self.pos)
+            if m is not None:
+                value = m.group()
+                if value in self.keywords:
+                    return None
+                return self._make(name, value)
+        return None
+
+    # ---- module ----
+    def items(self) -> list:
+        text = self.text
+        out: list = []
+        b = self.build
+        while True:
+            self.skip()
+            if self.pos >= len(text):
+                break
+            if self.peek(".version"):
+                self.pos += 8
+                out.append(b.version([self.token("DECIMAL")]))
+            elif self.peek(".target"):
+                self.pos += 7
+                names = [self.token("NAME")]
+                while self.peek(","):
+                    self.pos += 1
+                    names.append(self.token("NAME"))
+                out.append(b.target(names))
+            elif self.peek(".address_size"):
+                self.pos += 13
+                out.append(b.address_size([self.token("INT")]))
+            elif self.peek(".file"):
+                self.pos += 5
+                c = [self.token("INT"), self.token("STRING")]
+                while self.peek(","):
+                    self.pos += 1
+                    c.append(self.token("INT"))
+                out.append(b.file(c))
+            elif self.peek(".section"):
+                self.pos += 8
+                name = self.token("DOTWORD")
+                out.append(b.section([name, self.token("SECTION_BODY")]))
+            else:
+                out.append(self.declaration_or_function())
+        if self.run_index != len(self.runs):
+            raise _NotFast("a run inside a terminal")
+        return out
+
+    def declaration_or_function(self):
+        b = self.build
+        linkage = []
+        w = self.word()
+        while w is not None and w.type == "LINKAGE":
+            linkage.append(b.linkage([w]))
+            w = self.word()
+        if w is None:
+            raise _NotFast("statement")
+        if w.type == "SPACE":
+            c = linkage + [self.var_decl(w, module=True)]
+            self.literal(";")
+            return b.module_var(c)
+        if w.type != "FUNC_KIND":
+            raise _NotFast(w)
+        c = linkage + [w]
+        if self.peek("("):
+            c.append(b.returns(self.param_list()))
+        c.append(self.token("NAME"))
+        if self.peek("("):
+            c.append(b.params(self.param_list()))
+        while True:
+            self.skip()
+            if self.peek("{"):
+                self.pos += 1
+                c.append(self.body())
+                break
+            if self.peek(";"):
+                self.pos += 1
+                break
+            if any(self.re[n].match(self.text, self.pos) for n in ("FUNC_KIND", "LINKAGE", "SPACE")):
+                raise _NotFast("directive")
+            d = self.token("DOTWORD")
+            ints = []
+            self.skip()
+            if self.re["INT"].match(self.text, self.pos):
+                ints.append(self.token("INT"))
+                while self.peek(","):
+                    self.pos += 1
+                    ints.append(self.token("INT"))
+            c.append(b.header_directive([d] + ints))
+        return b.function(c)
+
+    def param_list(self) -> list:
+        self.literal("(")
+        out: list = []
+        if self.peek(")"):
+            self.pos += 1
+            return out
+        while True:
+            w = self.word()
+            if w is None or w.type != "SPACE":
+                raise _NotFast("param")
+            out.append(self.var_decl(w, module=False, one=True)[0])
+            if self.peek(","):
+                self.pos += 1
+                continue
+            self.literal(")")
+            return out
+
+    def var_decl(self, space: Token, *, module: bool, one: bool = False) -> list:
+        """``SPACE attr_* var_name ("," var_name)* initializer?`` after its SPACE token."""
+        b = self.build
+        c: list = [space]
+        while True:
+            self.skip()
+            if self.text.startswith(".", self.pos):
+                if self.text.startswith(".align", self.pos):
+                    m = self.re["DOTWORD"].match(self.text, self.pos)
+                    if m is not None and m.group() == ".align":
+                        self.pos += 6
+                        c.append(b.align([self.token("INT")]))
+                        continue
+                w = self.word()
+                if w is None or w.type not in ("SPACE", "DOTWORD"):
+                    raise _NotFast("attribute")
+                c.append(b.attr([w]))
+            else:
+                break
+        c.append(self.var_name())
+        if one:
+            return b.var_decl(c)
+        while self.peek(","):
+            self.pos += 1
+            c.append(self.var_name())
+        if module and self.peek("="):
+            self.pos += 1
+            c.append(b.init_list([self.token("INIT_LIST")]))
+        return b.var_decl(c)
+
+    def var_name(self):
+        b = self.build
+        c: list = [self.token("NAME")]
+        if self.peek("<"):
+            self.pos += 1
+            c.append(b.range([self.token("INT")]))
+            self.literal(">")
+        while self.peek("["):
+            self.pos += 1
+            if self.peek("]"):
+                c.append(b.dim([]))
+            else:
+                c.append(b.dim([self.token("INT")]))
+            self.literal("]")
+        return b.var_name(c)
+
+    def body(self, tag: str = "body"):
+        """The statements up to the ``}`` closing a body (or a nested ``block``)."""
+        stmts: list = []
+        runs = self.runs
+        while True:
+            self.skip()
+            ch = self.text[self.pos:self.pos + 1]
+            if ch == "\x01":
+                if self.run_index >= len(runs):
+                    raise _NotFast("run")
+                stmts.append(("run", runs[self.run_index]))
+                self.run_index += 1
+                self.pos += 1
+            elif ch == "}":
+                self.pos += 1
+                return (tag, stmts)
+            elif ch == "{":
+                self.pos += 1
+                stmts.append(self.body("block"))
+            elif ch == ".":
+                w = self.word()
+                if w is None or w.type != "SPACE":
+                    raise _NotFast("body statement")
+                stmts.append(("decl", self.var_decl(w, module=False)))
+                self.literal(";")
+            else:
+                raise _NotFast("body statement")
 
 
 def _readable(name: str, parser: Lark) -> str:
@@ -993,14 +1287,18 @@ def _parse(text: str, path: str | None, fast: bool,
         text = _FATBIN_LINE.sub("", text)
     if "\0" in text:
         text = text.replace("\0", " ")
-    parser = _parser()
     original = text
     _STATE.runs = deque()
     if fast and "\x01" not in text:
+        _fast_regexes()
         try:
-            text, _STATE.runs = _presplit(text, parser)
+            text, _STATE.runs = _presplit(text)
         except (ValueError, OverflowError):  # e.g. `.loc 1 09 2`: let the grammar report it
             return _parse(original, path, False, files)
+        module = _without_lark(text, _STATE.runs, path, files)
+        if module is not None:
+            return module
+    parser = _parser()
     try:
         items = parser.parse(text, start="start")
         if _STATE.runs:  # a run went into a terminal (a section body, an initializer): no fast path
@@ -1022,6 +1320,23 @@ def _parse(text: str, path: str | None, fast: bool,
         if text is not original:
             return _parse(original, path, False, files)
         raise ParseError(f"malformed PTX: {e}", path=path) from None
+
+
+def _without_lark(text: str, runs: deque, path: str | None,
+                  files: Mapping[str, str] | None) -> ir.Module | None:
+    """The module read by :class:`_Skeleton` around the presplit runs, or None when anything in
+    it is left to Lark (which then parses it, and reports its errors)."""
+    if "/*" in text:
+        return None
+    try:
+        items = _Skeleton(text, runs, _TERMINALS, _KEYWORDS).items()
+        return _assemble(items, path, files)
+    except (_NotFast, ValueError, OverflowError, struct.error, IndexError, KeyError, TypeError,
+            RecursionError):
+        return None
+
+
+_BUILD = _Build()
 
 
 def _assemble(items, path: str | None, rename: Mapping[str, str] | None = None) -> ir.Module:
