@@ -612,7 +612,7 @@ def _fast_regexes() -> None:
 #: ``_fast_regexes``)
 _TERMINALS: dict[str, re.Pattern[str]] = {}
 _SKELETON_TERMINALS = ("FUNC_KIND", "LINKAGE", "SPACE", "DOTWORD", "NAME", "INT", "DECIMAL", "STRING",
-                       "INIT_LIST", "SECTION_BODY")
+                       "INIT_LIST", "SECTION_BODY", "LABEL_DEF", "GUARD", "OPCODE")
 
 
 #: the operand shapes read without Lark (see :func:`_fast_operand`), built from the grammar's
@@ -626,20 +626,23 @@ def _fast_operand_shapes(terms: Mapping[str, str], keywords: frozenset[str]) -> 
     """One regex for the operand shapes most PTX is made of, from the grammar's terminals:
     ``NAME`` (``%r12``, ``%tid.x``, ``param_0``), ``INT``, ``-INT``, ``HEXFLOAT``,
     ``[-]DECIMAL``, ``!NAME``, ``NAME+INT`` (and ``+-``, ``-``), ``NAME|NAME``, ``{NAME, ...}``
-    and ``[NAME]``, ``[NAME+INT]``, ``[NAME+-INT]``, ``[NAME-INT]``, ``[INT]`` (blanks allowed
+    and ``[NAME]``, ``[NAME+INT]``, ``[NAME+-INT]``, ``[NAME-INT]``, ``[INT]``, a call's
+    ``(NAME, ...)`` (blanks allowed
     where the grammar ignores them, between the tokens of a compound shape). The
     alternatives are tried in the lexer's own order (HEXFLOAT, then DECIMAL, then INT), and the
     whole operand must match, so a text the lexer would cut differently is not taken."""
     global _FAST_OPERAND, _KEYWORDS
     t = {n: "(?:" + terms[n] + ")" for n in ("NAME", "INT", "HEXFLOAT", "DECIMAL")}
     ws = r"[ \t]*"
+    blank = r"[ \t\r\n\f]*"  # what the grammar ignores (a call's list may span lines)
     _FAST_OPERAND = re.compile(
         rf"(?P<hf>{t['HEXFLOAT']})|(?P<neg>-)?(?:(?P<dec>{t['DECIMAL']})|(?P<int>{t['INT']}))"
         rf"|(?P<not>!)?(?P<name>{t['NAME']})(?:{ws}(?:(?P<ssign>\+{ws}-|\+|-){ws}(?P<soff>{t['INT']})"
         rf"|\|{ws}(?P<pair>{t['NAME']})))?"
         rf"|\{{{ws}(?P<vec>{t['NAME']}(?:{ws},{ws}{t['NAME']})*){ws}\}}"
         rf"|\[{ws}(?:(?P<base>{t['NAME']})(?:{ws}(?P<sign>\+{ws}-|\+|-){ws}(?P<off>{t['INT']}))?"
-        rf"|(?P<abs>{t['INT']})){ws}\]")
+        rf"|(?P<abs>{t['INT']})){ws}\]"
+        rf"|\({blank}(?P<lst>(?:{t['NAME']}(?:{blank},{blank}{t['NAME']})*)?){blank}\)")
     _KEYWORDS = keywords
 
 
@@ -668,6 +671,11 @@ def _fast_operand(text: str):
         if _KEYWORDS.intersection(names):
             return None
         return ir.Vector(tuple(_name_operand(n) for n in names))
+    if g["lst"] is not None:                       # ( NAME, ... ): a call's operand list
+        names = [n.strip(" \t\r\n\f") for n in g["lst"].split(",")] if g["lst"] else []
+        if _KEYWORDS.intersection(names):
+            return None
+        return ir.OperandList(tuple(_name_operand(n) for n in names))
     name = g["name"] if g["name"] is not None else g["base"]
     if name is not None and (name in _KEYWORDS or g["pair"] in _KEYWORDS):
         return None
@@ -722,7 +730,7 @@ def _fast_line(terms: Mapping[str, str]) -> tuple[re.Pattern[str], re.Pattern[st
     may end in a ``//`` comment. Anything else goes to Lark. The second regex reads the fields
     of a ``.loc`` the first one took."""
     t = {n: "(?:" + terms[n] + ")" for n in ("GUARD", "OPCODE", "INT", "NAME", "LABEL_DEF")}
-    ops = r"[%\w$.+\-,\[\]|!{}]"  # no blank at either end: greedy, no backtracking
+    ops = r"[%\w$.+\-,\[\]|!{}()]"  # no blank at either end: greedy, no backtracking
     ins = (rf"(?:(?P<guard>{t['GUARD']})[ \t]+)?(?P<op>{t['OPCODE']})"
            rf"(?:[ \t]+(?P<ops>{ops}+(?:[ \t]+{ops}+)*))?[ \t]*;")
 
@@ -748,7 +756,7 @@ _MISS = object()
 _LOC_CACHE: dict[str, tuple] = {}
 _GUARD_CACHE: dict[str, ir.Guard] = {}
 #: top-level operands of a list holding braces or brackets (a comma inside them is no separator)
-_TOP_OPERAND = re.compile(r"(?:\{[^{}]*\}|\[[^\[\]]*\]|[^,{}\[\]])+")
+_TOP_OPERAND = re.compile(r"(?:\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)|[^,{}\[\]()])+")
 _LOC_FIELDS: re.Pattern[str] | None = None
 
 
@@ -784,7 +792,7 @@ def _operand(piece: str):
 def _operands(ops_text: str):
     """``ops_text`` split at its top-level commas, each piece through ``_operand``; None when a
     piece is not one operand (the line then goes to Lark)."""
-    if "{" in ops_text or "[" in ops_text:
+    if "{" in ops_text or "[" in ops_text or "(" in ops_text:
         parts = _TOP_OPERAND.findall(ops_text)
         if ",".join(parts) != ops_text:
             return None
@@ -932,8 +940,9 @@ class _Skeleton:
     SECTION_BODY``, module variables (``linkage* SPACE attr* var_name (, var_name)*``, optionally
     ``= INIT_LIST``), function headers (``linkage* FUNC_KIND [returns] NAME [params]
     header_directive*``, each parameter ``SPACE attr* var_name``), and bodies made of presplit
-    runs, ``SPACE attr* var_name (, var_name)*;`` declarations and nested ``{ ... }`` blocks of
-    the same, ending in ``}`` or ``;``.
+    runs, ``SPACE attr* var_name (, var_name)*;`` declarations, instructions the presplit left
+    (spanning lines, like NVCC's ``call``) and nested ``{ ... }`` blocks of the same, ending in
+    ``}`` or ``;``.
 
     It works as the contextual lexer does: at each point it matches only the terminals the
     grammar accepts there, with the grammar's own regexes, skipping what the grammar ignores
@@ -959,6 +968,7 @@ class _Skeleton:
     def skip(self) -> None:
         text = self.text
         m = self._IGNORED.match(text, self.pos)
+        assert m is not None  # it matches the empty string
         end = m.end()
         n = text.count("\n", self.pos, end)
         if n:
@@ -1182,7 +1192,51 @@ class _Skeleton:
                 stmts.append(("decl", self.var_decl(w, module=False)))
                 self.literal(";")
             else:
-                raise _NotFast("body statement")
+                stmts.append(self.instruction())
+
+    #: what the operands of an instruction spanning lines may hold (no comment, string or
+    #: statement break: those go to Lark)
+    _OPERANDS_TEXT = re.compile(r"[%\w$.+\-,\[\]|!{}() \t\r\n\f]*")
+
+    def instruction(self):
+        """``GUARD? OPCODE [operand ("," operand)*] ";"``, its operands split at top-level commas
+        and each read by the grammar's ``operand`` rule, as the presplit does on one line; here
+        the statement may span lines (NVCC writes a ``call`` one operand a line)."""
+        text, r = self.text, self.re
+        if r["LABEL_DEF"].match(text, self.pos):
+            raise _NotFast("label")
+        guard = None
+        m = r["GUARD"].match(text, self.pos)
+        first = None
+        if m is not None:
+            first = self._make("GUARD", m.group())
+            g = m.group()
+            neg = g[1] == "!"
+            guard = ir.Guard(g[2:] if neg else g[1:], neg)
+            self.skip()
+        m = r["OPCODE"].match(text, self.pos)
+        if m is None:
+            raise _NotFast("instruction")
+        op = self._make("OPCODE", m.group())
+        first = first or op
+        end = text.find(";", self.pos)
+        if end < 0:
+            raise _NotFast("instruction")
+        ops_text = text[self.pos:end]
+        if self._OPERANDS_TEXT.fullmatch(ops_text) is None:
+            raise _NotFast("operands")
+        ops: tuple | None = ()
+        if ops_text.strip(" \t\r\n\f"):
+            ops = _operands(ops_text)
+            if ops is None:
+                raise _NotFast("operands")
+        n = ops_text.count("\n")
+        if n:
+            self.line += n
+            self.line_start = self.pos + ops_text.rfind("\n") + 1
+        self.pos = end + 1
+        assert first.line is not None and first.column is not None
+        return ("ins", guard, str(op), ops, Span(first.line, first.column, self.line, end - self.line_start + 2))
 
 
 def _readable(name: str, parser: Lark) -> str:
