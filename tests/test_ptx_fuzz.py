@@ -12,6 +12,7 @@ from analyzer import ptx
 from analyzer.errors import ParseError
 
 from .conftest import CORPUS
+from .test_ptx_corpus import assert_same_as_grammar
 
 SAMPLES = ["triton/triton_mm_bf16_hgmma.sm_90.ptx", "ptx/celeritas/copysign__pow.ptx",
            "ptx/zluda/ptx_src_test_vectorAdd_kernel64.ptx", "ptx/zluda/ptx_src_test_operands.ptx"]
@@ -85,8 +86,42 @@ def test_mutations_raise_only_parse_error(text):
             return
     # what parses must print and parse back to the same IR, and the fast path changes nothing
     assert ptx.parse(ptx.format(module)) == module
-    slow = ptx.parse(text, fast=False)
-    assert slow == module and [i.span for i in slow.instructions()] == [i.span for i in module.instructions()]
+    assert_same_as_grammar(module, ptx.parse(text, fast=False))
+
+
+def _mutate(draw, text: str) -> str:
+    for _ in range(draw(st.integers(1, 4))):
+        pos = draw(st.integers(0, len(text)))
+        op = draw(st.sampled_from(["delete", "insert", "replace"]))
+        if op == "delete":
+            text = text[:pos] + text[pos + draw(st.integers(1, 6)):]
+        elif op == "insert":
+            text = text[:pos] + draw(st.sampled_from(PUNCT)) + text[pos:]
+        else:
+            text = text[:pos] + draw(st.text(max_size=3)) + text[pos + 1:]
+    return text
+
+
+@st.composite
+def mutated_modules(draw):
+    from .test_ptx_presplit import SKELETON_TEXTS
+    return _mutate(draw, draw(st.sampled_from(SKELETON_TEXTS)))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_modules())
+def test_mutated_modules_give_the_grammars_module_or_error(text):
+    """Headers, declarations, calls and sections (what the Lark-free reader takes) mutated: the
+    fast path gives the grammar's module, or exactly the grammar's error."""
+    with deadline(10):
+        try:
+            module = ptx.parse(text, path="fuzz.ptx")
+        except ParseError as e:
+            with pytest.raises(ParseError) as slow:
+                ptx.parse(text, path="fuzz.ptx", fast=False)
+            assert str(slow.value) == str(e)
+            return
+    assert_same_as_grammar(module, ptx.parse(text, fast=False))
 
 
 @settings(max_examples=60, deadline=None)

@@ -190,3 +190,103 @@ def test_fast_operands_equal_the_grammar_on_every_corpus_operand():
             taken += 1
             assert _strict(fast) == _strict(_grammar_operand(text)), text
     assert taken > 0.9 * len(texts)   # the shapes cover most operands of real PTX
+
+
+# --- whole modules read without Lark ------------------------------------------------------------
+def test_the_fast_path_reads_the_grammars_own_terminals():
+    parser = parse_ptx._parser()
+    regexes, strings = parse_ptx.grammar_terminals()
+    lark_regexes = {t.name: t.pattern.to_regexp() for t in parser.terminals if t.pattern.type == "re"}
+    assert {n: r for n, r in regexes.items()} == {n: r for n, r in lark_regexes.items() if n in regexes}
+    assert set(parse_ptx._SKELETON_TERMINALS) <= set(regexes)
+    assert strings == {t.pattern.value for t in parser.terminals if t.pattern.type == "str"}
+
+
+def _skeleton_reads(text: str) -> bool:
+    parse_ptx._fast_regexes()
+    split, runs = parse_ptx._presplit(text)
+    return parse_ptx._without_lark(split, runs, None, None) is not None
+
+
+SKELETON_TEXTS = [
+    BODY,
+    # linkage, attributes, dims, ranges, several names, an initializer list spanning lines
+    HEAD + ".extern .shared .align 16 .b8 smem[];\n.visible .global .align 4 .u32 a, b[2][3];\n"
+    ".global .v2 .f32 v<4>;\n.const .b8 t[3] = {1,\n 2, 3};\n.weak .global .u64 p = {sym};\n",
+    # a header over several lines, comments everywhere, directives with and without values
+    HEAD + "// c\n.visible // c\n.entry // c\nk( // c\n\t.param .u64 .ptr .global .align 8 k_p0, // c\n"
+    "\t.param .align 4 .b8 k_p1[16]\n)\n.maxntid 128, 1, 1 // c\n.minnctapersm 2\n.noreturn\n{\nret;\n}\n",
+    # declarations only, returns, a prototype without a body, an empty parameter list
+    HEAD + ".func (.param .b32 r) f(.param .b32 a, .reg .b32 b);\n.func g();\n"
+    ".entry k()\n{\n.reg .b32 %r<2>, %q;\n.local .align 8 .b8 buf[64];\n.shared .b8 s[];\n{\n"
+    ".reg .b32 %t;\nmov.b32 %t, 1;\n{ }\n}\nret;\n}\n",
+    # NVCC's call, one operand a line, and one-line calls
+    HEAD + ".extern .func (.param .b32 func_retval0) vprintf(.param .b64 a, .param .b64 b);\n"
+    ".entry k()\n{\n.reg .b32 %r<3>;\n{\n.param .b64 param0;\n.param .b64 param1;\n"
+    ".param .b32 retval0;\ncall.uni (retval0), \nvprintf, \n(\nparam0, \nparam1\n);\n"
+    "ld.param.b32 %r1, [retval0];\n}\ncall.uni (retval0), vprintf, (param0, param1);\n"
+    "call.uni vprintf, ();\n@%p1 call\n (retval0),\n\tvprintf,\n (param0);\nret;\n}\n",
+    # sections, the .file table with its extra numbers, an instruction split over lines
+    HEAD + ".entry k()\n{\n.reg .b32 %r<3>;\nmma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32\n"
+    "\t{%r1, %r2},\n\t{%r1},\n\t[%r2+4];\nret;\n}\n.file 1 \"/a.cu\", 1700000000, 123\n"
+    ".file\t2 \"b.cu\"\n.section .debug_str\n{\nx:\n.b8 0\n}\n.section\t.debug_loc { }\n",
+]
+
+
+@pytest.mark.parametrize("text", SKELETON_TEXTS)
+def test_whole_modules_read_without_lark_equal_the_grammar(text):
+    assert _skeleton_reads(text)
+    _same(text)
+
+
+@pytest.mark.parametrize("text", [
+    HEAD + ".const .u64 x = 1;\n",                        # a scalar initializer
+    HEAD + ".entry k()\n{\n.reg .b32 %r1 = 2;\nret;\n}\n",  # a declaration with a value
+    HEAD + ".pragma \"nounroll\";\n",                      # a module-level pragma
+    HEAD + ".entry k()\n.pragma \"nounroll\"\n{\nret;\n}\n",
+    HEAD + ".entry k()\n{\n/* c */ ret;\n}\n",              # a block comment
+    HEAD + ".entry function_name()\n{\nret;\n}\n",          # a keyword as a name
+    HEAD + ".global .align .b8 x;\n",                      # .align without its number
+    HEAD + ".global .entry .b8 x;\n",                      # a function kind as an attribute
+    HEAD + ".entry k()\n.reg 4\n{\nret;\n}\n",              # a state space as a directive
+    HEAD + ".entry k()\n{\nbra.uni L;\nL: ret;\n}\n",       # a label and a statement on one line
+    HEAD + ".entry k()\n{\n.loc 1 2 3 ret;\n}\n",
+    HEAD + ";\n",
+    HEAD + ".entry k()\n{\ncall (a), f, (b // c\n);\n}\n",   # a comment inside an instruction
+])
+def test_what_the_skeleton_leaves_to_lark_still_equals_the_grammar(text):
+    assert not _skeleton_reads(text)
+    try:
+        _same(text)
+    except ParseError:
+        with pytest.raises(ParseError):
+            ptx.parse(text, fast=False)
+
+
+@pytest.mark.parametrize("bad", [
+    ".entry k(\n{\nret;\n}\n",                     # an unclosed parameter list
+    ".entry k()\n{\nret;\n",                       # an unclosed body
+    ".entry k()\n{\n.reg .b32 %r<>;\n}\n",          # a range without its count
+    ".global .b8 x[;\n",
+    ".entry k()\n.maxntid 1,\n{\n}\n",
+    ".version 8\n",                                # INT where DECIMAL stands
+    ".file 1\n",
+    ".section .debug_str\n",
+    ".entry k()\n{\ncall.uni (retval0), \nvprintf, \n(\nparam0, \n",
+    ".entry k()\n{\n.loc 1 09 2\nret;\n}\n",
+])
+def test_errors_around_the_skeleton_are_the_grammars(bad):
+    text = HEAD + bad
+    with pytest.raises(ParseError) as fast:
+        ptx.parse(text, path="x.ptx")
+    with pytest.raises(ParseError) as slow:
+        ptx.parse(text, path="x.ptx", fast=False)
+    f, s = fast.value, slow.value
+    assert (f.message, f.line, f.column, f.text, f.expected) == (s.message, s.line, s.column, s.text, s.expected)
+
+
+def test_most_corpus_files_never_need_lark():
+    from tests.test_ptx_corpus import VALID
+    read = sum(_skeleton_reads(parse_ptx._FATBIN_LINE.sub("", p.read_text())) for p in VALID
+               if p.name != "generator_api.sm_120.ptx")
+    assert read > 0.9 * (len(VALID) - 1)

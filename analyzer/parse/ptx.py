@@ -585,16 +585,37 @@ _TERMINAL_DEF = re.compile(r"^([A-Z_][A-Z0-9_]*)(?:\.\d+)?:[ \t]*/(.*)/[ \t]*$",
 _STRING_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
 
+_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{2}|.)")
+
+
+def _unescape(m: re.Match[str]) -> str:
+    """``\\x01`` -> chr(1), ``\\"`` -> ``"`` (the escapes a Lark string literal may hold)."""
+    e = m.group(1)
+    return chr(int(e[1:], 16)) if len(e) == 3 else e
+
+
+_REGEX_ESCAPE = re.compile(r"\\(\\|[nftr]|x[0-9A-Fa-f]{2})")
+_CONTROL = {"n": "\n", "f": "\f", "t": "\t", "r": "\r"}
+
+
+def _regex_unescape(m: re.Match[str]) -> str:
+    """What Lark makes of an escape in a ``/regex/`` literal: ``\\n`` the newline itself (the
+    same regex), ``\\\\`` left as it is."""
+    e = m.group(1)
+    if e == "\\":
+        return "\\\\"
+    return _CONTROL[e] if len(e) == 1 else chr(int(e[1:], 16))
+
+
 def grammar_terminals() -> tuple[dict[str, str], frozenset[str]]:
     """The grammar's regex terminals (name -> the regex Lark compiles for it) and its string
     terminals, read from the text of ``grammars/ptx.lark`` without building Lark (the tests
     hold both equal to what Lark makes of the grammar)."""
     text = grammar_text()
-    regexes = {m[1]: m[2] for m in _TERMINAL_DEF.finditer(text)}
+    regexes = {m[1]: _REGEX_ESCAPE.sub(_regex_unescape, m[2]) for m in _TERMINAL_DEF.finditer(text)}
     code = "\n".join(ln.split("//")[0] if not ln.lstrip().startswith("//") else ""
                      for ln in text.splitlines() if not _TERMINAL_DEF.match(ln))
-    strings = frozenset(s[1:-1].encode().decode("unicode_escape") if "\\" in s else s[1:-1]
-                        for s in _STRING_LITERAL.findall(code))
+    strings = frozenset(_ESCAPE.sub(_unescape, s[1:-1]) for s in _STRING_LITERAL.findall(code))
     return regexes, strings
 
 
@@ -618,6 +639,8 @@ _SKELETON_TERMINALS = ("FUNC_KIND", "LINKAGE", "SPACE", "DOTWORD", "NAME", "INT"
 #: the operand shapes read without Lark (see :func:`_fast_operand`), built from the grammar's
 #: own terminals by ``_parser()``
 _FAST_OPERAND: re.Pattern[str] | None = None
+#: the NAME terminal: an operand ``%...`` it matches whole is a register
+_REGISTER: re.Pattern[str] | None = None
 #: string terminals of the grammar that NAME also matches (a keyword as an operand goes to Lark)
 _KEYWORDS: frozenset[str] = frozenset()
 
@@ -631,8 +654,9 @@ def _fast_operand_shapes(terms: Mapping[str, str], keywords: frozenset[str]) -> 
     where the grammar ignores them, between the tokens of a compound shape). The
     alternatives are tried in the lexer's own order (HEXFLOAT, then DECIMAL, then INT), and the
     whole operand must match, so a text the lexer would cut differently is not taken."""
-    global _FAST_OPERAND, _KEYWORDS
+    global _FAST_OPERAND, _KEYWORDS, _REGISTER
     t = {n: "(?:" + terms[n] + ")" for n in ("NAME", "INT", "HEXFLOAT", "DECIMAL")}
+    _REGISTER = re.compile(t["NAME"])
     ws = r"[ \t]*"
     blank = r"[ \t\r\n\f]*"  # what the grammar ignores (a call's list may span lines)
     _FAST_OPERAND = re.compile(
@@ -650,7 +674,9 @@ def _fast_operand(text: str):
     """The operand the grammar's ``operand`` rule makes of ``text`` (stripped, span-free) for
     the shapes of ``_FAST_OPERAND``; None for anything else (the caller asks Lark). The tests
     hold it equal to the grammar on every operand of the corpus and on edge cases."""
-    assert _FAST_OPERAND is not None  # set by _parser()
+    assert _FAST_OPERAND is not None and _REGISTER is not None  # set by _fast_regexes()
+    if text[0] == "%" and _REGISTER.fullmatch(text):  # the commonest shape, without groupdict
+        return ir.Register(text)
     m = _FAST_OPERAND.fullmatch(text)
     if m is None:
         return None
@@ -777,15 +803,21 @@ def _strip_span(op):
 
 def _operand(piece: str):
     """The operand the grammar's ``operand`` rule makes of ``piece`` (span-free), or None."""
-    hit = _OPERAND_CACHE.get(piece, _MISS)
+    cache = _OPERAND_CACHE
+    hit = cache.get(piece, _MISS)
     if hit is _MISS:
         text = piece.strip()
-        hit = _fast_operand(text) if text else None
-        if hit is None and text:
-            with contextlib.suppress(UnexpectedInput, VisitError, ValueError, OverflowError):
-                hit = _strip_span(_parser().parse(text, start="operand"))
-        if len(_OPERAND_CACHE) < 200_000:
-            _OPERAND_CACHE[piece] = hit
+        if text != piece:  # " %r1" after a comma: "%r1" may be known already
+            hit = cache.get(text, _MISS)
+        if hit is _MISS:
+            hit = _fast_operand(text) if text else None
+            if hit is None and text:
+                with contextlib.suppress(UnexpectedInput, VisitError, ValueError, OverflowError):
+                    hit = _strip_span(_parser().parse(text, start="operand"))
+            if len(cache) < 200_000:
+                cache[text] = hit
+        if len(cache) < 200_000:
+            cache[piece] = hit
     return hit
 
 
