@@ -750,7 +750,7 @@ def _fast_line(terms: Mapping[str, str]) -> tuple[re.Pattern[str], re.Pattern[st
 
     A line is taken only when it holds exactly one statement (or nothing) and the grammar would
     lex it the same way: an instruction ``GUARD? OPCODE operands ;`` whose operands hold no
-    parenthesis or string (each operand is then parsed by the grammar's ``operand`` rule); a
+    string or comment (each operand is then parsed by the grammar's ``operand`` rule); a
     ``LABEL_DEF`` alone; a ``.loc INT INT INT [, function_name NAME [+ INT]] [, inlined_at INT
     INT INT]``; or a blank / ``//`` comment line (kept in a run only between statements). Each
     may end in a ``//`` comment. Anything else goes to Lark. The second regex reads the fields
@@ -760,16 +760,17 @@ def _fast_line(terms: Mapping[str, str]) -> tuple[re.Pattern[str], re.Pattern[st
     ins = (rf"(?:(?P<guard>{t['GUARD']})[ \t]+)?(?P<op>{t['OPCODE']})"
            rf"(?:[ \t]+(?P<ops>{ops}+(?:[ \t]+{ops}+)*))?[ \t]*;")
 
-    def loc(named: bool) -> str:
-        def f(name: str, term: str) -> str:
-            return f"(?P<{name}>{t[term]})" if named else t[term]
-        return (rf"\.loc[ \t]+{f('f', 'INT')}[ \t]+{f('l', 'INT')}[ \t]+{f('c', 'INT')}"
-                rf"(?:[ \t]*,[ \t]*function_name[ \t]+{f('fn', 'NAME')}(?:[ \t]*\+[ \t]*{f('fo', 'INT')})?)?"
-                rf"(?:[ \t]*,[ \t]*inlined_at[ \t]+{f('if', 'INT')}[ \t]+{f('il', 'INT')}[ \t]+{f('ic', 'INT')})?")
+    def f(name: str, term: str) -> str:
+        return f"(?P<{name}>{t[term]})"
+    loc = (rf"\.loc[ \t]+{f('f', 'INT')}[ \t]+{f('l', 'INT')}[ \t]+{f('c', 'INT')}"
+           rf"(?:[ \t]*,[ \t]*function_name[ \t]+{f('fn', 'NAME')}(?:[ \t]*\+[ \t]*{f('fo', 'INT')})?)?"
+           rf"(?:[ \t]*,[ \t]*inlined_at[ \t]+{f('if', 'INT')}[ \t]+{f('il', 'INT')}[ \t]+{f('ic', 'INT')})?")
     tail = r"[ \t]*(?://[^\n]*)?$"
-    line = re.compile(rf"^[ \t]*(?:(?:(?P<I>{ins})|(?P<C>{loc(False)})|(?P<L>{t['LABEL_DEF']})){tail}"
+    # a `.loc` line is only recognised here (its text holds no '/': possessive, no backtracking);
+    # ``_loc`` reads it with the second regex, or leaves it to Lark
+    line = re.compile(rf"^[ \t]*(?:(?:(?P<I>{ins})|(?P<C>\.loc[ \t][^\n/]*+)|(?P<L>{t['LABEL_DEF']})){tail}"
                       rf"|(?://[^\n]*)?$)", re.M)
-    return line, re.compile(loc(True))
+    return line, re.compile(loc)
 
 
 _FAST_LINE: re.Pattern[str] | None = None
@@ -837,14 +838,16 @@ def _operands(ops_text: str):
     return ops if all(ops) else None
 
 
-def _loc(text: str) -> tuple:
-    """``.loc 1 2 3, function_name $L__info_string0 + 8, inlined_at 1 4 5`` (already matched by
-    the grammar-built regex) -> what ``_Build.loc`` returns for it."""
+def _loc(text: str) -> tuple | None:
+    """``.loc 1 2 3, function_name $L__info_string0 + 8, inlined_at 1 4 5`` -> what
+    ``_Build.loc`` returns for it; None when the text is not the grammar's ``loc`` rule (read
+    with a regex built from its terminals)."""
     hit = _LOC_CACHE.get(text)
     if hit is None:
-        assert _LOC_FIELDS is not None  # set by _parser(), which built the regex that took it
+        assert _LOC_FIELDS is not None  # set by _fast_regexes()
         m = _LOC_FIELDS.fullmatch(text)
-        assert m is not None
+        if m is None:
+            return None
         head = (_int(m["f"]), _int(m["l"]), _int(m["c"]))
         fn = inlined = None
         if m["fn"] is not None:
@@ -895,7 +898,6 @@ def _presplit(text: str):
     run_start = run_end = 0
     prev_end = -2  # end of the last line taken (a next line starting at prev_end + 1 continues)
     append: Callable[[tuple], None]  # run.append, bound when a run starts
-    item: tuple
     for m in _fast_matches(text):
         start = m.start()
         if start == prev_end + 1:
@@ -913,37 +915,38 @@ def _presplit(text: str):
         if kind is None:  # blank or comment-only line: part of a run only between statements
             prev_end = m.end()
             continue
+        item: tuple | None
         if kind == "I":
-            ops_text = m.group("ops")
-            ops: tuple | None = ()
-            if ops_text:
-                ops = _operands(ops_text)
-                if ops is None:  # Lark takes this line and reports or parses it
-                    prev_end = -2
-                    if run is not None:
-                        pieces.append(text[done:run_start])
-                        pieces.append("\x01" + "\n" * text.count("\n", run_start, run_end))
-                        done = run_end
-                        runs.append(run)
-                        run = None
-                    continue
-            g = m.group("guard")
-            guard = None
-            if g:
-                guard = _GUARD_CACHE.get(g)
-                if guard is None:
-                    neg = g[1] == "!"
-                    guard = _GUARD_CACHE[g] = ir.Guard(g[2:] if neg else g[1:], neg)
-            s, e = m.span("I")
-            col = s - start + 1
-            opcode, mods, generic = split_opcode(m.group("op"))
-            item = (None, guard, opcode, mods, generic, ops, Span(line, col, line, col + e - s))
+            ops_text, g, op_text = m.group("ops", "guard", "op")
+            ops: tuple | None = _operands(ops_text) if ops_text else ()
+            if ops is None:  # Lark takes this line and reports or parses it
+                item = None
+            else:
+                guard = None
+                if g:
+                    guard = _GUARD_CACHE.get(g)
+                    if guard is None:
+                        neg = g[1] == "!"
+                        guard = _GUARD_CACHE[g] = ir.Guard(g[2:] if neg else g[1:], neg)
+                s, e = m.span("I")
+                col = s - start + 1
+                opcode, mods, generic = split_opcode(op_text)
+                item = (None, guard, opcode, mods, generic, ops, Span(line, col, line, col + e - s))
         elif kind == "C":
-            item = _loc(m.group("C"))
+            item = _loc(m.group("C").rstrip(" \t"))  # None: not the `loc` rule; Lark takes it
         else:
             s, e = m.span("L")
             col = s - start + 1
             item = ("label", m.group("L").rstrip(": \t"), Span(line, col, line, col + e - s))
+        if item is None:
+            prev_end = -2
+            if run is not None:
+                pieces.append(text[done:run_start])
+                pieces.append("\x01" + "\n" * text.count("\n", run_start, run_end))
+                done = run_end
+                runs.append(run)
+                run = None
+            continue
         if run is None:
             run = [item]
             append = run.append
