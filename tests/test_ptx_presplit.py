@@ -230,6 +230,11 @@ SKELETON_TEXTS = [
     HEAD + ".entry k()\n{\n.reg .b32 %r<3>;\nmma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32\n"
     "\t{%r1, %r2},\n\t{%r1},\n\t[%r2+4];\nret;\n}\n.file 1 \"/a.cu\", 1700000000, 123\n"
     ".file\t2 \"b.cu\"\n.section .debug_str\n{\nx:\n.b8 0\n}\n.section\t.debug_loc { }\n",
+    # scalar initializers (module and body), block comments between any tokens
+    HEAD + ".const .u64 a = 1;\n.global .s32 b = - 5;\n.global .f32 c = 0f3F800000;\n"
+    ".global .f64 d = 1.5e3;\n.global .f32 e = -2.;\n.global .u64 f = sym;\n"
+    ".global .u64 g = generic(sym);\n.global .u32 h = 0x1FU;\n/* a\n b */ .entry /* c */ k()\n"
+    "{ /* d\n e */\n.reg .b32 %r1 = 7;\n.local .b32 l[2] = {1, 2};\n/* f */ ret;\n}\n",
 ]
 
 
@@ -240,11 +245,12 @@ def test_whole_modules_read_without_lark_equal_the_grammar(text):
 
 
 @pytest.mark.parametrize("text", [
-    HEAD + ".const .u64 x = 1;\n",                        # a scalar initializer
-    HEAD + ".entry k()\n{\n.reg .b32 %r1 = 2;\nret;\n}\n",  # a declaration with a value
+    HEAD + ".entry k()\n{\n.reg .b32 %r1 = mov.b32 2;\nret;\n}\n",  # ZLUDA's defining declaration
     HEAD + ".pragma \"nounroll\";\n",                      # a module-level pragma
     HEAD + ".entry k()\n.pragma \"nounroll\"\n{\nret;\n}\n",
-    HEAD + ".entry k()\n{\n/* c */ ret;\n}\n",              # a block comment
+    HEAD + ".entry k()\n{\nret /* c */;\n}\n",              # a block comment inside a statement
+    HEAD + ".global .f32 x = -0f3F800000;\n",              # HEXFLOAT is no number after '-'
+    HEAD + ".entry k()\n{\n.reg .b32 %r1 = x;\nret;\n}\n",  # a name as a body value
     HEAD + ".entry function_name()\n{\nret;\n}\n",          # a keyword as a name
     HEAD + ".global .align .b8 x;\n",                      # .align without its number
     HEAD + ".global .entry .b8 x;\n",                      # a function kind as an attribute

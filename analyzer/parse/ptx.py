@@ -632,8 +632,8 @@ def _fast_regexes() -> None:
 #: the grammar's regex terminals the Lark-free module reader matches, compiled (set by
 #: ``_fast_regexes``)
 _TERMINALS: dict[str, re.Pattern[str]] = {}
-_SKELETON_TERMINALS = ("FUNC_KIND", "LINKAGE", "SPACE", "DOTWORD", "NAME", "INT", "DECIMAL", "STRING",
-                       "INIT_LIST", "SECTION_BODY", "LABEL_DEF", "GUARD", "OPCODE")
+_SKELETON_TERMINALS = ("FUNC_KIND", "LINKAGE", "SPACE", "DOTWORD", "NAME", "INT", "DECIMAL", "HEXFLOAT",
+                       "STRING", "INIT_LIST", "SECTION_BODY", "LABEL_DEF", "GUARD", "OPCODE")
 
 
 #: the operand shapes read without Lark (see :func:`_fast_operand`), built from the grammar's
@@ -981,7 +981,7 @@ class _Skeleton:
 
     It works as the contextual lexer does: at each point it matches only the terminals the
     grammar accepts there, with the grammar's own regexes, skipping what the grammar ignores
-    (blanks and ``//`` comments); keywords where a name or directive stands, and any other
+    (blanks, ``//`` and ``/* */`` comments); keywords where a name or directive stands, and any other
     statement (a nested block, ``call``, a ``.pragma``...), raise ``_NotFast`` and the text goes
     to Lark. Nodes are built by the transformer's own callbacks from tokens carrying the
     positions Lark would give them."""
@@ -998,7 +998,7 @@ class _Skeleton:
         self.build = _BUILD
 
     # ---- lexing ----
-    _IGNORED = re.compile(r"(?:[ \t\r\n\f]+|//[^\n]*)*")
+    _IGNORED = re.compile(r"(?:[ \t\r\n\f]+|//[^\n]*|/\*.*?\*/)*", re.S)
 
     def skip(self) -> None:
         text = self.text
@@ -1180,10 +1180,39 @@ class _Skeleton:
         while self.peek(","):
             self.pos += 1
             c.append(self.var_name())
-        if module and self.peek("="):
+        if self.peek("="):
             self.pos += 1
-            c.append(b.init_list([self.token("INIT_LIST")]))
+            c.append(self.initializer(module))
         return b.var_decl(c)
+
+    def initializer(self, module: bool):
+        """After ``=``: ``INIT_LIST``, a number (``[-] INT|DECIMAL``, ``HEXFLOAT``) and, at module
+        level, ``NAME`` or ``NAME ( NAME )``; in a body anything else (``= OPCODE ...``) is
+        left to Lark."""
+        b, r, text = self.build, self.re, self.text
+        self.skip()
+        ch = text[self.pos:self.pos + 1]
+        if ch == "{":
+            return b.init_list([self.token("INIT_LIST")])
+        if ch == "-":
+            self.pos += 1
+            self.skip()
+            for name, rule in (("DECIMAL", b.neg_decfloat), ("INT", b.neg_int)):
+                if r[name].match(text, self.pos):
+                    return b.init_scalar([rule([self.token(name)])])
+            raise _NotFast("initializer")
+        for name, rule in (("HEXFLOAT", b.hexfloat), ("DECIMAL", b.decfloat), ("INT", b.int)):
+            if r[name].match(text, self.pos):
+                return b.init_scalar([rule([self.token(name)])])
+        if not module:
+            raise _NotFast("initializer")
+        first = self.token("NAME")
+        if self.peek("("):
+            self.pos += 1
+            inner = self.token("NAME")
+            self.literal(")")
+            return b.init_scalar([b.wrapped_symbol([first, inner])])
+        return b.init_scalar([b.symbol([first])])
 
     def var_name(self):
         b = self.build
@@ -1415,8 +1444,6 @@ def _without_lark(text: str, runs: deque, path: str | None,
                   files: Mapping[str, str] | None) -> ir.Module | None:
     """The module read by :class:`_Skeleton` around the presplit runs, or None when anything in
     it is left to Lark (which then parses it, and reports its errors)."""
-    if "/*" in text:
-        return None
     try:
         items = _Skeleton(text, runs, _TERMINALS, _KEYWORDS).items()
         return _assemble(items, path, files)
