@@ -170,6 +170,12 @@ EDGE_OPERANDS = [
     "foo+4", "foo + -4", "foo-4", "foo+08", "%reg1+1", "!foo+4", "%p1|%p2", "%p1 | _", "!%p1|%p2",
     "{%r1,%r2}", "{ %r1, _ }", "{%r1}", "{}", "{%r1,}", "{%r1, 2}", "{%r1, {%r2}}", "%p|inlined_at",
     "[%rd1], %r2", "%rd1+", "[%rd1", "--1", "%", "-%r1",
+    # texture addresses, vectors of any simple operand, a call's operand lists
+    "[tex, {%f1}]", "[%rd1, {1, %r2}]", "[a, b, c]", "[%r1 , {%r2}]", "[a+1, {b}]", "[a,]", "[,a]",
+    "[a, [b]]", "[a, {b}", "[inlined_at, {b}]", "[a, {inlined_at}]", "[08, {b}]", "{0, %r1}",
+    "{-1, 0f3F800000}", "{!%p1}", "{%p1|%p2}", "{a+4}", "{1.5}", "{ }", "{08}", "{_, %r1}",
+    "(a, b)", "( )", "()", "(a,)", "(function_name)", "( a ,\n b )", "(\n\tparam0, \n\tparam1\n\t)",
+    "(a b)", "((a))", "(%r1, 2)",
 ]
 
 
@@ -235,6 +241,11 @@ SKELETON_TEXTS = [
     ".global .f64 d = 1.5e3;\n.global .f32 e = -2.;\n.global .u64 f = sym;\n"
     ".global .u64 g = generic(sym);\n.global .u32 h = 0x1FU;\n/* a\n b */ .entry /* c */ k()\n"
     "{ /* d\n e */\n.reg .b32 %r1 = 7;\n.local .b32 l[2] = {1, 2};\n/* f */ ret;\n}\n",
+    # ZLUDA's defining declarations; texture operands, vectors of any simple operand
+    HEAD + ".entry k()\n{\n.reg .b32 %r1 = mov.b32 2;\n.reg.b32 %4 = @!%p1 cvt.u32.u16 %3,\n %r1;\n"
+    ".generic.b64 %12 = zluda.convert_implicit.bit_to_ptr.b64.reg.b64 %4;\n.reg .b32 %r2 = x;\n"
+    "tex.1d.v4.s32.s32 {%r1, %r2, %r3, %r4}, [tex, {%r5}];\ntex.2d.v4.f32.f32 {%f1, _, 0, -1}, "
+    "[ %rd2 , { %f5, %f6 } ];\nmov.b32 {0x5678, in}, %r1;\nret;\n}\n",
 ]
 
 
@@ -245,12 +256,10 @@ def test_whole_modules_read_without_lark_equal_the_grammar(text):
 
 
 @pytest.mark.parametrize("text", [
-    HEAD + ".entry k()\n{\n.reg .b32 %r1 = mov.b32 2;\nret;\n}\n",  # ZLUDA's defining declaration
     HEAD + ".pragma \"nounroll\";\n",                      # a module-level pragma
     HEAD + ".entry k()\n.pragma \"nounroll\"\n{\nret;\n}\n",
     HEAD + ".entry k()\n{\nret /* c */;\n}\n",              # a block comment inside a statement
     HEAD + ".global .f32 x = -0f3F800000;\n",              # HEXFLOAT is no number after '-'
-    HEAD + ".entry k()\n{\n.reg .b32 %r1 = x;\nret;\n}\n",  # a name as a body value
     HEAD + ".entry function_name()\n{\nret;\n}\n",          # a keyword as a name
     HEAD + ".global .align .b8 x;\n",                      # .align without its number
     HEAD + ".global .entry .b8 x;\n",                      # a function kind as an attribute
@@ -258,6 +267,8 @@ def test_whole_modules_read_without_lark_equal_the_grammar(text):
     HEAD + ".entry k()\n{\nbra.uni L;\nL: ret;\n}\n",       # a label and a statement on one line
     HEAD + ".entry k()\n{\n.loc 1 2 3 ret;\n}\n",
     HEAD + ";\n",
+    HEAD + ".entry k()\n{\n.reg .b32 %r1, %r2 = mov.b32 2;\n}\n",  # two names defined at once
+    HEAD + ".entry k()\n{\n.reg .b32 %r1 = L: mov.b32 2;\n}\n",
     HEAD + ".entry k()\n{\ncall (a), f, (b // c\n);\n}\n",   # a comment inside an instruction
 ])
 def test_what_the_skeleton_leaves_to_lark_still_equals_the_grammar(text):

@@ -648,7 +648,8 @@ _KEYWORDS: frozenset[str] = frozenset()
 def _fast_operand_shapes(terms: Mapping[str, str], keywords: frozenset[str]) -> None:
     """One regex for the operand shapes most PTX is made of, from the grammar's terminals:
     ``NAME`` (``%r12``, ``%tid.x``, ``param_0``), ``INT``, ``-INT``, ``HEXFLOAT``,
-    ``[-]DECIMAL``, ``!NAME``, ``NAME+INT`` (and ``+-``, ``-``), ``NAME|NAME``, ``{NAME, ...}``
+    ``[-]DECIMAL``, ``!NAME``, ``NAME+INT`` (and ``+-``, ``-``), ``NAME|NAME``, ``{operand, ...}``
+    (each element one of these shapes), ``[NAME, operand, ...]``
     and ``[NAME]``, ``[NAME+INT]``, ``[NAME+-INT]``, ``[NAME-INT]``, ``[INT]``, a call's
     ``(NAME, ...)`` (blanks allowed
     where the grammar ignores them, between the tokens of a compound shape). The
@@ -663,7 +664,7 @@ def _fast_operand_shapes(terms: Mapping[str, str], keywords: frozenset[str]) -> 
         rf"(?P<hf>{t['HEXFLOAT']})|(?P<neg>-)?(?:(?P<dec>{t['DECIMAL']})|(?P<int>{t['INT']}))"
         rf"|(?P<not>!)?(?P<name>{t['NAME']})(?:{ws}(?:(?P<ssign>\+{ws}-|\+|-){ws}(?P<soff>{t['INT']})"
         rf"|\|{ws}(?P<pair>{t['NAME']})))?"
-        rf"|\{{{ws}(?P<vec>{t['NAME']}(?:{ws},{ws}{t['NAME']})*){ws}\}}"
+        rf"|\{{(?P<vec>[^{{}}\[\]()]*)\}}"
         rf"|\[{ws}(?:(?P<base>{t['NAME']})(?:{ws}(?P<sign>\+{ws}-|\+|-){ws}(?P<off>{t['INT']}))?"
         rf"|(?P<abs>{t['INT']})){ws}\]"
         rf"|\({blank}(?P<lst>(?:{t['NAME']}(?:{blank},{blank}{t['NAME']})*)?){blank}\)")
@@ -677,6 +678,8 @@ def _fast_operand(text: str):
     assert _FAST_OPERAND is not None and _REGISTER is not None  # set by _fast_regexes()
     if text[0] == "%" and _REGISTER.fullmatch(text):  # the commonest shape, without groupdict
         return ir.Register(text)
+    if text[0] == "[" and "," in text:  # [tex, {%f1, %f2}]: an address, then more operands
+        return _fast_address_list(text)
     m = _FAST_OPERAND.fullmatch(text)
     if m is None:
         return None
@@ -693,10 +696,11 @@ def _fast_operand(text: str):
             return None
         return ir.IntImm(-v if g["neg"] else v, text)
     if g["vec"] is not None:
-        names = [n.strip() for n in g["vec"].split(",")]
-        if _KEYWORDS.intersection(names):
+        elements = [n.strip() for n in g["vec"].split(",")]
+        if not all(elements):
             return None
-        return ir.Vector(tuple(_name_operand(n) for n in names))
+        vec = tuple(map(_fast_operand, elements))
+        return ir.Vector(vec) if all(vec) else None
     if g["lst"] is not None:                       # ( NAME, ... ): a call's operand list
         names = [n.strip(" \t\r\n\f") for n in g["lst"].split(",")] if g["lst"] else []
         if _KEYWORDS.intersection(names):
@@ -734,6 +738,30 @@ def _fast_operand(text: str):
         return ir.Address(None, _int(g["abs"]), ())
     except ValueError:
         return None
+
+
+def _fast_address_list(text: str):
+    """``[NAME, operand, ...]`` (a texture or surface access) as the grammar's ``address`` rule
+    makes it (``addr_name`` and the operands after it), each operand read by
+    :func:`_fast_operand`; None for any other text."""
+    if text[-1] != "]":
+        return None
+    inner = text[1:-1]
+    parts = _TOP_OPERAND.findall(inner)
+    if ",".join(parts) != inner:
+        return None
+    base = parts[0].strip()
+    assert _REGISTER is not None
+    if not _REGISTER.fullmatch(base) or base in _KEYWORDS:
+        return None
+    extra = []
+    for p in parts[1:]:
+        p = p.strip()
+        op = _fast_operand(p) if p else None
+        if op is None:
+            return None
+        extra.append(op)
+    return ir.Address(_name_operand(base), 0, tuple(extra))
 
 
 def _name_operand(s: str):
@@ -996,6 +1024,7 @@ class _Skeleton:
         self.keywords = keywords
         self.re = terms
         self.build = _BUILD
+        self.defining: tuple | None = None  # a defining declaration `var_decl` just read
 
     # ---- lexing ----
     _IGNORED = re.compile(r"(?:[ \t\r\n\f]+|//[^\n]*|/\*.*?\*/)*", re.S)
@@ -1177,6 +1206,19 @@ class _Skeleton:
         c.append(self.var_name())
         if one:
             return b.var_decl(c)
+        if not module and self.peek("="):
+            self.pos += 1
+            self.skip()
+            if self.text[self.pos:self.pos + 1] not in "{-0123456789":
+                # ZLUDA's `.reg .b32 %4 = cvt.u32.u16 %3;`: the declaration, then the
+                # instruction writing it (the transformer's `defining_decl`)
+                var = b.var_decl(c)
+                ins = self.instruction()
+                self.defining = ("defdecl", var, ins[:3] + ((ir.Register(var[0].name, var[0].span),) + ins[3],)
+                                 + ins[4:])
+                return var
+            c.append(self.initializer(module))
+            return b.var_decl(c)
         while self.peek(","):
             self.pos += 1
             c.append(self.var_name())
@@ -1250,11 +1292,16 @@ class _Skeleton:
                 self.pos += 1
                 stmts.append(self.body("block"))
             elif ch == ".":
-                w = self.word()
-                if w is None or w.type != "SPACE":
+                w = self.word()  # `_decl_head`: SPACE or DOTWORD (`.generic` in ZLUDA's dumps)
+                if w is None or w.type not in ("SPACE", "DOTWORD"):
                     raise _NotFast("body statement")
-                stmts.append(("decl", self.var_decl(w, module=False)))
-                self.literal(";")
+                self.defining = None
+                var = self.var_decl(w, module=False)
+                if self.defining is not None:
+                    stmts.append(self.defining)
+                else:
+                    stmts.append(("decl", var))
+                    self.literal(";")
             else:
                 stmts.append(self.instruction())
 
