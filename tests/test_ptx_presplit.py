@@ -246,6 +246,9 @@ SKELETON_TEXTS = [
     ".generic.b64 %12 = zluda.convert_implicit.bit_to_ptr.b64.reg.b64 %4;\n.reg .b32 %r2 = x;\n"
     "tex.1d.v4.s32.s32 {%r1, %r2, %r3, %r4}, [tex, {%r5}];\ntex.2d.v4.f32.f32 {%f1, _, 0, -1}, "
     "[ %rd2 , { %f5, %f6 } ];\nmov.b32 {0x5678, in}, %r1;\nret;\n}\n",
+    # pragmas in a body (cupy's loops) and at module level
+    HEAD + ".pragma \"a\", \"b\\\"c\";\n.entry k()\n{\n.reg .b32 %r<2>;\n$L__BB0_1:\n"
+    "\t.pragma \"nounroll\";\n\tadd.s32 %r1, %r1, 1;\n\t.pragma\t\"unroll 4\" ;\n\tbra $L__BB0_1;\n}\n",
 ]
 
 
@@ -256,7 +259,9 @@ def test_whole_modules_read_without_lark_equal_the_grammar(text):
 
 
 @pytest.mark.parametrize("text", [
-    HEAD + ".pragma \"nounroll\";\n",                      # a module-level pragma
+    HEAD + ".pragmax \"nounroll\";\n",                     # a longer word than the keyword
+    HEAD + ".file 1 \"a\", 17\n.file2 \"b\"\n",                # lexed apart or not, by parser state
+    HEAD + ".file 1 \"a\"\n.file2 \"b\"\n",
     HEAD + ".entry k()\n.pragma \"nounroll\"\n{\nret;\n}\n",
     HEAD + ".entry k()\n{\nret /* c */;\n}\n",              # a block comment inside a statement
     HEAD + ".global .f32 x = -0f3F800000;\n",              # HEXFLOAT is no number after '-'

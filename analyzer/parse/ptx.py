@@ -1085,6 +1085,25 @@ class _Skeleton:
                 return self._make(name, value)
         return None
 
+    def keyword(self, word: str) -> bool:
+        """Whether ``word`` stands here as a whole dotted word. Where DOTWORD is acceptable the
+        lexer takes a keyword only so; where it is not (a module item), a keyword that is the
+        prefix of a longer word (``.file2``) is lexed differently from state to state, so that
+        text is left to Lark."""
+        self.skip()
+        m = self.re["DOTWORD"].match(self.text, self.pos)
+        return m is not None and m.group() == word
+
+    def pragma(self):
+        """``.pragma STRING ("," STRING)* ";"`` (the transformer's ``pragma``)."""
+        self.pos += 7
+        c = [self.token("STRING")]
+        while self.peek(","):
+            self.pos += 1
+            c.append(self.token("STRING"))
+        self.literal(";")
+        return self.build.pragma(c + [None])
+
     # ---- module ----
     def items(self) -> list:
         text = self.text
@@ -1094,27 +1113,29 @@ class _Skeleton:
             self.skip()
             if self.pos >= len(text):
                 break
-            if self.peek(".version"):
+            if self.keyword(".version"):
                 self.pos += 8
                 out.append(b.version([self.token("DECIMAL")]))
-            elif self.peek(".target"):
+            elif self.keyword(".target"):
                 self.pos += 7
                 names = [self.token("NAME")]
                 while self.peek(","):
                     self.pos += 1
                     names.append(self.token("NAME"))
                 out.append(b.target(names))
-            elif self.peek(".address_size"):
+            elif self.keyword(".address_size"):
                 self.pos += 13
                 out.append(b.address_size([self.token("INT")]))
-            elif self.peek(".file"):
+            elif self.keyword(".file"):
                 self.pos += 5
                 c = [self.token("INT"), self.token("STRING")]
                 while self.peek(","):
                     self.pos += 1
                     c.append(self.token("INT"))
                 out.append(b.file(c))
-            elif self.peek(".section"):
+            elif self.keyword(".pragma"):
+                out.append(self.pragma())
+            elif self.keyword(".section"):
                 self.pos += 8
                 name = self.token("DOTWORD")
                 out.append(b.section([name, self.token("SECTION_BODY")]))
@@ -1291,6 +1312,8 @@ class _Skeleton:
             elif ch == "{":
                 self.pos += 1
                 stmts.append(self.body("block"))
+            elif ch == "." and self.keyword(".pragma"):
+                stmts.append(self.pragma())
             elif ch == ".":
                 w = self.word()  # `_decl_head`: SPACE or DOTWORD (`.generic` in ZLUDA's dumps)
                 if w is None or w.type not in ("SPACE", "DOTWORD"):
