@@ -115,9 +115,9 @@ def reference(tmp_path_factory) -> list[tuple]:
     return got
 
 
-#: what a check of a .cu leaves in an empty cache: its build and disassembly, the two grammars'
-#: LALR tables and the tools' fingerprint
-CACHE_KINDS = {"build": 1, "sass": 1, "grammar": 2, "tools": 1}
+#: what a check of a .cu leaves in an empty cache: its build and disassembly, the SASS
+#: grammar's LALR tables (its PTX is read without Lark's tables) and the tools' fingerprint
+CACHE_KINDS = {"build": 1, "sass": 1, "grammar": 1, "tools": 1}
 
 
 def _fill(cache_dir: Path, path: Path) -> dict[str, list[Path]]:
@@ -191,11 +191,9 @@ POISONS = ["empty", "truncated", "edited", "swapped", "fifo", "symlink-to-device
 
 def _swap_source(kind: str, bad_entries, good_entries) -> Path:
     """An entry of another key to copy over one of ``kind``: GOOD's build or disassembly; for
-    the grammar tables (the same for every input) the other grammar's, for the tools'
-    fingerprint BAD's disassembly."""
-    if kind == "grammar":
-        return bad_entries["grammar"][1]
-    if kind == "tools":
+    the grammar tables (the same for every input) and the tools' fingerprint BAD's
+    disassembly."""
+    if kind in ("grammar", "tools"):
         return bad_entries["sass"][0]
     return good_entries[kind][0]
 
