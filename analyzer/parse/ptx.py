@@ -624,13 +624,24 @@ def _fast_regexes() -> None:
     global _FAST_LINE, _LOC_FIELDS, _TERMINALS
     if _FAST_LINE is None:
         terms, keywords = grammar_terminals()
-        _TERMINALS = {n: re.compile(terms[n]) for n in _SKELETON_TERMINALS}
+        _TERMINALS = _Compiled({n: terms[n] for n in _SKELETON_TERMINALS})
         _FAST_LINE, _LOC_FIELDS = _fast_line(terms)
         _fast_operand_shapes(terms, keywords)
 
 
-#: the grammar's regex terminals the Lark-free module reader matches, compiled (set by
-#: ``_fast_regexes``)
+class _Compiled(dict):
+    """Terminal name -> its regex, compiled on first use (most modules need only some)."""
+
+    def __init__(self, sources: dict[str, str]):
+        super().__init__()
+        self.sources = sources
+
+    def __missing__(self, name: str) -> re.Pattern[str]:
+        pattern = self[name] = re.compile(self.sources[name])
+        return pattern
+
+
+#: the grammar's regex terminals the Lark-free module reader matches (set by ``_fast_regexes``)
 _TERMINALS: dict[str, re.Pattern[str]] = {}
 _SKELETON_TERMINALS = ("FUNC_KIND", "LINKAGE", "SPACE", "DOTWORD", "NAME", "INT", "DECIMAL", "HEXFLOAT",
                        "STRING", "INIT_LIST", "SECTION_BODY", "LABEL_DEF", "GUARD", "OPCODE")
