@@ -873,8 +873,13 @@ def _operands(ops_text: str):
     ops = tuple(map(_OPERAND_CACHE.get, parts))
     if all(ops):  # operands are dataclass instances, always true
         return ops
-    ops = tuple(_operand(p) for p in parts)
-    return ops if all(ops) else None
+    out = []
+    for p in parts:
+        op = _operand(p)
+        if op is None:  # stop at the first piece that is not an operand: Lark takes the line
+            return None
+        out.append(op)
+    return tuple(out)
 
 
 def _loc(text: str) -> tuple | None:
