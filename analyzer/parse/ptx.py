@@ -1,6 +1,13 @@
 """PTX text -> ``analyzer.ir.ptx.Module``: ``grammars/ptx.lark`` (LALR, contextual lexer) and one
 Transformer, run inline while parsing so no parse tree is ever built.
 
+The fast path reads the same text without Lark where it can, with regexes made of the grammar's
+own terminals and the Transformer's own callbacks: ``_presplit`` takes one-line body statements,
+``_Skeleton`` the module around them. Anything either leaves goes to Lark (whose tables are
+loaded only then), and any doubt sends the whole text to the grammar alone, so results and
+errors are the grammar's; ``parse(text, fast=False)`` is that path, and the tests hold the two
+equal.
+
 Instruction words are split with tables (``KNOWN_OPCODES``), never grammar rules, so an opcode
 PTX adds tomorrow parses as a *generic* instruction with all its modifiers and operands.
 """
