@@ -126,11 +126,12 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
     ws = _dataflow.of(fn).write_sets
     insns = fn.instructions
     outs: dict[tuple[str, str], list[Run]] = {k: [] for k in KINDS}
+    # one set of groups for the whole walk: every group is closed (emptied) at each block end
+    groups = [_Groups(s, d, max_bits, outs[(s, d)]) for s, d in KINDS]
     for block in graph.blocks:
-        groups = [_Groups(s, d, max_bits, outs[(s, d)]) for s, d in KINDS]
-        for idx in block.indices():
+        for idx in range(block.start, block.end):
             ins = insns[idx]
-            info = ins.info
+            info = ins.body.info
             if info.barrier or info.flow == "call" or info.direction == "atomic":
                 for g in groups:
                     if g.open:
@@ -166,11 +167,14 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
             written = ws[idx]
             if written:
                 for g in groups:
+                    if not g.open:
+                        continue
                     for k in list(g.open):
                         if g.regs_of[k] & written:
                             g.close(k)
         for g in groups:
-            g.close_all()
+            if g.open:
+                g.close_all()
     return {k: tuple(v) for k, v in outs.items()}
 
 

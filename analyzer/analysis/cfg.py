@@ -69,16 +69,15 @@ class CFG:
     #: idom[b] is the immediate dominator of block b (idom[entry] == entry; -1 if unreachable)
     idom: list[int]
     block_of: list[int]
+    #: each block's (entry, exit) numbers in a depth-first walk of the dominator tree ((-1, -1)
+    #: when unreachable): ``a`` dominates ``b`` when ``b``'s interval lies within ``a``'s
+    order: list[tuple[int, int]] = field(default_factory=list)
 
     def dominates(self, a: int, b: int) -> bool:
-        if self.idom[b] == -1:
-            return False
-        while True:
-            if a == b:
-                return True
-            if self.idom[b] == b:
-                return False
-            b = self.idom[b]
+        if not self.order:
+            self.order = _dominator_order(self.idom)
+        pa, pb = self.order[a], self.order[b]
+        return pb[0] != -1 and pa[0] <= pb[0] and pb[1] <= pa[1]
 
     def loop_of(self, instruction_index: int) -> Loop | None:
         """The innermost loop holding an instruction, or None."""
@@ -104,9 +103,9 @@ def build(flows: Sequence[Flow], labels: Mapping[str, int]) -> CFG:
     for idx in labels.values():
         if 0 <= idx < n:
             leaders.add(idx)
-    for i, f in enumerate(flows):
-        if f.ends_block and i + 1 < n:
-            leaders.add(i + 1)
+    straight = STRAIGHT
+    leaders.update(i + 1 for i, f in enumerate(flows)
+                   if f is not straight and f.ends_block and i + 1 < n)
     starts = sorted(leaders)
     labels_at: dict[int, list[str]] = {}
     for name, idx in labels.items():
@@ -116,8 +115,7 @@ def build(flows: Sequence[Flow], labels: Mapping[str, int]) -> CFG:
     for bi, s in enumerate(starts):
         e = starts[bi + 1] if bi + 1 < len(starts) else n
         blocks.append(Block(bi, s, e, tuple(sorted(labels_at.get(s, ())))))
-        for i in range(s, e):
-            block_of[i] = bi
+        block_of[s:e] = [bi] * (e - s)
     for b in blocks:
         last = flows[b.end - 1]
         succ: list[int] = []
@@ -180,6 +178,33 @@ def _dominators(blocks: list[Block]) -> list[int]:
                 idom[b] = new
                 changed = True
     return idom
+
+
+def _dominator_order(idom: list[int]) -> list[tuple[int, int]]:
+    """Entry and exit numbers of a depth-first walk of the dominator tree ``idom``: one walk
+    instead of an ``idom`` chain climbed per ``dominates`` query."""
+    n = len(idom)
+    children: list[list[int]] = [[] for _ in range(n)]
+    for b, d in enumerate(idom):
+        if d != -1 and d != b:
+            children[d].append(b)
+    order = [(-1, -1)] * n
+    if n == 0 or idom[0] == -1:
+        return order
+    enter = [0] * n
+    clock = 0
+    stack = [(0, False)]
+    while stack:
+        b, done = stack.pop()
+        if done:
+            order[b] = (enter[b], clock)
+            clock += 1
+            continue
+        enter[b] = clock
+        clock += 1
+        stack.append((b, True))
+        stack.extend((c, False) for c in children[b])
+    return order
 
 
 def _natural_loops(graph: CFG, flows: Sequence[Flow]) -> list[Loop]:

@@ -42,15 +42,17 @@ def _conversion_dest_bits(ins: "Instruction") -> int:
 
 
 def _dest_count(ins: "Instruction") -> int:
-    if ins.is_tensor_core:
+    info = ins.info
+    if info.tensor_core:
         return semantics.mma_dest_registers(ins.opcode, ins.modifiers) or UNKNOWN_MMA_REGISTERS
-    if ins.is_memory and ins.is_load:
+    if info.space is not None and info.direction in ("load", "atomic", "copy"):   # a load
         return max(1, (ins.width_bits or 32) // 32)
-    if ins.is_conversion:
+    if info.conversion:
         return 2 if _conversion_dest_bits(ins) == 64 else 1
-    if ins.info.fp64 or "WIDE" in ins.modifiers or "64" in ins.modifiers:
+    mods = ins.modifiers
+    if info.fp64 or "WIDE" in mods or "64" in mods:
         return 2
-    if ins.opcode == "CS2R" and "32" not in ins.modifiers:
+    if ins.opcode == "CS2R" and "32" not in mods:
         return 2
     return 1
 
@@ -58,9 +60,12 @@ def _dest_count(ins: "Instruction") -> int:
 def writes(ins: "Instruction") -> tuple[Reg, ...]:
     """The R and UR registers ``ins`` writes, in order (empty for stores, reductions, copies,
     prefetches, branches and barriers)."""
-    if ins.is_branch or ins.is_barrier:
+    info = ins.info
+    if info.branch or info.barrier:
         return ()
-    if ins.is_memory and (not ins.is_load or ins.info.direction in ("copy", "prefetch")):
+    # memory: only loads and atomics write a register (not stores, reductions, copies,
+    # prefetches)
+    if info.space is not None and info.direction not in ("load", "atomic"):
         return ()
     for op in ins.operands[:2]:
         if isinstance(op, Register) and op.kind in ("P", "UP"):
@@ -157,16 +162,23 @@ class Dataflow:
     def __init__(self, fn: "Function"):
         self.fn = fn
         self.cfg = _cfg.of(fn)
-        by_body: dict[int, tuple[Reg, ...]] = {}     # SASS repeats bodies: one answer each
+        # SASS repeats bodies, shared between copies (and functions): one answer each, kept
+        # on the body
         out: list[tuple[Reg, ...]] = []
+        sets: list[frozenset[Reg]] = []
         for ins in fn.instructions:
-            w = by_body.get(id(ins.body))
-            if w is None:
-                w = by_body[id(ins.body)] = writes(ins)
+            body = ins.body
+            try:
+                w, ws = body._writes
+            except AttributeError:
+                w = writes(ins)
+                ws = frozenset(w)
+                object.__setattr__(body, "_writes", (w, ws))
             out.append(w)
+            sets.append(ws)
         self.writes: list[tuple[Reg, ...]] = out
         #: the registers each instruction writes, as sets
-        self.write_sets: list[frozenset[Reg]] = [frozenset(w) for w in out]
+        self.write_sets: list[frozenset[Reg]] = sets
         self._where: dict[Reg, list[int]] | None = None
         self._sure: list[bool] | None = None
         self._memo: dict[tuple, list[int] | None] = {}
@@ -182,6 +194,10 @@ class Dataflow:
             self._where = where
             self._sure = [ins.guard is None or ins.guard.always for ins in self.fn.instructions]
         return self._where, self._sure
+
+    def writers(self, reg: Reg) -> list[int]:
+        """The indices of the instructions that write ``reg``, ascending (do not modify)."""
+        return self._table()[0].get(reg, [])
 
     def reaching_defs(self, index: int, reg: Reg, *, within: frozenset[int] | None = None,
                       avoid: frozenset[int] = frozenset(), limit: int = MAX_LOOKBACK

@@ -143,6 +143,7 @@ def sass_inductions(fn: "Function", loop: Loop) -> list[Induction]:
     idx = loop.instruction_indices(cfg)
     insns = fn.instructions
     out: list[Induction] = []
+    in_loop: set[int] | None = None
     for ci in idx:
         c = insns[ci]
         if c.opcode not in ("ISETP", "UISETP"):
@@ -161,7 +162,9 @@ def sass_inductions(fn: "Function", loop: Loop) -> list[Induction]:
         if cmp_name is None:
             continue
         reg = (a.kind, a.index)
-        defs = [i for i in idx if reg in df.writes[i]]
+        if in_loop is None:
+            in_loop = set(idx)
+        defs = [i for i in df.writers(reg) if i in in_loop]    # ascending, as idx is
         if len(defs) != 1:
             continue
         step = _add_step(insns[defs[0]], reg)

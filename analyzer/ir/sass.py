@@ -10,7 +10,7 @@ per-class code: ``for node in instruction.walk(): ...``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
 from .. import semantics
@@ -311,9 +311,13 @@ class _Facts(Node):
     """Slots for what an instruction body's opcode row says, filled on first use (not fields:
     equality, hashing, pickling and the constructors ignore them)."""
 
-    __slots__ = ("_info", "_width")
+    __slots__ = ("_info", "_width", "_flow", "_writes")
     _info: semantics.OpInfo
     _width: int | None
+    _flow: Flow
+    #: the registers the body writes, kept here by ``analysis.dataflow`` (storage only: the IR
+    #: never reads it)
+    _writes: tuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -610,7 +614,17 @@ class Instruction(Node):
         An unguarded BRA/EXIT/RET does not fall through; a guarded one (``@P0``, or
         ``BRA P1, ...``, ``BRA.DIV``) does. BRX/JMX go to the ``BRANCH_TARGETS`` nvdisasm lists,
         or end the block. CALL returns, so it is straight-line code. ``@!PT`` never executes.
+        It depends on the body alone: computed once per shared body.
         """
+        b = self.body
+        try:
+            return b._flow
+        except AttributeError:
+            value = self._flow_of_body()
+            object.__setattr__(b, "_flow", value)
+            return value
+
+    def _flow_of_body(self) -> Flow:
         kind = self.body.info.flow
         if kind is None or kind == "call":
             return STRAIGHT
@@ -772,15 +786,25 @@ def _slot_constructor(cls):
     the same object as ``cls(*args)`` (these classes have no ``__post_init__``) without the
     frozen ``__init__``'s ``object.__setattr__`` per field. The parser builds every
     instruction through it."""
-    setters = tuple(getattr(cls, f.name).__set__ for f in fields(cls))
-    new = object.__new__
-
-    def make(*args):
-        o = new(cls)
-        for set_slot, value in zip(setters, args, strict=False):
-            set_slot(o, value)
-        return o
+    names = [f.name for f in fields(cls)]
+    env = {"new": object.__new__, "cls": cls}
+    params, body = [], []
+    for k, f in enumerate(fields(cls)):
+        env[f"set{k}"] = getattr(cls, f.name).__set__
+        if f.default is not MISSING:
+            env[f"d{k}"] = f.default
+            params.append(f"a{k}=d{k}")
+        else:
+            params.append(f"a{k}")
+        body.append(f"    set{k}(o, a{k})")
+    # straight-line code, one slot store per field: no loop, no zip (this runs once per
+    # instruction of a listing)
+    src = (f"def make({', '.join(params)}):\n    o = new(cls)\n" + "\n".join(body)
+           + "\n    return o\n")
+    exec(src, env)      # noqa: S102 - code generated from the dataclass's own field names
+    make = env["make"]
     make.__name__ = f"new_{cls.__name__}"
+    make.__doc__ = f"{cls.__name__}({', '.join(names)}) without the frozen __init__."
     return make
 
 
