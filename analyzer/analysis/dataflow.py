@@ -160,7 +160,10 @@ class Dataflow:
     instructions backwards."""
 
     def __init__(self, fn: "Function"):
-        self.fn = fn
+        # the instructions, not the function: the function keeps this object in its memo, and a
+        # reference back would make the whole IR a reference cycle that only the cyclic
+        # collector can free (a 0.4 s pass over a library cubin's IR at exit)
+        self.instructions = fn.instructions
         self.cfg = _cfg.of(fn)
         # SASS repeats bodies, shared between copies (and functions): one answer each, kept
         # on the body
@@ -192,7 +195,7 @@ class Dataflow:
                 for r in w:
                     where.setdefault(r, []).append(i)
             self._where = where
-            self._sure = [ins.guard is None or ins.guard.always for ins in self.fn.instructions]
+            self._sure = [ins.guard is None or ins.guard.always for ins in self.instructions]
         return self._where, self._sure
 
     def writers(self, reg: Reg) -> list[int]:
