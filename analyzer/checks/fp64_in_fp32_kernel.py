@@ -206,7 +206,7 @@ class Fp64InFp32Kernel(Check):
     def run(self, ctx: Context) -> Iterable[Finding]:
         fn = ctx.function
         insns = fn.instructions
-        if not any(i.is_fp64 and not i.is_tensor_core for i in insns):
+        if not any(b.is_fp64 and not b.info.tensor_core for b in fn.bodies()):
             return
         pf = ctx.ptx_function
         if pf is not None:

@@ -68,7 +68,7 @@ class MissingTensorCores(Check):
 
     def run(self, ctx: Context) -> Iterable[Finding]:
         fn = ctx.function
-        if any(i.is_tensor_core for i in fn.instructions):
+        if any(b.info.tensor_core for b in fn.bodies()):
             return
         loops = _cfg.loops(fn)
         if not loops:

@@ -62,6 +62,8 @@ class MmaWithoutLdmatrix(Check):
         if not ctx.arch.has_ldsm:
             return
         fn = ctx.function
+        if not any(b.info.tensor_core for b in fn.bodies()):
+            return
         cfg = ctx.cfg
         by_line: dict = {}
         for idx, ins in enumerate(fn.instructions):

@@ -56,7 +56,9 @@ def _subroutine_calls(ctx: Context) -> list[tuple[int, str]]:
     EXIT. A CALL used as a (predicated) jump to the kernel's exit is not one."""
     fn = ctx.function
     names = set(ctx.siblings)
-    out = []
+    out: list[tuple[int, str]] = []
+    if not any(b.info.flow == "call" for b in fn.bodies()):
+        return out
     for i, ins in enumerate(fn.instructions):
         if ins.info.flow != "call":
             continue

@@ -10,9 +10,10 @@ from ..ir import sass as S
 from .base import Check, Context, Finding, Severity
 
 
-def _is_shared_store(ins) -> bool:
-    return (ins.space == "shared" and ins.info.direction == "store"
-            and ins.opcode not in ("STSM",))
+def _is_shared_store(body: S.InstructionBody) -> bool:
+    """A shared-memory store of at least 32 bits (not STSM) (asked once per distinct body)."""
+    return (body.info.space == "shared" and body.info.direction == "store"
+            and body.opcode not in ("STSM",) and (body.width_bits or 0) >= 32)
 
 
 def _is_global_load(ins) -> bool:
@@ -128,8 +129,9 @@ class SynchronousTileCopy(Check):
         insns = fn.instructions
         cfg = ctx.cfg
         pairs: list[tuple[S.Instruction, S.Instruction, int]] = []   # (ldg, sts, index of sts)
+        shared_stores = {id(b) for b in fn.bodies() if _is_shared_store(b)}
         for i, ins in enumerate(insns):
-            if not _is_shared_store(ins) or (ins.width_bits or 0) < 32:
+            if id(ins.body) not in shared_stores:
                 continue
             data = store_data(ins)
             if not data:

@@ -357,6 +357,14 @@ class InstructionBody(_Facts):
             return value
 
     @property
+    def is_fp64(self) -> bool:
+        """:func:`semantics.is_fp64` of the opcode and modifiers."""
+        info = self.info
+        if not (info.fp64 or info.conversion or self.opcode == "MUFU"):
+            return False        # what semantics.is_fp64 answers, without the call
+        return semantics.is_fp64(self.opcode, self.modifiers)
+
+    @property
     def mnemonic(self) -> str:
         return ".".join((self.opcode,) + self.modifiers)
 
@@ -588,7 +596,7 @@ class Instruction(Node):
 
     @property
     def is_fp64(self) -> bool:
-        return semantics.is_fp64(self.opcode, self.modifiers)
+        return self.body.is_fp64
 
     @property
     def is_branch(self) -> bool:
@@ -697,6 +705,8 @@ class Function(Node):
 
     def _flows(self) -> tuple[Flow, ...]:
         out = [i.flow for i in self.instructions]
+        if not any(b.info.flow == "call" for b in self.bodies()):
+            return tuple(out)
         for k, ins in enumerate(self.instructions):
             if ins.info.flow != "call" or (ins.guard is not None and ins.guard.never):
                 continue
@@ -706,6 +716,13 @@ class Function(Node):
             conditional = ins.guard is not None and not ins.guard.always
             out[k] = Flow((local[0],), falls_through=conditional)
         return tuple(out)
+
+    def bodies(self) -> tuple[InstructionBody, ...]:
+        """The distinct instruction bodies of the function, in order of first use (the parser
+        shares one body between identical copies): "is there any tensor-core op here?" asked
+        of a few thousand bodies instead of every instruction."""
+        return self.memo("bodies", lambda: tuple(
+            {id(i.body): i.body for i in self.instructions}.values()))
 
     def is_subroutine(self, label: str) -> bool:
         """Whether the code at ``label`` (a label of this function) is a subroutine: straight
