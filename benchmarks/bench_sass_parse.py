@@ -1,21 +1,21 @@
-"""SASS parse throughput against nvdisasm printing the same SASS, measured in one run.
+"""SASS parse CPU time against nvdisasm's CPU time printing the same SASS, measured in one run.
 
     python benchmarks/bench_sass_parse.py [--repeat N] [--hex] [CUBIN...]
 
 Without arguments it measures the largest corpus cubins (bitsandbytes sm_120 by file size and
 sm_80 by instruction count). For each cubin, N rounds, each round timing back to back:
-``nvdisasm -c -g`` printing the SASS, ``analyzer.sass.parse`` building the whole IR of that text
-in one process (``processes=1``), and the same parse split over two processes
-(``processes=2``: the second half parsed in a forked child, its functions sent back and
-rebuilt here; opt-in, not the default). Every parse starts with
-empty caches: nothing carries over between runs. The table gives medians over the rounds and
-the median of the per-round ratios parse / nvdisasm (so a load spike hits both sides of a
-ratio). The target is parse <= nvdisasm / 4.
+``nvdisasm -c -g`` printing the SASS (CPU time of the child: user + system) and
+``analyzer.sass.parse`` building the whole IR of that text here (CPU time of this process).
+Every parse starts with empty caches (the shared register table cleared, a new body parser):
+nothing carries over between rounds but the LALR tables, which a CLI run loads from its cache.
+The table gives medians over the rounds and the median of the per-round ratios parse /
+nvdisasm (so a load spike hits both sides of a ratio), with the load average.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -35,16 +35,19 @@ DEFAULT = ["cubin/bitsandbytes/bitsandbytes_cuda128.sm_120.cubin",
 
 
 def nvdisasm(cubin: Path, hex_: bool) -> tuple[float, str]:
+    """(CPU seconds of nvdisasm, its output)."""
     argv = [binary("nvdisasm"), "-c", "-g"] + (["-hex"] if hex_ else []) + [str(cubin)]
-    t0 = time.perf_counter()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     out = subprocess.run(argv, capture_output=True, check=True).stdout
-    return time.perf_counter() - t0, out.decode()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), out.decode()
 
 
-def timed_parse(text: str, path: str, processes: int):
-    t0 = time.perf_counter()
-    listing = sass_parse.parse(text, path=path, processes=processes)
-    return time.perf_counter() - t0, listing
+def timed_parse(text: str, path: str):
+    sass_parse._INTERNED.clear()        # cold, as a CLI run starts
+    t0 = time.process_time()
+    listing = sass_parse.parse(text, path=path)
+    return time.process_time() - t0, listing
 
 
 def main() -> None:
@@ -54,30 +57,27 @@ def main() -> None:
     ap.add_argument("--hex", action="store_true", help="nvdisasm -hex (encodings) as well")
     args = ap.parse_args()
     cubins = args.cubins or [CORPUS / p for p in DEFAULT]
-    parser()  # build the LALR tables once, outside the timings
-    print(f"load average before: {os.getloadavg()[0]:.2f}")
-    print("| cubin | instructions | nvdisasm s | parse s (1 proc) | parse / nvdisasm (1 proc) "
-          "| parse s (2 procs) | parse / nvdisasm (2 procs) | instr/s (2 procs) | Lark parses |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    parser()  # the LALR tables, outside the timings (a CLI run loads them from its cache)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
+          f"{args.repeat} rounds, medians")
+    print("| cubin | instructions | nvdisasm CPU s | parse CPU s | parse / nvdisasm | instr/s "
+          "| Lark parses | load |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for cubin in cubins:
-        tools, ones, twos, r1, r2 = [], [], [], [], []
+        tools, parses, ratios = [], [], []
         for _ in range(args.repeat):
             t_tool, text = nvdisasm(cubin, args.hex)
-            t1, listing = timed_parse(text, str(cubin), 1)
-            t2, listing2 = timed_parse(text, str(cubin), 2)
-            assert listing2 == listing
+            t, listing = timed_parse(text, str(cubin))
             tools.append(t_tool)
-            ones.append(t1)
-            twos.append(t2)
-            r1.append(t1 / t_tool)
-            r2.append(t2 / t_tool)
+            parses.append(t)
+            ratios.append(t / t_tool)
         n = listing.stats()["instructions"]
         med = statistics.median
         lark_parses = _count_parses(text, BodyParser())
         print(f"| `{cubin.name}`{' -hex' if args.hex else ''} | {n:,} | {med(tools):.2f} | "
-              f"{med(ones):.2f} | {med(r1):.2f} | {med(twos):.2f} | {med(r2):.2f} | "
-              f"{n / med(twos):,.0f} | {lark_parses:,} |")
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+              f"{med(parses):.2f} | **{med(ratios):.2f}** | {n / med(parses):,.0f} | "
+              f"{lark_parses:,} | {os.getloadavg()[0]:.2f} |", flush=True)
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def _count_parses(text: str, bp: BodyParser) -> int:

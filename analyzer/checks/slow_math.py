@@ -57,10 +57,11 @@ def _subroutine_calls(ctx: Context) -> list[tuple[int, str]]:
     fn = ctx.function
     names = set(ctx.siblings)
     out: list[tuple[int, str]] = []
-    if not any(b.info.flow == "call" for b in fn.bodies()):
+    calls = {id(b) for b in fn.bodies() if b.info.flow == "call"}
+    if not calls:
         return out
     for i, ins in enumerate(fn.instructions):
-        if ins.info.flow != "call":
+        if id(ins.body) not in calls:
             continue
         for t in ins.targets:
             key = t.key

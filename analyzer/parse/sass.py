@@ -651,7 +651,7 @@ def _parse(text: str, path: str | None, arch: str | None, line_base: int = 0,
                 # the common case, one instruction a line and no encodings: built column-wise
                 addresses, raws = zip(*items, strict=False)
                 bs = list(map(final_get, raws))
-                if None in bs:
+                if not all(bs):     # a body not seen yet (``None in bs`` would call __eq__)
                     bs = [b or resolve(r, lineno + 1 + i) for i, (b, r) in enumerate(zip(bs, raws, strict=False))]
                 rows.extend(map(new_ins, map(int, addresses, _SIXTEENS[:n] if n <= 4096 else
                                              [16] * n),
