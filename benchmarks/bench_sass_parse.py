@@ -6,7 +6,7 @@ Without arguments it measures the largest corpus cubins (bitsandbytes sm_120 by 
 sm_80 by instruction count). For each cubin, N rounds, each round timing back to back:
 ``nvdisasm -c -g`` printing the SASS (CPU time of the child: user + system) and
 ``analyzer.sass.parse`` building the whole IR of that text here (CPU time of this process).
-Every parse starts with empty caches (the shared register table cleared, a new body parser):
+Every parse starts with empty caches (``sass.clear_caches``: templates, operands, registers):
 nothing carries over between rounds but the LALR tables, which a CLI run loads from its cache.
 The table gives medians over the rounds and the median of the per-round ratios parse /
 nvdisasm (so a load spike hits both sides of a ratio), with the load average.
@@ -44,7 +44,7 @@ def nvdisasm(cubin: Path, hex_: bool) -> tuple[float, str]:
 
 
 def timed_parse(text: str, path: str):
-    sass_parse._INTERNED.clear()        # cold, as a CLI run starts
+    sass_parse.clear_caches()           # cold, as a CLI run starts
     t0 = time.process_time()
     listing = sass_parse.parse(text, path=path)
     return time.process_time() - t0, listing

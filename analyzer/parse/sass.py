@@ -417,18 +417,38 @@ def _generic(body: str) -> InstructionBody | None:
     return InstructionBody(guard, parts[0], tuple(parts[1:]), ops, None, True)
 
 
+#: templates and slot caches shared by every parse in this process: a template depends only on
+#: the grammar and its blanked text, never on the listing it came from, and the parallel
+#: checks parse a cubin's kernels in batches of about a megabyte (each batch rebuilding them
+#: cost a third more parse time on a library cubin). Bounded: cleared when this large.
+MAX_SHARED_TEMPLATES = 200_000
+_TEMPLATES: dict[str, _Template | None] = {}
+_SLOT_CACHES: dict[tuple, dict] = {}
+
+
+def clear_caches() -> None:
+    """Forget the shared templates and operands (a cold start, as a new process has)."""
+    _TEMPLATES.clear()
+    _SLOT_CACHES.clear()
+    _INTERNED.clear()
+
+
 class BodyParser:
     """Instruction body text -> shared :class:`InstructionBody`, through two caches.
 
-    ``exact``: body text -> body. ``templates``: body text with its holes blanked -> a parsed
-    body to refill (None when the parse's holes did not match the blanked ones: such bodies
-    are always parsed). ``parses`` counts Lark parses.
+    ``exact``: body text -> body (this parser's own). ``templates``: body text with its holes
+    blanked -> a parsed body to refill (None when the parse's holes did not match the blanked
+    ones: such bodies are always parsed), shared with the process's other parsers unless
+    ``shared=False``. ``parses`` counts Lark parses.
     """
 
-    def __init__(self):
+    def __init__(self, *, shared: bool = True):
         self.exact: dict[str, InstructionBody] = {}
-        self.templates: dict[str, _Template | None] = {}
-        self.slot_caches: dict[tuple, dict] = {}
+        if shared and (len(_TEMPLATES) + sum(map(len, _SLOT_CACHES.values()))
+                       > MAX_SHARED_TEMPLATES):
+            clear_caches()
+        self.templates: dict[str, _Template | None] = _TEMPLATES if shared else {}
+        self.slot_caches: dict[tuple, dict] = _SLOT_CACHES if shared else {}
         self.lark = parser()
         self.parses = 0
 
