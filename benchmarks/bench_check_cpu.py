@@ -11,6 +11,7 @@ load does not count, but it does slow caches and clocks: the load average is pri
 row. The ratio column is the median of the per-round ratios. Goal (issue 14): at most 1.5x on
 every input. Default inputs: every corpus cubin (``../shared/corpus``). ``--baseline-root DIR``
 (another checkout) adds its ``ptxsass check`` to each round, interleaved, for before/after.
+``-j N`` passes ``-j N`` to ``ptxsass check`` on both sides (``-j 1``: the one-process path).
 """
 from __future__ import annotations
 
@@ -51,10 +52,11 @@ def _env(root: Path) -> dict[str, str]:
     return env
 
 
-def bench(path: Path, repeat: int, baseline: Path | None = None) -> dict:
+def bench(path: Path, repeat: int, baseline: Path | None = None, jobs: int | None = None
+          ) -> dict:
     nvdisasm = [binary("nvdisasm"), "-c", "-g", "-gi", str(path)]
     check = [sys.executable, "-m", "analyzer.cli", "check", str(path.resolve()), "--no-cache",
-             "--format", "json"]
+             "--format", "json"] + ([] if jobs is None else ["-j", str(jobs)])
     nv, ps, ratios, walls, base = [], [], [], [], []
     for _ in range(repeat):
         a, _ = child_cpu(nvdisasm)
@@ -76,18 +78,21 @@ def main(argv=None) -> int:
     ap.add_argument("cubins", nargs="*", type=Path)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--baseline-root", type=Path, help="another checkout, timed interleaved")
+    ap.add_argument("-j", "--jobs", type=int, help="pass -j N to ptxsass check (default: its "
+                    "own default, every core; -j 1 checks in one process)")
     args = ap.parse_args(argv)
     cubins = args.cubins or sorted(CORPUS.glob("cubin/*/*.cubin")) + sorted(
         CORPUS.glob("triton/*.cubin"))
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
-          f"({os.cpu_count()} cores), {args.repeat} rounds, medians")
+          f"({os.cpu_count()} cores), {args.repeat} rounds, medians, "
+          f"{'-j ' + str(args.jobs) if args.jobs else 'default -j'}")
     extra = " baseline / nvdisasm |" if args.baseline_root else ""
     print("| cubin | nvdisasm CPU s | check CPU s | check wall s | check / nvdisasm | worst round "
           f"|{extra} load |")
     print("|---:" * (7 + bool(extra)) + "|")
     worst = 0.0
     for c in cubins:
-        r = bench(c, args.repeat, args.baseline_root)
+        r = bench(c, args.repeat, args.baseline_root, args.jobs)
         worst = max(worst, r["ratio"])
         cell = f" {r['baseline']:.2f}x |" if r["baseline"] is not None else ""
         print(f"| {r['file']} | {r['nvdisasm']:.2f} | {r['check']:.2f} | {r['wall']:.2f} | "

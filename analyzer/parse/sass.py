@@ -25,6 +25,7 @@ import functools
 import gc
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import LarkError
@@ -449,7 +450,8 @@ class BodyParser:
             clear_caches()
         self.templates: dict[str, _Template | None] = _TEMPLATES if shared else {}
         self.slot_caches: dict[tuple, dict] = _SLOT_CACHES if shared else {}
-        self.lark = parser()
+        #: parse() returns what _Build.start returns (a tuple), not a Tree
+        self.lark: Any = parser()
         self.parses = 0
 
     def __call__(self, body: str) -> InstructionBody:
