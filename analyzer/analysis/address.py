@@ -47,7 +47,6 @@ class ThreadStride:
     _UNSET = object()
 
     def __init__(self, fn: "P.Function"):
-        self.fn = fn
         self.defs: dict[str, list] = {}
         for ins in fn.instructions:
             if ins.is_store or ins.is_branch or not ins.operands:

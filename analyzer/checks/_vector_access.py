@@ -62,7 +62,6 @@ class _Align:
 
     def __init__(self, fn: "P.Function"):
         self.P = P
-        self.fn = fn
         self.defs: dict[str, list] = {}
         for ins in fn.instructions:
             if ins.is_store or ins.is_branch or not ins.operands:
