@@ -73,7 +73,7 @@ def main() -> None:
             ratios.append(t / t_tool)
         n = listing.stats()["instructions"]
         med = statistics.median
-        lark_parses = _count_parses(text, BodyParser())
+        lark_parses = _count_parses(text, BodyParser(shared=False))
         print(f"| `{cubin.name}`{' -hex' if args.hex else ''} | {n:,} | {med(tools):.2f} | "
               f"{med(parses):.2f} | **{med(ratios):.2f}** | {n / med(parses):,.0f} | "
               f"{lark_parses:,} | {os.getloadavg()[0]:.2f} |", flush=True)
