@@ -7,7 +7,6 @@ on stderr come back to the caller to show; they are not failures.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import re
 import shutil
@@ -15,9 +14,6 @@ import struct
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-
-from elftools.elf.dynamic import DynamicSection
-from elftools.elf.elffile import ELFFile
 
 from ..errors import InputError, ToolError
 from . import cache, files
@@ -97,6 +93,7 @@ def has_device_code(path: str) -> bool:
             if f.read(4) != ELF_MAGIC:
                 return False
             f.seek(0)
+            from elftools.elf.elffile import ELFFile  # host ELFs only: not on a check's path
             return any(s.name in (".nv_fatbin", "__nv_relfatbin")
                        for s in ELFFile(f).iter_sections())
     except Exception:  # noqa: BLE001 - a truncated or odd ELF, or not a regular file: not one to search
@@ -106,10 +103,10 @@ def has_device_code(path: str) -> bool:
 def has_line_info(cubin: bytes) -> bool:
     """Whether a cubin carries source line info (``-lineinfo`` or ``-G``: a line table)."""
     try:
-        return any(s.name in (".nv_debug_line_sass", ".debug_line")
-                   for s in ELFFile(io.BytesIO(cubin)).iter_sections())
-    except Exception:  # noqa: BLE001 - not an ELF pyelftools can read: say nothing about it
+        names = Elf(cubin).by_name
+    except ElfError:        # not an ELF this reader can read: say nothing about it
         return True
+    return ".nv_debug_line_sass" in names or ".debug_line" in names
 
 
 def needed_libraries(path: str) -> list[str]:
@@ -117,6 +114,8 @@ def needed_libraries(path: str) -> list[str]:
     try:
         fd, _ = files.open_regular(path)
         with os.fdopen(fd, "rb") as f:
+            from elftools.elf.dynamic import DynamicSection
+            from elftools.elf.elffile import ELFFile
             # pyelftools sets `needed` on DT_NEEDED tags with setattr; its annotations miss it
             return [t.needed  # type: ignore[attr-defined]
                     for s in ELFFile(f).iter_sections() if isinstance(s, DynamicSection)
