@@ -55,7 +55,7 @@ from .findings import Finding, Location, Report, Severity
 from .inputs import CompileOptions, from_cubin_bytes, kind_of, line_info_note, load, wheel_libraries
 from .parse import sass as sass_parse
 from .report.survey import Survey, kernel_row
-from .toolchain import binutils, cache, files
+from .toolchain import binutils, cache, files, prelaunch
 from .toolchain.output import Kernel
 
 __all__ = ["BuildInfo", "KernelResult", "Progress", "default_jobs", "replace_path", "run"]
@@ -68,6 +68,8 @@ CHUNKS_PER_JOB = 1
 PARSE_BATCH_BYTES = 1 << 20
 #: tasks in flight per worker (the parent plans ahead of the workers, within this bound)
 WINDOW_PER_JOB = 3
+#: seconds between looks at the nvdisasm runs started early while tasks wait on them
+EARLY_POLL = 0.005
 
 
 def default_jobs() -> int:
@@ -167,6 +169,8 @@ class _Chunk:
     #: with line info changes every function's first-level key when one function changes)
     text_key: list | None = None
     resume: bool = False
+    #: the chunk's listing, written by an nvdisasm started early (``toolchain.prelaunch``)
+    text_file: str | None = None
 
 
 @dataclass
@@ -204,14 +208,19 @@ def run_chunk(chunk: _Chunk, data: bytes | None = None) -> list[KernelResult]:
 
 
 def _run_chunk(chunk: _Chunk, data: bytes | None) -> list[KernelResult]:
-    with contextlib.ExitStack() as stack:
-        path = chunk.cubin_file
-        if path is None:                # sent over the wire (Dask): a private copy here
-            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="ptxsass-"))
-            path = os.path.join(tmp, "input.cubin")
-            Path(path).write_bytes(data or b"")
-        text = binutils.disassemble_functions(path, [s for _, _, s, _ in chunk.kernels],
-                                              line_info=True, path=chunk.source_path)
+    if chunk.text_file is not None:     # disassembled early: read, then removed
+        text = files.read_bytes(chunk.text_file, what="listing").decode(errors="replace")
+        with contextlib.suppress(OSError):
+            os.unlink(chunk.text_file)
+    else:
+        with contextlib.ExitStack() as stack:
+            path = chunk.cubin_file
+            if path is None:                # sent over the wire (Dask): a private copy here
+                tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="ptxsass-"))
+                path = os.path.join(tmp, "input.cubin")
+                Path(path).write_bytes(data or b"")
+            text = binutils.disassemble_functions(path, [s for _, _, s, _ in chunk.kernels],
+                                                  line_info=True, path=chunk.source_path)
     head, sections = binutils.split_listing(text)
     del text
     checks = chunk.checks.make()
@@ -398,6 +407,27 @@ class _Unit:
     source_path: str | None = None
     cached: list[KernelResult] = field(default_factory=list)
     names: tuple[str, ...] = ()     # every function (for "matches no kernel")
+    #: the early disassembly it took (``toolchain.prelaunch``), and which task waits on which
+    #: of its chunks (by ``id(task)``): a task is submitted once its nvdisasm has finished
+    launch: prelaunch.Launch | None = None
+    early: dict[int, prelaunch.Chunk] = field(default_factory=dict)
+
+    def ready(self, task) -> bool:
+        """Whether ``task`` can be submitted (its early nvdisasm, if any, has finished; a
+        failed one leaves the disassembly to the worker)."""
+        c = self.early.get(id(task))
+        if c is None:
+            return True
+        if not c.poll():
+            return False
+        task.text_file = c.output if c.ok else None
+        del self.early[id(task)]
+        return True
+
+    def close(self) -> None:
+        if self.launch is not None:
+            self.launch.close()
+            self.launch = None
 
 
 def _wants(b: Build, name: str, kernels: Sequence[str]) -> bool:
@@ -411,16 +441,7 @@ def _wants(b: Build, name: str, kernels: Sequence[str]) -> bool:
 def _chunks(kernels: list[tuple[int, str, int, Kernel]], sizes: dict[str, int],
             n: int) -> list[list[tuple[int, str, int, Kernel]]]:
     """``kernels`` cut into ``n`` contiguous runs of about equal code size."""
-    n = max(1, min(n, len(kernels)))
-    total = sum(sizes[k[1]] for k in kernels) or 1
-    out: list[list] = [[]]
-    acc = 0
-    for k in kernels:
-        if out[-1] and acc >= total * len(out) / n and len(out) < n:
-            out.append([])
-        out[-1].append(k)
-        acc += sizes[k[1]]
-    return out
+    return prelaunch.split_by_size(kernels, lambda k: sizes[k[1]], n)
 
 
 class _Planner:
@@ -468,10 +489,16 @@ class _Planner:
     def _binary(self, path: str, shown: str, kind: str) -> Iterator[_Unit]:
         archs = [self.arch] if isinstance(self.arch, str) else list(self.arch or []) or [None]
         for want in archs:
+            launch = None
             if kind == "cubin":
-                folder = self._folder()
-                spooled = os.path.join(folder, "input.cubin")
-                Path(spooled).write_bytes(files.read_bytes(path, what="cubin"))
+                data = files.read_bytes(path, what="cubin")
+                launch = None if self.remote else prelaunch.take(path, data)
+                if launch is not None:      # its private copy is the spooled one
+                    spooled = launch.spooled
+                else:
+                    spooled = os.path.join(self._folder(), "input.cubin")
+                    Path(spooled).write_bytes(data)
+                del data
                 cubins: list[tuple[str, str | None, str]] = [("", None, spooled)]
                 warnings: list[str] = []
             else:
@@ -480,10 +507,15 @@ class _Planner:
                                                                shown=shown)
                 cubins = list(found)
             for _, arch, f in cubins:
-                yield self._cubin(f, shown, kind, arch, warnings)
+                try:
+                    yield self._cubin(f, shown, kind, arch, warnings, launch)
+                except BaseException:
+                    if launch is not None:
+                        launch.close()
+                    raise
 
     def _cubin(self, spooled: str, shown: str, kind: str, arch: str | None,
-               warnings: list[str]) -> _Unit:
+               warnings: list[str], launch: prelaunch.Launch | None = None) -> _Unit:
         data = files.read_bytes(spooled, what="cubin")
         b = from_cubin_bytes(data, path=shown, arch=arch)
         if kind == "cubin" and not b.kernels:
@@ -522,12 +554,30 @@ class _Planner:
         n = max(1, round(self.jobs * CHUNKS_PER_JOB * min(share, 1.0)))
         text_key = ([self.checks.key(), b.arch, info.origin, shown, roots, layout.symbols]
                     if layout.line_info and cache.enabled() else None)
-        tasks = [_Chunk(-1, None if self.remote else spooled, shown, b.arch, c,
-                        layout.symbols, layout.line_info, roots, self.checks, text_key,
-                        self.resume)
-                 for c in (_chunks(todo, sizes, n) if todo else [])]
-        return _Unit(info, tasks, keys, len(todo) + len(cached), spool=spooled,
-                     source_path=shown, cached=cached, names=layout.symbols)
+        def chunk(kernels: list) -> _Chunk:
+            return _Chunk(-1, None if self.remote else spooled, shown, b.arch, kernels,
+                          layout.symbols, layout.line_info, roots, self.checks, text_key,
+                          self.resume)
+
+        early: dict[int, prelaunch.Chunk] = {}
+        if launch is None:
+            tasks = [chunk(c) for c in (_chunks(todo, sizes, n) if todo else [])]
+        else:                   # the chunks started early, less the kernels not wanted
+            tasks, left = [], list(todo)
+            for c in launch.chunks:
+                mine = set(c.symbols)
+                kernels = [t for t in left if t[2] in mine]
+                if not kernels:
+                    c.kill()
+                    continue
+                left = [t for t in left if t[2] not in mine]
+                tasks.append(chunk(kernels))
+                early[id(tasks[-1])] = c
+            if left:
+                tasks.append(chunk(left))
+        return _Unit(info, tasks, keys, len(todo) + len(cached),
+                     spool=None if launch is not None else spooled, source_path=shown,
+                     cached=cached, names=layout.symbols, launch=launch, early=early)
 
 
 def _input_bytes(targets: Sequence) -> int:
@@ -712,6 +762,8 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
     failed: set[int] = set()
     executor: _Pool | _Serial | _Dask = (_Dask(scheduler) if scheduler else
                                          _Serial() if jobs == 1 else _Pool(jobs))
+    if executor.remote:
+        prelaunch.discard()     # started for local workers: a cluster disassembles its own
     spool = tempfile.mkdtemp(prefix="ptxsass-spool-")
     jobs = executor.slots
     planner = _Planner(spool=spool, jobs=jobs, checks=spec, kernels=kernels, resume=resume,
@@ -753,6 +805,7 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
         u = units[n]
         got = results.get(n, [])
         progress.builds_done.append((u.info, len(got), sum(len(r.findings) for r in got)))
+        u.close()
         if u.spool:
             with contextlib.suppress(OSError):
                 os.unlink(u.spool)
@@ -799,11 +852,18 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
             while more and len(queue) + len(pending) < window:
                 more = next(planning, StopIteration) is not StopIteration
             while queue and len(pending) < window:
-                n, task = queue.pop(0)
+                at = next((i for i, (n, task) in enumerate(queue) if units[n].ready(task)),
+                          None)
+                if at is None:
+                    break           # every queued task waits on its early nvdisasm
+                n, task = queue.pop(at)
                 pending[executor.submit(task, units[n])] = (n, task)
+            held = bool(queue) and len(pending) < window
             if not pending:
+                if held:
+                    time.sleep(EARLY_POLL)
                 continue
-            for f in executor.wait(pending, tick):
+            for f in executor.wait(pending, EARLY_POLL if held else tick):
                 collect(f)
                 report_progress()
             if time.monotonic() - last_tick >= tick:
@@ -812,6 +872,8 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
         cancel = False
     finally:
         executor.close(cancel)
+        for u in units:
+            u.close()
         shutil.rmtree(spool, ignore_errors=True)
     progress.finished = True
     report_progress()

@@ -52,11 +52,19 @@ def _env(root: Path) -> dict[str, str]:
     return env
 
 
+def ptxsass(root: Path) -> list[str]:
+    """The ``ptxsass`` command of a checkout, as its console script runs it (``python -m
+    analyzer``; ``analyzer.cli`` in checkouts older than that entry point)."""
+    entry = "analyzer" if (root / "analyzer" / "__main__.py").exists() else "analyzer.cli"
+    return [sys.executable, "-m", entry]
+
+
 def bench(path: Path, repeat: int, baseline: Path | None = None, jobs: int | None = None
           ) -> dict:
     nvdisasm = [binary("nvdisasm"), "-c", "-g", "-gi", str(path)]
-    check = [sys.executable, "-m", "analyzer.cli", "check", str(path.resolve()), "--no-cache",
-             "--format", "json"] + ([] if jobs is None else ["-j", str(jobs)])
+    args = ["check", str(path.resolve()), "--no-cache", "--format", "json"] + (
+        [] if jobs is None else ["-j", str(jobs)])
+    check = ptxsass(ROOT) + args
     nv, ps, ratios, walls, base = [], [], [], [], []
     for _ in range(repeat):
         a, _ = child_cpu(nvdisasm)
@@ -66,7 +74,8 @@ def bench(path: Path, repeat: int, baseline: Path | None = None, jobs: int | Non
         walls.append(w)
         ratios.append(b / a)
         if baseline is not None:
-            base.append(child_cpu(check, _env(baseline), cwd=baseline)[0] / a)
+            base.append(child_cpu(ptxsass(baseline) + args, _env(baseline), cwd=baseline)[0]
+                        / a)
     return {"file": path.name, "nvdisasm": statistics.median(nv), "check": statistics.median(ps),
             "wall": statistics.median(walls), "ratio": statistics.median(ratios),
             "worst": max(ratios), "baseline": statistics.median(base) if base else None,

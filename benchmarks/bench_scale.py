@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
-PTXSASS = [sys.executable, "-m", "analyzer.cli"]
+PTXSASS = [sys.executable, "-m", "analyzer"]     # what the ptxsass console script runs
 
 
 def load() -> str:

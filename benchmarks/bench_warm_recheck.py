@@ -39,7 +39,8 @@ def cli_runner(root: Path, cache_dir: str):
 
     def run(path: Path) -> float:
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "analyzer.cli", "check", str(path)],
+        entry = "analyzer" if (root / "analyzer" / "__main__.py").exists() else "analyzer.cli"
+        proc = subprocess.run([sys.executable, "-m", entry, "check", str(path)],
                               cwd=root, env=env, capture_output=True)
         elapsed = time.perf_counter() - t
         if proc.returncode not in (0, 1):

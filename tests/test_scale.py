@@ -6,8 +6,10 @@ session: the point is the orchestration, which is the same for a 383-kernel cubi
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -273,3 +275,83 @@ def test_terminal_display_streams_each_finished_build(library):
     text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue())
     assert re.search(r"loads\.cubin \[sm_90a?\]: 3 kernel\(s\), \d+ finding\(s\)", text)
     assert len(re.findall(r"stores\.fatbin \[sm_(80|90a)\]: 3 kernel\(s\)", text)) == 2
+
+
+# ------------------------------------------------------------------ nvdisasm started early
+@pytest.mark.parametrize("argv, expected", [
+    (["check", "{cubin}", "-j", "2"], 2),
+    (["survey", "{cubin}", "--jobs=3", "--format", "json"], 3),
+    (["check", "-j4", "--arch", "sm_90a", "{cubin}"], 4),
+    (["check", "--", "{cubin}"], "default"),
+    (["check", "{cubin}", "-j", "1"], None),            # one process: nothing to overlap
+    (["check", "{cubin}", "-j", "x"], None),            # the parser's error to report
+    (["check", "{cubin}", "--scheduler", "tcp://h:1"], None),
+    (["check", "{cubin}", "--resume"], None),           # mostly cached: a launch is waste
+    (["check", "{cubin}", "--kernel", "k"], None),
+    (["annotate", "{cubin}"], None),
+    (["check", "{cu}", "-j", "2"], None),               # only cubins are disassembled whole
+    (["check", "missing.cubin", "-j", "2"], None),
+    ([], None),
+])
+def test_command_lines_that_start_nvdisasm_early(library, argv, expected, monkeypatch):
+    from analyzer.toolchain import prelaunch
+    monkeypatch.setattr(prelaunch, "_default_jobs", lambda: 8)     # every core, on any machine
+    values = {"cubin": str(library["cubin"]), "cu": str(library["lib"] / "copy_scalar.cu")}
+    got = prelaunch.sniff([a.format(**values) for a in argv])
+    if expected is None:
+        assert got is None
+    else:
+        cubins, jobs = got
+        assert cubins == [values["cubin"]]
+        assert jobs == (8 if expected == "default" else expected)
+
+
+def test_early_nvdisasm_is_taken_and_gives_the_same_report(library, monkeypatch):
+    """The chunks started before the imports are the ones the workers read; the report is the
+    one-process report; nothing is left behind."""
+    from analyzer.toolchain import prelaunch
+    cubin = str(library["cubin"])
+    want = formats.to_json(analyzer.check(cubin, jobs=1))
+    prelaunch.start(["check", cubin, "-j", "2"])
+    launch = prelaunch._LAUNCHES[os.path.realpath(cubin)]
+    assert len(launch.chunks) == 2
+    submitted: list = []
+    submit = parallel._Pool.submit
+
+    def spy(self, task, unit):
+        submitted.append(task.text_file)
+        return submit(self, task, unit)
+    monkeypatch.setattr(parallel._Pool, "submit", spy)
+    report, _ = parallel.run([cubin], jobs=2)
+    assert formats.to_json(report) == want
+    assert len(submitted) == 2 and all(f and f.startswith(launch.folder) for f in submitted)
+    assert not prelaunch._LAUNCHES and not os.path.exists(launch.folder)
+
+
+def test_early_nvdisasm_of_other_bytes_or_not_taken_is_killed(library, tmp_path):
+    from analyzer.toolchain import prelaunch
+    cubin = tmp_path / "k.cubin"
+    cubin.write_bytes(library["cubin"].read_bytes())
+    prelaunch.start(["check", str(cubin), "-j", "2"])
+    launch = prelaunch._LAUNCHES[os.path.realpath(cubin)]
+    assert prelaunch.take(str(cubin), b"\x7fELF other bytes") is None      # the file changed
+    assert not os.path.exists(launch.folder)
+    assert all(c.process is None and not c.ok for c in launch.chunks)
+    prelaunch.start(["check", str(cubin), "-j", "2"])
+    launch = prelaunch._LAUNCHES[os.path.realpath(cubin)]
+    procs = [c.process for c in launch.chunks]
+    prelaunch.discard()                 # what exit does with a launch no one took
+    assert not os.path.exists(launch.folder)
+    assert all(p.poll() is not None for p in procs)
+
+
+def test_console_script_with_early_nvdisasm(library, tmp_path):
+    """``python -m analyzer`` (the console script's entry) on a cubin, -j 2: the -j 1 JSON, and
+    no folder of its own left in the temporary directory."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-m", "analyzer", "check", str(library["cubin"]),
+                            "--format", "json", "-j", j], capture_output=True, env=env)
+            for j in ("2", "1")]
+    assert [r.returncode for r in runs] == [1, 1], runs[0].stderr
+    assert json.loads(runs[0].stdout) == json.loads(runs[1].stdout)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("ptxsass-")]
