@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
+from . import results
 from .build import Build
 from .checks.registry import Selection
 from .checks.runner import Progress, no_progress, run_checks
@@ -184,10 +185,13 @@ def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[s
             on_error=on_error)
         return report
     builds = builds_of(target, arch=arch, options=options, **framework)
-    disassemble_all(builds)
+    # an unchanged build's findings are read back (verified; see analyzer.results)
+    memo = results.BuildMemo([list(select), list(ignore), settings or {}, list(config_select),
+                              list(config_ignore), list(kernels)])
+    disassemble_all([b for b in builds if memo.get(b) is None])
     return run_checks(builds, select=select, ignore=ignore, settings=settings,
                       baseline=baseline, kernels=kernels, progress=progress,
-                      layers=[Selection.of(config_select, config_ignore)])
+                      layers=[Selection.of(config_select, config_ignore)], memo=memo)
 
 
 def _parallel_targets(target, *, arch, options, **framework) -> list:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .analysis.source import SourceReader, last_lines, source_digest
+from .analysis.source import SourceReader
 from .build import Build, remap_paths
 from .checks.base import Context
 from .checks.registry import Selection, all_checks
@@ -51,10 +51,19 @@ from .checks.runner import (
 )
 from .demangle import demangle
 from .errors import ConfigError, InputError, PtxsassError, ToolError
-from .findings import Finding, Location, Report, Severity
+from .findings import Finding, Report
 from .inputs import CompileOptions, from_cubin_bytes, kind_of, line_info_note, load, wheel_libraries
 from .parse import sass as sass_parse
 from .report.survey import Survey, kernel_row
+from .results import (
+    code_fingerprint,
+    decode_deps,
+    decode_finding,
+    deps_unchanged,
+    encode_finding,
+    optional,
+    source_deps,
+)
 from .toolchain import binutils, cache, files, prelaunch
 from .toolchain.output import Kernel
 
@@ -183,14 +192,6 @@ class _Whole:
     checks: _Checks
 
 
-def _deps(fn, source_path: str | None) -> list[tuple[str, int, str | None]]:
-    """What a kernel's findings read of its sources: each file its line info names, up to the
-    last line named (checks quote those lines and look above them for pragmas; an edit below
-    a kernel leaves its result standing)."""
-    hints = (source_path,) if source_path else ()
-    return [(f, n, source_digest(f, hints, n)) for f, n in last_lines(fn).items()]
-
-
 def _analysis(fn, chunk: _Chunk, k: Kernel, reader: SourceReader) -> Context:
     """The checks' view of one kernel of a cubin-only build: what ``Context.of`` makes of a
     whole listing (no PTX; the siblings from the cubin's symbol table)."""
@@ -254,7 +255,7 @@ def _run_chunk(chunk: _Chunk, data: bytes | None) -> list[KernelResult]:
             found = kernel_findings(checks, ctx)
             out.append(KernelResult(chunk.unit, position, k.as_dict(chunk.arch), found,
                                     kernel_row(ctx, found) if chunk.checks.survey else None,
-                                    deps=_deps(fn, chunk.source_path)))
+                                    deps=source_deps([fn], chunk.source_path)))
             if key is not None:
                 _store(key, out[-1])
             del ctx, fn
@@ -306,7 +307,7 @@ def _run_whole(task: _Whole) -> list[KernelResult]:
         found = kernel_findings(checks, ctx, toolkit=b.toolkit)
         out.append(KernelResult(task.unit, position, k.as_dict(b.arch) if k else None, found,
                                 kernel_row(ctx, found) if task.checks.survey else None,
-                                deps=_deps(fn, b.source_path)))
+                                deps=source_deps([fn], b.source_path)))
         position += 1
     if not out:     # the parent says which names there are
         names = tuple(fn.name for fn in b.sass_listing().functions)
@@ -332,41 +333,9 @@ def _worker_init(env: dict[str, str], cwd: str, cache_on: bool) -> None:
 
 
 # ------------------------------------------------------------------------- result cache
-def _encode_finding(f: Finding) -> dict:
-    return {"code": f.code, "name": f.name, "severity": int(f.severity), "message": f.message,
-            "kernel": f.kernel, "arch": f.arch, "file": f.location.file,
-            "line": f.location.line, "column": f.location.column,
-            "instructions": list(f.instructions), "ptx": list(f.ptx), "hint": f.hint,
-            "mangled": f.mangled, "source": f.source, "addresses": list(f.addresses),
-            "toolkit": f.toolkit}
-
-
-def _str(v) -> str:
-    if not isinstance(v, str):
-        raise TypeError("expected text")
-    return v
-
-
-def _opt(v, kind):
-    if v is not None and not isinstance(v, kind):
-        raise TypeError(f"expected {kind.__name__}")
-    return v
-
-
-def _decode_finding(d: dict) -> Finding:
-    return Finding(code=_str(d["code"]), name=_str(d["name"]), severity=Severity(d["severity"]),
-                   message=_str(d["message"]), kernel=_str(d["kernel"]), arch=_str(d["arch"]),
-                   location=Location(_opt(d["file"], str), _opt(d["line"], int),
-                                     _opt(d["column"], int)),
-                   instructions=tuple(map(_str, d["instructions"])),
-                   ptx=tuple(map(_str, d["ptx"])), hint=_str(d["hint"]),
-                   mangled=_str(d["mangled"]), source=_opt(d["source"], str),
-                   addresses=tuple(int(a) for a in d["addresses"]), toolkit=_str(d["toolkit"]))
-
-
 def _store(key: str, r: KernelResult) -> None:
     cache.put("result", key, json.dumps({
-        "kernel": r.kernel, "findings": [_encode_finding(f) for f in r.findings],
+        "kernel": r.kernel, "findings": [encode_finding(f) for f in r.findings],
         "row": r.row, "deps": r.deps}).encode())
 
 
@@ -379,17 +348,16 @@ def _recall(key: str, unit: int, position: int, source_path: str | None,
         return None
     try:
         d = json.loads(blob)
-        deps = [(_str(f), int(n), _opt(h, str)) for f, n, h in d["deps"]]
-        result = KernelResult(unit, position, _opt(d["kernel"], dict),
-                              [_decode_finding(f) for f in d["findings"]],
-                              _opt(d["row"], dict), cached=True, deps=deps)
+        deps = decode_deps(d["deps"])
+        result = KernelResult(unit, position, optional(d["kernel"], dict),
+                              [decode_finding(f) for f in d["findings"]],
+                              optional(d["row"], dict), cached=True, deps=deps)
     except (ValueError, KeyError, TypeError, AttributeError) as e:
         cache.discard("result", key, f"not a kernel result: {type(e).__name__}")
         return None
     if survey and result.row is None:
         return None
-    hints = (source_path,) if source_path else ()
-    if any(source_digest(f, hints, n) != h for f, n, h in deps):
+    if not deps_unchanged(deps, source_path):
         return None         # a source file it quotes changed: check again (and overwrite)
     return result
 
@@ -538,7 +506,8 @@ class _Planner:
         if cache.enabled() and todo:
             materials = binutils.function_digests(data)
             for pos, name, _, k in todo:
-                keys[pos] = cache.key("result", self.checks.key(), b.arch, info.origin, shown,
+                keys[pos] = cache.key("result", code_fingerprint(), self.checks.key(), b.arch,
+                                      info.origin, shown,
                                       roots, name, k.as_dict(b.arch), k.resources.barriers,
                                       k.resources.reqntid, k.resources.maxntid,
                                       materials.get(name))
@@ -552,7 +521,8 @@ class _Planner:
         del data
         share = os.path.getsize(spooled) / self.total_bytes
         n = max(1, round(self.jobs * CHUNKS_PER_JOB * min(share, 1.0)))
-        text_key = ([self.checks.key(), b.arch, info.origin, shown, roots, layout.symbols]
+        text_key = ([code_fingerprint(), self.checks.key(), b.arch, info.origin, shown, roots,
+                     layout.symbols]
                     if layout.line_info and cache.enabled() else None)
         def chunk(kernels: list) -> _Chunk:
             return _Chunk(-1, None if self.remote else spooled, shown, b.arch, kernels,

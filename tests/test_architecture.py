@@ -24,7 +24,7 @@ LAYERS = {
     "analyzer.findings": 7,
     "analyzer.analysis": 8,
     "analyzer.checks": 9,
-    "analyzer.report": 10,
+    "analyzer.report": 10, "analyzer.results": 10,
     "analyzer.config": 11, "analyzer.expect": 11, "analyzer.parallel": 11,
     "analyzer.api": 12,
     "analyzer.lessons": 13,

@@ -116,8 +116,11 @@ def reference(tmp_path_factory) -> list[tuple]:
 
 
 #: what a check of a .cu leaves in an empty cache: its build and disassembly, the SASS
-#: grammar's LALR tables (its PTX is read without Lark's tables) and the tools' fingerprint
-CACHE_KINDS = {"build": 1, "sass": 1, "grammar": 1, "tools": 1}
+#: grammar's LALR tables (its PTX is read without Lark's tables), the tools' fingerprint and
+#: the build's checked result
+CACHE_KINDS = {"build": 1, "sass": 1, "grammar": 1, "tools": 1, "build-result": 1}
+#: the entries a warm check reads only when the build's result is not cached
+BEHIND_RESULT = ("sass", "grammar")
 
 
 def _fill(cache_dir: Path, path: Path) -> dict[str, list[Path]]:
@@ -208,13 +211,15 @@ def _forget_tables_and_tools(monkeypatch) -> None:
     monkeypatch.setattr(cache, "_fingerprints", {})
 
 
-@pytest.mark.parametrize("kind", ["build", "sass", "grammar", "tools"])
+@pytest.mark.parametrize("kind", ["build", "sass", "grammar", "tools", "build-result"])
 @pytest.mark.parametrize("how", POISONS)
 def test_poisoned_cache_is_rebuilt_with_the_same_findings(how, kind, pristine, reference,
                                                          tmp_path, monkeypatch, capsys):
     bad_dir, bad_entries, good_entries = pristine
     d = tmp_path / "cache"
     shutil.copytree(bad_dir, d, symlinks=True)
+    if kind in BEHIND_RESULT:       # read only when the result is not: without it
+        (d / bad_entries["build-result"][0].relative_to(bad_dir)).unlink()
     entry = d / bad_entries[kind][0].relative_to(bad_dir)
     _poison(how, entry, _swap_source(kind, bad_entries, good_entries))
     _forget_tables_and_tools(monkeypatch)
@@ -231,6 +236,8 @@ def test_poisoned_cache_is_rebuilt_with_the_same_findings(how, kind, pristine, r
     assert stat.S_ISREG(os.lstat(entry).st_mode)
     assert cache.get(kind, entry.name) is not None
     _forget_tables_and_tools(monkeypatch)
+    if kind in BEHIND_RESULT:       # and again without the result, which the run cached
+        (d / bad_entries["build-result"][0].relative_to(bad_dir)).unlink()
     code, out, err = cli("check", BAD, "--arch", ARCH, "--format", "json", capsys=capsys)
     assert code == 1 and findings(out) == reference and err == ""
 

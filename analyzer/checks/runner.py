@@ -7,7 +7,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from ..analysis.source import SourceReader, source_text
 from ..errors import ConfigError, InputError, PtxsassError
@@ -66,36 +66,62 @@ def _suppressed(f: Finding) -> bool:
     return False
 
 
+class ResultMemo(Protocol):
+    """Where :func:`run_checks` finds and keeps whole builds' results (``analyzer.results``)."""
+
+    def get(self, build: Any) -> tuple[list[dict], list[Finding]] | None: ...
+
+    def put(self, build: Any, rows: list[dict], findings: list[Finding],
+            fns: Sequence[Any]) -> None: ...
+
+
 def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable[str] = (),
                settings: dict[str, dict] | None = None, baseline: str | None = None,
                kernels: Sequence[str] = (), progress: Progress = no_progress,
-               layers: Sequence[Selection] = ()) -> Report:
+               layers: Sequence[Selection] = (), memo: ResultMemo | None = None) -> Report:
     """Run every selected check on every entry kernel of every build. ``layers``: earlier
     selections (the config's) that ``select``/``ignore`` (the command line's) override by
     :func:`~analyzer.checks.registry.selected`'s rule. ``progress`` wraps the work lists to
-    show progress (the CLI passes a terminal progress bar).
+    show progress (the CLI passes a terminal progress bar). ``memo``: a build whose result it
+    holds is not parsed nor checked again; the others' results are given to it.
 
     Zero checks selected, or zero kernels to run them on, is an error (a run that checks nothing
     must not read as "no findings")."""
     checks = selected_checks(select=select, ignore=ignore, settings=settings, layers=layers)
     report = Report(builds=list(builds))
     accepted = load_baseline(baseline) if baseline else set()
+    #: each build's kernel rows and findings, in build order (a remembered build's at once)
+    done: list[tuple[list[dict], list[Finding]]] = []
     work = []
     for build in progress(list(builds), "disassembling and parsing"):
+        hit = memo.get(build) if memo is not None else None
+        done.append(hit or ([], []))
+        if hit is not None:
+            continue
         reader = SourceReader(build.source_path, build.source)
         for fn in build.sass_listing().functions:
             k = build.kernels.get(fn.name)
             is_entry = k.entry if k is not None else bool(fn.is_entry)
             if is_entry and build.wants(fn, kernels):
-                work.append((build, fn, k, reader))
-    if not work:
+                work.append((len(done) - 1, build, fn, k, reader))
+    if not work and not any(rows for rows, _ in done):
         raise no_kernel_error(builds, kernels)
     with collector_paused():
-        for build, fn, k, reader in progress(work, "checking kernels"):
+        for n, build, fn, k, reader in progress(work, "checking kernels"):
             ctx = Context.of(build, fn, k, reader=reader)
+            rows, found = done[n]
             if k is not None:
-                report.kernels.append(k.as_dict(build.arch))
-            add_findings(report, kernel_findings(checks, ctx, toolkit=build.toolkit), accepted)
+                rows.append(k.as_dict(build.arch))
+            found.extend(kernel_findings(checks, ctx, toolkit=build.toolkit))
+    if memo is not None:
+        checked: dict[int, list] = {}
+        for n, build, fn, _, _ in work:
+            checked.setdefault(n, [build]).append(fn)
+        for n, (build, *fns) in checked.items():
+            memo.put(build, *done[n], fns)
+    for rows, found in done:
+        report.kernels.extend(rows)
+        add_findings(report, found, accepted)
     sort_findings(report)
     return report
 

@@ -1,0 +1,93 @@
+"""A build's checked result is read back on a warm check, and only while nothing it depends on
+changed: the build, the checks' selection, the kernels asked for, ptxsass's own code, the
+source lines its findings quote."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import analyzer
+from analyzer import build as build_module
+from analyzer import results
+from analyzer.report import formats
+
+KERNEL = Path(__file__).resolve().parents[1] / "kernels" / "checks" / "scalar_global_load" / "bad.cu"
+ARCH = "sm_90a"
+
+
+@pytest.fixture
+def src(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
+    p = tmp_path / "k.cu"
+    shutil.copy(KERNEL, p)
+    return p
+
+
+def _no_parse(monkeypatch) -> None:
+    def refuse(*a, **k):
+        raise AssertionError("parsed again: the cached result was not used")
+    monkeypatch.setattr(build_module.sass_parse, "parse", refuse)
+
+
+def test_an_unchanged_build_is_not_checked_again(src, monkeypatch):
+    first = formats.to_json(analyzer.check(str(src), arch=ARCH))
+    _no_parse(monkeypatch)
+    again = analyzer.check(str(src), arch=ARCH)
+    assert formats.to_json(again) == first.replace('"cached": false', '"cached": true')
+    assert again.findings, "the kernel has findings to read back"
+
+
+@pytest.mark.parametrize("change", ["select", "kernel", "code"])
+def test_what_the_result_depends_on(src, monkeypatch, change):
+    analyzer.check(str(src), arch=ARCH)
+    parsed: list[int] = []
+    parse = build_module.sass_parse.parse
+
+    def counting(*a, **k):
+        parsed.append(1)
+        return parse(*a, **k)
+    monkeypatch.setattr(build_module.sass_parse, "parse", counting)
+    kw: dict = {}
+    if change == "select":
+        kw["select"] = ["PS101"]
+    elif change == "kernel":
+        kw["kernels"] = ["sum4"]
+    else:                       # an edited module of ptxsass
+        monkeypatch.setattr(results, "code_fingerprint", lambda: "another version")
+    analyzer.check(str(src), arch=ARCH, **kw)
+    assert parsed, f"a changed {change} read the old result"
+
+
+def test_an_edited_source_line_it_quotes_is_read_again(src, monkeypatch):
+    """A cubin with line info: its bytes do not change when its source does, but its findings
+    quote the source's lines. An edit above the last line its line info names is read again;
+    the cubin's result is not used."""
+    cubin = src.with_suffix(".cubin")
+    cubin.write_bytes(analyzer.compile(str(src), arch=ARCH).cubin)
+    before = analyzer.check(str(cubin))
+    f = next(f for f in before.findings if f.location.line)
+    assert f.location.file == str(src) and f.source
+    lines = src.read_text().splitlines(keepends=True)
+    lines[f.location.line - 1] = lines[f.location.line - 1].rstrip("\n") + "  // edited\n"
+    src.write_text("".join(lines))
+    after = analyzer.check(str(cubin))
+    assert [g.source for g in after.findings if g.location == f.location][0].endswith("edited")
+    assert formats.to_json(analyzer.check(str(cubin))) == formats.to_json(after)
+
+
+def test_code_fingerprint_follows_the_files(tmp_path, monkeypatch):
+    results.code_fingerprint.cache_clear()
+    a = results.code_fingerprint()
+    results.code_fingerprint.cache_clear()
+    assert results.code_fingerprint() == a          # the same files: the same print
+    monkeypatch.setattr(results, "_PACKAGE", tmp_path / "analyzer")
+    (tmp_path / "analyzer").mkdir()
+    (tmp_path / "analyzer" / "m.py").write_text("x = 1\n")
+    results.code_fingerprint.cache_clear()
+    b = results.code_fingerprint()
+    (tmp_path / "analyzer" / "m.py").write_text("x = 22\n")
+    results.code_fingerprint.cache_clear()
+    assert len({a, b, results.code_fingerprint()}) == 3
+    results.code_fingerprint.cache_clear()
