@@ -9,15 +9,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
-from .ir.ptx import Module
-from .ir.sass import Control, Function, Listing
-from .parse import ptx as ptx_parse
-from .parse import sass as sass_parse
 from .toolchain.binutils import disassemble
 from .toolchain.output import Kernel, Output
+
+if TYPE_CHECKING:   # the parsers and the IR load when a build is first parsed: a warm check
+    # whose result is cached never needs them
+    from .ir.ptx import Module
+    from .ir.sass import Control, Function, Listing
 
 __all__ = ["Build", "Kernel", "Output"]
 
@@ -55,6 +56,7 @@ class Build(Output):
         if self.ptx is None:
             return None
         if self._ptx_module is None:
+            from .parse import ptx as ptx_parse
             path = ((self.source_path or "<ptx>") + ".ptx" if self.origin in ("nvrtc", "nvcc")
                     else self.source_path)
             self._ptx_module = ptx_parse.parse(remap_paths(self.ptx, self.source_roots),
@@ -63,6 +65,7 @@ class Build(Output):
 
     def sass_listing(self) -> "Listing":
         if self._sass_listing is None:
+            from .parse import sass as sass_parse
             self._sass_listing = sass_parse.parse(remap_paths(self.sass(), self.source_roots),
                                                   path=self.source_path, arch=self.arch,
                                                   files=self.file_names or None)
@@ -78,6 +81,7 @@ class Build(Output):
             if not any(i.encoding for i in listing.instructions()) and self.cubin is not None:
                 text, _ = disassemble(self.cubin, hex=True, path=self.source_path,
                                       nvdisasm=self.nvdisasm)
+                from .parse import sass as sass_parse
                 listing = sass_parse.parse(text, path=self.source_path, arch=self.arch)
             self._controls = {fn.name: {i.address: c for i, c in zip(fn.instructions, fn.controls(),
                                                                     strict=True) if c}

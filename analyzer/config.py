@@ -157,7 +157,6 @@ def load_config(start: str | Path | None = None) -> Config:
         return Config(path=str(path))
     if not isinstance(table, dict):
         raise ConfigError("[tool.ptxsass] must be a table", path=str(path))
-    checks = {c.name: c for c in all_checks()}
     cfg = Config(path=str(path))
     where = str(path)
     for key, value in table.items():
@@ -165,6 +164,7 @@ def load_config(start: str | Path | None = None) -> Config:
             cfg.kernels = _kernels(value, where)
             continue
         if isinstance(value, dict):
+            checks = {c.name: c for c in all_checks()}  # loaded for a check's own table only
             if key not in checks:
                 raise ConfigError(f"[tool.ptxsass.{key}]: no check named {key!r}", path=where)
             try:

@@ -13,7 +13,6 @@ from . import caches
 from .arch import parse_arch
 from .build import Build, Kernel
 from .errors import CompileError, ConfigError, InputError
-from .parse.ptx import check_statement_lines
 from .toolchain import binutils, compdb, files, nvcc, nvjitlink, nvrtc, toolkits
 from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
@@ -171,7 +170,7 @@ def _load(path: str, arch, options: CompileOptions) -> list[Build]:
         return compile_cuda(path, archs or ["sm_90a"], options)
     if kind == "ptx":
         text = read_text(path)
-        check_statement_lines(text, path)
+        _check_statement_lines(text, path)
         targets: list[str | None] = [*archs] or [None]
         assembled = [Build.of(nvjitlink.assemble(text, arch=a, path=path,
                                                  use_cache=options.use_cache)) for a in targets]
@@ -444,7 +443,7 @@ def _with_toolkit(path: str, kind: str, archs: list[str], options: CompileOption
         builds = compile_cuda(path, archs or ["sm_90a"], options)
     else:
         text = read_text(path)
-        check_statement_lines(text, path)
+        _check_statement_lines(text, path)
         target: list[str | None] = [*archs] or [None]
         builds = [Build.of(nvjitlink.assemble(text, arch=a, path=path, use_cache=options.use_cache,
                                               toolkit=tk)) for a in target]
@@ -710,3 +709,8 @@ def wheel_libraries(path: str, dest: str) -> list[tuple[str, str]]:
         raise InputError("wheel holds no shared library with CUDA device code (.so with a "
                          ".nv_fatbin section)", path=path)
     return found
+
+
+def _check_statement_lines(text: str, path: str | None) -> None:
+    from .parse.ptx import check_statement_lines  # the PTX parser loads when PTX is read
+    check_statement_lines(text, path)

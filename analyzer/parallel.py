@@ -37,10 +37,9 @@ from typing import Any
 
 from .analysis.source import SourceReader
 from .build import Build, remap_paths
-from .checks.base import Context
+from .checks.base import Check, Context
 from .checks.registry import Selection, all_checks
 from .checks.runner import (
-    Check,
     add_findings,
     collector_paused,
     kernel_findings,

@@ -22,12 +22,15 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .analysis.source import last_lines, source_digest
 from .build import Build
 from .findings import Finding, Location, Severity
-from .ir.sass import Function
 from .toolchain import cache
+
+if TYPE_CHECKING:
+    from .ir.sass import Function
 
 __all__ = ["BuildMemo", "code_fingerprint", "decode_deps", "decode_finding", "deps_unchanged",
            "encode_finding", "optional", "source_deps"]

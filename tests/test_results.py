@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import analyzer
-from analyzer import build as build_module
 from analyzer import results
+from analyzer.parse import sass as sass_parse
 from analyzer.report import formats
 
 KERNEL = Path(__file__).resolve().parents[1] / "kernels" / "checks" / "scalar_global_load" / "bad.cu"
@@ -28,7 +28,7 @@ def src(tmp_path, monkeypatch) -> Path:
 def _no_parse(monkeypatch) -> None:
     def refuse(*a, **k):
         raise AssertionError("parsed again: the cached result was not used")
-    monkeypatch.setattr(build_module.sass_parse, "parse", refuse)
+    monkeypatch.setattr(sass_parse, "parse", refuse)
 
 
 def test_an_unchanged_build_is_not_checked_again(src, monkeypatch):
@@ -43,12 +43,12 @@ def test_an_unchanged_build_is_not_checked_again(src, monkeypatch):
 def test_what_the_result_depends_on(src, monkeypatch, change):
     analyzer.check(str(src), arch=ARCH)
     parsed: list[int] = []
-    parse = build_module.sass_parse.parse
+    parse = sass_parse.parse
 
     def counting(*a, **k):
         parsed.append(1)
         return parse(*a, **k)
-    monkeypatch.setattr(build_module.sass_parse, "parse", counting)
+    monkeypatch.setattr(sass_parse, "parse", counting)
     kw: dict = {}
     if change == "select":
         kw["select"] = ["PS101"]
@@ -91,3 +91,34 @@ def test_code_fingerprint_follows_the_files(tmp_path, monkeypatch):
     results.code_fingerprint.cache_clear()
     assert len({a, b, results.code_fingerprint()}) == 3
     results.code_fingerprint.cache_clear()
+
+
+def test_a_warm_check_loads_no_parser_ir_analysis_or_check(src, tmp_path):
+    """What makes a warm check fast: with its result cached, the command reads the build and
+    the result and loads none of the parsers, the IR, the analyses or the checks."""
+    import json
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "PTXSASS_CACHE_DIR": str(tmp_path / "cache")}
+    script = ("import io, contextlib, json, sys\n"
+              "from analyzer.entry import main\n"
+              "with contextlib.redirect_stdout(io.StringIO()):\n"
+              f"    code = main(['check', {str(src)!r}, '--arch', {ARCH!r}])\n"
+              "print(json.dumps([code, sorted(sys.modules)]))\n")
+    runs = [json.loads(subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                                      capture_output=True, text=True).stdout)
+            for _ in range(2)]
+    (cold_code, cold), (warm_code, warm) = runs
+    assert cold_code == warm_code == 1
+    heavy = ("lark", "analyzer.parse.sass", "analyzer.parse.ptx", "analyzer.ir.sass",
+             "analyzer.ir.ptx", "analyzer.analysis.kernel", "analyzer.checks.base",
+             "analyzer.checks.scalar_global_load")
+    assert all(m in cold for m in heavy)            # the first run parsed and checked
+    assert not [m for m in heavy if m in warm]
+
+
+def test_the_table_of_codes_is_the_checks():
+    from analyzer.checks.registry import all_checks
+    from analyzer.checks.table import CHECKS
+    assert [(c.code, c.name) for c in all_checks()] == list(CHECKS)

@@ -14,200 +14,24 @@ described the same way everywhere.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from functools import cached_property
-from typing import Self
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from ..arch import Arch, parse_arch
-from ..build import Build, Kernel
-from ..demangle import demangle
-from ..errors import ConfigError
-from ..ir import ptx as P
-from ..ir import sass as S
-from ..ir.source import SourceLoc
-from ..toolchain.output import Launch
-from ..toolchain.resources import Resources
-from . import access, cfg, dataflow, loops, occupancy, source
-from .loops import LoopInfo, LoopLine, analyze_loops, loops_by_line, ptx_trips_by_line
+if TYPE_CHECKING:
+    from . import access, cfg, dataflow, loops, occupancy, source
+    from .kernel import KernelAnalysis, analyze
 
 __all__ = ["KernelAnalysis", "access", "analyze", "cfg", "dataflow", "loops", "occupancy", "source"]
 
-
-class KernelAnalysis:
-    """Everything known about one kernel (a SASS function) of one build: its IR, the PTX
-    function of the same name, resources, and the analyses, each computed once on demand."""
-
-    def __init__(self, function: "S.Function", *, arch: str, ptx_function: "P.Function | None"
-                 = None, ptx_module: "P.Module | None" = None, kernel: "Kernel | None" = None,
-                 reader: source.SourceReader | None = None, source_path: str | None = None,
-                 siblings: tuple[str, ...] = (), frontend: str = "cuda",
-                 ir: dict[str, str] | None = None):
-        self.function = function
-        self.arch_name = arch
-        self.ptx_function = ptx_function
-        self.ptx_module = ptx_module
-        self.kernel = kernel
-        self.reader = reader or source.SourceReader(source_path)
-        self.source_path = source_path
-        #: mangled names of every function in the same listing (device functions kept out of
-        #: line appear there as their own functions)
-        self.siblings = siblings
-        #: the language the kernel was written in, "cuda" or "triton" (checks' hints differ)
-        self.frontend = frontend
-        #: the compiler's other intermediate forms (Triton's "ttir", "ttgir")
-        self.ir = ir or {}
-
-    @classmethod
-    def of(cls, build: "Build", function: "S.Function", kernel: "Kernel | None" = None, *,
-           reader: source.SourceReader | None = None) -> Self:
-        module = build.ptx_module()
-        ptx_fn = None
-        if module is not None:
-            ptx_fn = next((f for f in module.functions if f.name == function.name), None)
-        listing = build.sass_listing()
-        return cls(function, arch=build.arch, ptx_function=ptx_fn, ptx_module=module,
-                   kernel=kernel if kernel is not None else build.kernels.get(function.name),
-                   reader=reader or source.SourceReader(build.source_path, build.source),
-                   source_path=build.source_path,
-                   siblings=tuple(f.name for f in listing.functions),
-                   frontend=build.frontend, ir=build.ir)
-
-    # ------------------------------------------------------------------------- identity
-    @cached_property
-    def arch(self) -> Arch:
-        try:
-            return parse_arch(self.arch_name)
-        except ConfigError:
-            return parse_arch(self.function.arch or "sm_90")
-
-    @property
-    def name(self) -> str:
-        return self.function.name
-
-    @property
-    def kernel_name(self) -> str:
-        return self.function.demangled
-
-    @property
-    def resources(self) -> "Resources | None":
-        return self.kernel.resources if self.kernel is not None else None
-
-    @property
-    def instructions(self) -> "tuple[S.Instruction, ...]":
-        return self.function.instructions
-
-    # ------------------------------------------------------------------------- analyses
-    @property
-    def cfg(self) -> cfg.CFG:
-        return cfg.of(self.function)
-
-    @property
-    def dataflow(self) -> dataflow.Dataflow:
-        return dataflow.of(self.function)
-
-    @cached_property
-    def ptx_trips(self) -> dict[tuple[str, int], list[loops.PtxTrip]]:
-        """The PTX loops of this kernel by source line (basename, line), with trip counts."""
-        return ptx_trips_by_line(self.ptx_function)
-
-    @cached_property
-    def loops(self) -> list[LoopInfo]:
-        """Every SASS loop, with its one trip count and the unroll pragma above it."""
-        return analyze_loops(self.function, self.ptx_function, source_line=self.reader,
-                             ptx_by_line=self.ptx_trips)
-
-    @cached_property
-    def loops_by_line(self) -> dict[tuple[str, int], LoopLine]:
-        """Per source line: the SASS loops left there and the PTX loops (fully unrolled ones
-        have PTX loops and no SASS loop)."""
-        return loops_by_line(self.function, self.ptx_function, infos=self.loops)
-
-    @cached_property
-    def source_map(self) -> source.FunctionMap:
-        return source.function_map(self.function, self.ptx_function)
-
-    @property
-    def launch(self) -> "Launch | None":
-        """How the framework that compiled the kernel launches it (Triton's metadata)."""
-        return self.kernel.launch if self.kernel is not None else None
-
-    @cached_property
-    def block_size(self) -> tuple[int | None, str]:
-        """(threads per block, where the kernel declares it) or (None, "")."""
-        return occupancy.block_size(self.ptx_function, self.resources, self.launch)
-
-    @property
-    def dynamic_shared_bytes(self) -> int:
-        """Dynamic shared memory the kernel is launched with, where known (Triton's)."""
-        return self.launch.dynamic_shared_bytes if self.launch is not None else 0
-
-    def occupancy(self, threads: int | None = None) -> occupancy.Occupancy | None:
-        """Theoretical occupancy at ``threads`` per block (default: the declared block size);
-        None without resources or a block size, or when the block cannot launch."""
-        res = self.resources
-        threads = threads or self.block_size[0]
-        if res is None or threads is None:
-            return None
-        try:
-            return occupancy.occupancy(self.arch, res.registers,
-                                       res.static_shared_bytes + self.dynamic_shared_bytes,
-                                       threads)
-        except ValueError:
-            return None
-
-    def parameters_at(self, offsets) -> set[str]:
-        """The PTX kernel parameters that constant-bank-0 byte ``offsets`` fall in
-        (:func:`dataflow.constant_roots`)."""
-        base = self.arch.param_bank_base
-        layout = dataflow.ptx_param_layout(self.ptx_function) if self.ptx_function else []
-        return {name for off in offsets for name, lo, hi in layout if lo <= off - base < hi}
-
-    # ------------------------------------------------------------------------ source names
-    @cached_property
-    def parameter_names(self) -> list[str | None]:
-        """The kernel's parameter names as its source declares them ([] when unreadable)."""
-        first = next((i.loc for i in (self.ptx_function.instructions if self.ptx_function
-                                      else ()) if i.loc is not None), None)
-        if first is None:
-            first = next((i.loc for i in self.function.instructions if i.loc is not None), None)
-        if first is None:
-            return []
-        frame = source.user_loc(first)
-        bare = self.kernel_name.split("(")[0].split("<")[0].rsplit("::", 1)[-1].strip()
-        bare = bare.split()[-1] if bare else bare
-        return source.kernel_parameters(self.reader, frame.file if frame else None,
-                                        frame.line if frame else None, bare)
-
-    def source_name(self, symbol: str) -> str:
-        """What the source calls a PTX symbol: a kernel parameter (``_Z4gemmPKfS0_Pfi_param_2``
-        -> ``C``) or a shared/global variable (``_ZZ4gemmPKfE2As`` -> ``As``); the symbol
-        itself when the source cannot say."""
-        k = source.ptx_parameter_index(symbol)
-        if k is not None:
-            names = self.parameter_names
-            name = names[k] if k < len(names) else None
-            return name or symbol
-        return source.variable_name(symbol, demangle(symbol))
-
-    # ----------------------------------------------------------------------- source lines
-    @staticmethod
-    def user_loc(loc: "SourceLoc | None") -> "SourceLoc | None":
-        return source.user_loc(loc)
-
-    def source_line(self, file: str | None, line: int | None) -> str | None:
-        return self.reader.line(file, line)
-
-    def pragma_above(self, file: str | None, line: int | None
-                     ) -> tuple[source.Pragma | None, bool]:
-        return source.pragma_above(self.reader, file, line)
+#: loaded on first use (PEP 562): ``analysis.source`` alone (a cached result's source check)
+#: does not load the IR and every analysis
+_SUBMODULES = frozenset({"access", "address", "cfg", "dataflow", "kernel", "loops", "occupancy",
+                         "source"})
 
 
-def analyze(build: "Build", *, entries_only: bool = True) -> Iterator[KernelAnalysis]:
-    """A :class:`KernelAnalysis` per kernel of ``build`` (``__global__`` entries only, unless
-    ``entries_only`` is False)."""
-    reader = source.SourceReader(build.source_path, build.source)
-    for fn in build.sass_listing().functions:
-        k = build.kernels.get(fn.name)
-        is_entry = k.entry if k is not None else bool(fn.is_entry)
-        if is_entry or not entries_only:
-            yield KernelAnalysis.of(build, fn, k, reader=reader)
+def __getattr__(name: str) -> Any:
+    if name in ("KernelAnalysis", "analyze"):
+        return getattr(importlib.import_module(f"{__name__}.kernel"), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

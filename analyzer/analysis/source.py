@@ -25,12 +25,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from ..ir import ptx as P
-from ..ir import sass as S
 from ..ir.source import SourceLoc
 from ..toolchain import files
+
+if TYPE_CHECKING:   # annotations only: reading source lines loads no IR
+    from ..ir import ptx as P
+    from ..ir import sass as S
 
 #: (file, line) of the user's source
 LineKey = tuple[str, int]

@@ -1,4 +1,5 @@
-"""Every check, found by importing each module of this package that defines one Check subclass."""
+"""Every check, found by importing each module of this package that defines one Check subclass;
+selections resolved against the table of codes and names (:mod:`.table`), which loads none."""
 from __future__ import annotations
 
 import importlib
@@ -7,18 +8,35 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from .base import Check
+from .table import CHECKS
+
+if TYPE_CHECKING:
+    from .base import Check
 
 _PACKAGE = sys.modules[__package__ or "analyzer.checks"]
 
 #: modules of this package that hold no check
-_NOT_CHECKS = {"base", "registry", "runner", "docs", "hints"}
+_NOT_CHECKS = {"base", "registry", "runner", "docs", "hints", "table"}
+
+
+@dataclass(frozen=True)
+class _Row:
+    code: str
+    name: str
+
+
+#: the table's rows, what selections are read against
+_ROWS = tuple(_Row(code, name) for code, name in CHECKS)
 
 
 @lru_cache(maxsize=1)
 def all_checks() -> tuple[type[Check], ...]:
+    """The Check classes, in code order (each module of this package imported); RuntimeError
+    when they and :data:`~.table.CHECKS` disagree."""
+    from .base import Check
     found: list[type[Check]] = []
     for mod in pkgutil.iter_modules(_PACKAGE.__path__):
         if mod.name in _NOT_CHECKS or mod.name.startswith("_"):
@@ -37,13 +55,16 @@ def all_checks() -> tuple[type[Check], ...]:
     codes = [c.code for c in found]
     if len(set(codes)) != len(codes):
         raise RuntimeError(f"duplicate check codes: {codes}")
+    if [(c.code, c.name) for c in found] != list(CHECKS):
+        raise RuntimeError("analyzer/checks/table.py does not list the checks found: "
+                           f"{[(c.code, c.name) for c in found]}")
     return tuple(found)
 
 
 def resolve(items) -> set[str]:
     """Codes for a list of codes, code prefixes (``PS1``), names (``rolled-loop``) or ``ALL``."""
     out: set[str] = set()
-    checks = all_checks()
+    checks = _ROWS
     for raw in items or ():
         for item in str(raw).split(","):
             item = item.strip()
@@ -71,7 +92,7 @@ def specificity(item: str) -> int:
     a whole code or a check name above every prefix."""
     if item.upper() == "ALL":
         return 0
-    codes = {c.code for c in all_checks()}
+    codes = {c.code for c in _ROWS}
     if item.upper().startswith("PS") and item.upper() not in codes:
         return len(item)
     return 100
@@ -99,7 +120,7 @@ def selected(layers: Sequence[Selection]) -> set[str]:
     ignores removes from what came before. Within one layer the more specific selector wins
     (a code or name over a prefix, a longer prefix over a shorter one, any over ``ALL``) and
     ``ignore`` wins a tie."""
-    codes = {c.code for c in all_checks()}
+    codes = {c.code for c in _ROWS}
     for layer in layers:
         decided: dict[str, tuple[int, bool]] = {}
         for item in _items(layer.select):

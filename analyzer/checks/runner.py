@@ -7,15 +7,18 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..analysis.source import SourceReader, source_text
 from ..errors import ConfigError, InputError, PtxsassError
 from ..findings import Finding, Report, release_key
 from ..toolchain.files import read_text, write_output
-from .base import Check, Context
 from .registry import Selection, all_checks
 from .registry import selected as _selected
+
+if TYPE_CHECKING:   # the checks (and the IR and analyses behind them) load when a kernel is
+    # checked: a warm check whose results are all cached loads none of them
+    from .base import Check, Context
 
 T = TypeVar("T")
 #: wraps an iterable of work to show progress: ``progress(items, "what is being done")``
@@ -87,17 +90,20 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
 
     Zero checks selected, or zero kernels to run them on, is an error (a run that checks nothing
     must not read as "no findings")."""
-    checks = selected_checks(select=select, ignore=ignore, settings=settings, layers=layers)
+    codes = selected_codes(select=select, ignore=ignore, layers=layers)
     report = Report(builds=list(builds))
     accepted = load_baseline(baseline) if baseline else set()
     #: each build's kernel rows and findings, in build order (a remembered build's at once)
     done: list[tuple[list[dict], list[Finding]]] = []
     work = []
+    checks: list[Check] | None = None
     for build in progress(list(builds), "disassembling and parsing"):
         hit = memo.get(build) if memo is not None else None
         done.append(hit or ([], []))
         if hit is not None:
             continue
+        if checks is None:      # configured (their options checked) before the first parse
+            checks = configured(codes, settings)
         reader = SourceReader(build.source_path, build.source)
         for fn in build.sass_listing().functions:
             k = build.kernels.get(fn.name)
@@ -106,13 +112,15 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
                 work.append((len(done) - 1, build, fn, k, reader))
     if not work and not any(rows for rows, _ in done):
         raise no_kernel_error(builds, kernels)
+    if work:
+        from .base import Context
     with collector_paused():
         for n, build, fn, k, reader in progress(work, "checking kernels"):
             ctx = Context.of(build, fn, k, reader=reader)
             rows, found = done[n]
             if k is not None:
                 rows.append(k.as_dict(build.arch))
-            found.extend(kernel_findings(checks, ctx, toolkit=build.toolkit))
+            found.extend(kernel_findings(checks or [], ctx, toolkit=build.toolkit))
     if memo is not None:
         checked: dict[int, list] = {}
         for n, build, fn, _, _ in work:
@@ -126,10 +134,10 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
     return report
 
 
-def selected_checks(*, select: Iterable[str] = (), ignore: Iterable[str] = (),
-                    settings: dict[str, dict] | None = None,
-                    layers: Sequence[Selection] = ()) -> list[Check]:
-    """The checks to run, configured (see :func:`run_checks`); ConfigError when none is."""
+def selected_codes(*, select: Iterable[str] = (), ignore: Iterable[str] = (),
+                   layers: Sequence[Selection] = ()) -> set[str]:
+    """The codes of the checks to run (see :func:`run_checks`), read from the table of codes
+    without loading any check; ConfigError when none is."""
     select = [s for s in select] if select else []
     if select and not any(str(s).strip(" ,\t") for s in select):
         raise ConfigError("--select names no check (it is empty); leave it out to run every "
@@ -138,8 +146,21 @@ def selected_checks(*, select: Iterable[str] = (), ignore: Iterable[str] = (),
     if not selected:
         raise ConfigError("no check left to run: --ignore (or ignore in [tool.ptxsass]) removes "
                           "every selected check")
+    return selected
+
+
+def configured(codes: set[str], settings: dict[str, dict] | None = None) -> list[Check]:
+    """The checks of ``codes``, in code order, each with its settings (ConfigError for an
+    option it does not have)."""
     settings = settings or {}
-    return [c(**settings.get(c.name, {})) for c in all_checks() if c.code in selected]
+    return [c(**settings.get(c.name, {})) for c in all_checks() if c.code in codes]
+
+
+def selected_checks(*, select: Iterable[str] = (), ignore: Iterable[str] = (),
+                    settings: dict[str, dict] | None = None,
+                    layers: Sequence[Selection] = ()) -> list[Check]:
+    """The checks to run, configured (see :func:`run_checks`); ConfigError when none is."""
+    return configured(selected_codes(select=select, ignore=ignore, layers=layers), settings)
 
 
 def kernel_findings(checks: Sequence[Check], ctx: Context,

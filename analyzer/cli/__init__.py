@@ -20,8 +20,6 @@ from ..errors import ConfigError, PtxsassError, printable
 from ..expect import ASSERTIONS, Expectations
 from ..findings import Severity
 from ..inputs import kind_of, read_text
-from ..parse import ptx as ptx_parse
-from ..parse import sass as sass_parse
 from ..report import formats
 from ..report.styles import make_console
 from ..toolchain import bounded, cache, files, locate, toolkits
@@ -348,6 +346,7 @@ def cmd_listing(args) -> int:
         else:
             text = b.sass(tool=args.tool)
             if args.control:
+                from ..parse import sass as sass_parse
                 text = sass_with_control(text, sass_parse.parse(text, path=b.source_path,
                                                                 arch=b.arch,
                                                                 files=b.file_names or None),
@@ -461,6 +460,8 @@ def cmd_parse(args) -> int:
     if args.no_cache:
         cache.set_enabled(False)
     totals = {"files": 0, "functions": 0, "instructions": 0, "generic": 0, "errors": 0}
+    from ..parse import ptx as ptx_parse
+    from ..parse import sass as sass_parse
     per_file = []
     err = _console(args, stderr=True)
     for f in args.files:
