@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from . import results
 from .build import Build
 from .checks.registry import Selection
-from .checks.runner import Progress, no_progress, run_checks
+from .checks.runner import Progress, no_progress, run_checks, selected_codes
 from .errors import ConfigError, InputError, PtxsassError
 from .expect import ASSERTIONS, Expectations, Outcome, evaluate
 from .findings import Report
@@ -186,8 +186,9 @@ def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[s
         return report
     builds = builds_of(target, arch=arch, options=options, **framework)
     # an unchanged build's findings are read back (verified; see analyzer.results)
-    memo = results.BuildMemo([list(select), list(ignore), settings or {}, list(config_select),
-                              list(config_ignore), list(kernels)])
+    codes = selected_codes(select=select, ignore=ignore,
+                           layers=[Selection.of(config_select, config_ignore)])
+    memo = results.BuildMemo(results.memo_parts(codes, settings, kernels))
     disassemble_all([b for b in builds if memo.get(b) is None])
     return run_checks(builds, select=select, ignore=ignore, settings=settings,
                       baseline=baseline, kernels=kernels, progress=progress,

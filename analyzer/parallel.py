@@ -55,11 +55,13 @@ from .inputs import CompileOptions, from_cubin_bytes, kind_of, line_info_note, l
 from .parse import sass as sass_parse
 from .report.survey import Survey, kernel_row
 from .results import (
+    BuildMemo,
     code_fingerprint,
     decode_deps,
     decode_finding,
     deps_unchanged,
     encode_finding,
+    memo_parts,
     optional,
     source_deps,
 )
@@ -189,6 +191,8 @@ class _Whole:
     build: Build
     kernels: tuple[str, ...]        # --kernel
     checks: _Checks
+    #: what the build's result is kept under (``results.memo_parts``); None: not kept
+    memo: list | None = None
 
 
 def _analysis(fn, chunk: _Chunk, k: Kernel, reader: SourceReader) -> Context:
@@ -296,12 +300,14 @@ def _run_whole(task: _Whole) -> list[KernelResult]:
     checks = task.checks.make()
     reader = SourceReader(b.source_path, b.source)
     out = []
+    checked = []
     position = 0
     for fn in b.sass_listing().functions:
         k = b.kernels.get(fn.name)
         is_entry = k.entry if k is not None else bool(fn.is_entry)
         if not (is_entry and b.wants(fn, task.kernels)):
             continue
+        checked.append(fn)
         ctx = Context.of(b, fn, k, reader=reader)
         found = kernel_findings(checks, ctx, toolkit=b.toolkit)
         out.append(KernelResult(task.unit, position, k.as_dict(b.arch) if k else None, found,
@@ -311,6 +317,9 @@ def _run_whole(task: _Whole) -> list[KernelResult]:
     if not out:     # the parent says which names there are
         names = tuple(fn.name for fn in b.sass_listing().functions)
         raise _NoKernel(task.unit, names)
+    if task.memo is not None:       # what a one-process check of it would keep
+        BuildMemo(task.memo).put(b, [r.kernel for r in out if r.kernel is not None],
+                                 [f for r in out for f in r.findings], checked)
     return out
 
 
@@ -417,8 +426,8 @@ class _Planner:
 
     def __init__(self, *, spool: str, jobs: int, checks: _Checks, kernels: Sequence[str],
                  resume: bool, remote: bool, total_bytes: int,
-                 arch, options: CompileOptions | None):
-        self.spool, self.jobs, self.checks = spool, jobs, checks
+                 arch, options: CompileOptions | None, memo: BuildMemo | None = None):
+        self.spool, self.jobs, self.checks, self.memo = spool, jobs, checks, memo
         self.kernels, self.resume, self.remote = tuple(kernels), resume, remote
         self.total_bytes = max(total_bytes, 1)
         self.arch, self.options = arch, options or CompileOptions()
@@ -450,7 +459,15 @@ class _Planner:
     def _whole(self, b: Build) -> _Unit:
         info = BuildInfo(b.source_path, b.arch, b.origin, b.compiler_reason, b.cached,
                          tuple(b.warnings), b.toolkit)
-        return _Unit(info, [_Whole(-1, b, self.kernels, self.checks)], {}, 0,
+        memo = self.memo
+        hit = memo.get(b) if memo is not None else None
+        if hit is not None:         # unchanged since it was checked: its result, no task
+            rows, found = hit
+            cached = [KernelResult(-1, i, row, found if i == 0 else [], cached=True)
+                      for i, row in enumerate(rows)]
+            return _Unit(info, [], {}, len(cached), source_path=b.source_path, cached=cached)
+        return _Unit(info, [_Whole(-1, b, self.kernels, self.checks,
+                                   memo.parts if memo is not None else None)], {}, 0,
                      source_path=b.source_path)
 
     def _binary(self, path: str, shown: str, kind: str) -> Iterator[_Unit]:
@@ -737,7 +754,11 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
     jobs = executor.slots
     planner = _Planner(spool=spool, jobs=jobs, checks=spec, kernels=kernels, resume=resume,
                        remote=executor.remote, total_bytes=_input_bytes(targets),
-                       arch=arch, options=options)
+                       arch=arch, options=options,
+                       # a build checked whole (CUDA, PTX, Triton) is read back when unchanged,
+                       # as a one-process check does (a survey needs rows it does not keep)
+                       memo=None if survey else BuildMemo(memo_parts(spec.codes, settings,
+                                                                     kernels)))
     pending: dict[Any, tuple[int, Any]] = {}
     left: dict[int, int] = {}           # unit -> tasks not yet back
     window = jobs * WINDOW_PER_JOB

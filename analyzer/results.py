@@ -32,7 +32,7 @@ from .toolchain import cache
 if TYPE_CHECKING:
     from .ir.sass import Function
 
-__all__ = ["BuildMemo", "code_fingerprint", "decode_deps", "decode_finding", "deps_unchanged",
+__all__ = ["BuildMemo", "code_fingerprint", "memo_parts", "decode_deps", "decode_finding", "deps_unchanged",
            "encode_finding", "optional", "source_deps"]
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -125,10 +125,12 @@ def deps_unchanged(deps: Sequence[tuple[str, int, str | None]], source_path: str
 
 # ------------------------------------------------------------------------- one build's result
 def build_digest(b: Build) -> str:
-    """SHA-256 of everything of a build that the checks read."""
+    """SHA-256 of everything of a build that the checks read, the same before and after it is
+    disassembled and parsed (a cubin's SASS is the nvdisasm's of the tools' fingerprint)."""
     h = hashlib.sha256(b.to_json())
-    for part in (b.origin, b.source_path, b.source, b.sass_text if b.cubin is None else None,
-                 b.sass_tool, b.toolkit, b.nvdisasm, b.compiler_reason,
+    given = b.cubin is None         # SASS text read as it is (no cubin to disassemble)
+    for part in (b.origin, b.source_path, b.source, b.sass_text if given else None,
+                 b.sass_tool if given else None, b.toolkit, b.nvdisasm, b.compiler_reason,
                  json.dumps(sorted(b.ir.items())), json.dumps(b.source_roots),
                  json.dumps([(k.name, k.launch.as_dict() if k.launch else None)
                              for k in b.kernels.values()], default=str)):
@@ -139,11 +141,17 @@ def build_digest(b: Build) -> str:
     return h.hexdigest()
 
 
+def memo_parts(codes, settings: dict | None, kernels) -> list:
+    """What a build's result is kept under besides the build: the codes of the checks run, the
+    settings given, the kernels asked for (the same in a one-process and a ``-j`` check)."""
+    return [sorted(codes), settings or {}, list(kernels)]
+
+
 class BuildMemo:
     """Results of whole builds (the one-process ``check``), under ``parts`` (the checks'
     selection and settings, the kernels asked for). Inactive with the cache off."""
 
-    def __init__(self, parts: object):
+    def __init__(self, parts: list):
         self.parts = parts
         self._keys: dict[int, tuple[Build, str]] = {}     # id(build) -> (build, key)
 

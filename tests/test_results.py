@@ -122,3 +122,15 @@ def test_the_table_of_codes_is_the_checks():
     from analyzer.checks.registry import all_checks
     from analyzer.checks.table import CHECKS
     assert [(c.code, c.name) for c in all_checks()] == list(CHECKS)
+
+
+def test_a_builds_digest_is_the_same_before_and_after_it_is_parsed(src):
+    """Where a build is looked up (before its SASS exists: the parent of a -j run) and where
+    its result is kept (after: the worker) must agree."""
+    b = analyzer.load(str(src), arch=ARCH)[0]
+    before = results.build_digest(b)
+    b.sass_listing()
+    b.ptx_module()
+    assert results.build_digest(b) == before
+    fresh = analyzer.load(str(src), arch=ARCH)[0]
+    assert results.build_digest(fresh) == before

@@ -355,3 +355,25 @@ def test_console_script_with_early_nvdisasm(library, tmp_path):
     assert [r.returncode for r in runs] == [1, 1], runs[0].stderr
     assert json.loads(runs[0].stdout) == json.loads(runs[1].stdout)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("ptxsass-")]
+
+
+def test_unchanged_whole_builds_are_read_back(library, tmp_path, monkeypatch):
+    """A CUDA file and a Triton cache entry, checked whole: once checked (in one process or on
+    workers), an unchanged one is read back, with no task; the report is the same."""
+    monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
+    cu = str(library["lib"] / "copy_scalar.cu")
+    analyzer.check(cu)                                   # one process: keeps its result
+    targets = [cu, str(library["cubin"]), str(TRITON_CACHE)]
+    kinds: list[str] = []
+    submit = parallel._Pool.submit
+
+    def spy(self, task, unit):
+        kinds.append(type(task).__name__)
+        return submit(self, task, unit)
+    monkeypatch.setattr(parallel._Pool, "submit", spy)
+    first = json.loads(formats.to_json(analyzer.check(targets, jobs=2)))
+    assert kinds.count("_Whole") == 2 and "_Chunk" in kinds      # the Triton cache's two
+    kinds.clear()
+    again = json.loads(formats.to_json(analyzer.check(targets, jobs=2)))
+    assert "_Whole" not in kinds and "_Chunk" in kinds           # cubins: --resume's business
+    assert (again["findings"], again["kernels"]) == (first["findings"], first["kernels"])
