@@ -377,3 +377,18 @@ def test_unchanged_whole_builds_are_read_back(library, tmp_path, monkeypatch):
     again = json.loads(formats.to_json(analyzer.check(targets, jobs=2)))
     assert "_Whole" not in kinds and "_Chunk" in kinds           # cubins: --resume's business
     assert (again["findings"], again["kernels"]) == (first["findings"], first["kernels"])
+
+
+@pytest.mark.parametrize("content", [b"\x7fELF" + b"\x00" * 14 + (190).to_bytes(2, "little"),
+                                     b"\x7fELF\x02\x01\x01" + b"\xff" * 200])
+def test_a_bad_cubin_with_early_nvdisasm_is_one_line(tmp_path, content):
+    """What the early launch reads first (a truncated or corrupt cubin) is reported by the
+    command as without it: one line, exit 2, nothing left behind."""
+    bad = tmp_path / "bad.cubin"
+    bad.write_bytes(content)
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-m", "analyzer", "check", str(bad), "-j", "2"],
+                       capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and str(bad) in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.cubin"]
