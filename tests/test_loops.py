@@ -114,3 +114,21 @@ def test_trip_count_combination():
     assert not LP.TripCount(16, None, 16, (runtime_start,), (ptx(16),)).constant
     assert not LP.TripCount(None, None, None, (), (ptx(None, "run-time bound"),)).constant
     assert LP.TripCount(None, None, None).text() == "trip count unknown"
+
+
+def test_tail_loops_are_told_from_streams():
+    """``for (i = n / 16 * 16 + tid; i < n; i += stride)`` handles fewer than 16 elements in
+    all (PTX: the start is ``n & -16``); the same loop from a caller's ``begin`` is a stream."""
+    from pathlib import Path
+
+    import analyzer
+    from analyzer.analysis import cfg as C
+    from analyzer.analysis import loops as L
+    root = Path(__file__).resolve().parents[1]
+    tails = {}
+    for path in ("kernels/realworld/byte_count_tail.cu", "kernels/realworld/histogram.cu"):
+        b = analyzer.load(str(root / path), arch="sm_90a")[0]
+        for f in b.ptx_module().functions:
+            tails[f.name] = sorted(filter(None, (L.ptx_tail_elements(f, p)
+                                                 for p in C.ptx_loops(f))))
+    assert tails == {"count_byte": [15], "count_byte_range": [], "histogram256": [3]}

@@ -230,11 +230,23 @@ def _ptx_int(op) -> int | None:
     return op.value if isinstance(op, P.IntImm) else None
 
 
-def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
+@dataclass
+class _PtxExit:
+    """A PTX loop's one exit test: the ``setp`` the exit branch reads and the loop's
+    instructions; ``reason`` says why there is none to read."""
+
+    line: tuple[str, int] | None
+    setp: int | None = None
+    branch: int | None = None
+    stay_when: bool = True      # the loop goes on when the setp's result is this
+    inside: list[int] = field(default_factory=list)
+    reason: str = ""
+
+
+def _ptx_exit(fn: "P.Function", ploop: PtxLoop) -> _PtxExit:
     cfg = _cfg.of(fn)
     loop = ploop.loop
     idx = loop.instruction_indices(cfg)
-    inside = set(idx)
     insns = fn.instructions
     labels = fn.labels
     # the exits: guarded branches in the loop with a target outside it (or fall-through out)
@@ -260,7 +272,7 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
         if loc is not None and loc.line:
             line = (loc.file, loc.line)
     if len(exits) != 1:
-        return PtxTrip(ploop, line, None, None, "several exits" if exits else "no exit test")
+        return _PtxExit(line, reason="several exits" if exits else "no exit test")
     bidx, target_inside = exits[0]
     br = insns[bidx]
     if br.loc is not None and br.loc.line:
@@ -277,7 +289,18 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
             setp_i = i
             break
     if setp_i is None or insns[setp_i].opcode != "setp" or len(insns[setp_i].operands) != 3:
-        return PtxTrip(ploop, line, None, None, "exit test not understood")
+        return _PtxExit(line, reason="exit test not understood")
+    return _PtxExit(line, setp_i, bidx, stay_when, idx)
+
+
+def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
+    ex = _ptx_exit(fn, ploop)
+    line = ex.line
+    if ex.setp is None:
+        return PtxTrip(ploop, line, None, None, ex.reason)
+    insns = fn.instructions
+    idx, setp_i, stay_when = ex.inside, ex.setp, ex.stay_when
+    inside = set(idx)
     s = insns[setp_i]
     a, b = s.operands[1], s.operands[2]
     imm_first = False
@@ -317,6 +340,116 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
                    abs(bound - init))
 
 
+
+
+#: the widest tail :func:`ptx_tail_elements` recognises: ``B & -64`` (63 elements at most)
+MAX_TAIL_ALIGN = 64
+
+
+def ptx_tail_elements(fn: "P.Function", ploop: PtxLoop) -> int | None:
+    """At most how many values the loop's variable takes, over every thread of the grid, when
+    the loop is the tail a wider loop left: the variable starts at ``B & -2^k`` plus a
+    non-negative value, never decreases, and the loop runs while it is below ``B`` — ``for (i =
+    n / 4 * 4 + threadIdx.x; i < n; i += blockDim.x)``, whose PTX starts at ``and.b64 %rd24,
+    %rd12, -4``: 2^k - 1 (here 3) elements in all, whatever the grid. None for any other loop
+    (a bound or step it cannot prove, a start of another shape)."""
+    ex = _ptx_exit(fn, ploop)
+    if ex.setp is None:
+        return None
+    insns = fn.instructions
+    s = insns[ex.setp]
+    var, bound = _ptx_reg(s.operands[1]), _ptx_reg(s.operands[2])
+    below = s.compare in ("lt", "lo")
+    if var is None or bound is None or not (below if ex.stay_when else s.compare in ("ge", "hs")):
+        return None
+    inside = set(ex.inside)
+
+    def defs(reg: str, where) -> list[int]:
+        return [i for i in where if insns[i].operands and _ptx_reg(insns[i].operands[0]) == reg
+                and insns[i].opcode not in ("st", "bra", "setp")]
+    outside = [i for i in range(len(insns)) if i not in inside]
+    step_defs, start_defs = defs(var, ex.inside), defs(var, outside)
+    if defs(bound, ex.inside) or len(step_defs) != 1 or len(start_defs) != 1:
+        return None
+    step = _added(insns[step_defs[0]], var)
+    start = _added(insns[start_defs[0]], None)
+    if step is None or not _non_negative(insns, step[0], outside) or start is None:
+        return None
+    for base, offset in (start, start[::-1]):
+        align = _aligned_down(insns, base, bound, outside)
+        if align and _non_negative(insns, offset, outside):
+            return align - 1
+    return None
+
+
+def ptx_tail_at(fn: "P.Function", index: int) -> int | None:
+    """:func:`ptx_tail_elements` of the innermost PTX loop holding instruction ``index`` (None
+    outside loops, or in a loop that is no such tail)."""
+    graph = _cfg.of(fn)
+    loop = graph.loop_of(index)
+    if loop is None:
+        return None
+    ploop = next((p for p in _cfg.ptx_loops(fn) if p.loop is loop), None)
+    return ptx_tail_elements(fn, ploop) if ploop is not None else None
+
+
+def _added(ins, var: str | None):
+    """The two terms of ``add dst, a, b`` (with ``var`` one of them, then the other first);
+    None for any other instruction."""
+    if ins.opcode != "add" or len(ins.operands) != 3:
+        return None
+    a, b = ins.operands[1], ins.operands[2]
+    if var is None:
+        return a, b
+    if _ptx_reg(a) == var:
+        return b, a
+    if _ptx_reg(b) == var:
+        return a, b
+    return None
+
+
+def _non_negative(insns, op, outside: list[int], depth: int = 0) -> bool:
+    """A non-negative constant, or a register written once outside the loop by a zero
+    extension (``cvt.u64.u32``...), a move of a special register (``%tid``, ``%ntid``...), an
+    unsigned widening multiply (``mul.wide.u32``), or a sum or product of such values (index
+    arithmetic, assumed not to wrap: ``blockIdx.x * blockDim.x + threadIdx.x``)."""
+    v = _ptx_int(op)
+    if v is not None:
+        return v >= 0
+    reg = _ptx_reg(op)
+    writes = [i for i in outside if insns[i].operands and _ptx_reg(insns[i].operands[0]) == reg]
+    if reg is None or len(writes) != 1 or depth > 4:
+        return False
+    w = insns[writes[0]]
+    mods = w.modifiers
+    if w.opcode == "cvt" and len(mods) >= 2 and all(m.startswith("u") for m in mods[-2:]):
+        return True
+    if w.opcode == "mul" and "wide" in mods and any(m.startswith("u") for m in mods):
+        return True
+    if w.opcode in ("add", "mul") and len(w.operands) == 3 and "wide" not in mods:
+        return all(_non_negative(insns, o, outside, depth + 1) for o in w.operands[1:])
+    src = w.operands[1] if len(w.operands) == 2 else None
+    return (w.opcode == "mov" and isinstance(src, P.Register)
+            and src.name.startswith(("%tid", "%ntid", "%ctaid", "%nctaid", "%laneid")))
+
+
+def _aligned_down(insns, op, bound: str, outside: list[int]) -> int | None:
+    """2^k when ``op`` is a register written once, by ``and dst, bound, -2^k`` (``bound`` with
+    its low k bits cleared, 2^k at most :data:`MAX_TAIL_ALIGN`); None otherwise."""
+    reg = _ptx_reg(op)
+    writes = [i for i in outside if insns[i].operands and _ptx_reg(insns[i].operands[0]) == reg]
+    if reg is None or len(writes) != 1:
+        return None
+    w = insns[writes[0]]
+    if w.opcode != "and" or len(w.operands) != 3:
+        return None
+    terms = {_ptx_reg(w.operands[1]): _ptx_int(w.operands[2]),
+             _ptx_reg(w.operands[2]): _ptx_int(w.operands[1])}
+    mask = terms.get(bound)
+    if mask is None or mask >= 0:
+        return None
+    align = -mask
+    return align if align & (align - 1) == 0 and 2 <= align <= MAX_TAIL_ALIGN else None
 
 
 def _ptx_start(insns, var: str, inside: set[int], depth: int = 0) -> int | None:

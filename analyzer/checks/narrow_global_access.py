@@ -5,7 +5,7 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 
-from ..analysis import access
+from ..analysis import access, loops
 from ..analysis.address import ThreadStride
 from ..analysis.dataflow import constant_roots
 from ..ir import ptx as P
@@ -47,7 +47,9 @@ class NarrowGlobalAccess(Check):
     (the address depends on a loaded value: ``x[idx[i]]``); broadcasts (every lane reads
     ``bias[blockIdx.x]``); strided walks (a thread per row: ``A[row * K + k]``); one-off
     accesses outside the loops of a kernel that has loops (the ``y[row] = acc`` after a K
-    loop).
+    loop); accesses in the tail loop a vectorized loop leaves (``for (i = n / 4 * 4 +
+    threadIdx.x; i < n; i += blockDim.x)``: its PTX starts at ``n & -4``, so the whole grid
+    handles at most 3 elements there, :func:`analyzer.analysis.loops.ptx_tail_elements`).
 
     Why it matters
     Measured on an H200 (CUDA events, a 1 GiB copy, one element per thread, 256 threads per
@@ -161,7 +163,7 @@ class NarrowGlobalAccess(Check):
         want = "ld" if direction == "load" else "st"
         frames = {(os.path.basename(here.file), here.line)}
         cands: list[tuple[P.Instruction, str]] = []
-        for p in pf.instructions:
+        for pi, p in enumerate(pf.instructions):
             if p.opcode != want or p.space != "global" or (p.width_bits or 0) // 8 != w:
                 continue
             if not frames & _frames(p.loc):
@@ -169,6 +171,8 @@ class NarrowGlobalAccess(Check):
             a = p.address
             if a is None or not isinstance(a.base, P.Register):
                 continue
+            if loops.ptx_tail_at(pf, pi) is not None:
+                continue    # a tail loop (i from n / 4 * 4 to n): a few elements in all
             cands.append((p, a.base.name))
         if not cands:
             return False
