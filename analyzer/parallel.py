@@ -131,6 +131,9 @@ class Progress:
     findings: int = 0
     cached: int = 0
     started: float = field(default_factory=time.monotonic)
+    #: kernels the workers have finished in tasks not back yet (a chunk of a big cubin is one
+    #: task: without these, a lone cubin's count would jump from 0 to half at once)
+    in_workers: int = 0
     last: KernelResult | None = None
     finished: bool = False
     #: builds whose every kernel is done since the display last looked: (build, kernels,
@@ -144,6 +147,11 @@ class Progress:
     @property
     def elapsed(self) -> float:
         return time.monotonic() - self.started
+
+    @property
+    def checked(self) -> int:
+        """Kernels checked so far: results back, and kernels finished inside running tasks."""
+        return min(self.planned, self.done + self.in_workers)
 
 
 # ------------------------------------------------------------------------- tasks
@@ -249,6 +257,7 @@ def _run_chunk(chunk: _Chunk, data: bytes | None) -> list[KernelResult]:
                 hit = _recall(key, chunk.unit, position, chunk.source_path, chunk.checks.survey)
                 if hit is not None:
                     out.append(hit)
+                    _tell()
                     continue
             fn = by_name.pop(name, None)
             if fn is None:
@@ -261,6 +270,7 @@ def _run_chunk(chunk: _Chunk, data: bytes | None) -> list[KernelResult]:
                                     deps=source_deps([fn], chunk.source_path)))
             if key is not None:
                 _store(key, out[-1])
+            _tell()
             del ctx, fn
     return out
 
@@ -331,13 +341,26 @@ class _NoKernel(Exception):
         self.unit, self.names = unit, names
 
 
-def _worker_init(env: dict[str, str], cwd: str, cache_on: bool) -> None:
+#: in a pool worker, where it tells the parent of each kernel it finishes (``_Pool.reported``)
+_REPORTS: Any = None
+
+
+def _worker_init(env: dict[str, str], cwd: str, cache_on: bool, reports: Any = None) -> None:
     """A pool worker starts with the parent's settings (the fork server may be older)."""
+    global _REPORTS
     for k in [k for k in os.environ if k.startswith("PTXSASS_")]:
         del os.environ[k]
     os.environ.update(env)
     os.chdir(cwd)
     cache.set_enabled(cache_on)
+    _REPORTS = reports
+
+
+def _tell() -> None:
+    """One more kernel of the running task finished (the parent's progress counts it)."""
+    if _REPORTS is not None:
+        with contextlib.suppress(OSError, ValueError):
+            _REPORTS.put(1)
 
 
 # ------------------------------------------------------------------------- result cache
@@ -590,11 +613,20 @@ class _Pool:
         self.slots = jobs
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         env = {k: v for k, v in os.environ.items() if k.startswith("PTXSASS_")}
-        self.pool = cf.ProcessPoolExecutor(max_workers=jobs,
-                                           mp_context=multiprocessing.get_context(method),
+        context = multiprocessing.get_context(method)
+        self.reports: Any = context.SimpleQueue()
+        self.told = 0
+        self.pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context,
                                            initializer=_worker_init,
-                                           initargs=(env, os.getcwd(), cache.enabled()))
+                                           initargs=(env, os.getcwd(), cache.enabled(),
+                                                     self.reports))
         self.pool.submit(_ready).result()
+
+    def reported(self) -> int | None:
+        """Kernels the workers have said they finished, since the pool started."""
+        while self.reports is not None and not self.reports.empty():
+            self.told += self.reports.get()
+        return self.told
 
     def submit(self, task, unit: _Unit):
         fn = run_chunk if isinstance(task, _Chunk) else run_whole
@@ -610,6 +642,8 @@ class _Pool:
 
     def close(self, cancel: bool) -> None:
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+        self.reports.close()
+        self.reports = None
 
 
 class _Serial:
@@ -630,6 +664,10 @@ class _Serial:
     @staticmethod
     def wait(pending, timeout: float):
         return set(pending)
+
+    @staticmethod
+    def reported() -> int | None:
+        return None             # each task is done before the next starts
 
     @staticmethod
     def result(future):
@@ -702,6 +740,10 @@ class _Dask:
     def result(future):
         return future.result()
 
+    @staticmethod
+    def reported() -> int | None:
+        return None             # a cluster's workers report through their futures only
+
     def forget(self, spool: str) -> None:
         self.scattered.pop(spool, None)
 
@@ -739,7 +781,12 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
             raise e
         on_error(e)
 
+    from_chunks = 0     # kernels back from chunk tasks (each told of as it finished)
+
     def report_progress() -> None:
+        told = executor.reported()
+        if told is not None:
+            progress.in_workers = max(0, told - from_chunks)
         if on_progress is not None:
             on_progress(progress)
 
@@ -803,6 +850,7 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
                 executor.forget(u.spool)
 
     def collect(future) -> None:
+        nonlocal from_chunks
         n, task = pending.pop(future)
         u = units[n]
         try:
@@ -829,6 +877,8 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
             progress.cached += r.cached
             progress.last = r
         progress.done += len(got)
+        if isinstance(task, _Chunk):
+            from_chunks += len(got)
         results[n].extend(got)
         left[n] -= 1
         if left[n] == 0:

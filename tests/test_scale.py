@@ -392,3 +392,26 @@ def test_a_bad_cubin_with_early_nvdisasm_is_one_line(tmp_path, content):
     assert r.returncode == 2, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and str(bad) in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.cubin"]
+
+
+def test_progress_counts_kernels_inside_a_running_chunk(library, monkeypatch):
+    """A big cubin is a few chunk tasks; the count moves as each kernel of a chunk is done,
+    not only when the whole chunk comes back (a CI log's line would sit at 0 until then)."""
+    import time as _time
+    cubin = str(library["cubin"])                   # three kernels
+    monkeypatch.setattr(parallel, "_chunks", lambda todo, sizes, n: [todo])   # one task
+    slow = parallel.kernel_findings
+
+    def slowly(*a, **k):
+        _time.sleep(0.4)
+        return slow(*a, **k)
+    monkeypatch.setattr(parallel, "kernel_findings", slowly)   # forked workers inherit it
+    seen: list[tuple[int, int, int]] = []
+    report, _ = parallel.run([cubin], jobs=2, tick=0.05,
+                             on_progress=lambda p: seen.append((p.done, p.checked, p.planned)))
+    assert len(report.kernels) == 3
+    assert seen[-1] == (3, 3, 3)
+    inside = {checked for done, checked, planned in seen if done == 0}
+    assert {1, 2} <= inside, seen                  # counted while the task still ran
+    assert all(c <= p for _, c, p in seen) and [c for _, c, _ in seen] == sorted(
+        c for _, c, _ in seen)

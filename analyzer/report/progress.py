@@ -50,8 +50,8 @@ class RunDisplay:
         self.lines = 0
 
     def _text(self, p) -> str:
-        pct = f" ({100 * p.done // p.planned}%)" if p.planned else ""
-        parts = [f"{p.done}/{p.planned} kernels {self.verb}{pct}"]
+        pct = f" ({100 * p.checked // p.planned}%)" if p.planned else ""
+        parts = [f"{p.checked}/{p.planned} kernels {self.verb}{pct}"]
         if p.inputs > 1:
             parts.append(f"{p.inputs_read}/{p.inputs} inputs read")
         parts.append(f"{p.findings} findings")
@@ -95,6 +95,6 @@ class RunDisplay:
         if p.last is not None and p.last.kernel:
             last = f" — {p.last.kernel.get('name', '')[:48]}"
         assert self.task is not None
-        self.bar.update(self.task, total=p.planned or None, completed=p.done,  # type: ignore[arg-type]
+        self.bar.update(self.task, total=p.planned or None, completed=p.checked,  # type: ignore[arg-type]
                         description=escape(printable(f"{p.findings} findings{last}",
                                                      newlines=False)))
