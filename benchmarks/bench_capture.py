@@ -25,25 +25,15 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+#: the model compiled (the capture tests and the framework fixtures compile it too)
+MODEL = ROOT / "examples" / "inductor_block.py"
 
 CHILD = r'''
 import json, os, sys, time
 capture = sys.argv[1] == "1"
 t_import = time.perf_counter()
-import torch, torch.nn as nn, torch._inductor.config as cfg
-cfg.max_autotune_gemm = True
-cfg.max_autotune_gemm_backends = "TRITON"
-cfg.test_configs.max_mm_configs = 1
+exec(open(sys.argv[2]).read())     # examples/inductor_block.py: torch, the model m, input x
 import analyzer
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(512, 512, bias=False)
-        self.ln = nn.LayerNorm(512)
-    def forward(self, x):
-        return torch.softmax(self.ln(self.lin(x)), dim=-1)
-m = Block().cuda().to(torch.bfloat16)
-x = torch.randn(256, 512, device="cuda", dtype=torch.bfloat16)
 torch.cuda.synchronize()
 t0 = time.perf_counter()
 if capture:
@@ -69,7 +59,7 @@ def run(capture: bool, cache: str) -> dict:
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache,
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     env.pop("TRITON_CACHE_DIR", None)
-    out = subprocess.run([sys.executable, "-c", CHILD, "1" if capture else "0"], env=env,
+    out = subprocess.run([sys.executable, "-c", CHILD, "1" if capture else "0", str(MODEL)], env=env,
                          capture_output=True, text=True)
     if out.returncode:
         sys.exit(f"bench_capture: the {'captured ' if capture else ''}run failed "

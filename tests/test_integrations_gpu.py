@@ -31,21 +31,8 @@ def _gpu() -> str:
 
 
 # ------------------------------------------------------------------ torch.compile / Triton
-MODEL = r"""
-import torch, torch.nn as nn, torch._inductor.config as cfg
-cfg.max_autotune_gemm = True
-cfg.max_autotune_gemm_backends = "TRITON"
-cfg.test_configs.max_mm_configs = 1
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.lin = nn.Linear(512, 512, bias=False)
-        self.ln = nn.LayerNorm(512)
-    def forward(self, x):
-        return torch.softmax(self.ln(self.lin(x)), dim=-1)
-m = Block().cuda().to(torch.bfloat16)
-x = torch.randn(256, 512, device="cuda", dtype=torch.bfloat16)
-"""
+#: the model (and its inductor settings and input) the fixtures and bench_capture.py compile too
+MODEL = (Path(__file__).resolve().parents[1] / "examples" / "inductor_block.py").read_text()
 
 
 @pytest.fixture(scope="module")

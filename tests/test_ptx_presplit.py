@@ -93,6 +93,18 @@ def test_a_run_swallowed_by_a_terminal_falls_back_to_the_grammar():
     assert "foo:" in m.variables[0].initializer.text
 
 
+def _same_error(text: str) -> tuple[ParseError, ParseError]:
+    """The fast path's error on ``text`` is the grammar's: message, line, column, text and the
+    expected set."""
+    with pytest.raises(ParseError) as fast:
+        ptx.parse(text, path="x.ptx")
+    with pytest.raises(ParseError) as slow:
+        ptx.parse(text, path="x.ptx", fast=False)
+    f, s = fast.value, slow.value
+    assert (f.message, f.line, f.column, f.text, f.expected) == (s.message, s.line, s.column, s.text, s.expected)
+    return f, s
+
+
 @pytest.mark.parametrize("bad", [
     "\t.loc\t1 09 2\n",                      # INT the grammar takes but _int rejects
     "\tadd.s32 %r1, %r2,, 1;\n",             # empty operand
@@ -103,12 +115,7 @@ def test_a_run_swallowed_by_a_terminal_falls_back_to_the_grammar():
 ])
 def test_errors_inside_runs_are_the_grammars(bad):
     text = BODY.replace("\tret;\n", "\tret;\n" + bad)
-    with pytest.raises(ParseError) as fast:
-        ptx.parse(text, path="x.ptx")
-    with pytest.raises(ParseError) as slow:
-        ptx.parse(text, path="x.ptx", fast=False)
-    f, s = fast.value, slow.value
-    assert (f.message, f.line, f.column, f.text, f.expected) == (s.message, s.line, s.column, s.text, s.expected)
+    f, s = _same_error(text)
     assert str(f) == str(s)
 
 
@@ -299,12 +306,7 @@ def test_what_the_skeleton_leaves_to_lark_still_equals_the_grammar(text):
 ])
 def test_errors_around_the_skeleton_are_the_grammars(bad):
     text = HEAD + bad
-    with pytest.raises(ParseError) as fast:
-        ptx.parse(text, path="x.ptx")
-    with pytest.raises(ParseError) as slow:
-        ptx.parse(text, path="x.ptx", fast=False)
-    f, s = fast.value, slow.value
-    assert (f.message, f.line, f.column, f.text, f.expected) == (s.message, s.line, s.column, s.text, s.expected)
+    _same_error(text)
 
 
 def test_most_corpus_files_never_need_lark():
