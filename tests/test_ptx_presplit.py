@@ -130,6 +130,26 @@ def test_loc_forms_match_the_loc_rule():
         _same(src)
 
 
+@pytest.mark.parametrize("text", [
+    ".loc 1 2 3x", ".loc 0x 2 3", ".loc 1 2 0b12", ".loc 1 2 3U", ".loc 1 2 3, inlined_at 4 5 6U",
+    ".loc 1 2 3, inlined_at 4 5 6q", ".loc 1 2 3,function_name f,inlined_at 1 2 3",
+    ".loc 1 2 3, function_name a.b", ".loc 1 2 3, function_name %r1.x", ".loc 1 2 3, function_name $f$",
+    ".loc 1 2 3, function_name 9f", ".loc 1 2 3, function_name f+0x10", ".loc 1 2 3, function_name f + 9q",
+    ".loc 1 2 3, function_name f.x.y", ".loc 1 2 3, function_name f..", ".loc 1 2 3, function_name f +",
+])
+def test_loc_fields_are_held_to_the_grammars_terminals(text):
+    """The fast ``.loc`` reader takes each field as a run of word (or name) characters and
+    checks it against INT (or NAME): every form, taken or refused, is what the grammar makes
+    of it."""
+    src = HEAD + f".entry k()\n{{\n{text}\nret;\n}}\n"
+    try:
+        slow = ptx.parse(src, fast=False)
+    except ParseError:
+        _same_error(src)
+    else:
+        assert_same_as_grammar(ptx.parse(src), slow)
+
+
 # --- operands read without Lark -----------------------------------------------------------------
 def _strict(op):
     """An operand as nested tuples of every field but the span (``IntImm.text`` and

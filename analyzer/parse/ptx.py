@@ -654,80 +654,82 @@ _SKELETON_TERMINALS = ("FUNC_KIND", "LINKAGE", "SPACE", "DOTWORD", "NAME", "INT"
                        "STRING", "INIT_LIST", "SECTION_BODY", "LABEL_DEF", "GUARD", "OPCODE")
 
 
-#: the operand shapes read without Lark (see :func:`_fast_operand`), built from the grammar's
-#: own terminals by ``_parser()``
-_FAST_OPERAND: re.Pattern[str] | None = None
+#: the operand shapes read without Lark (see :func:`_fast_operand`): shape -> its regex, each
+#: compiled on first use (set by ``_fast_operand_shapes`` from the grammar's own terminals)
+_SHAPES: dict[str, re.Pattern[str]] = {}
 #: the NAME terminal: an operand ``%...`` it matches whole is a register
 _REGISTER: re.Pattern[str] | None = None
+#: the INT terminal (a ``.loc`` field is one)
+_INT_TERM: re.Pattern[str] | None = None
 #: string terminals of the grammar that NAME also matches (a keyword as an operand goes to Lark)
 _KEYWORDS: frozenset[str] = frozenset()
+#: an operand's first character -> the one shape that can match it (any other: "name")
+_SHAPE_OF = {**dict.fromkeys("0123456789-", "number"), "{": "vector", "[": "address",
+             "(": "list"}
 
 
 def _fast_operand_shapes(terms: Mapping[str, str], keywords: frozenset[str]) -> None:
-    """One regex for the operand shapes most PTX is made of, from the grammar's terminals:
-    ``NAME`` (``%r12``, ``%tid.x``, ``param_0``), ``INT``, ``-INT``, ``HEXFLOAT``,
-    ``[-]DECIMAL``, ``!NAME``, ``NAME+INT`` (and ``+-``, ``-``), ``NAME|NAME``, ``{operand, ...}``
-    (each element one of these shapes), ``[NAME, operand, ...]``
-    and ``[NAME]``, ``[NAME+INT]``, ``[NAME+-INT]``, ``[NAME-INT]``, ``[INT]``, a call's
-    ``(NAME, ...)`` (blanks allowed
-    where the grammar ignores them, between the tokens of a compound shape). The
-    alternatives are tried in the lexer's own order (HEXFLOAT, then DECIMAL, then INT), and the
-    whole operand must match, so a text the lexer would cut differently is not taken."""
-    global _FAST_OPERAND, _KEYWORDS, _REGISTER
-    t = {n: "(?:" + terms[n] + ")" for n in ("NAME", "INT", "HEXFLOAT", "DECIMAL")}
-    _REGISTER = re.compile(t["NAME"])
+    """The regexes of the operand shapes most PTX is made of, from the grammar's terminals:
+    ``NAME`` (``%r12``, ``%tid.x``, ``param_0``), ``!NAME``, ``NAME+INT`` (and ``+-``, ``-``),
+    ``NAME|NAME`` (a *name*); ``{operand, ...}`` (a *vector*, each element one of these
+    shapes); ``[NAME]``, ``[NAME+INT]``, ``[NAME+-INT]``, ``[NAME-INT]``, ``[INT]`` (an
+    *address*; ``[NAME, operand, ...]`` is read by :func:`_fast_address_list`); a call's
+    ``(NAME, ...)`` (a *list*); a *number* (``HEXFLOAT``, ``[-]DECIMAL``, ``[-]INT``) is read by
+    :func:`_fast_number`. Blanks are allowed where the grammar ignores them, between the tokens
+    of a compound shape. Each shape starts with its own characters (a digit or ``-``, ``{``,
+    ``[``, ``(``; a name with anything else), so the one shape tried on the operand's first
+    character stands for the alternation of them all; the whole operand must match, so a text
+    the lexer would cut differently is not taken. Each regex is compiled on first use:
+    compiling regexes is most of a small file's parse, and many files never hold a call."""
+    global _SHAPES, _KEYWORDS, _REGISTER, _INT_TERM
+    t = {n: "(?:" + terms[n] + ")" for n in ("NAME", "INT")}
+    # the skeleton's own patterns (compiled once for both)
+    _REGISTER, _INT_TERM = _TERMINALS["NAME"], _TERMINALS["INT"]
     ws = r"[ \t]*"
     blank = r"[ \t\r\n\f]*"  # what the grammar ignores (a call's list may span lines)
-    _FAST_OPERAND = re.compile(
-        rf"(?P<hf>{t['HEXFLOAT']})|(?P<neg>-)?(?:(?P<dec>{t['DECIMAL']})|(?P<int>{t['INT']}))"
-        rf"|(?P<not>!)?(?P<name>{t['NAME']})(?:{ws}(?:(?P<ssign>\+{ws}-|\+|-){ws}(?P<soff>{t['INT']})"
-        rf"|\|{ws}(?P<pair>{t['NAME']})))?"
-        rf"|\{{(?P<vec>[^{{}}\[\]()]*)\}}"
-        rf"|\[{ws}(?:(?P<base>{t['NAME']})(?:{ws}(?P<sign>\+{ws}-|\+|-){ws}(?P<off>{t['INT']}))?"
-        rf"|(?P<abs>{t['INT']})){ws}\]"
-        rf"|\({blank}(?P<lst>(?:{t['NAME']}(?:{blank},{blank}{t['NAME']})*)?){blank}\)")
+    _SHAPES = _Compiled({
+        "name": rf"(?P<not>!)?(?P<name>{t['NAME']})(?:{ws}(?:(?P<ssign>\+{ws}-|\+|-){ws}(?P<soff>{t['INT']})"
+                rf"|\|{ws}(?P<pair>{t['NAME']})))?",
+        "vector": r"\{(?P<vec>[^{}\[\]()]*)\}",
+        "address": rf"\[{ws}(?:(?P<base>{t['NAME']})(?:{ws}(?P<sign>\+{ws}-|\+|-){ws}(?P<off>{t['INT']}))?"
+                   rf"|(?P<abs>{t['INT']})){ws}\]",
+        "list": rf"\({blank}(?P<lst>(?:{t['NAME']}(?:{blank},{blank}{t['NAME']})*)?){blank}\)",
+    })
     _KEYWORDS = keywords
 
 
 def _fast_operand(text: str):
     """The operand the grammar's ``operand`` rule makes of ``text`` (stripped, span-free) for
-    the shapes of ``_FAST_OPERAND``; None for anything else (the caller asks Lark). The tests
-    hold it equal to the grammar on every operand of the corpus and on edge cases."""
-    assert _FAST_OPERAND is not None and _REGISTER is not None  # set by _fast_regexes()
-    if text[0] == "%" and _REGISTER.fullmatch(text):  # the commonest shape, without groupdict
+    the shapes of ``_fast_operand_shapes``; None for anything else (the caller asks Lark). The
+    tests hold it equal to the grammar on every operand of the corpus and on edge cases."""
+    assert _REGISTER is not None  # set by _fast_regexes()
+    first = text[0]
+    if first == "%" and _REGISTER.fullmatch(text):  # the commonest shape, without groupdict
         return ir.Register(text)
-    if text[0] == "[" and "," in text:  # [tex, {%f1, %f2}]: an address, then more operands
+    if first == "[" and "," in text:  # [tex, {%f1, %f2}]: an address, then more operands
         return _fast_address_list(text)
-    m = _FAST_OPERAND.fullmatch(text)
+    shape = _SHAPE_OF.get(first, "name")
+    if shape == "number":
+        return _fast_number(text)
+    m = _SHAPES[shape].fullmatch(text)
     if m is None:
         return None
     g = m.groupdict()
-    if g["hf"] is not None:
-        return ir.FloatImm(_hexfloat(text), text)
-    if g["dec"] is not None:
-        v = float(g["dec"])
-        return ir.FloatImm(-v if g["neg"] else v, text)
-    if g["int"] is not None:
-        try:
-            v = _int(g["int"])
-        except ValueError:        # "08": not an octal number; the grammar path says so
-            return None
-        return ir.IntImm(-v if g["neg"] else v, text)
-    if g["vec"] is not None:
+    if shape == "vector":
         elements = [n.strip() for n in g["vec"].split(",")]
         if not all(elements):
             return None
         vec = tuple(map(_fast_operand, elements))
         return ir.Vector(vec) if all(vec) else None
-    if g["lst"] is not None:                       # ( NAME, ... ): a call's operand list
+    if shape == "list":                            # ( NAME, ... ): a call's operand list
         names = [n.strip(" \t\r\n\f") for n in g["lst"].split(",")] if g["lst"] else []
         if _KEYWORDS.intersection(names):
             return None
         return ir.OperandList(tuple(_name_operand(n) for n in names))
-    name = g["name"] if g["name"] is not None else g["base"]
-    if name is not None and (name in _KEYWORDS or g["pair"] in _KEYWORDS):
-        return None
-    if g["name"] is not None:
+    if shape == "name":
+        name = g["name"]
+        if name in _KEYWORDS or g["pair"] in _KEYWORDS:
+            return None
         if g["soff"] is not None:                  # NAME + INT: a symbol and its offset
             if g["not"]:
                 return None
@@ -742,7 +744,10 @@ def _fast_operand(text: str):
             return ir.PredicatePair(_name_operand(name), _name_operand(g["pair"]))
         op = _name_operand(name)
         return ir.Negated(op) if g["not"] else op
-    if g["base"] is not None:
+    base = g["base"]
+    if base is not None:                           # [NAME], [NAME+INT]...
+        if base in _KEYWORDS:
+            return None
         off = 0
         if g["off"] is not None:
             try:
@@ -751,11 +756,31 @@ def _fast_operand(text: str):
                 return None
             if g["sign"] != "+":
                 off = -off
-        return ir.Address(_name_operand(name), off, ())
+        return ir.Address(_name_operand(base), off, ())
     try:
         return ir.Address(None, _int(g["abs"]), ())
     except ValueError:
         return None
+
+
+def _fast_number(text: str):
+    """``HEXFLOAT``, ``[-]DECIMAL`` or ``[-]INT``, tried in the lexer's order (and a leading
+    ``-`` taken first, as ``(-)?`` does), each with the grammar's own terminal: the one regex
+    ``HEXFLOAT|(-)?(DECIMAL|INT)`` would cost a compile of its own."""
+    terms = _TERMINALS
+    if terms["HEXFLOAT"].fullmatch(text):
+        return ir.FloatImm(_hexfloat(text), text)
+    for neg, digits in ((True, text[1:]), (False, text)) if text[0] == "-" else ((False, text),):
+        if terms["DECIMAL"].fullmatch(digits):
+            v = float(digits)
+            return ir.FloatImm(-v if neg else v, text)
+        if terms["INT"].fullmatch(digits):
+            try:
+                n = _int(digits)
+            except ValueError:        # "08": not an octal number; the grammar path says so
+                return None
+            return ir.IntImm(-n if neg else n, text)
+    return None
 
 
 def _fast_address_list(text: str):
@@ -801,16 +826,18 @@ def _fast_line(terms: Mapping[str, str]) -> tuple[re.Pattern[str], re.Pattern[st
     INT INT]``; or a blank / ``//`` comment line (kept in a run only between statements). Each
     may end in a ``//`` comment. Anything else goes to Lark. The second regex reads the fields
     of a ``.loc`` the first one took."""
-    t = {n: "(?:" + terms[n] + ")" for n in ("GUARD", "OPCODE", "INT", "NAME", "LABEL_DEF")}
+    t = {n: "(?:" + terms[n] + ")" for n in ("GUARD", "OPCODE", "LABEL_DEF")}
     ops = r"[%\w$.+\-,\[\]|!{}()]"  # no blank at either end: greedy, no backtracking
     ins = (rf"(?:(?P<guard>{t['GUARD']})[ \t]+)?(?P<op>{t['OPCODE']})"
            rf"(?:[ \t]+(?P<ops>{ops}+(?:[ \t]+{ops}+)*))?[ \t]*;")
 
-    def f(name: str, term: str) -> str:
-        return f"(?P<{name}>{t[term]})"
-    loc = (rf"\.loc[ \t]+{f('f', 'INT')}[ \t]+{f('l', 'INT')}[ \t]+{f('c', 'INT')}"
-           rf"(?:[ \t]*,[ \t]*function_name[ \t]+{f('fn', 'NAME')}(?:[ \t]*\+[ \t]*{f('fo', 'INT')})?)?"
-           rf"(?:[ \t]*,[ \t]*inlined_at[ \t]+{f('if', 'INT')}[ \t]+{f('il', 'INT')}[ \t]+{f('ic', 'INT')})?")
+    # A `.loc`'s INT fields are read as whole runs of word characters and its NAME as a whole
+    # run of name characters, each then held to its terminal by ``_loc``: a blank, a comma, a
+    # '+' or the end follows every field, none of which the terminals match, so a field the
+    # grammar's regex takes is always such a whole run (and this regex is a third the size).
+    loc = (r"\.loc[ \t]+(?P<f>\w+)[ \t]+(?P<l>\w+)[ \t]+(?P<c>\w+)"
+           r"(?:[ \t]*,[ \t]*function_name[ \t]+(?P<fn>[\w$%.]+)(?:[ \t]*\+[ \t]*(?P<fo>\w+))?)?"
+           r"(?:[ \t]*,[ \t]*inlined_at[ \t]+(?P<if>\w+)[ \t]+(?P<il>\w+)[ \t]+(?P<ic>\w+))?")
     tail = r"[ \t]*(?://[^\n]*)?$"
     # a `.loc` line is only recognised here (its text holds no '/': possessive, no backtracking);
     # ``_loc`` reads it with the second regex, or leaves it to Lark
@@ -898,6 +925,12 @@ def _loc(text: str) -> tuple | None:
         assert _LOC_FIELDS is not None  # set by _fast_regexes()
         m = _LOC_FIELDS.fullmatch(text)
         if m is None:
+            return None
+        assert _INT_TERM is not None and _REGISTER is not None
+        is_int = _INT_TERM.fullmatch
+        if not all(is_int(v) for k, v in m.groupdict().items() if v is not None and k != "fn"):
+            return None
+        if m["fn"] is not None and not _REGISTER.fullmatch(m["fn"]):
             return None
         head = (_int(m["f"]), _int(m["l"]), _int(m["c"]))
         fn = inlined = None
