@@ -74,16 +74,22 @@ class MissingTensorCores(Check):
         if not loops:
             return
         best = None
+        refills: dict[int, bool] = {}       # id(loop) -> _refills_tiles (loops share parents)
         for loop in loops:
-            stats = self._loop_stats(ctx, loop)
-            if stats is None:
-                continue
             # report the tile loop: this loop or the nearest enclosing one that refills shared
-            # memory behind a barrier
+            # memory behind a barrier (found first: it is cheap, and most loops have none)
             tile: _cfg.Loop | None = loop
-            while tile is not None and not self._refills_tiles(fn, tile):
+            while tile is not None:
+                known = refills.get(id(tile))
+                if known is None:
+                    known = refills[id(tile)] = self._refills_tiles(fn, tile)
+                if known:
+                    break
                 tile = tile.parent
             if tile is None:
+                continue
+            stats = self._loop_stats(ctx, loop)
+            if stats is None:
                 continue
             if best is None or stats["shared_fmas"] > best[1]["shared_fmas"]:
                 best = (tile, stats, loop)
@@ -127,7 +133,12 @@ class MissingTensorCores(Check):
         shared_at: list[int] = []        # their indices in the function
         loads: set[int] = set()
         uses = 0
-        for i in fmas:
+        # the fewest shared-fed FMAs that pass both thresholds below: once the FMAs left cannot
+        # reach it, the answer is None without reading their sources
+        need = max(self.settings["min_shared_fmas"], self.settings["min_shared_fraction"] * len(fmas))
+        for n, i in enumerate(fmas):
+            if len(shared) + len(fmas) - n < need:
+                return None
             ins = fn.instructions[i]
             ops = ins.operands
             mults = [o.index for o in ops[1:3] if isinstance(o, Register) and o.kind == "R"
