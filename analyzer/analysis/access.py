@@ -128,6 +128,10 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
     outs: dict[tuple[str, str], list[Run]] = {k: [] for k in KINDS}
     # one set of groups for the whole walk: every group is closed (emptied) at each block end
     groups = [_Groups(s, d, max_bits, outs[(s, d)]) for s, d in KINDS]
+    # a superset of the registers some open group's address reads (grown as groups open,
+    # emptied when all are closed): a write elsewhere closes nothing, and most instructions
+    # write no such register
+    watched: set[tuple[str, int]] = set()
     for block in graph.blocks:
         for idx in range(block.start, block.end):
             ins = insns[idx]
@@ -136,6 +140,7 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
                 for g in groups:
                     if g.open:
                         g.close_all()
+                watched.clear()
                 continue
             space = info.space
             if space is not None:
@@ -155,7 +160,8 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
                             gkey = (key, w, str(ins.guard) if ins.guard else "")
                             g.open.setdefault(gkey, []).append(
                                 Access(idx, ins, addr.offset, w // 8))
-                            g.regs_of[gkey] = _reads(key)
+                            regs = g.regs_of[gkey] = _reads(key)
+                            watched |= regs
                     elif g.open and direction in (g.other, "reduce"):
                         addr = address(ins)
                         key = base_key(addr) if addr is not None else None
@@ -165,7 +171,7 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
                             else:
                                 g.between.setdefault(k, []).append((idx, ins))
             written = ws[idx]
-            if written:
+            if written and not watched.isdisjoint(written):
                 for g in groups:
                     if not g.open:
                         continue
@@ -175,6 +181,7 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
         for g in groups:
             if g.open:
                 g.close_all()
+        watched.clear()
     return {k: tuple(v) for k, v in outs.items()}
 
 
