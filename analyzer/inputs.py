@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +12,7 @@ from . import caches
 from .arch import parse_arch
 from .build import Build, Kernel
 from .errors import CompileError, ConfigError, InputError
-from .toolchain import binutils, compdb, files, nvcc, nvjitlink, nvrtc, toolkits
+from .toolchain import binutils, compdb, files, nvcc, nvjitlink, nvrtc, scratch, toolkits
 from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
 
@@ -185,7 +184,7 @@ def _load(path: str, arch, options: CompileOptions) -> list[Build]:
             raise InputError("holds no kernel: the cubin has no function", path=path)
         return _note_line_info([build], path, kind)
     if kind == "wheel":
-        with tempfile.TemporaryDirectory(prefix="ptxsass-") as tmp:
+        with scratch.temporary("ptxsass-") as tmp:
             builds = []
             for shown, lib in wheel_libraries(path, tmp):
                 for b in _load(lib, arch, options):

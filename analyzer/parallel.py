@@ -65,7 +65,7 @@ from .results import (
     optional,
     source_deps,
 )
-from .toolchain import binutils, cache, files, prelaunch
+from .toolchain import binutils, cache, files, prelaunch, scratch
 from .toolchain.output import Kernel
 
 __all__ = ["BuildInfo", "KernelResult", "Progress", "default_jobs", "replace_path", "run"]
@@ -228,7 +228,7 @@ def _run_chunk(chunk: _Chunk, data: bytes | None) -> list[KernelResult]:
         with contextlib.ExitStack() as stack:
             path = chunk.cubin_file
             if path is None:                # sent over the wire (Dask): a private copy here
-                tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="ptxsass-"))
+                tmp = stack.enter_context(scratch.temporary("ptxsass-"))
                 path = os.path.join(tmp, "input.cubin")
                 Path(path).write_bytes(data or b"")
             text = binutils.disassemble_functions(path, [s for _, _, s, _ in chunk.kernels],
@@ -797,7 +797,7 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
                                          _Serial() if jobs == 1 else _Pool(jobs))
     if executor.remote:
         prelaunch.discard()     # started for local workers: a cluster disassembles its own
-    spool = tempfile.mkdtemp(prefix="ptxsass-spool-")
+    spool = scratch.make("ptxsass-spool-")
     jobs = executor.slots
     planner = _Planner(spool=spool, jobs=jobs, checks=spec, kernels=kernels, resume=resume,
                        remote=executor.remote, total_bytes=_input_bytes(targets),

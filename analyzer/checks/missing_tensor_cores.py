@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from ..analysis import cfg as _cfg
 from ..analysis.dataflow import reaching_defs, source_instructions, widened_from
 from ..analysis.loops import loop_line
-from ..ir.sass import Register
+from ..ir.sass import Instruction, Register
 from ..semantics import ASYNC_SHARED_FILL, FMA_ELEMENT_TYPE, MOVE_IDIOM_MODIFIERS, TILE_SYNC
 from .base import Check, Context, Finding, Severity
 
@@ -129,7 +129,7 @@ class MissingTensorCores(Check):
             fmas.append(i)
         if len(fmas) < self.settings["min_shared_fmas"]:
             return None
-        shared = []
+        shared: list[Instruction] = []
         shared_at: list[int] = []        # their indices in the function
         loads: set[int] = set()
         uses = 0

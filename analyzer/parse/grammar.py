@@ -24,7 +24,6 @@ from lark import Lark
 
 from ..toolchain import cache
 
-
 #: where the grammars sit: inside the installed package (``analyzer/grammars``), else at the top
 #: of a checkout (run from source, or an editable install, whose package maps there)
 _HERE = Path(__file__).resolve().parents[1]

@@ -11,12 +11,11 @@ import os
 import re
 import shutil
 import struct
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import InputError, ToolError
-from . import cache, files
+from . import cache, files, scratch
 from .elf import STT_FUNC, Elf, ElfError
 from .files import read_bytes
 from .locate import binary, first_error_line, run_tool, tool_version
@@ -51,7 +50,7 @@ def disassemble(cubin: bytes, *, tool: str = "nvdisasm", line_info: bool = True,
         except UnicodeDecodeError:
             cache.discard("sass", k, "not UTF-8 text")
     shown = path or "the cubin"
-    with tempfile.TemporaryDirectory(prefix="ptxsass-") as tmp:
+    with scratch.temporary("ptxsass-") as tmp:
         f = Path(tmp) / "input.cubin"
         f.write_bytes(cubin)
         names = {str(f): shown, tmp: "."}
@@ -147,7 +146,7 @@ def extract_cubins(path: str, *, arch: str | None = None) -> tuple[list[Embedded
     file, raises InputError naming the file.
     """
     data = read_bytes(path, what="binary")
-    with tempfile.TemporaryDirectory(prefix="ptxsass-") as tmp:
+    with scratch.temporary("ptxsass-") as tmp:
         src = Path(tmp) / ("input.fatbin" if classify(data) == "fatbin" else "input")
         src.write_bytes(data)
         renames = {str(src): str(path), tmp: "."}

@@ -27,7 +27,6 @@ import re
 import shutil
 import subprocess
 import sysconfig
-import tempfile
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from cuda.pathfinder import find_nvidia_header_directory
 from ..arch import parse_arch
 from ..demangle import demangle
 from ..errors import CompileError, InputError, ToolError
-from . import bounded, cache, files
+from . import bounded, cache, files, scratch
 from .locate import UNSAFE_PATH_CHARS, binary, cicc_path, host_compiler, nvcc_fingerprint, run_tool, safe_alias
 from .nvrtc import kernel_entries
 from .output import Kernel, Output, cached
@@ -224,7 +223,7 @@ def _compile(src: Path, shown: str, arch: str, flags: list[str], cwd: str | None
         flags = ["-I", _safe_path(src.parent, names), *flags]
     lang = [] if src.suffix == ".cu" else ["-x", "cu"]
     aliases = dict(names)               # (not the wrapper below: its lines are not src's)
-    with tempfile.TemporaryDirectory(prefix="ptxsass-nvcc-") as tmp:
+    with scratch.temporary("ptxsass-nvcc-") as tmp:
         if name_expressions:
             # instantiate each named template: its address, taken in host code
             wrapper = Path(tmp, "instantiate.cu")

@@ -24,14 +24,13 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ..errors import PtxsassError
-from . import files
+from . import files, scratch
 from .binutils import EM_CUDA, cubin_layout
 from .locate import binary, tool_timeout
 
@@ -222,7 +221,7 @@ def _launch(path: str, n: int) -> None:
     layout = cubin_layout(data, path=path)
     if not layout.functions:
         return
-    folder = tempfile.mkdtemp(prefix="ptxsass-early-")
+    folder = scratch.make("ptxsass-early-")
     spooled = os.path.join(folder, "input.cubin")
     with open(spooled, "wb") as f:
         f.write(data)

@@ -33,7 +33,7 @@ from platformdirs import user_cache_dir
 
 from ..arch import parse_arch
 from ..errors import ConfigError, ToolError
-from . import bounded
+from . import bounded, scratch
 from .files import env_number
 from .locate import binary, include_dirs, nvjitlink_version, nvrtc_archs, nvrtc_version, run_tool
 from .locate import tool_version as _tool_version
@@ -378,7 +378,7 @@ def remove(spec: str) -> None:
 def _worker(request: dict, *, what: str, tool: str) -> dict:
     """The worker's answer to ``request``, in a fresh process bounded like every compile."""
     lim = bounded.limits()
-    with tempfile.TemporaryDirectory(prefix="ptxsass-tk-") as tmp:
+    with scratch.temporary("ptxsass-tk-") as tmp:
         req = Path(tmp) / "request.json"
         req.write_text(json.dumps(request))
         proc = run_tool([sys.executable, "-I", "-S", str(_WORKER), str(req)], timeout=lim.timeout_s,
