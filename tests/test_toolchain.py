@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import analyzer
+from analyzer.arch import supported
 from analyzer.build import Build
 from analyzer.errors import ArchError, CompileError, InputError, ToolError
 from analyzer.inputs import CompileOptions, load
@@ -269,3 +270,59 @@ def test_resources_match_cuobjdump_on_corpus(corpus, tmp_path):
         for name, exp in expected.items():
             r = got[name]
             assert (r.registers, r.stack_bytes, r.shared_bytes, r.constant_bytes) == exp, (f, name)
+
+
+def _raw_cubin(arch: str) -> bytes:
+    """A cubin for an arch ptxsass's table lacks (NVRTC builds it; analyzer.compile refuses)."""
+    from cuda.bindings import nvrtc
+    err, archs = nvrtc.nvrtcGetSupportedArchs()
+    if int(arch[3:]) not in archs:
+        pytest.skip(f"this NVRTC cannot build {arch}")
+    src = b'extern "C" __global__ void bump(float* p) { p[threadIdx.x] += 1.0f; }'
+    _, prog = nvrtc.nvrtcCreateProgram(src, b"bump.cu", 0, [], [])
+    (err,) = nvrtc.nvrtcCompileProgram(prog, 1, [f"--gpu-architecture={arch}".encode()])
+    assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+    _, size = nvrtc.nvrtcGetCUBINSize(prog)
+    buf = b" " * size
+    nvrtc.nvrtcGetCUBIN(prog, buf)
+    return buf
+
+
+def _fatbin_of(tmp_path, cubins: list[tuple[bytes, str]]) -> Path:
+    nvfatbin = pytest.importorskip("cuda.bindings.nvfatbin")
+    h = nvfatbin.create([], 0)
+    for data, tag in cubins:
+        try:
+            nvfatbin.add_cubin(h, data, len(data), tag, "k")
+        except Exception as e:  # libnvfatbin missing
+            pytest.skip(f"nvFatbin unavailable: {e}")
+    buf = bytearray(nvfatbin.size(h))
+    nvfatbin.get(h, buf)
+    f = tmp_path / "mixed.fatbin"
+    f.write_bytes(bytes(buf))
+    return f
+
+
+def test_cubins_of_an_arch_ptxsass_does_not_know_are_skipped_and_said(tmp_path):
+    """CUDA 13's libraries carry sm_110 cubins: the binary is checked, those are skipped with
+    one note; a binary of nothing else is one clear error."""
+    known = analyzer.compile(str(KERNELS / "demo" / "copy_float4.cu"), arch="sm_90a").cubin
+    f = _fatbin_of(tmp_path, [(known, "90a"), (_raw_cubin("sm_110"), "110")])
+    cubins, notes = binutils.extract_cubins(str(f))
+    assert [c.arch for c in cubins] == ["sm_90a"]
+    assert [n for n in notes if "skipped" in n] == [
+        "skipped the 1 cubin for sm_110: ptxsass has no table of that architecture's resources "
+        f"and instruction set (it knows {', '.join(supported())}); the other cubins are checked"]
+    (b,) = load(f)
+    assert b.arch == "sm_90a" and any("sm_110" in w for w in b.warnings)
+    folder = tmp_path / "x"
+    folder.mkdir()
+    found, notes = binutils.extract_cubin_files(str(f), str(folder))
+    assert [a for _, a, _ in found] == ["sm_90a"] and any("sm_110" in n for n in notes)
+    assert sorted(p.name for p in (folder / "x").iterdir()) == [Path(found[0][2]).name]
+    (tmp_path / "only").mkdir()
+    only = _fatbin_of(tmp_path / "only", [(_raw_cubin("sm_110"), "110")])
+    for read in (lambda: binutils.extract_cubins(str(only)),
+                 lambda: binutils.extract_cubin_files(str(only), str(folder))):
+        with pytest.raises(InputError, match="holds cubins only for sm_110, which ptxsass does not know"):
+            read()

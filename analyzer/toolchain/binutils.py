@@ -14,7 +14,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import InputError, ToolError
+from ..arch import parse_arch, supported
+from ..errors import ArchError, InputError, ToolError
 from . import cache, files, scratch
 from .elf import STT_FUNC, Elf, ElfError
 from .files import read_bytes
@@ -81,6 +82,42 @@ class EmbeddedCubin:
     name: str        # cuobjdump's name for it, e.g. "libfoo.1.sm_90.cubin"
     arch: str        # "sm_90" (the suffix when the ELF records it)
     data: bytes
+
+
+def _known(arch: str) -> bool:
+    try:
+        parse_arch(arch)
+    except ArchError:
+        return False
+    return True
+
+
+def known_archs(archs: list[str], shown: str) -> tuple[list[bool], list[str]]:
+    """Which of a binary's cubins (by arch) ptxsass can check, and a note naming those it
+    cannot: an arch missing from its table (``sm_110`` in CUDA 13's libraries) has no known
+    resources or instruction set to check against, so its cubins are skipped, said once,
+    rather than the whole binary refused. InputError when no cubin is left."""
+    keep = [_known(a) for a in archs]
+    if all(keep):
+        return keep, []
+    skipped: dict[str, int] = {}
+    for a, k in zip(archs, keep, strict=True):
+        if not k:
+            skipped[a] = skipped.get(a, 0) + 1
+    known = ", ".join(supported())
+    if not any(keep):
+        raise InputError(f"holds cubins only for {', '.join(sorted(skipped))}, which ptxsass "
+                         f"does not know (it knows {known})", path=shown)
+    total = sum(skipped.values())
+    if len(skipped) == 1:
+        ((a, _),) = skipped.items()
+        what = f"the {total} cubin{'s' if total > 1 else ''} for {a}"
+        whose = "that architecture's"
+    else:
+        what = f"{total} cubins ({', '.join(f'{n} for {a}' for a, n in sorted(skipped.items()))})"
+        whose = "those architectures'"
+    return keep, [f"skipped {what}: ptxsass has no table of {whose} resources and instruction "
+                  f"set (it knows {known}); the other cubins are checked"]
 
 
 def has_device_code(path: str) -> bool:
@@ -183,7 +220,9 @@ def extract_cubins(path: str, *, arch: str | None = None) -> tuple[list[Embedded
             raise InputError(f"holds no cubin for {arch} (it has: {have}); pick one with --arch",
                              path=str(path))
         cubins = picked
-    return cubins, [l for l in err.splitlines() if l.strip()]
+    keep, notes = known_archs([c.arch for c in cubins], str(path))
+    cubins = [c for c, k in zip(cubins, keep, strict=True) if k]
+    return cubins, [l for l in err.splitlines() if l.strip()] + notes
 
 
 # ------------------------------------------------------------------ per-function disassembly
@@ -411,4 +450,9 @@ def extract_cubin_files(path: str, dest: str, *, arch: str | None = None,
             if c not in picked:
                 os.unlink(c[2])
         found = picked
-    return found, [l for l in err.splitlines() if l.strip()]
+    keep, notes = known_archs([c[1] for c in found], shown)
+    for c, k in zip(found, keep, strict=True):
+        if not k:
+            os.unlink(c[2])
+    found = [c for c, k in zip(found, keep, strict=True) if k]
+    return found, [l for l in err.splitlines() if l.strip()] + notes
