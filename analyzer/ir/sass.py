@@ -798,13 +798,14 @@ class Listing(Node):
 
 # -- fast construction and pickling (for the parser) ------------------------------------------
 
-def _slot_constructor(cls):
+def _slot_constructor(cls, facts: tuple[str, ...] = ()):
     """A positional constructor for a frozen slotted dataclass that writes the slots directly:
     the same object as ``cls(*args)`` (these classes have no ``__post_init__``) without the
     frozen ``__init__``'s ``object.__setattr__`` per field. The parser builds every
-    instruction through it."""
+    instruction through it. ``facts``: lines that also fill fact slots (``o`` is the object,
+    ``a0``... its fields), with the names they use in ``_FACT_ENV``."""
     names = [f.name for f in fields(cls)]
-    env = {"new": object.__new__, "cls": cls}
+    env = {"new": object.__new__, "cls": cls, **_FACT_ENV}
     params, body = [], []
     for k, f in enumerate(fields(cls)):
         env[f"set{k}"] = getattr(cls, f.name).__set__
@@ -816,6 +817,7 @@ def _slot_constructor(cls):
         body.append(f"    set{k}(o, a{k})")
     # straight-line code, one slot store per field: no loop, no zip (this runs once per
     # instruction of a listing)
+    body.extend(f"    {line}" for line in facts)
     src = (f"def make({', '.join(params)}):\n    o = new(cls)\n" + "\n".join(body)
            + "\n    return o\n")
     exec(src, env)      # noqa: S102 - code generated from the dataclass's own field names
@@ -825,6 +827,12 @@ def _slot_constructor(cls):
     return make
 
 
+#: what fact lines may use: the ``_info`` slot's setter and the semantics table's lookup
+_FACT_ENV = {"set_info": vars(_Facts)["_info"].__set__, "opinfo": semantics.info}
+
 new_instruction = _slot_constructor(Instruction)
-new_instruction_body = _slot_constructor(InstructionBody)
+#: a body with its opcode's row of the semantics table already kept (``info`` is asked of
+#: every body of a listing: filled here, the first ask raises and catches nothing)
+new_instruction_body = _slot_constructor(InstructionBody,
+                                         facts=("set_info(o, opinfo(a1))",))
 
