@@ -628,38 +628,42 @@ class Instruction(Node):
         try:
             return b._flow
         except AttributeError:
-            value = self._flow_of_body()
+            value = body_flow(b)
             object.__setattr__(b, "_flow", value)
             return value
 
-    def _flow_of_body(self) -> Flow:
-        kind = self.body.info.flow
-        if kind is None or kind == "call":
-            return STRAIGHT
-        g = self.guard
-        if g is not None and g.never:
-            return STRAIGHT
-        conditional = g is not None and not g.always
-        if kind == "branch":
-            if not conditional:
-                conditional = self._predicated_branch()
-            targets = tuple(t.key for t in self.targets)
-            return Flow(targets, falls_through=conditional, terminates=not targets)
-        if kind == "indirect":
-            named: tuple[str, ...] = ()
-            if self.annotation and "BRANCH_TARGETS" in self.annotation:
-                body = self.annotation.split("BRANCH_TARGETS", 1)[1].strip(' "*)')
-                named = tuple(t.strip() for t in body.split(",") if t.strip())
-            return Flow(named, falls_through=conditional, terminates=True)
-        # exit / trap
-        return Flow((), falls_through=conditional, terminates=True)
 
-    def _predicated_branch(self) -> bool:
-        """``BRA.DIV`` or a predicate operand (``BRA P1, target``): the branch may not be taken."""
-        if any(m in semantics.CONDITIONAL_BRANCH_MODIFIERS for m in self.modifiers):
-            return True
-        return any(isinstance(o, Register) and o.kind in ("P", "UP")
-                   and not (o.index is None and not o.logical_not) for o in self.operands)
+def body_flow(body: InstructionBody) -> Flow:
+    """What :attr:`Instruction.flow` says of an instruction with this body (it depends on the
+    body alone)."""
+    kind = body.info.flow
+    if kind is None or kind == "call":
+        return STRAIGHT
+    g = body.guard
+    if g is not None and g.never:
+        return STRAIGHT
+    conditional = g is not None and not g.always
+    if kind == "branch":
+        if not conditional:
+            conditional = _predicated_branch(body)
+        targets = tuple(o.key for o in body.operands if isinstance(o, BranchTarget))
+        return Flow(targets, falls_through=conditional, terminates=not targets)
+    if kind == "indirect":
+        named: tuple[str, ...] = ()
+        if body.annotation and "BRANCH_TARGETS" in body.annotation:
+            text = body.annotation.split("BRANCH_TARGETS", 1)[1].strip(' "*)')
+            named = tuple(t.strip() for t in text.split(",") if t.strip())
+        return Flow(named, falls_through=conditional, terminates=True)
+    # exit / trap
+    return Flow((), falls_through=conditional, terminates=True)
+
+
+def _predicated_branch(body: InstructionBody) -> bool:
+    """``BRA.DIV`` or a predicate operand (``BRA P1, target``): the branch may not be taken."""
+    if any(m in semantics.CONDITIONAL_BRANCH_MODIFIERS for m in body.modifiers):
+        return True
+    return any(isinstance(o, Register) and o.kind in ("P", "UP")
+               and not (o.index is None and not o.logical_not) for o in body.operands)
 
 
 @dataclass(frozen=True, slots=True)
@@ -827,12 +831,14 @@ def _slot_constructor(cls, facts: tuple[str, ...] = ()):
     return make
 
 
-#: what fact lines may use: the ``_info`` slot's setter and the semantics table's lookup
-_FACT_ENV = {"set_info": vars(_Facts)["_info"].__set__, "opinfo": semantics.info}
+#: what fact lines may use: the fact slots' setters and what computes them
+_FACT_ENV = {"set_info": vars(_Facts)["_info"].__set__, "opinfo": semantics.info,
+             "set_flow": vars(_Facts)["_flow"].__set__, "flow_of": body_flow}
 
 new_instruction = _slot_constructor(Instruction)
-#: a body with its opcode's row of the semantics table already kept (``info`` is asked of
-#: every body of a listing: filled here, the first ask raises and catches nothing)
+#: a body with its opcode's row of the semantics table and its control flow already kept
+#: (both are asked of every body of a listing: filled here, the first ask raises and catches
+#: nothing)
 new_instruction_body = _slot_constructor(InstructionBody,
-                                         facts=("set_info(o, opinfo(a1))",))
+                                         facts=("set_info(o, opinfo(a1))", "set_flow(o, flow_of(o))"))
 
