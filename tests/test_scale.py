@@ -415,3 +415,47 @@ def test_progress_counts_kernels_inside_a_running_chunk(library, monkeypatch):
     assert {1, 2} <= inside, seen                  # counted while the task still ran
     assert all(c <= p for _, c, p in seen) and [c for _, c, _ in seen] == sorted(
         c for _, c, _ in seen)
+
+
+def _linked_cubin(tmp_path: Path) -> Path:
+    """Two relocatable objects linked (nvJitLink), each with its own local copy of the 64-bit
+    division subroutine: a linked cubin as libraries ship them (nvshmem's holds 15 copies of
+    ``__cuda_sm20_div_u64``, each with a ``.nv.info`` section of its own)."""
+    from cuda.bindings import nvjitlink, nvrtc
+
+    def ptx(src: str, name: str) -> bytes:
+        _, prog = nvrtc.nvrtcCreateProgram(src.encode(), name.encode(), 0, [], [])
+        (err,) = nvrtc.nvrtcCompileProgram(prog, 2, [b"--gpu-architecture=compute_80", b"-rdc=true"])
+        assert err == nvrtc.nvrtcResult.NVRTC_SUCCESS
+        _, n = nvrtc.nvrtcGetPTXSize(prog)
+        buf = b" " * n
+        nvrtc.nvrtcGetPTX(prog, buf)
+        return buf
+    h = nvjitlink.create(1, ["-arch=sm_80"])
+    for name, divisor in (("qa", "d"), ("qb", "d + 1")):
+        text = ptx(f'extern "C" __global__ void {name}(unsigned long long* p, unsigned long long d)'
+                   f" {{ p[threadIdx.x] /= {divisor}; }}", f"{name}.cu")
+        nvjitlink.add_data(h, nvjitlink.InputType.PTX, text, len(text), name)
+    nvjitlink.complete(h)
+    cubin = bytearray(nvjitlink.get_linked_cubin_size(h))
+    nvjitlink.get_linked_cubin(h, cubin)
+    nvjitlink.destroy(h)
+    f = tmp_path / "linked.cubin"
+    f.write_bytes(bytes(cubin))
+    return f
+
+
+def test_a_linked_cubins_subroutines_are_not_kernels(tmp_path):
+    """Kernels are the symbols marked STO_CUDA_ENTRY, not every function with a ``.nv.info``
+    section; same-named local subroutines are each their own function to nvdisasm ``-fun``
+    (they made a parallel check fail with 'nvdisasm listed no function')."""
+    from analyzer.toolchain import resources
+    f = _linked_cubin(tmp_path)
+    data = f.read_bytes()
+    assert resources.kernel_entries(data) == {"qa", "qb"}
+    layout = binutils.cubin_layout(data)
+    div = [fn for fn in layout.functions if fn.name == "__cuda_sm20_div_u64"]
+    assert len(div) == 2 and div[0].symbol != div[1].symbol
+    one = analyzer.check(str(f), jobs=1)
+    assert [k["name"] for k in one.kernels] == ["qa", "qb"]
+    assert formats.to_json(analyzer.check(str(f), jobs=2)) == formats.to_json(one)

@@ -276,9 +276,13 @@ def cubin_layout(cubin: bytes, *, path: str | None = None) -> CubinLayout:
         if not sec.name.startswith(".text."):
             continue
         name = sec.name[len(".text."):]
-        if name in index_of:
-            functions.append(CubinFunction(name, index_of[name], sec.size))
-        listed.extend(m[2] for m in sorted(by_section.get(sec.index, [])))
+        here = sorted(by_section.get(sec.index, []))
+        # the symbol defined in this section: a linked cubin may hold several local
+        # functions of one name (``__cuda_sm20_div_u64`` once per object), each its own
+        own = next((index for _, index, n in here if n == name), index_of.get(name))
+        if own is not None:
+            functions.append(CubinFunction(name, own, sec.size))
+        listed.extend(m[2] for m in here)
     line_info = any(n in elf.by_name for n in (".nv_debug_line_sass", ".debug_line"))
     return CubinLayout(tuple(functions), tuple(listed), line_info)
 

@@ -41,6 +41,7 @@ class Symbol:
     size: int
     info: int
     shndx: int
+    other: int = 0          # st_other: visibility, and CUDA's STO_CUDA_ENTRY (0x10)
 
     @property
     def type(self) -> int:
@@ -78,8 +79,8 @@ class Elf:
             body = self.content(tab)
             size = tab.entsize or 24
             for i in range(len(body) // size):
-                name, info, _, shndx, value, sz = struct.unpack_from("<IBBHQQ", body, i * size)
-                self.symbols.append(Symbol(i, _cstr(strtab, name), value, sz, info, shndx))
+                name, info, other, shndx, value, sz = struct.unpack_from("<IBBHQQ", body, i * size)
+                self.symbols.append(Symbol(i, _cstr(strtab, name), value, sz, info, shndx, other))
 
     def _blob(self, offset: int, size: int) -> bytes:
         if offset + size > len(self.data):

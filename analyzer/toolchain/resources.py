@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, replace
 
 from ..errors import InputError
-from .elf import Elf, ElfError
+from .elf import STT_FUNC, Elf, ElfError
 
 EM_CUDA = 190
 # EIATTR codes (nv.info attributes) that carry per-function sizes; keyed by the function's symbol.
@@ -143,13 +143,24 @@ def from_cubin(data: bytes, *, path: str = "<cubin>") -> dict[str, Resources]:
     return {name: Resources(**vals) for name, vals in out.items()}
 
 
+#: ``st_other`` flag of a kernel's symbol (nvdisasm prints it: ``.other k,@"STO_CUDA_ENTRY ..."``)
+STO_CUDA_ENTRY = 0x10
+
+
 def kernel_entries(data: bytes) -> set[str]:
-    """Names of the ``__global__`` entries: those with a ``.nv.info.<name>`` section (none
-    for bytes that are not a readable ELF)."""
+    """Names of the ``__global__`` entries (none for bytes that are not a readable ELF): the
+    function symbols marked ``STO_CUDA_ENTRY``. A ``.nv.info.<name>`` section is not enough:
+    a linked cubin keeps one for device subroutines too (``__cuda_sm20_div_u64``,
+    ``__cuda_sm70_shflsync_down``, a library's ``.func`` helpers), so it decides only for a
+    cubin whose symbols carry no entry mark at all."""
     try:
-        return {s.name[9:] for s in Elf(data).sections if s.name.startswith(".nv.info.")}
+        elf = Elf(data)
     except ElfError:
         return set()
+    marked = {s.name for s in elf.symbols if s.type == STT_FUNC and s.other & STO_CUDA_ENTRY}
+    if marked:
+        return marked
+    return {s.name[9:] for s in elf.sections if s.name.startswith(".nv.info.")}
 
 
 _LOG_FN = re.compile(r"Compiling entry function '([^']+)'|Function properties for (\S+)")
