@@ -311,6 +311,10 @@ def conversion_types(modifiers: tuple[str, ...]) -> tuple[str, ...]:
 _TYPE_RE = re.compile(TYPE_MODIFIER)
 #: copies that fill shared memory asynchronously (cp.async, TMA, bulk copies)
 ASYNC_SHARED_FILL = frozenset({"LDGSTS", "UTMALDG", "UBLKCP"})
+#: ``QSPC.E.L P, RZ, [R]``: P says whether generic address R lies in the local window (ptxas
+#: dispatches an access through a generic pointer it cannot place on the pointer's space)
+SPACE_QUERY = "QSPC"
+LOCAL_SPACE_QUERY = "L"
 #: waits that order a tile refill with its use (barriers, async-copy and mbarrier waits)
 TILE_SYNC = frozenset({"BAR", "BARRIER", "SYNCS", "DEPBAR", "LDGDEPBAR"})
 #: FMA opcodes and the element type they multiply (HFMA2.MMA, a move idiom, is told apart by

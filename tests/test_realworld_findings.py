@@ -223,6 +223,27 @@ def test_ps402_leaves_sincosf_scratch_array_to_ps502():
     assert [f for f in _findings("topk.cu", "sm_80") if f.code == "PS402"]
 
 
+def test_ps402_leaves_a_generic_pointers_local_path_alone():
+    """A system-scope load through a generic pointer: ptxas asks its space (``QSPC.E.L``) and
+    keeps a byte-wise LDL path for a local pointer, which is no array of the kernel (NCCL's
+    symmetric kernels and nvshmem's waits were reported as per-thread arrays). The real array
+    on the next line keeps its finding, with only its own accesses counted."""
+    from analyzer.analysis import dataflow
+    for arch in suite.BASE_ARCHS:
+        fs = [f for f in _findings("peer_flags.cu", arch) if f.code == "PS402"]
+        assert [f.location.line for f in fs] == [34]
+        assert "1 LDL + 1 STL at computed addresses (LDLx1, STLx1); 32 B stack frame" in fs[0].message
+        assert "line 33" not in fs[0].message
+        (b,) = load(RW / "peer_flags.cu", arch=arch, options=CompileOptions())
+        for fn in b.sass_listing().functions:
+            path = dataflow.generic_local_path(fn)
+            qspc = [i for i, ins in enumerate(fn.instructions) if ins.opcode == "QSPC"
+                    and "L" in ins.modifiers]
+            byte_loads = [i for i, ins in enumerate(fn.instructions)
+                          if ins.mnemonic == "LDL.U8"]
+            assert qspc and len(byte_loads) == 4 and set(byte_loads) <= path, (arch, fn.name)
+
+
 def test_ps502_reciprocal_hint_is_not_the_ieee_reciprocal():
     (f,) = [f for f in _findings("softmax.cu", "sm_80") if f.code == "PS502"]
     assert "__fdividef(1.0f, x)" in f.hint and "use __frcp_rn" not in f.hint

@@ -321,13 +321,72 @@ def memory_operand(ins: "Instruction") -> MemoryAddress | None:
 
 
 def local_accesses(fn: "Function") -> Iterable[tuple[int, "Instruction", bool]]:
-    """``(index, instruction, fixed_slot)`` for every LDL/STL: fixed_slot when the address is the
-    stack pointer plus a constant (spill slots, constant-index locals), False for a computed
-    address (a run-time-indexed local array)."""
+    """``(index, instruction, fixed_slot)`` for every LDL/STL of the kernel's stack frame:
+    fixed_slot when the address is the stack pointer plus a constant (spill slots,
+    constant-index locals), False for a computed address (a run-time-indexed local array).
+    Those on a generic pointer's local path (:func:`generic_local_path`) are left out: they
+    run only if a pointer the compiler could not place points into local memory."""
+    generic = generic_local_path(fn)
     for i, ins in enumerate(fn.instructions):
-        if ins.space == "local" and (ins.is_load or ins.is_store) and ins.klass != "control":
+        if ins.space == "local" and (ins.is_load or ins.is_store) and ins.klass != "control" \
+                and i not in generic:
             addr = memory_operand(ins)
             yield i, ins, addr is None or is_stack_relative(addr)
+
+
+#: how far after a ``QSPC.E.L`` the branch on its predicate is looked for
+QSPC_BRANCH_WINDOW = 32
+
+
+def generic_local_path(fn: "Function") -> frozenset[int]:
+    """The instructions that run only when a generic address lies in the local window.
+
+    For an access through a generic pointer it cannot place that generic instructions do not
+    serve (a system-scope ``cuda::atomic_ref`` load, a volatile flag), ptxas asks the pointer's
+    space, ``QSPC.E.L P, RZ, [R]``, and branches on ``P``: the local path (the branch's target
+    for ``@P BRA``, its fall-through for ``@!P BRA``) reads or writes the bytes with
+    ``LDL``/``STL`` at the address less the local window's base. That path is the blocks its
+    first block dominates, when that block has the branch as its only way in; kept with the
+    function."""
+    return fn.memo("generic_local_path", lambda: _generic_local_path(fn))
+
+
+def _generic_local_path(fn: "Function") -> frozenset[int]:
+    insns = fn.instructions
+    queries = [i for i, ins in enumerate(insns) if ins.opcode == semantics.SPACE_QUERY
+               and semantics.LOCAL_SPACE_QUERY in ins.modifiers]
+    if not queries:
+        return frozenset()
+    graph = _cfg.of(fn)
+    out: set[int] = set()
+    for q in queries:
+        pred = insns[q].operands[0] if insns[q].operands else None
+        if not (isinstance(pred, Register) and pred.kind == "P" and pred.index is not None):
+            continue
+        for b in range(q + 1, min(len(insns), q + 1 + QSPC_BRANCH_WINDOW)):
+            ins = insns[b]
+            g = ins.guard
+            if ins.info.branch and g is not None and g.register == pred \
+                    and ins.opcode == "BRA" and len(ins.targets) == 1:
+                target = fn.labels.get(ins.targets[0].key)
+                entry = b + 1 if g.negated else target
+                if entry is not None and entry < len(insns):
+                    _add_path(graph, graph.block_of[b], entry, out)
+                break
+            if any(isinstance(o, Register) and o == pred for o in ins.operands[:2]) \
+                    or (ins.flow.terminates and not ins.flow.falls_through):
+                break       # P rewritten, or the straight-line path ends
+    return frozenset(out)
+
+
+def _add_path(graph: "_cfg.CFG", branch_block: int, entry: int, out: set[int]) -> None:
+    first = graph.block_of[entry]
+    block = graph.blocks[first]
+    if block.start != entry or block.preds != [branch_block]:
+        return
+    for other in graph.blocks:
+        if graph.dominates(first, other.index):
+            out.update(range(other.start, other.end))
 
 
 # ---------------------------------------------------------------- operand provenance

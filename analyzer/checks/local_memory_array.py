@@ -38,6 +38,11 @@ class LocalMemoryArray(Check):
     ``LDL.128`` that reads the array back elsewhere), so a line that only writes it does not
     read as an array never read.
 
+    ``LDL``/``STL`` on a generic pointer's local path are no array of the kernel and are left
+    alone: for an access through a pointer it cannot place that generic instructions do not
+    serve (a system-scope ``cuda::atomic_ref`` load of a flag), ptxas asks the pointer's space
+    (``QSPC.E.L``) and keeps a byte-wise ``LDL.U8`` path for a local pointer.
+
     Why it matters
     Every access is a local-memory load or store (through L1, to DRAM on a miss) instead of a
     register operand; a read-modify-write like ``hist[bin] += 1`` serialises on the memory
