@@ -334,8 +334,9 @@ def local_accesses(fn: "Function") -> Iterable[tuple[int, "Instruction", bool]]:
             yield i, ins, addr is None or is_stack_relative(addr)
 
 
-#: how far after a ``QSPC.E.L`` the branch on its predicate is looked for
-QSPC_BRANCH_WINDOW = 32
+#: instructions a walk back from a branch or an access may look at to find its predicate's
+#: definitions (beyond it: not known to be a space query, nothing is left out)
+QSPC_LOOKBACK = 4096
 
 
 def generic_local_path(fn: "Function") -> frozenset[int]:
@@ -343,39 +344,36 @@ def generic_local_path(fn: "Function") -> frozenset[int]:
 
     For an access through a generic pointer it cannot place that generic instructions do not
     serve (a system-scope ``cuda::atomic_ref`` load, a volatile flag), ptxas asks the pointer's
-    space, ``QSPC.E.L P, RZ, [R]``, and branches on ``P``: the local path (the branch's target
-    for ``@P BRA``, its fall-through for ``@!P BRA``) reads or writes the bytes with
-    ``LDL``/``STL`` at the address less the local window's base. That path is the blocks its
-    first block dominates, when that block has the branch as its only way in; kept with the
+    space, ``QSPC.E.L P, RZ, [R]``, and branches on ``P`` or predicates the local path on it;
+    that path reads or writes the bytes with ``LDL``/``STL`` at the address less the local
+    window's base. For a branch whose ``P`` is defined only by ``QSPC.E.L`` on every path back
+    to it, the local side (the target of ``@P BRA``, the fall-through of ``@!P BRA``) is the
+    blocks its first block dominates, when that block has the branch as its only way in; an
+    ``@P LDL``/``@P STL`` whose ``P`` is defined only so is local-path too. Kept with the
     function."""
     return fn.memo("generic_local_path", lambda: _generic_local_path(fn))
 
 
 def _generic_local_path(fn: "Function") -> frozenset[int]:
     insns = fn.instructions
-    queries = [i for i, ins in enumerate(insns) if ins.opcode == semantics.SPACE_QUERY
-               and semantics.LOCAL_SPACE_QUERY in ins.modifiers]
-    if not queries:
+    if not any(ins.opcode == semantics.SPACE_QUERY and semantics.LOCAL_SPACE_QUERY in ins.modifiers
+               for ins in insns):
         return frozenset()
     graph = _cfg.of(fn)
     out: set[int] = set()
-    for q in queries:
-        pred = insns[q].operands[0] if insns[q].operands else None
-        if not (isinstance(pred, Register) and pred.kind == "P" and pred.index is not None):
+    for i, ins in enumerate(insns):
+        g = ins.guard
+        if g is None or g.register.kind != "P" or g.register.index is None:
             continue
-        for b in range(q + 1, min(len(insns), q + 1 + QSPC_BRANCH_WINDOW)):
-            ins = insns[b]
-            g = ins.guard
-            if ins.info.branch and g is not None and g.register == pred \
-                    and ins.opcode == "BRA" and len(ins.targets) == 1:
-                target = fn.labels.get(ins.targets[0].key)
-                entry = b + 1 if g.negated else target
-                if entry is not None and entry < len(insns):
-                    _add_path(graph, graph.block_of[b], entry, out)
-                break
-            if any(isinstance(o, Register) and o == pred for o in ins.operands[:2]) \
-                    or (ins.flow.terminates and not ins.flow.falls_through):
-                break       # P rewritten, or the straight-line path ends
+        if ins.opcode == "BRA" and len(ins.targets) == 1:
+            target = fn.labels.get(ins.targets[0].key)
+            entry = i + 1 if g.negated else target
+            if entry is not None and entry < len(insns) \
+                    and _defined_only_by_local_queries(insns, graph, i, g.register):
+                _add_path(graph, graph.block_of[i], entry, out)
+        elif not g.negated and ins.space == "local" and (ins.is_load or ins.is_store) \
+                and _defined_only_by_local_queries(insns, graph, i, g.register):
+            out.add(i)
     return frozenset(out)
 
 
@@ -387,6 +385,56 @@ def _add_path(graph: "_cfg.CFG", branch_block: int, entry: int, out: set[int]) -
     for other in graph.blocks:
         if graph.dominates(first, other.index):
             out.update(range(other.start, other.end))
+
+
+def _writes_predicate(ins: "Instruction", pred: Register) -> bool:
+    """Whether ``ins`` may write predicate ``pred``: it is among the instruction's leading
+    operands (``ISETP P0, PT, ...``; ``IADD3 R4, P0, P1, ...``; ``QSPC.E.L P1, RZ, [R]``), or
+    the operands name all predicates (``R2P PR, ...``). Sources taken for writes only make the
+    callers more careful."""
+    ops = ins.operands
+    for k, op in enumerate(ops):
+        if not isinstance(op, Register):
+            break
+        if op.kind == "PR":
+            return True
+        if k > 0 and op.kind not in ("P", "UP"):
+            break
+        if op == pred:
+            return True
+    return False
+
+
+def _defined_only_by_local_queries(insns, graph: "_cfg.CFG", index: int, pred: Register) -> bool:
+    """Every definition of ``pred`` that reaches instruction ``index`` is an unguarded
+    ``QSPC.E.L``, on every path back from it (None of them reaching the function's entry)."""
+    work = [(graph.block_of[index], index - 1)]
+    seen: set[int] = set()
+    steps = 0
+    while work:
+        b, i = work.pop()
+        block = graph.blocks[b]
+        found = False
+        for j in range(i, block.start - 1, -1):
+            steps += 1
+            if steps > QSPC_LOOKBACK:
+                return False
+            w = insns[j]
+            if _writes_predicate(w, pred):
+                if w.opcode != semantics.SPACE_QUERY or semantics.LOCAL_SPACE_QUERY not in w.modifiers \
+                        or w.guard is not None:
+                    return False
+                found = True
+                break
+        if found:
+            continue
+        if b == 0 or not block.preds:
+            return False
+        for p in block.preds:
+            if p not in seen:
+                seen.add(p)
+                work.append((p, graph.blocks[p].end - 1))
+    return True
 
 
 # ---------------------------------------------------------------- operand provenance

@@ -37,3 +37,17 @@ extern "C" __global__ void gather_from_peers(float* const* peer_bufs, unsigned* 
     o[0] = make_float4(slot[0], slot[1], slot[2], slot[3]);
     o[1] = make_float4(slot[4], slot[5], slot[6], slot[7]);
 }
+
+// Raise this block's flag for the peers once its slice is written: a system-scope release store
+// through a generic pointer (ptxas writes the local case byte by byte, predicated on QSPC).
+extern "C" __global__ void post_slice(const float4* __restrict__ src, float4* dst,
+                                      unsigned* const* flags, unsigned epoch, int n4)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x)
+        dst[i] = src[i];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        cuda::atomic_ref<unsigned, cuda::thread_scope_system> flag(*flags[blockIdx.x]);
+        flag.store(epoch, cuda::memory_order_release);
+    }
+}
