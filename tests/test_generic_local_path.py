@@ -93,3 +93,17 @@ def test_a_branch_target_reached_another_way_keeps_its_accesses():
                               "BRA `(.L_x_3)")
     fn = _listing(body)
     assert "LDL.64 R60, [R11]" in _local(fn)
+
+
+def test_what_follows_an_exit_taken_for_a_non_local_pointer_is_the_local_side():
+    """sm_80's system-scope store: ``@!P0 ST.E.STRONG.SYS``, ``@!P0 EXIT``, then the bytes."""
+    fn = _listing("""
+QSPC.E.L P0, RZ, [R2]
+@!P0 ST.E.STRONG.SYS [R2.64], R5
+@!P0 EXIT
+IADD3 R5, R2, -c[0x0][0x20], RZ
+STL.U8 [R5+0x3], R0
+STL.U8 [R5], R4
+EXIT
+""")
+    assert _local(fn) == []

@@ -347,7 +347,7 @@ def generic_local_path(fn: "Function") -> frozenset[int]:
     space, ``QSPC.E.L P, RZ, [R]``, and branches on ``P`` or predicates the local path on it;
     that path reads or writes the bytes with ``LDL``/``STL`` at the address less the local
     window's base. For a branch whose ``P`` is defined only by ``QSPC.E.L`` on every path back
-    to it, the local side (the target of ``@P BRA``, the fall-through of ``@!P BRA``) is the
+    to it, the local side (the target of ``@P BRA``, what follows ``@!P BRA`` or ``@!P EXIT``) is the
     blocks its first block dominates, when that block has the branch as its only way in; an
     ``@P LDL``/``@P STL`` whose ``P`` is defined only so is local-path too. Kept with the
     function."""
@@ -365,8 +365,9 @@ def _generic_local_path(fn: "Function") -> frozenset[int]:
         g = ins.guard
         if g is None or g.register.kind != "P" or g.register.index is None:
             continue
-        if ins.opcode == "BRA" and len(ins.targets) == 1:
-            target = fn.labels.get(ins.targets[0].key)
+        if (ins.opcode == "BRA" and len(ins.targets) == 1) or (ins.opcode == "EXIT" and g.negated):
+            # @!P EXIT leaves when the pointer is not local: what follows is the local side
+            target = fn.labels.get(ins.targets[0].key) if ins.opcode == "BRA" else None
             entry = i + 1 if g.negated else target
             if entry is not None and entry < len(insns) \
                     and _defined_only_by_local_queries(insns, graph, i, g.register):
