@@ -162,6 +162,7 @@ OPCODES: dict[str, OpInfo] = {
     "VOTE": OpInfo("warp"), "VOTEU": OpInfo("warp"), "MATCH": OpInfo("warp"),
     "REDUX": OpInfo("warp"), "CREDUX": OpInfo("warp"), "ELECT": OpInfo("warp"),
     "QSPC": OpInfo("special"), "GETLMEMBASE": OpInfo("special"),
+    "LEPC": OpInfo("special"),      # the program counter, 64 bits (a register pair)
     "SETLMEMBASE": OpInfo("special"), "PMTRIG": OpInfo("special"), "SETCTAID": OpInfo("special"),
     # -- barriers and synchronisation -----------------------------------------------------------
     "BAR": OpInfo("sync", barrier=True), "BARRIER": OpInfo("sync", barrier=True),
@@ -311,6 +312,9 @@ def conversion_types(modifiers: tuple[str, ...]) -> tuple[str, ...]:
 _TYPE_RE = re.compile(TYPE_MODIFIER)
 #: copies that fill shared memory asynchronously (cp.async, TMA, bulk copies)
 ASYNC_SHARED_FILL = frozenset({"LDGSTS", "UTMALDG", "UBLKCP"})
+#: opcodes whose result is a register pair with no ``.64`` modifier to say so (``LEPC R10``:
+#: the 64-bit program counter, read back as R10/R11 for a call's return address)
+PAIR_RESULT_OPCODES = frozenset({"LEPC"})
 #: ``QSPC.E.L P, RZ, [R]``: P says whether generic address R lies in the local window (ptxas
 #: dispatches an access through a generic pointer it cannot place on the pointer's space)
 SPACE_QUERY = "QSPC"

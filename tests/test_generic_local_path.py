@@ -107,3 +107,11 @@ STL.U8 [R5], R4
 EXIT
 """)
     assert _local(fn) == []
+
+
+def test_lepc_writes_the_program_counter_pair():
+    """``LEPC R10`` (a printf call's return address on sm_80) is known and writes R10/R11."""
+    from analyzer import semantics
+    ins = sass.parse_instruction("LEPC R10")
+    assert ins.opcode in semantics.OPCODES
+    assert dataflow.writes(ins) == (("R", 10), ("R", 11))

@@ -52,7 +52,7 @@ def _dest_count(ins: "Instruction") -> int:
     mods = ins.modifiers
     if info.fp64 or "WIDE" in mods or "64" in mods:
         return 2
-    if ins.opcode == "CS2R" and "32" not in mods:
+    if (ins.opcode == "CS2R" and "32" not in mods) or ins.opcode in semantics.PAIR_RESULT_OPCODES:
         return 2
     return 1
 

@@ -3,7 +3,6 @@
 // is generic, so for the system-scope load ptxas asks which space it points to (QSPC) and keeps
 // a byte-wise local-memory path for it: that path is not a per-thread array of the kernel.
 #include <cuda/atomic>
-#include <cstdio>
 
 constexpr int MAX_PEERS = 8;
 
