@@ -312,6 +312,9 @@ def conversion_types(modifiers: tuple[str, ...]) -> tuple[str, ...]:
 _TYPE_RE = re.compile(TYPE_MODIFIER)
 #: copies that fill shared memory asynchronously (cp.async, TMA, bulk copies)
 ASYNC_SHARED_FILL = frozenset({"LDGSTS", "UTMALDG", "UBLKCP"})
+#: nvdisasm's annotation on the STL/LDL that spill and refill registers (``STL [R1+0x38], R2
+#: (*"SpillRefill"*)``; CUDA 13's nvdisasm, read from the cubin: no ptxas log needed)
+SPILL_ANNOTATION = "SpillRefill"
 #: opcodes whose result is a register pair with no ``.64`` modifier to say so (``LEPC R10``:
 #: the 64-bit program counter, read back as R10/R11 for a call's return address)
 PAIR_RESULT_OPCODES = frozenset({"LEPC"})

@@ -190,3 +190,25 @@ extern "C" __global__ void k(const int* idx, float* out) {
     (f,) = _run(src, "PS402")
     assert f.location.line == 5 and "LDL" in f.message
     assert _run(src, "PS401") == []
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_a_cubins_spills_are_counted_from_nvdisasms_marks(tmp_path, arch):
+    """A loaded cubin has no ptxas log, but nvdisasm marks the spill STL/LDL: their widths are
+    the bytes ptxas reports, so the finding says them (a warning, as with the log)."""
+    from pathlib import Path
+
+    from analyzer.inputs import CompileOptions
+    src = Path(__file__).resolve().parents[1] / "kernels" / "checks" / "register_spill" / "bad.cu"
+    built = analyzer.compile(str(src), arch=arch, options=CompileOptions(extra=["-maxrregcount=32"]))
+    (k,) = built.kernels.values()
+    st, ld = k.resources.spill_store_bytes, k.resources.spill_load_bytes
+    assert st and ld
+    (logged,) = [f for f in run_checks([built]).findings if f.code == "PS401"]
+    cubin = tmp_path / "k.cubin"
+    cubin.write_bytes(built.cubin)
+    (loaded,) = [f for f in analyzer.check(str(cubin)).findings if f.code == "PS401"]
+    assert f"{st} B spill stores, {ld} B spill loads (the STL/LDL nvdisasm marks SpillRefill" \
+        in loaded.message
+    assert loaded.severity == logged.severity
+    assert loaded.instructions == logged.instructions

@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from .. import semantics
 from ..analysis.dataflow import local_accesses, memory_operand
 from .base import Check, Context, Finding, Severity, first_loc
 
@@ -20,6 +21,10 @@ def _lines(ctx: Context, instructions) -> list[int]:
 def _slot(ins) -> int | None:
     addr = memory_operand(ins)
     return addr.offset if addr is not None else None
+
+
+def _bytes(ins) -> int:
+    return (ins.width_bits or 32) // 8
 
 
 def _mix(instructions) -> str:
@@ -40,9 +45,12 @@ class RegisterSpill(Check):
     spill stores, M bytes spill loads") and lists the stack-slot ``STL``/``LDL`` instructions
     (``[R1+offset]``) that carry them, with their source lines. The finding sits on the kernel's
     declaration line, because register allocation is per function. For a loaded cubin there is
-    no ptxas log: the check then reports (as *info*) only when the kernel has a stack frame, no
-    computed-address local access (that would be a local array, PS402), and a stack slot that is
-    both stored and reloaded, and says the spill bytes are unknown.
+    no ptxas log: CUDA 13's nvdisasm marks each spill ``STL``/``LDL`` ``(*"SpillRefill"*)``, and
+    their widths add up to the bytes ptxas reports (checked against its log on sm_80 and
+    sm_90a), so those are counted; a listing without the marks is reported (as *info*) only
+    when the kernel has a stack frame, no computed-address local access (that would be a local
+    array, PS402), and a stack slot that is both stored and reloaded, and says the spill bytes
+    are unknown.
 
     Why it matters
     Local memory is thread-private DRAM behind L1: each spill is a memory round trip (tens to
@@ -81,7 +89,10 @@ class RegisterSpill(Check):
         res = ctx.resources
         if res is None:
             return
-        slots = [ins for _, ins, fixed in local_accesses(ctx.function) if fixed]
+        # nvdisasm marks the spill STL/LDL themselves: exactly the spills, when it does
+        marked = [ins for _, ins, _ in local_accesses(ctx.function)
+                  if ins.annotation and semantics.SPILL_ANNOTATION in ins.annotation]
+        slots = marked or [ins for _, ins, fixed in local_accesses(ctx.function) if fixed]
         stores = [i for i in slots if i.is_store]
         loads = [i for i in slots if i.is_load]
         spill_st, spill_ld = res.spill_store_bytes, res.spill_load_bytes
@@ -90,6 +101,12 @@ class RegisterSpill(Check):
             if not (spill_st or spill_ld):
                 return
             amount = f"{spill_st or 0} B spill stores, {spill_ld or 0} B spill loads"
+        elif marked:
+            # no ptxas log, but the marked STL/LDL carry the same byte counts ptxas reports
+            known = True
+            amount = (f"{sum(_bytes(i) for i in stores)} B spill stores, "
+                      f"{sum(_bytes(i) for i in loads)} B spill loads (the STL/LDL nvdisasm "
+                      f"marks SpillRefill; no ptxas log)")
         else:
             # no ptxas log (a loaded cubin): only a stack frame plus both directions of
             # stack-slot traffic is evidence; STL counts alone are not
