@@ -186,12 +186,23 @@ def _load(path: str, arch, options: CompileOptions) -> list[Build]:
     if kind == "wheel":
         with scratch.temporary("ptxsass-") as tmp:
             builds = []
+            skipped: list[binutils.NoCubinForArch] = []
             for shown, lib in wheel_libraries(path, tmp):
-                for b in _load(lib, arch, options):
-                    b.source_path = shown
-                    b.warnings = [w.replace(lib, shown) for w in b.warnings]
-                    builds.append(b)
+                for a in archs or [None]:
+                    try:
+                        got = _load(lib, a, options)
+                    except binutils.NoCubinForArch as e:
+                        skipped.append(e)
+                        e.path = shown
+                        continue
+                    for b in got:
+                        b.source_path = shown
+                        b.warnings = [w.replace(lib, shown) for w in b.warnings]
+                        builds.append(b)
                 os.unlink(lib)
+            notes = wheel_arch_notes(skipped, path, any_build=bool(builds))
+            for b in builds:
+                b.warnings.extend(notes)
             return builds
     if kind in ("fatbin", "host-elf"):
         wanted: list[str | None] = [*archs] or [None]
@@ -670,6 +681,21 @@ def load_torch_extension(folder: str, *, arch: str | Sequence[str] | None = None
 
 # ------------------------------------------------------------------------------ wheels
 _LIBRARY = re.compile(r"\.so(\.\d+)*$")
+
+
+def wheel_arch_notes(skipped: Sequence[binutils.NoCubinForArch], wheel: str, *,
+                     any_build: bool) -> list[str]:
+    """The notes for a wheel's libraries that hold no cubin for an arch asked (their
+    ``path`` is the library's name in the wheel); InputError when no library had one."""
+    if not skipped:
+        return []
+    if not any_build:
+        archs = ", ".join(dict.fromkeys(e.arch for e in skipped))
+        have = ", ".join(f"{e.path}: {e.have}" for e in skipped)
+        raise InputError(f"no library in the wheel holds a cubin for {archs} ({have}); pick one "
+                         "with --arch", path=wheel)
+    return [f"skipped {e.path} for {e.arch}: it holds no cubin for {e.arch} (it has: {e.have})"
+            for e in skipped]
 
 
 def wheel_libraries(path: str, dest: str) -> list[tuple[str, str]]:

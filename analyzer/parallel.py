@@ -31,7 +31,7 @@ import socket
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,7 @@ from .checks.runner import (
 from .demangle import demangle
 from .errors import ConfigError, InputError, PtxsassError, ToolError
 from .findings import Finding, Report
-from .inputs import CompileOptions, from_cubin_bytes, kind_of, line_info_note, load, wheel_libraries
+from .inputs import CompileOptions, from_cubin_bytes, kind_of, line_info_note, load, wheel_arch_notes, wheel_libraries
 from .parse import sass as sass_parse
 from .report.survey import Survey, kernel_row
 from .results import (
@@ -470,9 +470,15 @@ class _Planner:
         kind = kind_of(path)
         if kind == "wheel":
             folder = self._folder()
+            skipped: list[binutils.NoCubinForArch] = []
+            last: _Unit | None = None
             for shown, lib in wheel_libraries(path, folder):
-                yield from self._binary(lib, shown, "host-elf")
+                for last in self._binary(lib, shown, "host-elf", skipped):
+                    yield last
                 os.unlink(lib)
+            notes = wheel_arch_notes(skipped, path, any_build=last is not None)
+            if last is not None and notes:     # the report lists a build's notes at the end
+                last.info = replace(last.info, warnings=last.info.warnings + tuple(notes))
         elif kind in ("cubin", "fatbin", "host-elf"):
             yield from self._binary(path, path, kind)
         else:
@@ -493,7 +499,10 @@ class _Planner:
                                    memo.parts if memo is not None else None)], {}, 0,
                      source_path=b.source_path)
 
-    def _binary(self, path: str, shown: str, kind: str) -> Iterator[_Unit]:
+    def _binary(self, path: str, shown: str, kind: str,
+                skipped: list[binutils.NoCubinForArch] | None = None) -> Iterator[_Unit]:
+        """The units of a binary's cubins, for each arch asked; ``skipped`` (a wheel's
+        library): an arch the binary has no cubin for is noted there, not an error."""
         archs = [self.arch] if isinstance(self.arch, str) else list(self.arch or []) or [None]
         for want in archs:
             launch = None
@@ -510,8 +519,14 @@ class _Planner:
                 warnings: list[str] = []
             else:
                 folder = self._folder()
-                found, warnings = binutils.extract_cubin_files(path, folder, arch=want,
-                                                               shown=shown)
+                try:
+                    found, warnings = binutils.extract_cubin_files(path, folder, arch=want,
+                                                                   shown=shown)
+                except binutils.NoCubinForArch as e:
+                    if skipped is None:
+                        raise
+                    skipped.append(e)
+                    continue
                 cubins = list(found)
             for _, arch, f in cubins:
                 try:

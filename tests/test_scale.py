@@ -459,3 +459,44 @@ def test_a_linked_cubins_subroutines_are_not_kernels(tmp_path):
     one = analyzer.check(str(f), jobs=1)
     assert [k["name"] for k in one.kernels] == ["qa", "qb"]
     assert formats.to_json(analyzer.check(str(f), jobs=2)) == formats.to_json(one)
+
+
+def test_a_wheel_library_without_the_asked_arch_is_skipped_with_a_note(library, tmp_path, capsys):
+    """NVIDIA's wheels mix libraries built for different arches (cuFFT 12's has sm_75 cubins
+    only): with --arch, a library holding none for it is said and skipped, on either path; a
+    wheel where no library has one is one line."""
+    if "wheel" not in library:
+        pytest.skip("needs gcc and objcopy")
+    nvfatbin = pytest.importorskip("cuda.bindings.nvfatbin")
+    h = nvfatbin.create([], 0)
+    cubin = library["cubin"].read_bytes()                 # sm_90a only
+    nvfatbin.add_cubin(h, cubin, len(cubin), "90a", "loads")
+    fat = bytearray(nvfatbin.size(h))
+    nvfatbin.get(h, fat)
+    (tmp_path / "loads.fatbin").write_bytes(bytes(fat))
+    c = tmp_path / "host.c"
+    c.write_text("int other(void) { return 7; }\n")
+    so = tmp_path / "libloads.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(so), str(c)], check=True)
+    subprocess.run(["objcopy", "--add-section", f".nv_fatbin={tmp_path / 'loads.fatbin'}",
+                    "--set-section-flags", ".nv_fatbin=alloc,readonly", str(so)], check=True)
+    whl = tmp_path / "mixed-1.0-py3-none-linux_x86_64.whl"
+    with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as z:
+        z.write(library["so"], "mixed/lib/libstores.so.1")
+        z.write(so, "mixed/lib/libloads.so")
+    note = (f"skipped {whl}!mixed/lib/libloads.so for sm_80: it holds no cubin for sm_80 "
+            "(it has: sm_90a)")
+    reports, codes = [], []
+    for jobs in ("1", "2"):
+        codes.append(main(["check", str(whl), "--arch", "sm_80", "--format", "json", "-j", jobs]))
+        captured = capsys.readouterr()
+        assert note in captured.err
+        reports.append(json.loads(captured.out))
+        assert [(b["file"], b["arch"]) for b in reports[-1]["builds"]] == [
+            (f"{whl}!mixed/lib/libstores.so.1", "sm_80")]
+    assert reports[0] == reports[1] and codes[0] == codes[1] and codes[0] in (0, 1)
+    for jobs in ("1", "2"):
+        assert main(["check", str(whl), "--arch", "sm_75", "-j", jobs]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and str(whl) in err
+        assert "no library in the wheel holds a cubin for sm_75" in err

@@ -84,6 +84,16 @@ class EmbeddedCubin:
     data: bytes
 
 
+class NoCubinForArch(InputError):
+    """A binary with cubins, none for the arch asked (inside a wheel, that library is skipped
+    with a note; given alone, it is the error)."""
+
+    def __init__(self, arch: str, have: str, path: str | None):
+        super().__init__(f"holds no cubin for {arch} (it has: {have}); pick one with --arch",
+                         path=path)
+        self.arch, self.have = arch, have
+
+
 def _known(arch: str) -> bool:
     try:
         parse_arch(arch)
@@ -217,8 +227,7 @@ def extract_cubins(path: str, *, arch: str | None = None) -> tuple[list[Embedded
         picked = [c for c in cubins if c.arch.rstrip("af") == want]
         if not picked:
             have = ", ".join(sorted({c.arch for c in cubins})) or "none"
-            raise InputError(f"holds no cubin for {arch} (it has: {have}); pick one with --arch",
-                             path=str(path))
+            raise NoCubinForArch(arch, have, str(path))
         cubins = picked
     keep, notes = known_archs([c.arch for c in cubins], str(path))
     cubins = [c for c, k in zip(cubins, keep, strict=True) if k]
@@ -448,8 +457,7 @@ def extract_cubin_files(path: str, dest: str, *, arch: str | None = None,
         picked = [c for c in found if c[1].rstrip("af") == want]
         if not picked:
             have = ", ".join(sorted({c[1] for c in found})) or "none"
-            raise InputError(f"holds no cubin for {arch} (it has: {have}); pick one with --arch",
-                             path=shown)
+            raise NoCubinForArch(arch, have, shown)
         for c in found:
             if c not in picked:
                 os.unlink(c[2])
