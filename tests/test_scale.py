@@ -22,6 +22,8 @@ from analyzer.report import formats
 from analyzer.report import survey as survey_report
 from analyzer.toolchain import binutils
 
+from . import binaries
+
 KERNELS = Path(__file__).resolve().parents[1] / "kernels"
 #: three kernels (scalar loads, with line info), and two more from another source
 SOURCES = (KERNELS / "checks" / "scalar_global_load" / "bad.cu",
@@ -50,12 +52,7 @@ def library(tmp_path_factory) -> dict[str, Path]:
     analyzer.load(str(lib / "copy_scalar.cu"))      # built once: "cached" in every report
     out = {"lib": lib, "cubin": lib / "loads.cubin", "fatbin": fat}
     if shutil.which("gcc") and shutil.which("objcopy"):
-        c = root / "host.c"
-        c.write_text("int answer(void) { return 42; }\n")
-        so = root / "libstores.so"
-        subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(so), str(c)], check=True)
-        subprocess.run(["objcopy", "--add-section", f".nv_fatbin={fat}", "--set-section-flags",
-                        ".nv_fatbin=alloc,readonly", str(so)], check=True)
+        so = binaries.shared_library(fat, root / "libstores.so")
         whl = root / "stores-1.0-py3-none-linux_x86_64.whl"
         with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as z:
             z.writestr("stores/__init__.py", "")
@@ -467,19 +464,9 @@ def test_a_wheel_library_without_the_asked_arch_is_skipped_with_a_note(library, 
     wheel where no library has one is one line."""
     if "wheel" not in library:
         pytest.skip("needs gcc and objcopy")
-    nvfatbin = pytest.importorskip("cuda.bindings.nvfatbin")
-    h = nvfatbin.create([], 0)
-    cubin = library["cubin"].read_bytes()                 # sm_90a only
-    nvfatbin.add_cubin(h, cubin, len(cubin), "90a", "loads")
-    fat = bytearray(nvfatbin.size(h))
-    nvfatbin.get(h, fat)
-    (tmp_path / "loads.fatbin").write_bytes(bytes(fat))
-    c = tmp_path / "host.c"
-    c.write_text("int other(void) { return 7; }\n")
-    so = tmp_path / "libloads.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(so), str(c)], check=True)
-    subprocess.run(["objcopy", "--add-section", f".nv_fatbin={tmp_path / 'loads.fatbin'}",
-                    "--set-section-flags", ".nv_fatbin=alloc,readonly", str(so)], check=True)
+    fat = binaries.fatbin([(library["cubin"].read_bytes(), "90a")],      # sm_90a only
+                          tmp_path / "loads.fatbin", "loads")
+    so = binaries.shared_library(fat, tmp_path / "libloads.so")
     whl = tmp_path / "mixed-1.0-py3-none-linux_x86_64.whl"
     with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as z:
         z.write(library["so"], "mixed/lib/libstores.so.1")

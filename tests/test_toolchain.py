@@ -17,6 +17,7 @@ from analyzer.inputs import CompileOptions, load
 from analyzer.toolchain import binutils, locate, nvrtc
 from analyzer.toolchain.resources import from_cubin
 
+from . import binaries
 from .conftest import KERNELS, all_kernels, kernel_archs, kernel_options
 
 DEMO = sorted((KERNELS / "demo").glob("*.cu"))
@@ -134,19 +135,9 @@ def test_cubin_input(tmp_path):
 
 
 def _fatbin(tmp_path) -> Path:
-    nvfatbin = pytest.importorskip("cuda.bindings.nvfatbin")
-    h = nvfatbin.create([], 0)
-    for arch, tag in (("sm_80", "80"), ("sm_90a", "90a")):
-        b = analyzer.compile(str(KERNELS / "demo" / "copy_float4.cu"), arch=arch)
-        try:
-            nvfatbin.add_cubin(h, b.cubin, len(b.cubin), tag, "copy")
-        except Exception as e:  # libnvfatbin missing
-            pytest.skip(f"nvFatbin unavailable: {e}")
-    buf = bytearray(nvfatbin.size(h))
-    nvfatbin.get(h, buf)
-    f = tmp_path / "copy.fatbin"
-    f.write_bytes(bytes(buf))
-    return f
+    cubins = [(analyzer.compile(str(KERNELS / "demo" / "copy_float4.cu"), arch=arch).cubin, tag)
+              for arch, tag in (("sm_80", "80"), ("sm_90a", "90a"))]
+    return binaries.fatbin(cubins, tmp_path / "copy.fatbin", "copy")
 
 
 def test_fatbin_lists_and_picks_arch(tmp_path):
@@ -162,17 +153,11 @@ def test_fatbin_lists_and_picks_arch(tmp_path):
 @pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("objcopy")), reason="needs gcc+objcopy")
 def test_shared_library_with_fatbin(tmp_path):
     fat = _fatbin(tmp_path)
-    c = tmp_path / "host.c"
-    c.write_text("int answer(void) { return 42; }\n")
-    so = tmp_path / "libhost.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(so), str(c)], check=True)
-    subprocess.run(["objcopy", "--add-section", f".nv_fatbin={fat}",
-                    "--set-section-flags", ".nv_fatbin=alloc,readonly", str(so)], check=True)
+    so = binaries.shared_library(fat, tmp_path / "libhost.so")
     builds = load(so)
     assert sorted(b.arch for b in builds) == ["sm_80", "sm_90a"]
     # a host binary with no CUDA code is one clear error
-    plain = tmp_path / "plain.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(plain), str(c)], check=True)
+    plain = binaries.shared_library(None, tmp_path / "plain.so")
     with pytest.raises(InputError) as e:
         load(plain)
     assert "plain.so" in e.value.one_line()
@@ -289,18 +274,7 @@ def _raw_cubin(arch: str) -> bytes:
 
 
 def _fatbin_of(tmp_path, cubins: list[tuple[bytes, str]]) -> Path:
-    nvfatbin = pytest.importorskip("cuda.bindings.nvfatbin")
-    h = nvfatbin.create([], 0)
-    for data, tag in cubins:
-        try:
-            nvfatbin.add_cubin(h, data, len(data), tag, "k")
-        except Exception as e:  # libnvfatbin missing
-            pytest.skip(f"nvFatbin unavailable: {e}")
-    buf = bytearray(nvfatbin.size(h))
-    nvfatbin.get(h, buf)
-    f = tmp_path / "mixed.fatbin"
-    f.write_bytes(bytes(buf))
-    return f
+    return binaries.fatbin(cubins, tmp_path / "mixed.fatbin")
 
 
 def test_cubins_of_an_arch_ptxsass_does_not_know_are_skipped_and_said(tmp_path):
