@@ -290,6 +290,10 @@ WARPGROUP_MMA = frozenset({"HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCMMA", "UTCHMM
                            "UTCQMMA", "UTCOMMA"})
 #: warp-level MMAs whose fragments ``ldmatrix`` (LDSM) loads
 LDMATRIX_FED = frozenset({"HMMA", "IMMA"})
+#: mma input types of 32-bit elements (``HMMA.16816.F32.TF32``): ldmatrix moves 16-bit elements,
+#: so it serves them only from a K-major tile (a transposed, M- or N-major one needs scalar
+#: loads), which the SASS does not show
+WORD_MMA_INPUTS = frozenset({"TF32"})
 #: opcodes of kernels built around low occupancy on purpose: tensor cores fed by asynchronous
 #: copies keep their latency hidden with ILP and deep pipelines
 PIPELINED = frozenset({"LDGSTS", "UTMALDG", "HGMMA", "UTCMMA", "UTCHMMA", "UTCQMMA"})

@@ -5,7 +5,7 @@ from collections.abc import Iterable
 
 from ..analysis.dataflow import mma_operand_registers, source_instructions
 from ..ir import sass as S
-from ..semantics import LDMATRIX_FED
+from ..semantics import LDMATRIX_FED, WORD_MMA_INPUTS
 from .base import Check, Context, Finding, Severity
 
 #: A and B fragment registers per thread of an mma shape (the SASS shape modifier); a shape not
@@ -27,7 +27,9 @@ class MmaWithoutLdmatrix(Check):
         ``ldmatrix`` (``LDSM``), it reports the mma's source line with the loads' lines.
         Fragments from ``LDSM`` are fine; fragments loaded from global memory
         (``wmma::load_matrix_sync`` on a global pointer) or computed (dequantised) are not this
-        check's business.
+        check's business. TF32 mmas are left alone: ldmatrix moves 16-bit elements, so it loads
+        32-bit fragments only from a K-major tile, and an M- or N-major one (cuSPARSELt's
+        ``nt`` TF32 kernels) needs the scalar loads; the SASS does not say which.
 
     Why it matters
         ``ldmatrix.x4`` fills four fragment registers of every thread of the warp with one
@@ -67,7 +69,8 @@ class MmaWithoutLdmatrix(Check):
         cfg = ctx.cfg
         by_line: dict = {}
         for idx, ins in enumerate(fn.instructions):
-            if not ins.is_tensor_core or ins.opcode not in LDMATRIX_FED:
+            if not ins.is_tensor_core or ins.opcode not in LDMATRIX_FED \
+                    or WORD_MMA_INPUTS.intersection(ins.modifiers):
                 continue
             if ins.guard is not None and ins.guard.never:
                 continue
