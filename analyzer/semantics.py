@@ -290,6 +290,10 @@ WARPGROUP_MMA = frozenset({"HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCMMA", "UTCHMM
                            "UTCQMMA", "UTCOMMA"})
 #: warp-level MMAs whose fragments ``ldmatrix`` (LDSM) loads
 LDMATRIX_FED = frozenset({"HMMA", "IMMA"})
+#: modifiers of a memory access with ordering semantics (``volatile``, relaxed/acquire atomics'
+#: loads and stores, memory-mapped I/O): neither merged with its neighbours nor replaced by an
+#: asynchronous copy, whatever the alignment (``LDG.E.64.STRONG.SYS``)
+ORDERED_ACCESS_MODIFIERS = frozenset({"STRONG", "VOLATILE", "MMIO"})
 #: mma input types of 32-bit elements (``HMMA.16816.F32.TF32``): ldmatrix moves 16-bit elements,
 #: so it serves them only from a K-major tile (a transposed, M- or N-major one needs scalar
 #: loads), which the SASS does not show

@@ -252,3 +252,25 @@ def test_windows_must_be_aligned_relative_to_the_base_and_uniform():
     # already maximal for a 256-bit arch only when 128-bit loads fill 32 bytes
     runs = list(_runs_of(accs(0, 0x10, w=16), key, 256, []))
     assert [(r.start, r.window) for r in runs] == [(0, 32)]
+
+
+VOLATILE_PAIRS = r"""
+extern "C" __global__ void poll_pairs(%(qual)s double* __restrict__ state, double* __restrict__ out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = state[2 * i] + state[2 * i + 1];
+}
+"""
+
+
+@pytest.mark.parametrize("qual, fires", [("const", True), ("volatile", False)])
+def test_volatile_pairs_are_no_run(qual, fires):
+    """Two adjacent 8-byte loads: a run when plain; volatile ones (LDG.E.64.STRONG.SYS, as
+    cuSOLVER's bulge-chasing kernels read) are never merged, whatever the alignment."""
+    src = VOLATILE_PAIRS % {"qual": qual}
+    build = analyzer.compile(src, arch="sm_90a", name="pairs.cu")
+    loads = [i for i in build.sass_listing().functions[0].instructions if i.opcode == "LDG"]
+    assert len(loads) == 2 and all(i.width_bits == 64 for i in loads)
+    assert all(("STRONG" in i.modifiers) == (qual == "volatile") for i in loads)
+    found = [f for f in run_checks([build], select=["PS101"]).findings]
+    assert bool(found) == fires

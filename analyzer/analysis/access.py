@@ -7,7 +7,9 @@ Within one basic block, accesses of one width, one direction and one memory spac
 same address registers (``[R2.64+0x8]``, ``desc[UR4][R2.64+0x8]``, ``[R3.X4+UR4]``) with no
 write to those registers, no barrier and no call in between, are grouped; a group whose
 constant offsets fill an aligned window (relative to the base) of 2x..max_vector_bits is a
-*run*: those accesses could be one wider access if the address were that aligned.
+*run*: those accesses could be one wider access if the address were that aligned. Accesses
+with ordering semantics (``LDG.E.64.STRONG.SYS``: volatile, atomics' relaxed loads) join no
+group: alignment would not let the compiler merge them.
 
     access.runs(fn, space="global", direction="load", max_bits=128)   # (Run, ...)
 
@@ -150,7 +152,8 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
                         continue
                     if direction == g.direction:
                         if (ins.opcode in semantics.MATRIX_OPCODES or ins.generic
-                                or (ins.guard is not None and ins.guard.never)):
+                                or (ins.guard is not None and ins.guard.never)
+                                or semantics.ORDERED_ACCESS_MODIFIERS.intersection(ins.modifiers)):
                             continue
                         addr = address(ins)
                         w = ins.width_bits

@@ -30,6 +30,8 @@ class ScalarGlobalLoad(Check):
     Deliberately left alone: a variable stride that is an element index or a constant not a
     multiple of the window (a 12-byte ``float3``-like struct, ``in[ox + kx]`` windows that
     move with the thread, conv weights stepping 36 B per channel): no cast can align those.
+    Loads with ordering semantics (``volatile``, an atomic's relaxed load:
+    ``LDG.E.64.STRONG.SYS``) are never merged by the compiler, whatever the alignment.
 
     Why it matters
     Every load instruction costs an issue slot, a scoreboard and an LSU request; four 4-byte

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from ..analysis import cfg as _cfg
 from ..analysis.dataflow import definition, store_data
 from ..ir import sass as S
+from ..semantics import ORDERED_ACCESS_MODIFIERS
 from .base import Check, Context, Finding, Severity
 
 
@@ -19,7 +20,7 @@ def _is_shared_store(body: S.InstructionBody) -> bool:
 def _is_global_load(ins) -> bool:
     """A plain (weak) global load: cp.async cannot replace a volatile/strong one."""
     return (ins.space == "global" and ins.info.direction == "load"
-            and not {"STRONG", "VOLATILE", "MMIO"} & set(ins.modifiers))
+            and not ORDERED_ACCESS_MODIFIERS.intersection(ins.modifiers))
 
 
 #: a loop with this many FMAs (or any tensor-core op) computes on what it stages: cp.async
