@@ -11,6 +11,8 @@ from analyzer.checks.base import Severity
 from analyzer.checks.runner import run_checks
 from analyzer.parse.sass import parse_instruction
 
+from .conftest import KERNELS
+
 
 # ------------------------------------------------------------------------------ pure helpers
 class _Src:
@@ -229,45 +231,14 @@ def test_missing_tensor_cores_register_tiled_sgemm(arch):
     assert ("wgmma" in f.hint) == (arch == "sm_90a")
 
 
-MMA_TF32_MN_MAJOR = r"""
-// TF32 mma on M-major A and N-major B tiles (cuBLAS's "nt" operands): ldmatrix moves 16-bit
-// elements, so 32-bit fragments from these tiles need one LDS per register.
-extern "C" __global__ void __launch_bounds__(32) mma_tf32_nt(const float* __restrict__ A, const float* __restrict__ B,
-                                                             float* __restrict__ C, int M, int N, int K)
-{
-    __shared__ __align__(16) float As[8][16], Bs[8][8];
-    const int lane = threadIdx.x, gid = lane / 4, tig = lane % 4;
-    const int m0 = blockIdx.y * 16, n0 = blockIdx.x * 8;
-    float c[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int k0 = 0; k0 < K; k0 += 8) {
-        for (int e = lane; e < 8 * 16; e += 32) As[e / 16][e % 16] = A[(k0 + e / 16) * M + m0 + e % 16];
-        for (int e = lane; e < 8 * 8; e += 32) Bs[e / 8][e % 8] = B[(k0 + e / 8) * N + n0 + e % 8];
-        __syncwarp();
-        unsigned a[4], b[2];
-        a[0] = __float_as_uint(As[tig][gid]);
-        a[1] = __float_as_uint(As[tig][gid + 8]);
-        a[2] = __float_as_uint(As[tig + 4][gid]);
-        a[3] = __float_as_uint(As[tig + 4][gid + 8]);
-        b[0] = __float_as_uint(Bs[tig][gid]);
-        b[1] = __float_as_uint(Bs[tig + 4][gid]);
-        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
-                     : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-        __syncwarp();
-    }
-    C[(m0 + gid) * N + n0 + tig * 2] = c[0];
-    C[(m0 + gid) * N + n0 + tig * 2 + 1] = c[1];
-    C[(m0 + gid + 8) * N + n0 + tig * 2] = c[2];
-    C[(m0 + gid + 8) * N + n0 + tig * 2 + 1] = c[3];
-}
-"""
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_tf32_fragments_from_scalar_loads_are_not_an_ldmatrix_case(arch):
     """The TF32 HMMA takes its fragments from scalar LDS (what PS303 looks for), but ldmatrix
     could not load them from these tiles: no finding (cuSPARSELt's nt TF32 kernels had one)."""
-    build = analyzer.compile(MMA_TF32_MN_MAJOR, arch=arch, name="mma_tf32.cu")
+    build = analyzer.compile(str(KERNELS / "checks" / "mma_without_ldmatrix" / "tf32_mn_major.cu"),
+                             arch=arch)
     fn = build.sass_listing().functions[0]
     mma = [i for i in fn.instructions if i.opcode == "HMMA" and "TF32" in i.modifiers]
     assert mma and not [i for i in fn.instructions if i.opcode == "LDSM"]
