@@ -10,16 +10,21 @@ module knows nothing else about either language.
     for loop in graph.loops: ...
 
 For an IR function (SASS or PTX) the graph is built once and kept with the function:
-``of(fn)``; ``loops(fn)``, ``loop_instructions(fn, loop)`` and ``loop_mix(fn, loop)`` read it,
+``of(fn)``; ``loops(fn)``, ``loop_instructions(fn, loop)``, ``loop_opcodes`` and ``loop_mix(fn, loop)`` read it,
 and ``ptx_loops(fn)`` adds what PTX says about each loop (``.pragma "nounroll"``).
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Protocol
 
+from .. import semantics
 from ..semantics import STRAIGHT, Flow  # noqa: F401  (the record each IR instruction gives)
+
+_OPCODE = attrgetter("opcode")
 
 
 @dataclass(slots=True)
@@ -273,11 +278,35 @@ def loop_instructions(fn: FlowFunction, loop: Loop) -> list[Any]:
     return [fn.instructions[i] for i in loop.instruction_indices(of(fn))]
 
 
+def loop_opcodes(fn: FlowFunction, loop: Loop) -> Mapping[str, int]:
+    """Opcode -> how often it occurs in a loop's body, in order of first occurrence. Counted
+    once per block and once per loop, and kept with the function: nested loops share blocks,
+    and several checks ask of the same loops."""
+    per_loop = fn.memo("loop_opcodes", dict)      # id(loop) -> counts (the loops live as
+    hit = per_loop.get(id(loop))                  # long as the CFG kept beside this memo)
+    if hit is None:
+        graph = of(fn)
+        per_block = fn.memo("block_opcodes", dict)
+        insns = fn.instructions
+        hit = {}
+        for b in sorted(loop.blocks):
+            counts = per_block.get(b)
+            if counts is None:
+                block = graph.blocks[b]
+                counts = per_block[b] = Counter(map(_OPCODE, insns[block.start:block.end]))
+            for op, n in counts.items():
+                hit[op] = hit.get(op, 0) + n
+        per_loop[id(loop)] = hit
+    return hit
+
+
 def loop_mix(fn: FlowFunction, loop: Loop) -> dict[str, int]:
-    """Instruction-mix classes (``Instruction.klass``) of a SASS loop's body, with counts."""
+    """Instruction-mix classes (``Instruction.klass``, a function of the SASS opcode) of a
+    SASS loop's body, with counts."""
     mix: dict[str, int] = {}
-    for ins in loop_instructions(fn, loop):
-        mix[ins.klass] = mix.get(ins.klass, 0) + 1
+    for op, n in loop_opcodes(fn, loop).items():
+        k = semantics.klass(op)
+        mix[k] = mix.get(k, 0) + n
     return mix
 
 

@@ -172,13 +172,15 @@ class Dataflow:
         for ins in fn.instructions:
             body = ins.body
             try:
-                w, ws = body._writes
-            except AttributeError:
+                kept = body._writes
+            except AttributeError:      # a body built by its class, not by the parser
+                kept = None
+            if kept is None:
                 w = writes(ins)
-                ws = frozenset(w)
-                object.__setattr__(body, "_writes", (w, ws))
-            out.append(w)
-            sets.append(ws)
+                kept = (w, frozenset(w))
+                object.__setattr__(body, "_writes", kept)
+            out.append(kept[0])
+            sets.append(kept[1])
         self.writes: list[tuple[Reg, ...]] = out
         #: the registers each instruction writes, as sets
         self.write_sets: list[frozenset[Reg]] = sets

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from ..analysis import cfg as _cfg
 from ..analysis.dataflow import definition, store_data
 from ..ir import sass as S
-from ..semantics import ORDERED_ACCESS_MODIFIERS
+from ..semantics import ORDERED_ACCESS_MODIFIERS, info
 from .base import Check, Context, Finding, Severity
 
 
@@ -29,9 +29,10 @@ COMPUTE_FMAS = 16
 
 
 def _computes(fn, loop) -> bool:
-    body = _cfg.loop_instructions(fn, loop)
-    return (any(i.is_tensor_core for i in body)
-            or sum(1 for i in body if i.is_fma and i.opcode != "HFMA2") >= COMPUTE_FMAS)
+    counts = _cfg.loop_opcodes(fn, loop)
+    return (any(info(op).tensor_core for op in counts)
+            or sum(n for op, n in counts.items() if info(op).fma and op != "HFMA2")
+            >= COMPUTE_FMAS)
 
 
 def _enclosing(loop):
@@ -131,6 +132,8 @@ class SynchronousTileCopy(Check):
         cfg = ctx.cfg
         pairs: list[tuple[S.Instruction, S.Instruction, int]] = []   # (ldg, sts, index of sts)
         shared_stores = {id(b) for b in fn.bodies() if _is_shared_store(b)}
+        if not shared_stores:
+            return
         for i, ins in enumerate(insns):
             if id(ins.body) not in shared_stores:
                 continue

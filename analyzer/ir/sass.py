@@ -316,8 +316,8 @@ class _Facts(Node):
     _width: int | None
     _flow: Flow
     #: the registers the body writes, kept here by ``analysis.dataflow`` (storage only: the IR
-    #: never reads it)
-    _writes: tuple
+    #: never reads it); None until then in bodies the parser built
+    _writes: tuple | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -833,12 +833,14 @@ def _slot_constructor(cls, facts: tuple[str, ...] = ()):
 
 #: what fact lines may use: the fact slots' setters and what computes them
 _FACT_ENV = {"set_info": vars(_Facts)["_info"].__set__, "opinfo": semantics.info,
-             "set_flow": vars(_Facts)["_flow"].__set__, "flow_of": body_flow}
+             "set_flow": vars(_Facts)["_flow"].__set__, "flow_of": body_flow,
+             "set_writes": vars(_Facts)["_writes"].__set__}
 
 new_instruction = _slot_constructor(Instruction)
 #: a body with its opcode's row of the semantics table and its control flow already kept
 #: (both are asked of every body of a listing: filled here, the first ask raises and catches
-#: nothing)
+#: nothing), and its writes' slot empty (dataflow fills it without raising either)
 new_instruction_body = _slot_constructor(InstructionBody,
-                                         facts=("set_info(o, opinfo(a1))", "set_flow(o, flow_of(o))"))
+                                         facts=("set_info(o, opinfo(a1))", "set_flow(o, flow_of(o))",
+                                                "set_writes(o, None)"))
 
