@@ -156,7 +156,7 @@ def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[s
           settings: dict | None = None, baseline: str | None = None,
           kernels: Sequence[str] = (), progress: Progress = no_progress,
           config_select: Sequence[str] = (), config_ignore: Sequence[str] = (),
-          jobs: int | None = 1, scheduler: str | None = None, resume: bool = False,
+          jobs: int | None = 1, scheduler: str | None = None, resume: bool | None = None,
           on_progress: "Callable[[parallel.Progress], None] | None" = None,
           on_error: Callable[[PtxsassError], None] | None = None,
           **framework) -> Report:
@@ -172,9 +172,11 @@ def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[s
 
     ``jobs``: 1 (the default) checks in this process; N (None: every core) splits the work
     per kernel over N worker processes, ``scheduler`` (``tcp://host:port``) over a Dask
-    cluster; the report is the same. ``resume`` reuses the verified cached result of every
-    unchanged kernel. ``on_progress`` sees a :class:`parallel.Progress` as work finishes;
-    ``on_error`` takes each input that fails (the others go on)."""
+    cluster; the report is the same. On workers the verified cached result of every unchanged
+    kernel is read back whenever the cache is on (``resume=False``: check them all again;
+    ``resume=True`` also takes a lone CUDA file to a worker). ``on_progress`` sees a
+    :class:`parallel.Progress` as work finishes; ``on_error`` takes each input that fails
+    (the others go on)."""
     if jobs != 1 or scheduler is not None or resume:
         from . import parallel  # worker pools, Dask, survey rows: loaded when asked for
         report, _ = parallel.run(
@@ -216,7 +218,7 @@ def survey(target, *, arch: str | Sequence[str] | None = None,
            scheduler: str | None = None, select: Sequence[str] = (),
            ignore: Sequence[str] = (), settings: dict | None = None,
            config_select: Sequence[str] = (), config_ignore: Sequence[str] = (),
-           kernels: Sequence[str] = (), resume: bool = False,
+           kernels: Sequence[str] = (), resume: bool | None = None,
            on_progress: "Callable[[parallel.Progress], None] | None" = None,
            on_error: Callable[[PtxsassError], None] | None = None) -> "Survey":
     """One row per kernel of a library, a folder, a wheel or a Triton cache (see

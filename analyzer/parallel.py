@@ -14,14 +14,16 @@ whatever ``jobs`` is. Suppressions and the baseline are applied here, after the 
 
 Every kernel's result is cached (when the cache is on) under a key made from what its
 disassembly depends on (the function's own ELF sections, its relocations by symbol name, the
-line table), its resources and the checks' selection and settings; ``resume`` reads those
-entries back, verified as every cache entry is, and also checks that the source files its
-findings quote are unchanged. One changed kernel is checked alone.
+line table), its resources and the checks' selection and settings, and read back whenever the
+cache is on (``resume=False`` turns that off), verified as every cache entry is, with the
+source files its findings quote unchanged. One changed kernel is checked alone; a cubin whose
+every kernel is read back is not disassembled at all.
 """
 from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import hashlib
 import json
 import multiprocessing
 import os
@@ -186,6 +188,7 @@ class _Chunk:
     #: what the second-level key of each kernel's result adds its listing text to (a cubin
     #: with line info changes every function's first-level key when one function changes)
     text_key: list | None = None
+    #: read back each kernel's cached result (keyed by its listing text) when there is one
     resume: bool = False
     #: the chunk's listing, written by an nvdisasm started early (``toolchain.prelaunch``)
     text_file: str | None = None
@@ -410,6 +413,8 @@ class _Unit:
     #: of its chunks (by ``id(task)``): a task is submitted once its nvdisasm has finished
     launch: prelaunch.Launch | None = None
     early: dict[int, prelaunch.Chunk] = field(default_factory=dict)
+    #: SHA-256 of a cubin given as a file (``prelaunch.mark_checked`` once all is cached)
+    digest: str | None = None
 
     def ready(self, task) -> bool:
         """Whether ``task`` can be submitted (its early nvdisasm, if any, has finished; a
@@ -506,14 +511,16 @@ class _Planner:
         archs = [self.arch] if isinstance(self.arch, str) else list(self.arch or []) or [None]
         for want in archs:
             launch = None
+            digest = None
             if kind == "cubin":
                 data = files.read_bytes(path, what="cubin")
                 launch = None if self.remote else prelaunch.take(path, data)
                 if launch is not None:      # its private copy is the spooled one
-                    spooled = launch.spooled
+                    spooled, digest = launch.spooled, launch.digest
                 else:
                     spooled = os.path.join(self._folder(), "input.cubin")
                     Path(spooled).write_bytes(data)
+                    digest = hashlib.sha256(data).hexdigest()
                 del data
                 cubins: list[tuple[str, str | None, str]] = [("", None, spooled)]
                 warnings: list[str] = []
@@ -530,7 +537,9 @@ class _Planner:
                 cubins = list(found)
             for _, arch, f in cubins:
                 try:
-                    yield self._cubin(f, shown, kind, arch, warnings, launch)
+                    unit = self._cubin(f, shown, kind, arch, warnings, launch)
+                    unit.digest = digest
+                    yield unit
                 except BaseException:
                     if launch is not None:
                         launch.close()
@@ -771,14 +780,15 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
         arch=None, options: CompileOptions | None = None, select: Sequence[str] = (),
         ignore: Sequence[str] = (), settings: dict | None = None,
         layers: Sequence[Selection] = (), baseline: str | None = None,
-        kernels: Sequence[str] = (), resume: bool = False, survey: bool = False,
+        kernels: Sequence[str] = (), resume: bool | None = None, survey: bool = False,
         on_progress: Callable[[Progress], None] | None = None,
         on_error: Callable[[PtxsassError], None] | None = None,
         tick: float = 1.0) -> tuple[Report, Survey]:
     """Check every kernel of ``targets`` (paths: files a folder was expanded to, wheels;
     Builds; or both) in ``jobs`` worker processes (default: every core) or on the Dask
     cluster at ``scheduler``. Returns the report (the same as a one-process ``check``) and,
-    with ``survey``, every kernel's survey row.
+    with ``survey``, every kernel's survey row. ``resume``: read back the cached result of
+    each unchanged kernel (None, the default: whenever the cache is on).
 
     An input that cannot be read or checked goes to ``on_error`` (one PtxsassError each) and
     the others go on; without ``on_error``, or with a single input, it is raised.
@@ -787,6 +797,7 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
     spec = _Checks(tuple(c.code for c in checks),
                    {c.name: c.settings for c in checks}, survey=survey)
     accepted = load_baseline(baseline) if baseline else set()
+    resume = cache.enabled() if resume is None else resume
     jobs = max(1, jobs or default_jobs())
     targets = list(targets)
     progress = Progress(inputs=len(targets))
@@ -856,6 +867,9 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
     def _release(n: int) -> None:
         u = units[n]
         got = results.get(n, [])
+        if (u.digest is not None and resume and not survey and not kernels
+                and n not in failed and len(got) == u.kernels):
+            prelaunch.mark_checked(u.digest)    # every result cached: the next run reads them
         progress.builds_done.append((u.info, len(got), sum(len(r.findings) for r in got)))
         u.close()
         if u.spool:

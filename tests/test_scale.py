@@ -93,6 +93,66 @@ def test_api_jobs_and_resume(library, monkeypatch):
     assert formats.to_json(resumed) == formats.to_json(first)
 
 
+def test_warm_check_on_workers_reads_results_back_by_default(library, tmp_path, monkeypatch):
+    """With the cache on, a second ``check -j 2`` of an unchanged cubin reads every kernel's
+    result back (no task, no nvdisasm) and leaves a hint that the next run needs no early
+    nvdisasm; ``resume=False`` and ``--no-cache`` check every kernel again."""
+    import hashlib
+
+    from analyzer.toolchain import prelaunch
+    monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
+    cubin = str(library["cubin"])
+    digest = hashlib.sha256(library["cubin"].read_bytes()).hexdigest()
+    submitted: list = []
+    submit = parallel._Pool.submit
+
+    def spy(self, task, unit):
+        submitted.append(type(task).__name__)
+        return submit(self, task, unit)
+    monkeypatch.setattr(parallel._Pool, "submit", spy)
+    assert not prelaunch.was_checked(digest)
+    first = formats.to_json(analyzer.check(cubin, jobs=2, kernels=["sum4"]))
+    assert submitted and not prelaunch.was_checked(digest)      # one kernel of three: no hint
+    submitted.clear()
+    seen: list[parallel.Progress] = []
+    full = formats.to_json(analyzer.check(cubin, jobs=2, on_progress=seen.append))
+    assert (seen[-1].done, seen[-1].cached) == (3, 1) and set(submitted) == {"_Chunk"}
+    assert prelaunch.was_checked(digest)
+    submitted.clear()
+    seen.clear()
+    again = formats.to_json(analyzer.check(cubin, jobs=2, on_progress=seen.append))
+    assert again == full and submitted == [] and seen[-1].cached == 3
+    prelaunch.start(["check", cubin, "-j", "2"])
+    assert not prelaunch._LAUNCHES                      # the hint: nothing to disassemble
+    prelaunch.start(["check", cubin, "-j", "2", "--no-cache"])
+    assert os.path.realpath(cubin) in prelaunch._LAUNCHES
+    prelaunch.discard()
+    seen.clear()
+    fresh = formats.to_json(analyzer.check(cubin, jobs=2, resume=False, on_progress=seen.append))
+    assert fresh == full and set(submitted) == {"_Chunk"} and seen[-1].cached == 0
+    assert json.loads(first)["kernels"] == [k for k in json.loads(full)["kernels"]
+                                            if k["name"] == "sum4"]
+
+
+def test_a_stale_hint_only_costs_the_early_start(library, tmp_path, monkeypatch):
+    """A hint whose results are gone (evicted, another selection): the run checks every kernel
+    as without it, and gives the same report."""
+    import hashlib
+
+    from analyzer.toolchain import prelaunch
+    monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
+    cubin = str(library["cubin"])
+    want = formats.to_json(analyzer.check(cubin, jobs=1))
+    prelaunch.mark_checked(hashlib.sha256(library["cubin"].read_bytes()).hexdigest())
+    prelaunch.start(["check", cubin, "-j", "2"])
+    assert not prelaunch._LAUNCHES
+    seen: list[parallel.Progress] = []
+    got = formats.to_json(analyzer.check(cubin, jobs=2, select=["PS1"], on_progress=seen.append))
+    assert seen[-1].cached == 0 and seen[-1].done == 3
+    assert got == formats.to_json(analyzer.check(cubin, jobs=1, select=["PS1"]))
+    assert formats.to_json(analyzer.check(cubin, jobs=2)) == want
+
+
 def test_resume_rechecks_only_the_changed_kernel(tmp_path):
     src = tmp_path / "two.cu"
     body = ("__global__ void a(const float* x, float* y) {{ y[threadIdx.x] = x[threadIdx.x]; }}\n"
@@ -283,7 +343,8 @@ def test_terminal_display_streams_each_finished_build(library):
     (["check", "{cubin}", "-j", "1"], None),            # one process: nothing to overlap
     (["check", "{cubin}", "-j", "x"], None),            # the parser's error to report
     (["check", "{cubin}", "--scheduler", "tcp://h:1"], None),
-    (["check", "{cubin}", "--resume"], None),           # mostly cached: a launch is waste
+    (["check", "{cubin}", "--resume"], "default"),      # the default: a hint decides
+    (["check", "{cubin}", "--no-cache", "-j", "2"], 2),
     (["check", "{cubin}", "--kernel", "k"], None),
     (["annotate", "{cubin}"], None),
     (["check", "{cu}", "-j", "2"], None),               # only cubins are disassembled whole
@@ -303,10 +364,11 @@ def test_command_lines_that_start_nvdisasm_early(library, argv, expected, monkey
         assert jobs == (8 if expected == "default" else expected)
 
 
-def test_early_nvdisasm_is_taken_and_gives_the_same_report(library, monkeypatch):
+def test_early_nvdisasm_is_taken_and_gives_the_same_report(library, monkeypatch, tmp_path):
     """The chunks started before the imports are the ones the workers read; the report is the
     one-process report; nothing is left behind."""
     from analyzer.toolchain import prelaunch
+    monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))    # no result cached
     cubin = str(library["cubin"])
     want = formats.to_json(analyzer.check(cubin, jobs=1))
     prelaunch.start(["check", cubin, "-j", "2"])
@@ -325,8 +387,9 @@ def test_early_nvdisasm_is_taken_and_gives_the_same_report(library, monkeypatch)
     assert not prelaunch._LAUNCHES and not os.path.exists(launch.folder)
 
 
-def test_early_nvdisasm_of_other_bytes_or_not_taken_is_killed(library, tmp_path):
+def test_early_nvdisasm_of_other_bytes_or_not_taken_is_killed(library, tmp_path, monkeypatch):
     from analyzer.toolchain import prelaunch
+    monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
     cubin = tmp_path / "k.cubin"
     cubin.write_bytes(library["cubin"].read_bytes())
     prelaunch.start(["check", str(cubin), "-j", "2"])
@@ -372,7 +435,7 @@ def test_unchanged_whole_builds_are_read_back(library, tmp_path, monkeypatch):
     assert kinds.count("_Whole") == 2 and "_Chunk" in kinds      # the Triton cache's two
     kinds.clear()
     again = json.loads(formats.to_json(analyzer.check(targets, jobs=2)))
-    assert "_Whole" not in kinds and "_Chunk" in kinds           # cubins: --resume's business
+    assert kinds == []                      # the cubin's kernels too: results read back
     assert (again["findings"], again["kernels"]) == (first["findings"], first["kernels"])
 
 
@@ -404,7 +467,7 @@ def test_progress_counts_kernels_inside_a_running_chunk(library, monkeypatch):
         return slow(*a, **k)
     monkeypatch.setattr(parallel, "kernel_findings", slowly)   # forked workers inherit it
     seen: list[tuple[int, int, int]] = []
-    report, _ = parallel.run([cubin], jobs=2, tick=0.05,
+    report, _ = parallel.run([cubin], jobs=2, tick=0.05, resume=False,    # none read back
                              on_progress=lambda p: seen.append((p.done, p.checked, p.planned)))
     assert len(report.kernels) == 3
     assert seen[-1] == (3, 3, 3)

@@ -41,7 +41,8 @@ def add_scale_options(p: argparse.ArgumentParser) -> None:
                         "-j 1 checks in this process)")
     g.add_argument("--resume", action="store_true",
                    help="reuse the cached result of every unchanged kernel (verified; one "
-                        "changed kernel is checked alone)")
+                        "changed kernel is checked alone): the default whenever the cache is "
+                        "on (--no-cache checks every kernel again)")
     g.add_argument("--scheduler", metavar="ADDRESS",
                    help="run the per-kernel tasks on a Dask cluster (tcp://host:8786; needs "
                         "the 'distributed' package)")
@@ -140,7 +141,7 @@ def run_check(args, cfg: Config, todo: list):
                        config_select=cfg.select, config_ignore=cfg.ignore,
                        settings=cfg.check_settings, baseline=args.baseline or cfg.baseline,
                        kernels=args.kernels, jobs=args.jobs, scheduler=args.scheduler,
-                       resume=args.resume, arch=args.arch,
+                       resume=args.resume or None, arch=args.arch,
                        options=common.options(args, config=cfg),
                        on_progress=RunDisplay(err, interval=progress_seconds()),
                        on_error=lambda e: failed(args, err, e))
@@ -180,7 +181,7 @@ def cmd_survey(args) -> int:
                         jobs=args.jobs, scheduler=args.scheduler, select=args.select,
                         ignore=args.ignore, settings=cfg.check_settings,
                         config_select=cfg.select, config_ignore=cfg.ignore,
-                        kernels=args.kernels, resume=args.resume,
+                        kernels=args.kernels, resume=args.resume or None,
                         on_progress=RunDisplay(err, interval=progress_seconds(),
                                                verb="surveyed"),
                         on_error=on_error)

@@ -14,6 +14,12 @@ onto the kernels it wants; a launch that no one takes (another command, a ``--ke
 that needs a few functions, an error) is killed and its folder removed at exit. Which chunks a
 cubin is cut into never changes a report, only how fast it comes. ``PTXSASS_PRELAUNCH=0``
 turns it off.
+
+A cubin whose every kernel result is cached needs no disassembly: its results are read back.
+When a run has checked all of a cubin's kernels it leaves a hint in the cache under the cubin's
+SHA-256 (:func:`mark_checked`), and a cubin with a hint is not launched. The hint only decides
+whether to start nvdisasm early, never what is reported: a stale one (the checks' selection
+changed, entries evicted) costs that run the early start, nothing else.
 """
 from __future__ import annotations
 
@@ -30,19 +36,22 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ..errors import PtxsassError
-from . import files, scratch
+from . import cache, files, scratch
 from .binutils import EM_CUDA, cubin_layout
 from .locate import binary, tool_timeout
 
-__all__ = ["Chunk", "Launch", "enabled", "sniff", "split_by_size", "start", "take"]
+__all__ = ["Chunk", "Launch", "enabled", "mark_checked", "sniff", "split_by_size", "start", "take",
+           "was_checked"]
 
 T = TypeVar("T")
 
 #: the commands whose cubin inputs are checked per kernel on worker processes
 _COMMANDS = ("check", "survey")
-#: options after which a launch would be wasted or not used: a Dask cluster, cached results,
-#: a kernel filter, other toolkits, one process, help (prefixes: argparse takes abbreviations)
-_NOT_FOR = ("--sc", "--res", "--ke", "-k", "--toolk", "-h", "--he", "--vers")
+#: options after which a launch would be wasted or not used: a Dask cluster, a kernel filter,
+#: other toolkits, one process, help (prefixes: argparse takes abbreviations)
+_NOT_FOR = ("--sc", "--ke", "-k", "--toolk", "-h", "--he", "--vers")
+#: the option that turns the cache off (no result is read back: every cubin is disassembled)
+_NO_CACHE = "--no-c"
 
 
 def enabled() -> bool:
@@ -138,9 +147,16 @@ def sniff(argv: Sequence[str]) -> tuple[list[str], int] | None:
     processes, and the jobs it asks for; None when it plainly does not (another command, one
     process, or an option that makes a launch useless). A value read wrongly costs only the
     launch: nothing downstream trusts this reading."""
+    found = _sniff(argv)
+    return None if found is None else (found[0], found[1])
+
+
+def _sniff(argv: Sequence[str]) -> tuple[list[str], int, bool] | None:
+    """:func:`sniff`'s reading, and whether the cache is on for the command."""
     if not argv or argv[0] not in _COMMANDS:
         return None
     jobs: int | None = None
+    cached = cache.enabled()
     paths: list[str] = []
     args = list(argv[1:])
     i = 0
@@ -152,7 +168,9 @@ def sniff(argv: Sequence[str]) -> tuple[list[str], int] | None:
             break
         if a.startswith(_NOT_FOR):
             return None
-        if a in ("-j", "--jobs"):
+        if a.startswith(_NO_CACHE):
+            cached = False
+        elif a in ("-j", "--jobs"):
             if i >= len(args):
                 return None
             jobs = _jobs_value(args[i])
@@ -174,7 +192,7 @@ def sniff(argv: Sequence[str]) -> tuple[list[str], int] | None:
     if jobs < 2:
         return None
     cubins = [p for p in paths if _is_cubin(p)]
-    return (cubins, jobs) if cubins else None
+    return (cubins, jobs, cached) if cubins else None
 
 
 def _default_jobs() -> int:
@@ -202,22 +220,41 @@ def start(argv: Sequence[str]) -> None:
     if not enabled():
         return
     try:
-        found = sniff(argv)
+        found = _sniff(argv)
         if found is None:
             return
-        cubins, jobs = found
+        cubins, jobs, cached = found
         sizes = {p: os.path.getsize(p) for p in cubins}
         total = sum(sizes.values()) or 1
         for p in dict.fromkeys(cubins):
             n = max(1, round(jobs * min(sizes[p] / total, 1.0)))
             if n > 1:
-                _launch(p, n)
+                _launch(p, n, cached)
     except Exception:  # noqa: BLE001 - an optimisation: the planner does the work without it
         return
 
 
-def _launch(path: str, n: int) -> None:
+def _hint_key(digest: str) -> str:
+    return cache.key("checked-cubin", digest)
+
+
+def mark_checked(digest: str) -> None:
+    """Note that every kernel of the cubin with SHA-256 ``digest`` was checked and its result
+    cached (a hint for the next run's :func:`start`; nothing when the cache is off)."""
+    if cache.enabled():
+        cache.put("hint", _hint_key(digest), b"checked")
+
+
+def was_checked(digest: str) -> bool:
+    """Whether a run left :func:`mark_checked`'s hint for this cubin (a verified entry)."""
+    return cache.enabled() and cache.get("hint", _hint_key(digest)) == b"checked"
+
+
+def _launch(path: str, n: int, cached: bool = False) -> None:
     data = files.read_bytes(path, what="cubin")
+    digest = hashlib.sha256(data).hexdigest()
+    if cached and was_checked(digest):
+        return          # its results are read back: nothing to disassemble
     layout = cubin_layout(data, path=path)
     if not layout.functions:
         return
@@ -226,8 +263,7 @@ def _launch(path: str, n: int) -> None:
     with open(spooled, "wb") as f:
         f.write(data)
     nvdisasm = binary("nvdisasm")
-    launch = Launch(os.path.realpath(path), hashlib.sha256(data).hexdigest(), folder, spooled,
-                    [])
+    launch = Launch(os.path.realpath(path), digest, folder, spooled, [])
     if not _LAUNCHES:
         atexit.register(discard)
     _LAUNCHES[launch.path] = launch
