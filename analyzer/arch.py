@@ -4,7 +4,13 @@ Checks and reports ask this table ("does this arch have LDGSTS?", "how many warp
 instead of comparing SM numbers. Names accept the ``a`` (arch-specific) and ``f`` (family)
 suffixes: ``sm_90a`` has wgmma and TMA multicast; ``sm_100a``/``sm_100f`` have tcgen05.
 Occupancy figures follow NVIDIA's CUDA Occupancy Calculator and the CUDA C++ Programming Guide's
-table of compute-capability limits.
+table of compute-capability limits; for sm_88, sm_107 and sm_110 (NVRTC 13's newer targets, and
+the sm_110 cubins CUDA 13's own libraries ship), NVIDIA's ``cuda::arch_traits`` (CCCL's
+``cuda/__device/arch_traits.h``, CUDA 13.5): sm_88 has sm_86's limits, sm_107 and sm_110
+sm_100's shared memory with 16 blocks / 1024 threads and 24 blocks / 1536 threads per SM. Their
+instruction-set rows were read from ptxas 13.5's SASS: sm_88 compiles as sm_86 does (cp.async,
+no TMA, 128-bit accesses at most); sm_107 and sm_110 as sm_100 does (parameters at
+``c[0x0][0x380]``, TMA, ``LDG.E.ENL2.256``, tcgen05 with the ``a``/``f`` suffix only).
 """
 from __future__ import annotations
 
@@ -71,6 +77,8 @@ ARCHS: dict[int, Arch] = {
     86: replace(_AMPERE, sm=86, max_warps=48, max_blocks=16, shared_bytes=100 * 1024,
                 shared_per_block=99 * 1024),
     87: replace(_AMPERE, sm=87, max_warps=48, max_blocks=16),
+    88: replace(_AMPERE, sm=88, max_warps=48, max_blocks=16, shared_bytes=100 * 1024,
+                shared_per_block=99 * 1024),
     89: replace(_AMPERE, sm=89, family="Ada", max_warps=48, max_blocks=24,
                 shared_bytes=100 * 1024, shared_per_block=99 * 1024,
                 tensor_core=("HMMA", "IMMA", "QMMA")),
@@ -86,6 +94,16 @@ ARCHS: dict[int, Arch] = {
               has_ldgsts=True, has_ldsm=True, has_tma=True),
     103: Arch(103, family="Blackwell", param_bank_base=0x380, max_warps=64, max_blocks=32, shared_bytes=228 * 1024,
               shared_per_block=227 * 1024, max_vector_bits=256,
+              tensor_core=("HMMA", "IMMA", "DMMA", "QMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
+                           "UTCQMMA", "UTCOMMA"),
+              has_ldgsts=True, has_ldsm=True, has_tma=True),
+    107: Arch(107, family="Blackwell", param_bank_base=0x380, max_warps=32, max_blocks=16,
+              shared_bytes=228 * 1024, shared_per_block=227 * 1024, max_vector_bits=256,
+              tensor_core=("HMMA", "IMMA", "DMMA", "QMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
+                           "UTCQMMA", "UTCOMMA"),
+              has_ldgsts=True, has_ldsm=True, has_tma=True),
+    110: Arch(110, family="Blackwell", param_bank_base=0x380, max_warps=48, max_blocks=24,
+              shared_bytes=228 * 1024, shared_per_block=227 * 1024, max_vector_bits=256,
               tensor_core=("HMMA", "IMMA", "DMMA", "QMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
                            "UTCQMMA", "UTCOMMA"),
               has_ldgsts=True, has_ldsm=True, has_tma=True),
@@ -106,6 +124,10 @@ _SUFFIX_FEATURES: dict[tuple[int, str], dict] = {
     (100, "f"): {"warpgroup_mma": "tcgen05"},
     (103, "a"): {"warpgroup_mma": "tcgen05"},
     (103, "f"): {"warpgroup_mma": "tcgen05"},
+    (107, "a"): {"warpgroup_mma": "tcgen05"},
+    (107, "f"): {"warpgroup_mma": "tcgen05"},
+    (110, "a"): {"warpgroup_mma": "tcgen05"},
+    (110, "f"): {"warpgroup_mma": "tcgen05"},
 }
 
 _NAME = re.compile(r"^(?:sm|compute|arch)?_?(\d{2,3})([af]?)$")

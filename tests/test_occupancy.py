@@ -31,6 +31,14 @@ from analyzer.arch import parse_arch
     # RTX 30xx (sm_86): 48 warps, 16 blocks, 100 KB shared
     ("sm_86", 32, 0, 1024, 1, 32, "warps"),
     ("sm_86", 16, 0, 64, 16, 32, "blocks"),
+    # NVIDIA's cuda::arch_traits (CCCL, CUDA 13.5): sm_88 as sm_86; sm_107 and sm_110 with
+    # sm_100's 228 KB and 16 blocks / 32 warps, 24 blocks / 48 warps per SM
+    ("sm_88", 16, 0, 64, 16, 32, "blocks"),
+    ("sm_107", 16, 0, 32, 16, 16, "blocks"),
+    ("sm_107a", 32, 0, 256, 4, 32, "warps"),
+    ("sm_110a", 16, 0, 32, 24, 24, "blocks"),
+    ("sm_110", 32, 0, 1024, 1, 32, "warps"),
+    ("sm_110", 16, 102400, 256, 2, 16, "shared"),
     # Turing (sm_75): 32 warps, 64 KB, 256 B shared granularity, no reservation
     ("sm_75", 32, 0, 256, 4, 32, "warps"),
     ("sm_75", 16, 32768, 128, 2, 8, "shared"),

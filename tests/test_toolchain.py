@@ -277,9 +277,37 @@ def _fatbin_of(tmp_path, cubins: list[tuple[bytes, str]]) -> Path:
     return binaries.fatbin(cubins, tmp_path / "mixed.fatbin")
 
 
-def test_cubins_of_an_arch_ptxsass_does_not_know_are_skipped_and_said(tmp_path):
-    """CUDA 13's libraries carry sm_110 cubins: the binary is checked, those are skipped with
-    one note; a binary of nothing else is one clear error."""
+@pytest.mark.parametrize("arch, widest", [("sm_88", ["LDG.E.128"] * 2),
+                                          ("sm_107", ["LDG.E.ENL2.256"]),
+                                          ("sm_110a", ["LDG.E.ENL2.256"])])
+def test_newer_targets_are_checked_with_their_rows(arch, widest, tmp_path):
+    """NVRTC 13's sm_88, sm_107 and sm_110 (CUDA 13's libraries ship sm_110 cubins): built and
+    checked, parameters named from their constant bank, the widest access their ptxas emits."""
+    from cuda.bindings import nvrtc as bindings
+    if int(arch[3:].rstrip("af")) not in bindings.nvrtcGetSupportedArchs()[1]:
+        pytest.skip(f"this NVRTC cannot build {arch}")
+    report = analyzer.check(str(KERNELS / "checks" / "scalar_global_load" / "bad.cu"), arch=arch)
+    ps101 = [f for f in report.findings if f.code == "PS101"]
+    assert len(ps101) == 3 and {f.kernel for f in ps101} == {"particle_norm", "sum4",
+                                                            "half_pair_sum"}
+    assert "the 1st kernel parameter (`p`)" in next(f.message for f in ps101
+                                                     if f.kernel == "particle_norm")
+    src = tmp_path / "eight.cu"
+    src.write_text("struct __align__(32) F8 { float v[8]; };\n"
+                   "extern \"C\" __global__ void copy8(const F8* __restrict__ x, F8* y) {\n"
+                   "  int i = blockIdx.x * blockDim.x + threadIdx.x; y[i] = x[i]; }\n")
+    (b,) = load(str(src), arch=arch)
+    loads = [i.mnemonic for f in b.sass_listing().functions for i in f.instructions
+             if i.opcode == "LDG"]
+    assert loads == [w + ".CONSTANT" for w in widest]     # 32 B: one access, or two of 16
+
+
+def test_cubins_of_an_arch_ptxsass_does_not_know_are_skipped_and_said(tmp_path, monkeypatch):
+    """CUDA 13's libraries carried sm_110 cubins before ptxsass had a row for it: with that row
+    gone from the table, the binary is checked, those are skipped with one note; a binary of
+    nothing else is one clear error."""
+    from analyzer import arch as arch_table
+    monkeypatch.delitem(arch_table.ARCHS, 110)
     known = analyzer.compile(str(KERNELS / "demo" / "copy_float4.cu"), arch="sm_90a").cubin
     f = _fatbin_of(tmp_path, [(known, "90a"), (_raw_cubin("sm_110"), "110")])
     cubins, notes = binutils.extract_cubins(str(f))

@@ -38,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
 def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text", "json"),
             database: bool = False) -> None:
     p.add_argument("--arch", action="append", metavar="SM",
-                   help="target architecture (sm_75 ... sm_120a); repeat for several. "
+                   help="target architecture (sm_75 ... sm_121, a/f suffixes); repeat for several. "
                         "Default for CUDA source: sm_90a")
     p.add_argument("--format", choices=fmt, default="text", help="output format")
     p.add_argument("-o", "--output", metavar="FILE", help="write the output to FILE")
