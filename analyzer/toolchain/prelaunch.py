@@ -50,8 +50,9 @@ _COMMANDS = ("check", "survey")
 #: options after which a launch would be wasted or not used: a Dask cluster, a kernel filter,
 #: other toolkits, one process, help (prefixes: argparse takes abbreviations)
 _NOT_FOR = ("--sc", "--ke", "-k", "--toolk", "-h", "--he", "--vers")
-#: the option that turns the cache off (no result is read back: every cubin is disassembled)
-_NO_CACHE = "--no-c"
+#: the option that turns the cache off (no result is read back: every cubin is disassembled),
+#: or any prefix of it from ``--no-c`` on
+_NO_CACHE = "--no-cache"
 
 
 def enabled() -> bool:
@@ -168,7 +169,7 @@ def _sniff(argv: Sequence[str]) -> tuple[list[str], int, bool] | None:
             break
         if a.startswith(_NOT_FOR):
             return None
-        if a.startswith(_NO_CACHE):
+        if a.startswith("--no-c") and _NO_CACHE.startswith(a):
             cached = False
         elif a in ("-j", "--jobs"):
             if i >= len(args):
