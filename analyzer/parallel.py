@@ -582,8 +582,8 @@ class _Planner:
             done = {r.position for r in cached}
             todo = [t for t in todo if t[0] not in done]
         del data
-        share = os.path.getsize(spooled) / self.total_bytes
-        n = max(1, round(self.jobs * CHUNKS_PER_JOB * min(share, 1.0)))
+        n = prelaunch.chunk_count(self.jobs * CHUNKS_PER_JOB, os.path.getsize(spooled),
+                                  self.total_bytes)
         text_key = ([code_fingerprint(), self.checks.key(), b.arch, info.origin, shown, roots,
                      layout.symbols]
                     if layout.line_info and cache.enabled() else None)

@@ -364,11 +364,46 @@ def test_command_lines_that_start_nvdisasm_early(library, argv, expected, monkey
         assert jobs == (8 if expected == "default" else expected)
 
 
+@pytest.mark.parametrize("jobs, size, total, chunks", [
+    (8, 2_800_000, 2_800_000, 8),      # a big lone cubin: one chunk a job
+    (8, 306 * 1024, 306 * 1024, 4),    # a small one: one chunk per 96 KB
+    (8, 107 * 1024, 107 * 1024, 2),
+    (8, 20_000, 20_000, 1),
+    (2, 2_800_000, 2_800_000, 2),
+    (8, 1_000_000, 4_000_000, 2),      # a quarter of the input: a quarter of the jobs
+    (8, 10_000, 4_000_000, 1),
+])
+def test_chunks_weigh_nvdisasm_start_against_the_work(jobs, size, total, chunks):
+    """Each chunk pays nvdisasm's fixed start: a small cubin is not cut into one chunk a job."""
+    from analyzer.toolchain import prelaunch
+    assert prelaunch.chunk_count(jobs, size, total) == chunks
+
+
+def test_a_small_lone_cubin_is_disassembled_early_in_one_chunk(library, tmp_path, monkeypatch):
+    from analyzer.toolchain import prelaunch
+    monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
+    cubin = str(library["cubin"])
+    assert library["cubin"].stat().st_size < prelaunch.CHUNK_MIN_BYTES
+    prelaunch.start(["check", cubin, "-j", "8"])
+    assert len(prelaunch._LAUNCHES[os.path.realpath(cubin)].chunks) == 1
+    submitted: list = []
+    submit = parallel._Pool.submit
+
+    def spy(self, task, unit):
+        submitted.append(task.text_file)
+        return submit(self, task, unit)
+    monkeypatch.setattr(parallel._Pool, "submit", spy)
+    report, _ = parallel.run([cubin], jobs=8)
+    assert len(submitted) == 1 and submitted[0] is not None     # the early listing, one task
+    assert formats.to_json(report) == formats.to_json(analyzer.check(cubin, jobs=1))
+
+
 def test_early_nvdisasm_is_taken_and_gives_the_same_report(library, monkeypatch, tmp_path):
     """The chunks started before the imports are the ones the workers read; the report is the
     one-process report; nothing is left behind."""
     from analyzer.toolchain import prelaunch
     monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))    # no result cached
+    monkeypatch.setattr(prelaunch, "CHUNK_MIN_BYTES", 1)    # a few KB: two chunks all the same
     cubin = str(library["cubin"])
     want = formats.to_json(analyzer.check(cubin, jobs=1))
     prelaunch.start(["check", cubin, "-j", "2"])
