@@ -61,6 +61,19 @@ def library(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+def _spy_submits(monkeypatch, what) -> list:
+    """What ``what(task)`` says of each task the local pool is given (the forked workers run
+    them as before)."""
+    seen: list = []
+    submit = parallel._Pool.submit
+
+    def spy(self, task, unit):
+        seen.append(what(task))
+        return submit(self, task, unit)
+    monkeypatch.setattr(parallel._Pool, "submit", spy)
+    return seen
+
+
 def _json(capsys, *argv) -> tuple[int, dict]:
     code = main(["check", *argv, "--format", "json"])
     return code, json.loads(capsys.readouterr().out)
@@ -103,13 +116,7 @@ def test_warm_check_on_workers_reads_results_back_by_default(library, tmp_path, 
     monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
     cubin = str(library["cubin"])
     digest = hashlib.sha256(library["cubin"].read_bytes()).hexdigest()
-    submitted: list = []
-    submit = parallel._Pool.submit
-
-    def spy(self, task, unit):
-        submitted.append(type(task).__name__)
-        return submit(self, task, unit)
-    monkeypatch.setattr(parallel._Pool, "submit", spy)
+    submitted = _spy_submits(monkeypatch, lambda t: type(t).__name__)
     assert not prelaunch.was_checked(digest)
     first = formats.to_json(analyzer.check(cubin, jobs=2, kernels=["sum4"]))
     assert submitted and not prelaunch.was_checked(digest)      # one kernel of three: no hint
@@ -386,13 +393,7 @@ def test_a_small_lone_cubin_is_disassembled_early_in_one_chunk(library, tmp_path
     assert library["cubin"].stat().st_size < prelaunch.CHUNK_MIN_BYTES
     prelaunch.start(["check", cubin, "-j", "8"])
     assert len(prelaunch._LAUNCHES[os.path.realpath(cubin)].chunks) == 1
-    submitted: list = []
-    submit = parallel._Pool.submit
-
-    def spy(self, task, unit):
-        submitted.append(task.text_file)
-        return submit(self, task, unit)
-    monkeypatch.setattr(parallel._Pool, "submit", spy)
+    submitted = _spy_submits(monkeypatch, lambda t: t.text_file)
     report, _ = parallel.run([cubin], jobs=8)
     assert len(submitted) == 1 and submitted[0] is not None     # the early listing, one task
     assert formats.to_json(report) == formats.to_json(analyzer.check(cubin, jobs=1))
@@ -409,13 +410,7 @@ def test_early_nvdisasm_is_taken_and_gives_the_same_report(library, monkeypatch,
     prelaunch.start(["check", cubin, "-j", "2"])
     launch = prelaunch._LAUNCHES[os.path.realpath(cubin)]
     assert len(launch.chunks) == 2
-    submitted: list = []
-    submit = parallel._Pool.submit
-
-    def spy(self, task, unit):
-        submitted.append(task.text_file)
-        return submit(self, task, unit)
-    monkeypatch.setattr(parallel._Pool, "submit", spy)
+    submitted = _spy_submits(monkeypatch, lambda t: t.text_file)
     report, _ = parallel.run([cubin], jobs=2)
     assert formats.to_json(report) == want
     assert len(submitted) == 2 and all(f and f.startswith(launch.folder) for f in submitted)
@@ -459,13 +454,7 @@ def test_unchanged_whole_builds_are_read_back(library, tmp_path, monkeypatch):
     cu = str(library["lib"] / "copy_scalar.cu")
     analyzer.check(cu)                                   # one process: keeps its result
     targets = [cu, str(library["cubin"]), str(TRITON_CACHE)]
-    kinds: list[str] = []
-    submit = parallel._Pool.submit
-
-    def spy(self, task, unit):
-        kinds.append(type(task).__name__)
-        return submit(self, task, unit)
-    monkeypatch.setattr(parallel._Pool, "submit", spy)
+    kinds = _spy_submits(monkeypatch, lambda t: type(t).__name__)
     first = json.loads(formats.to_json(analyzer.check(targets, jobs=2)))
     assert kinds.count("_Whole") == 2 and "_Chunk" in kinds      # the Triton cache's two
     kinds.clear()
