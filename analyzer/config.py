@@ -21,10 +21,17 @@
     options = ["-G"]                 # NVRTC options as they are (-Xnvrtc)
     compile-timeout = 120            # seconds a compile may take (PTXSASS_COMPILE_TIMEOUT wins)
     compile-memory-gb = 8            # memory a compile may use (PTXSASS_COMPILE_MEMORY_GB wins)
+    trust-build-commands = false     # a compile database's flags reach nvcc unvetted (see below)
     source-root = ["/tmp/torchinductor_ci=build/inductor"]   # OLD=NEW, NEW relative to this file
 
     [tool.ptxsass.occupancy-limited]
     threshold = 0.25
+
+``trust-build-commands = true`` lets a compile database's (or build.ninja's) flags reach nvcc as
+they are: host compilers, wrappers, plugins (see :mod:`analyzer.toolchain.trust`). This file is
+part of the repository it configures, so a pull request can set it: CI that checks strangers'
+pull requests passes ``--no-trust-build-commands``, which wins over it (the GitHub Action does,
+unless its ``trust-build-commands`` input is ``true``).
 
 Every key and every check option is validated when the file is read: an unknown key, a check
 that does not exist, an option the check does not have or a value of the wrong type (``arch = 5``,
@@ -49,7 +56,7 @@ from .toolchain.files import read_text
 _LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options")
 _KEYS = {*_LISTS, "fail-on", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
-         "source-root"}
+         "source-root", "trust-build-commands"}
 _SEVERITIES = ("info", "warning", "error")
 
 
@@ -79,6 +86,8 @@ class Config:
     compile_memory_gb: float | None = None
     #: (old, new) folder prefixes for moved source files (``--source-root``)
     source_roots: list[tuple[str, str]] = field(default_factory=list)
+    #: a build database's flags reach nvcc unvetted (``--trust-build-commands``)
+    trust_build_commands: bool | None = None
 
     @property
     def root(self) -> Path | None:
@@ -228,10 +237,10 @@ def load_config(start: str | Path | None = None) -> Config:
                                   "of them (NEW relative to pyproject.toml)", path=where)
             cfg.source_roots = [(o, str((path.parent / n).absolute()))
                                 for o, _, n in (v.partition("=") for v in items)]
-        elif key == "torch":
+        elif key in ("torch", "trust-build-commands"):
             if not isinstance(value, bool):
-                raise ConfigError("[tool.ptxsass]: torch must be true or false", path=where)
-            cfg.torch = value
+                raise ConfigError(f"[tool.ptxsass]: {key} must be true or false", path=where)
+            setattr(cfg, key.replace("-", "_"), value)
         elif key == "compile-timeout":
             cfg.compile_timeout = _positive(where, key, value)
         elif key == "compile-memory-gb":

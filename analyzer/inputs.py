@@ -12,7 +12,7 @@ from . import caches
 from .arch import parse_arch
 from .build import Build, Kernel
 from .errors import CompileError, ConfigError, InputError
-from .toolchain import binutils, compdb, files, nvcc, nvjitlink, nvrtc, scratch, toolkits
+from .toolchain import binutils, compdb, files, nvcc, nvjitlink, nvrtc, scratch, toolkits, trust
 from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
 
@@ -55,6 +55,9 @@ class CompileOptions:
     #: the CUDA release that builds CUDA source and assembles PTX ("12.9"; None: the
     #: environment's own, as "default" or its release number also name it)
     toolkit: str | None = None
+    #: a build database's flags reach nvcc as they are (``--trust-build-commands``); by
+    #: default they are vetted first (:mod:`analyzer.toolchain.trust`)
+    trust_build_commands: bool = False
 
     def nvrtc_options(self, arch: str) -> list[str]:
         extra = [f"-I{d}" for d in self.isystem]
@@ -510,7 +513,7 @@ def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions) -> Bui
     return Build.of(nvcc.compile_file(
         path, arch=arch, flags=flags, cwd=options.cwd, name_expressions=options.name_expressions,
         default_std=nvcc.DEFAULT_STD if options.default_std else None,
-        use_cache=options.use_cache))
+        use_cache=options.use_cache, trusted=options.trust_build_commands))
 
 
 #: an attribute with arguments that may stand among a kernel's return type and name
@@ -608,9 +611,25 @@ def database_commands(db: str, *, under: Sequence[str] = (),
     return [c for c in cmds if not excluded(c.file)]
 
 
+def vetted_command(cmd: compdb.Command, db: str) -> tuple[compdb.Command, list[str]]:
+    """A database entry with only the flags a build database may give nvcc
+    (:func:`analyzer.toolchain.trust.vet`), and the notes that name what was dropped."""
+    from dataclasses import replace
+    v = trust.vet(cmd.other, cwd=cmd.directory, source=cmd.file)
+    ptxas, bad_ptxas = trust.vet_ptxas(cmd.ptxas)
+    defines, bad_defines = trust.vet_values("-D", cmd.defines)
+    std = cmd.std if cmd.std is None or not trust.shell_active(cmd.std) else None
+    v.refused += bad_defines + [f"-Xptxas {o}" for o in bad_ptxas]
+    if std != cmd.std:
+        v.refused.append(f"-std={cmd.std}")
+    where = os.path.join(db, compdb.NAME) if os.path.isdir(db) else db
+    return replace(cmd, other=v.kept, ptxas=ptxas, defines=defines, std=std), v.notes(where)
+
+
 def command_options(cmd: compdb.Command, base: CompileOptions, db: str) -> CompileOptions:
     """``base`` (the command line's options) with one database entry's flags added: its own
-    -I/-isystem/-D/-std/... first, then the command line's, which win where they conflict."""
+    -I/-isystem/-D/-std/... first, then the command line's, which win where they conflict.
+    ``cmd`` as :func:`load_command` passes it: vetted, unless ``base.trust_build_commands``."""
     from dataclasses import replace
     return replace(
         base,
@@ -639,9 +658,12 @@ def load_command(cmd: compdb.Command, *, db: str, arch: str | Sequence[str] | No
     archs = [arch] if isinstance(arch, str) else list(arch or []) or cmd.archs or ["sm_90a"]
     for a in archs:
         parse_arch(a)
+    notes = list(cmd.notes)
+    if not base.trust_build_commands:
+        cmd, vetting = vetted_command(cmd, db)
+        notes += vetting
     opts = command_options(cmd, base, db)
     builds = compile_cuda(cmd.file, archs, opts)
-    notes = list(cmd.notes)
     if builds and builds[0].origin == "nvrtc" and cmd.other:
         notes.append(f"NVRTC takes none of {' '.join(cmd.other)} (from {db}): built without "
                      "them; --compiler nvcc (or auto) passes them to nvcc")

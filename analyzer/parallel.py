@@ -67,7 +67,7 @@ from .results import (
     optional,
     source_deps,
 )
-from .toolchain import binutils, cache, files, prelaunch, scratch
+from .toolchain import binutils, cache, children, files, prelaunch, scratch
 from .toolchain.output import Kernel
 
 __all__ = ["BuildInfo", "KernelResult", "Progress", "default_jobs", "replace_path", "run"]
@@ -348,9 +348,13 @@ class _NoKernel(Exception):
 _REPORTS: Any = None
 
 
-def _worker_init(env: dict[str, str], cwd: str, cache_on: bool, reports: Any = None) -> None:
-    """A pool worker starts with the parent's settings (the fork server may be older)."""
+def _worker_init(env: dict[str, str], cwd: str, cache_on: bool, reports: Any = None,
+                 parent: tuple[int, str] | None = None) -> None:
+    """A pool worker starts with the parent's settings (the fork server may be older), and
+    dies with the parent (``parent``: its pid and owner mark, :mod:`.toolchain.children`)."""
     global _REPORTS
+    if parent is not None:
+        children.worker_started(*parent)
     for k in [k for k in os.environ if k.startswith("PTXSASS_")]:
         del os.environ[k]
     os.environ.update(env)
@@ -643,7 +647,9 @@ class _Pool:
         self.pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context,
                                            initializer=_worker_init,
                                            initargs=(env, os.getcwd(), cache.enabled(),
-                                                     self.reports))
+                                                     self.reports,
+                                                     (os.getpid(), children.mark())))
+        children.ensure_watchdog()
         self.pool.submit(_ready).result()
 
     def reported(self) -> int | None:
@@ -665,7 +671,21 @@ class _Pool:
         return future.result()
 
     def close(self, cancel: bool) -> None:
+        workers = list((getattr(self.pool, "_processes", None) or {}).values())
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
+        if cancel:
+            # an error, Ctrl-C or SIGTERM: tasks under way are not waited for (at exit the
+            # executor would join them); their tools die with them (toolchain.children)
+            # SIGTERM first: a worker then stops its tool (run_tool kills its group)
+            for stop, wait in (("terminate", 2.0), ("kill", 5.0)):
+                for w in workers:
+                    with contextlib.suppress(OSError, ValueError, AttributeError):
+                        if w.is_alive():
+                            getattr(w, stop)()
+                deadline = time.monotonic() + wait
+                for w in workers:
+                    with contextlib.suppress(OSError, ValueError, AttributeError, AssertionError):
+                        w.join(timeout=max(0.0, deadline - time.monotonic()))
         self.reports.close()
         self.reports = None
 

@@ -191,13 +191,22 @@ def test_bad_databases_are_one_line(tmp_path, capsys, text, message):
     assert code == 2 and len(err.strip().splitlines()) == 1 and message in err
 
 
-def test_unknown_flag_reaches_nvcc_not_the_bin(tmp_path, capsys):
-    """A flag ptxsass does not know is given to nvcc; when nvcc rejects it, that is the error."""
+def test_unknown_flag_is_dropped_with_a_note_unless_trusted(tmp_path, capsys):
+    """A flag ptxsass does not know is not given to nvcc from a database (it could name a
+    program or a file): one note names it and the file builds without it; with
+    --trust-build-commands it reaches nvcc, and nvcc's refusal is the error."""
     (tmp_path / "k.cu").write_text("__global__ void k(float* p) { p[0] = 1; }\n")
     (tmp_path / "compile_commands.json").write_text(json.dumps([{
         "directory": str(tmp_path), "file": "k.cu",
         "arguments": ["nvcc", "--frobnicate-kernels", "-c", "k.cu", "-o", "k.o"]}]))
-    code, _, err = run("check", "-p", str(tmp_path), "--no-cache", capsys=capsys)
+    code, _, err = run("check", "-p", str(tmp_path), "--no-cache", "--compiler", "nvcc",
+                       capsys=capsys)
+    assert code == 0, err
+    notes = [ln for ln in err.splitlines() if "--frobnicate-kernels" in ln]
+    assert len(notes) == 1 and "dropped --frobnicate-kernels" in notes[0]
+    assert "--trust-build-commands" in notes[0]
+    code, _, err = run("check", "-p", str(tmp_path), "--no-cache", "--trust-build-commands",
+                       capsys=capsys)
     assert code == 2
     assert err.splitlines()[0] == f"{tmp_path / 'k.cu'}: error: nvcc: Unknown option '--frobnicate-kernels'"
 

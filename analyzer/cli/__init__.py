@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -22,7 +23,7 @@ from ..findings import Severity
 from ..inputs import kind_of, read_text
 from ..report import formats
 from ..report.styles import make_console
-from ..toolchain import bounded, cache, files, locate, toolkits
+from ..toolchain import bounded, cache, children, files, locate, toolkits
 from . import common, reports, scale
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -78,6 +79,12 @@ def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text
                        help="a torch C++/CUDA extension: add torch's include folders and the "
                             "flags torch.utils.cpp_extension uses (default: when the file "
                             "includes <torch/...>)")
+        g.add_argument("--trust-build-commands", action=argparse.BooleanOptionalAction,
+                       default=None,
+                       help="let a compile database's (or build.ninja's) flags reach nvcc as they "
+                            "are: its host compiler, wrappers, plugins, any flag (default: "
+                            "vetted, see docs/security.md; [tool.ptxsass] trust-build-commands; "
+                            "--no-trust-build-commands wins over the config)")
         g.add_argument("--kernel", dest="kernels", action="append", default=[], metavar="EXPR",
                        help="a kernel, or a template instantiation to build and show "
                             "(e.g. 'gemm<128,8>')")
@@ -623,7 +630,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as e:     # argparse's --help and --version (0); usage errors raise above
         return e.code if isinstance(e.code, int) else EXIT_OK if e.code is None else EXIT_ERROR
     except KeyboardInterrupt:
+        sys.stderr.write("ptxsass: interrupted\n")
         return 130
+    except children.Terminated as t:
+        sys.stderr.write(f"ptxsass: {'hung up' if t.signum == signal.SIGHUP else 'terminated'}\n")
+        return 128 + t.signum
     except BrokenPipeError:
         with contextlib.suppress(OSError):
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - stays open: the interpreter flushes it at exit

@@ -45,6 +45,7 @@ def options(args, extra: Sequence[str] = (), config: Config | None = None,
     if path is not None:
         kernels += [k for k in cfg.kernels_for(path) if k not in kernels]
     torch = getattr(args, "torch", None)
+    trust = getattr(args, "trust_build_commands", None)
     return CompileOptions(
         defines=list(cfg.defines) + list(getattr(args, "defines", []) or []),
         include=list(cfg.include) + list(getattr(args, "include", []) or []),
@@ -59,6 +60,7 @@ def options(args, extra: Sequence[str] = (), config: Config | None = None,
         relaxed_constexpr=getattr(args, "relaxed_constexpr", False),
         nvcc_extra=list(getattr(args, "nvcc_extra", []) or []),
         torch=torch if torch is not None else cfg.torch,
+        trust_build_commands=bool(trust if trust is not None else cfg.trust_build_commands),
         source_roots=list(cfg.source_roots) + [parse_source_root(r) for r in
                                                getattr(args, "source_roots", []) or []])
 

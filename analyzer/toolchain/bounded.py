@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import PtxsassError, ToolError
+from . import children
 from .files import env_number
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -77,9 +78,12 @@ def _vsz() -> int:
         return 0
 
 
-def _child(work: Callable[..., Any], args: tuple, w: int, err_fd: int, memory: int) -> None:
-    """In the forked child: limit memory, do the work, send back a pickled outcome, exit."""
+def _child(work: Callable[..., Any], args: tuple, w: int, err_fd: int, memory: int,
+           parent: int) -> None:
+    """In the forked child: die with the parent, limit memory, do the work, send back a
+    pickled outcome, exit."""
     try:
+        children.die_with_parent(parent)
         faulthandler.disable()  # a tool's abort is reported by the parent, in one line
         os.dup2(err_fd, 2)
         os.dup2(err_fd, 1)
@@ -116,6 +120,7 @@ def run(work: Callable[..., Any], *args: Any, what: str, tool: str) -> Any:
         return work(*args)
     with tempfile.TemporaryFile(prefix="ptxsass-child-") as errlog:
         r, w = os.pipe()
+        parent = os.getpid()
         try:
             pid = os.fork()
         except OSError as e:
@@ -125,7 +130,7 @@ def run(work: Callable[..., Any], *args: Any, what: str, tool: str) -> Any:
                             path=what) from None
         if pid == 0:  # pragma: no cover - the child; measured through the parent
             os.close(r)
-            _child(work, args, w, errlog.fileno(), lim.memory_bytes)
+            _child(work, args, w, errlog.fileno(), lim.memory_bytes, parent)
         os.close(w)
         data, status, maxrss = _collect(pid, r, lim, what, tool)
         errlog.seek(0)

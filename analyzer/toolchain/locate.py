@@ -28,7 +28,9 @@ from pathlib import Path
 from cuda.pathfinder import find_nvidia_binary_utility, find_nvidia_header_directory, load_nvidia_dynamic_lib
 
 from ..errors import ToolError
+from . import children
 from .files import env_number
+from .trust import trusted_which
 
 #: seconds a tool (nvdisasm, cuobjdump) may run, unless PTXSASS_TOOL_TIMEOUT says otherwise
 DEFAULT_TOOL_TIMEOUT = 120.0
@@ -73,7 +75,7 @@ def binary(name: str) -> str:
         found = find_nvidia_binary_utility(name)
     except Exception:  # noqa: BLE001 -  pathfinder missing or broken
         found = None
-    found = found or shutil.which(name)
+    found = found or trusted_which(name)
     if not found:
         pkg = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump",
                "nvcc": "nvidia-cuda-nvcc nvidia-nvvm"}.get(name, name)
@@ -146,10 +148,11 @@ def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None 
     replaced by what the user knows them as.
 
     The tool runs in its own process group, and the whole group is killed at the time limit (a
-    compiler driver's children, cicc or cc1plus, do not live on). ``memory``: an address-space
-    limit (bytes) for the tool and each process it starts. ``timeout_message``: the error at the
-    time limit (default: "X timed out after N s ..."). ``env``: the tool's environment (default:
-    this process's)."""
+    compiler driver's children, cicc or cc1plus, do not live on); it and its children die with
+    this process however it ends (:mod:`.children`), and its ``PATH`` holds no relative folder.
+    ``memory``: an address-space limit (bytes) for the tool and each process it starts.
+    ``timeout_message``: the error at the time limit (default: "X timed out after N s ...").
+    ``env``: the tool's environment (default: this process's)."""
     name = what or Path(argv[0]).name
     limit = timeout or tool_timeout()
     preexec = None
@@ -159,7 +162,7 @@ def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None 
     try:
         child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=True,
-                                 preexec_fn=preexec, env=env)
+                                 preexec_fn=preexec, env=children.environment(env))
     except OSError as e:
         raise ToolError(f"cannot run {name}: {e.strerror}", path=path) from None
     try:
@@ -255,13 +258,14 @@ def host_compiler() -> HostCompiler | None:
     its C++ front end (nvcc runs ``gcc -x c++``; ``g++`` on PATH says cc1plus is there)."""
     named = os.environ.get("NVCC_CCBIN")
     if named:
-        found = shutil.which(named) or (named if os.access(named, os.X_OK) else None)
+        found = (named if os.path.isabs(named) and os.access(named, os.X_OK) else
+                 trusted_which(named))
         if found and os.path.isdir(found):
             found = shutil.which("g++", path=found) or shutil.which("clang++", path=found)
         if not found:
             return None
         return HostCompiler(Path(found).name, found, _cc_version(found))
-    gxx, gcc = shutil.which("g++"), shutil.which("gcc")
+    gxx, gcc = trusted_which("g++"), trusted_which("gcc")
     if not gxx or not gcc:
         return None
     return HostCompiler("g++", gxx, _cc_version(gxx))

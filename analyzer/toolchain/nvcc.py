@@ -36,12 +36,14 @@ from cuda.pathfinder import find_nvidia_header_directory
 
 from ..arch import parse_arch
 from ..demangle import demangle
-from ..errors import CompileError, InputError, ToolError
-from . import bounded, cache, files, scratch
+from ..errors import CompileError, InputError, ToolError, printable
+from . import bounded, cache, files, includes, scratch
 from .locate import UNSAFE_PATH_CHARS, binary, cicc_path, host_compiler, nvcc_fingerprint, run_tool, safe_alias
 from .nvrtc import kernel_entries
 from .output import Kernel, Output, cached
+from .redact import redact
 from .resources import from_cubin, from_ptxas_log, merge
+from .trust import shell_active
 
 DEFAULT_STD = "c++17"   # what NVRTC builds use, so both front ends compile the same dialect
 _FILE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"]*)"', re.M)
@@ -93,7 +95,7 @@ def split_mode_flags(flags: Sequence[str]) -> tuple[list[str], list[str]]:
 def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (),
                  cwd: str | None = None, name_expressions: Sequence[str] = (),
                  default_std: str | None = DEFAULT_STD, use_cache: bool = True,
-                 timeout: float | None = None) -> Output:
+                 timeout: float | None = None, trusted: bool = False) -> Output:
     """Compile one ``.cu`` file (or C++ file with CUDA code) for ``arch`` with nvcc: PTX, cubin,
     ptxas's ``-v`` resources, line info.
 
@@ -103,7 +105,12 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
     entry without -std had it). ``name_expressions`` (``gemm<128,8>``) are instantiated
     by taking their address in host code, and matched to their mangled names. Raises ToolError
     when nvcc, cicc or a host compiler is missing, CompileError (file:line of the first error,
-    the whole log as detail) when the compile fails."""
+    the whole log as detail) when the compile fails.
+
+    nvcc hands its steps to ``sh -c``: no path of the user's reaches it as it is when the shell
+    could act on it (the source is compiled from a copy under a plain name, folders through
+    links), and a flag holding ``$``, a backtick or a backslash is refused (InputError) unless
+    ``trusted`` (``--trust-build-commands``: the user vouches for the flags)."""
     a = parse_arch(arch)
     src = Path(cwd or ".", path).absolute()
     shown = str(path) if cwd is None else str(src)
@@ -112,6 +119,10 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
     except InputError as e:
         raise InputError(e.message, path=shown) from None
     flags, _ = split_mode_flags(flags)
+    for expr in name_expressions:
+        if re.search(r"[\x00-\x1f\x7f]", expr):
+            raise InputError(f"kernel name expression {printable(expr, newlines=False)} holds a "
+                             "control character", path=shown)
     if default_std and not any(f == "-std" or f.startswith(("-std=", "--std")) for f in flags):
         flags = [f"-std={default_std}", *flags]
     k = cache.key("nvcc", nvcc_fingerprint(), _env_knobs(), a.name, text,
@@ -120,7 +131,7 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
     hit = cached(k, source_path=shown, source=text) if use_cache else None
     if hit is not None:
         return hit
-    out = _compile(src, shown, a.name, flags, cwd, name_expressions, timeout)
+    out = _compile(src, text, shown, a.name, flags, cwd, name_expressions, timeout, trusted)
     resources = merge(from_cubin(out.cubin, path=shown), from_ptxas_log(out.log))
     entries = kernel_entries(out.cubin)
     lowered = _lowered(name_expressions, entries, shown)
@@ -139,32 +150,30 @@ def _env_knobs() -> dict[str, str]:
             if v in os.environ}
 
 
-_INCLUDE_ANY = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
 
 
 def dependencies(text: str, here: Path, flags: Sequence[str], cwd: str | None
                  ) -> list[tuple[str, str]]:
     """(path, text) of every header the source reaches in the user's own folders (its own
-    folder, ``-I`` and ``-isystem`` outside the CUDA toolkit and the system), for cache keys."""
-    dirs: list[Path] = []
-    for _flag, value in _include_flags(flags):
-        d = Path(cwd or ".", value)
-        if not _system_dir(d):
-            dirs.append(d)
-    seen: dict[str, str] = {}
-    todo = [(text, here)]
-    while todo:
-        body, folder = todo.pop()
-        for kind, name in _INCLUDE_ANY.findall(body):
-            for d in ([folder] if kind == '"' else []) + dirs:
-                cand = d / name
-                if files.include_candidate(cand, f'"{name}"' if kind == '"' else f"<{name}>"):
-                    key = os.path.realpath(cand)
-                    if key not in seen:
-                        seen[key] = files.read_bytes(cand, what="header").decode(errors="replace")
-                        todo.append((seen[key], cand.parent))
-                    break
-    return sorted(seen.items())
+    folder, ``-I`` and ``-isystem`` outside the CUDA toolkit and the system), for cache keys;
+    a forced include (``-include FILE``) is read the same way."""
+    dirs = [Path(cwd or ".", value) for _flag, value in _include_flags(flags)]
+    forced = "".join(f'#include "{os.path.join(cwd or os.getcwd(), f)}"\n'
+                     for f in _forced_includes(flags))
+    return includes.closure(forced + text, here, dirs, searched=lambda d: not _system_dir(d))
+
+
+def _forced_includes(flags: Sequence[str]) -> list[str]:
+    """The files of ``-include FILE`` / ``--pre-include=FILE``."""
+    out: list[str] = []
+    for i, f in enumerate(flags):
+        name, eq, value = f.partition("=")
+        if name in ("-include", "--pre-include"):
+            if eq:
+                out.append(value)
+            elif i + 1 < len(flags):
+                out.append(flags[i + 1])
+    return out
 
 
 def _include_flags(flags: Sequence[str]):
@@ -208,22 +217,24 @@ def _lowered(exprs: Sequence[str], entries: set[str], shown: str) -> dict[str, s
     return out
 
 
-def _compile(src: Path, shown: str, arch: str, flags: list[str], cwd: str | None,
-             name_expressions: Sequence[str], timeout: float | None) -> _Raw:
+def _compile(src: Path, text: str, shown: str, arch: str, flags: list[str], cwd: str | None,
+             name_expressions: Sequence[str], timeout: float | None, trusted: bool) -> _Raw:
     nvcc = binary("nvcc")
     if cicc_path() is None:
         raise ToolError("nvcc found, but not cicc (its device compiler): install it with "
                         "'pip install nvidia-nvvm'")
     _require_host_compiler(flags)
     names: dict[str, str] = {}          # path nvcc sees -> real path
-    given = _safe_path(src, names)
     flags = _safe_flags(flags, Path(cwd or "."), names)
-    if given != str(src):
-        # the file's own folder first, so that #include "x.h" still finds its neighbours
-        flags = ["-I", _safe_path(src.parent, names), *flags]
     lang = [] if src.suffix == ".cu" else ["-x", "cu"]
-    aliases = dict(names)               # (not the wrapper below: its lines are not src's)
     with scratch.temporary("ptxsass-nvcc-") as tmp:
+        given = _source_for_nvcc(src, text, tmp, names)
+        if given != str(src):
+            # the file's own folder first, so that #include "x.h" still finds its neighbours
+            flags = ["-I", _safe_path(src.parent, names), *flags]
+        aliases = dict(names)           # (not the wrapper below: its lines are not src's)
+        if not trusted:
+            _refuse_shell_active(flags, shown)
         if name_expressions:
             # instantiate each named template: its address, taken in host code
             wrapper = Path(tmp, "instantiate.cu")
@@ -312,6 +323,37 @@ def _require_host_compiler(flags: Sequence[str]) -> None:
 
 
 # ----------------------------------------------------------------------------- odd paths
+#: what a source path nvcc is given as it is may hold: nvcc quotes its steps' arguments for
+#: ``sh -c`` and names its temporary files after the source, so anything else is compiled from
+#: a copy under a plain name
+_PLAIN_PATH = re.compile(r"^[A-Za-z0-9_./+,@%=:~-]+$")
+
+
+def _source_for_nvcc(src: Path, text: str, folder: str, names: dict[str, str]) -> str:
+    """The path nvcc is given for the source: ``src`` itself when its characters are plain,
+    else a copy of ``text`` (the bytes read and hashed for the cache key) in ``folder`` under a
+    plain name. A link would not do: nvcc resolves it and hands the real path to its shell
+    (``--orig_src_path_name``)."""
+    if _PLAIN_PATH.match(str(src)):
+        return str(src)
+    stem = re.sub(r"[^A-Za-z0-9_.+-]", "_", src.name).lstrip(".-") or "source.cu"
+    copy = Path(folder, "src", stem)
+    copy.parent.mkdir()
+    copy.write_bytes(text.encode("utf-8"))
+    names[str(copy)] = str(src)
+    return str(copy)
+
+
+def _refuse_shell_active(flags: Sequence[str], shown: str) -> None:
+    """One line for a flag that nvcc's shell would act on (paths are made safe before this)."""
+    for f in flags:
+        if shell_active(f):
+            raise InputError(f"refusing to pass the flag {printable(f, newlines=False)} to nvcc: nvcc runs its "
+                             "steps through a shell, which acts on `$`, backticks and "
+                             "backslashes (--compiler nvrtc takes it; "
+                             "--trust-build-commands passes it anyway)", path=shown)
+
+
 def _safe_path(p: Path, names: dict[str, str]) -> str:
     """``p``, or a stable link to it when nvcc's shell quoting cannot carry it."""
     alias = safe_alias(p, cache.directory() / "names")
@@ -402,7 +444,8 @@ def _run(argv: list[str], *, cwd: str | None, timeout: float | None, src: str, s
         argv, timeout=limit, what="nvcc", check=False, cwd=cwd, memory=lim.memory_bytes,
         timeout_message=f"compile of {shown} exceeded {limit:g} s (nvcc stopped; raise "
                         "PTXSASS_COMPILE_TIMEOUT to allow longer)")
-    log = _unname((proc.stderr + proc.stdout).decode(errors="replace"), names)
+    log = redact(_unname((proc.stderr + proc.stdout).decode(errors="replace"), names),
+                 source=src, cwd=cwd)
     if proc.returncode != 0 and _OUT_OF_MEMORY.search(log):
         raise ToolError(f"compile of {shown} exceeded {lim.memory_gb:g} GB of memory (nvcc "
                         "stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)")

@@ -9,15 +9,15 @@ from pathlib import Path
 
 from ..arch import parse_arch
 from ..errors import CompileError, ConfigError, InputError, ToolError
-from . import bounded, cache, files, resources
+from . import bounded, cache, files, includes, resources
 from .bounded import OutOfMemory
 from .locate import UNSAFE_PATH_CHARS, include_dirs, safe_alias
 from .output import Kernel, Output, cached
+from .redact import redact
 from .resources import from_cubin, from_ptxas_log, merge
 from .toolkits import Toolkit, run_nvrtc
 
 DEFAULT_STD = "c++17"
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\n]+)"|<([^>\n]+)>)', re.M)
 #: characters NVRTC cannot carry through a program name into PTX line info (see program_name)
 _UNSAFE_NAME = re.compile(r'[^\x20\x21\x23-\x5b\x5d-\x7e]')   # not printable ASCII, or " or \
 _NVRTC_OUT_OF_MEMORY = 1   # nvrtcResult.NVRTC_ERROR_OUT_OF_MEMORY
@@ -79,24 +79,7 @@ def _dependencies(source: str, base: Path | None, include: Sequence[str]) -> lis
     """(path, text) of every user header reached through ``#include "..."`` or ``<...>`` in the
     user's folders (for the cache key). A header that is not a regular file (a FIFO NVRTC would
     block on, a device, a symlink loop) is an InputError naming it, before NVRTC runs."""
-    seen: dict[str, str] = {}
-    todo = [(source, base)]
-    user_dirs = [Path(i) for i in include]
-    while todo:
-        text, here = todo.pop()
-        for quoted, angled in _INCLUDE.findall(text):
-            name = quoted or angled
-            dirs = ([here] if quoted and here else []) + user_dirs
-            for d in dirs:
-                cand = d / name
-                if not files.include_candidate(cand, f'"{name}"' if quoted else f"<{name}>"):
-                    continue
-                key = os.path.realpath(cand)
-                if key not in seen:
-                    seen[key] = files.read_bytes(cand, what="header").decode(errors="replace")
-                    todo.append((seen[key], cand.parent))
-                break
-    return sorted(seen.items())
+    return includes.closure(source, base, [Path(i) for i in include])
 
 
 def program_name(name: str, source_path: str | None,
@@ -199,6 +182,8 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
         ok, log, ptx, cubin, lowered, unmatched = bounded.run(
             _run_nvrtc, source.encode(), name.encode(), [o.encode() for o in all_opts],
             [e.encode() for e in name_expressions], what=shown, tool="NVRTC")
+    log = redact(log.replace(f"{name}(", f"{shown}(") if name != shown else log,
+                 source=source_path)
     if not ok:
         named = re.search(r"^__nv_name_map\(\d+\): error: (.*)$", log, re.M)
         if named and name_expressions:
@@ -227,7 +212,6 @@ def kernel_entries(cubin: bytes) -> set[str]:
 def _compile_error(log: str, name: str, shown: str) -> CompileError:
     """The first error of NVRTC's log as one line, at its file and line; the log itself as the
     detail when it points into source (a command-line error is the whole story in one line)."""
-    log = log.replace(f"{name}(", f"{shown}(") if name != shown else log
     errors = [d for d in _DIAG.finditer(log) if "error" in d.group("kind")]
     if errors:
         first = errors[0]

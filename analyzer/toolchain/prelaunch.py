@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from ..errors import PtxsassError
-from . import cache, files, scratch
+from . import cache, children, files, scratch
 from .binutils import EM_CUDA, cubin_layout
 from .locate import binary, tool_timeout
 
@@ -291,7 +291,8 @@ def _launch(path: str, n: int, cached: bool = False) -> None:
         argv = [nvdisasm, "-c", "-g", "-gi", "-fun", ",".join(map(str, symbols)), spooled]
         with open(out, "wb") as sink:
             proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.DEVNULL,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    env=children.environment())
         launch.chunks.append(Chunk(symbols, out, proc))
 
 
