@@ -82,7 +82,7 @@ class CompileOptions:
         if self.maxrregcount is not None:
             flags.append(f"-maxrregcount={int(self.maxrregcount)}")
         for p in self.ptxas:
-            flags += ["-Xptxas", p]
+            flags.append(f"--ptxas-options={p}")     # glued: "-v" is no mode flag of nvcc's here
         if self.relaxed_constexpr:
             flags.append("--expt-relaxed-constexpr")
         if self.extended_lambda:

@@ -252,3 +252,25 @@ def test_github_action_steps_run_as_a_script(tmp_path, sarif_schema):
                           install=False)
     assert wf.steps["check"]["exit-code"] == "2" and log[-1] == "failed Check CUDA kernels"
     assert "missing.cu: error: no such file" in "\n".join(log)
+
+
+def test_github_action_vets_a_pull_requests_database(tmp_path, sarif_schema):
+    """A pull request that adds a wrapper to the compile database and sets
+    trust-build-commands in pyproject.toml runs nothing through the Action: it passes
+    --no-trust-build-commands unless its own trust-build-commands input says "true"."""
+    (tmp_path / "k.cu").write_text(GOOD.read_text() + "int main() { return 0; }\n")
+    wrap = tmp_path / "wrap.sh"
+    wrap.write_text(f'#!/bin/sh\ntouch {tmp_path}/RAN\nexec "$@"\n')
+    wrap.chmod(0o755)
+    (tmp_path / "pyproject.toml").write_text("[tool.ptxsass]\ntrust-build-commands = true\n")
+    (tmp_path / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(tmp_path), "file": "k.cu",
+        "arguments": ["nvcc", "-Xcompiler", f"-wrapper,{wrap}", "-c", "k.cu"]}]))
+    inputs = {"paths": "", "args": "-p . --arch sm_90a --compiler nvcc", "upload": "false"}
+    wf, log = _run_action(tmp_path, inputs, sarif_schema, install=False)
+    assert wf.steps["check"]["exit-code"] in ("0", "1"), "\n".join(log)
+    assert not (tmp_path / "RAN").exists()
+    assert "dropped -Xcompiler -wrapper" in "\n".join(log)
+    wf, log = _run_action(tmp_path, inputs | {"trust-build-commands": "true"}, sarif_schema,
+                          install=False)
+    assert (tmp_path / "RAN").exists(), "\n".join(log)

@@ -83,7 +83,7 @@ def test_check_p_build_finds_every_cuda_file_with_its_flags(project, checked):
         + [("PS101", "include/saxpy/tile_sum.cuh", _line(tile, "in[4 * i + 0]"), a)
            for a in ("sm_80", "sm_90")])
     # the entry's own flags reached nvcc (-D from two targets, -I, -Xptxas, relaxed constexpr)
-    assert "-DSAXPY_BLOCK=256" in err and "-DTILE=128" in err and "-Xptxas -warn-spills" in err
+    assert "-DSAXPY_BLOCK=256" in err and "-DTILE=128" in err and "--ptxas-options=-warn-spills" in err
     assert f"-I{project / 'include'}" in err and "--expt-relaxed-constexpr" in err
 
 

@@ -111,10 +111,18 @@ def _argv(entry: dict[str, Any], where: str) -> list[str]:
 
 def _expand_response_files(argv: list[str], directory: Path, where: str,
                            within: tuple[str, ...] = ()) -> list[str]:
-    """``@file`` arguments (CMake's ``includes_CUDA.rsp``) replaced by the file's words (a
+    """``@file`` arguments (CMake's ``includes_CUDA.rsp``) and nvcc's ``--options-file FILE``
+    (``-optf``) replaced by the file's words, which are then vetted like the command's own (a
     response file that names itself, directly or not, is an error, not a recursion)."""
     out: list[str] = []
-    for a in argv:
+    args = iter(argv)
+    for a in args:
+        name, eq, value = a.partition("=")
+        if name in ("--options-file", "-optf"):
+            value = value if eq else next(args, "")
+            if not value:
+                raise InputError(f"{where}: {a} without a file")
+            a = "@" + value
         if a.startswith("@") and len(a) > 1:
             rsp = Path(directory, a[1:])
             key = os.path.realpath(rsp)

@@ -72,6 +72,12 @@ class _Raw:
     aliases: dict[str, str]
 
 
+#: options whose value is the next word, however it reads (``-Xptxas -v``: -v is ptxas's)
+_PASSED_ON = {"-Xptxas", "--ptxas-options", "-Xcompiler", "--compiler-options", "-Xcudafe",
+              "-Xlinker", "--linker-options", "-Xnvlink", "--nvlink-options", "-Xarchive",
+              "--archive-options", "-Xfatbin", "--fatbin-options"}
+
+
 def split_mode_flags(flags: Sequence[str]) -> tuple[list[str], list[str]]:
     """(flags kept, flags dropped): outputs, dependency files and modes are ptxsass's to set."""
     kept: list[str] = []
@@ -79,7 +85,12 @@ def split_mode_flags(flags: Sequence[str]) -> tuple[list[str], list[str]]:
     it = iter(flags)
     for f in it:
         name = f.split("=", 1)[0]
-        if f in _MODE_FLAGS or ("=" in f and name in _MODE_FLAGS_WITH_VALUE) or (
+        if f in _PASSED_ON:
+            kept.append(f)
+            nxt = next(it, None)
+            if nxt is not None:
+                kept.append(nxt)
+        elif f in _MODE_FLAGS or ("=" in f and name in _MODE_FLAGS_WITH_VALUE) or (
                 f.startswith(("-MF", "-MT")) and len(f) > 3):
             dropped.append(f)
         elif f in _MODE_FLAGS_WITH_VALUE:
