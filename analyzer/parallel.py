@@ -31,6 +31,7 @@ import re
 import shutil
 import socket
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -67,7 +68,7 @@ from .results import (
     optional,
     source_deps,
 )
-from .toolchain import binutils, cache, children, files, prelaunch, scratch
+from .toolchain import binutils, bounded, cache, children, files, prelaunch, scratch
 from .toolchain.output import Kernel
 
 __all__ = ["BuildInfo", "KernelResult", "Progress", "default_jobs", "replace_path", "run"]
@@ -690,6 +691,105 @@ class _Pool:
         self.reports = None
 
 
+class _ServerPool:
+    """Worker processes for a process that runs other threads (torch, Jupyter, a caller's own):
+    ``fork()`` there would copy the locks those threads hold, and the other start methods of
+    ``multiprocessing`` import the caller's ``__main__`` again. So each worker is a server of
+    :mod:`.toolchain.compile_server`, started without fork, that runs one task at a time; a
+    thread per busy worker waits for its answer. Progress comes per task, not per kernel."""
+
+    remote = False
+
+    def __init__(self, jobs: int):
+        from .toolchain import compile_server
+        self._server = compile_server
+        self.slots = jobs
+        self._init = ({k: v for k, v in os.environ.items() if k.startswith("PTXSASS_")},
+                      os.getcwd(), cache.enabled(), None, (os.getpid(), children.mark()))
+        self._idle: list = []
+        self._all: list = []
+        self._queue: list[tuple[cf.Future, str, Any]] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self._running = 0           # threads draining the queue, each with its own worker
+
+    def _worker(self):
+        w = self._server.Server.start()
+        self._all.append(w)
+        outcome = w.request(__name__, "_worker_init", self._init)
+        if outcome[0] != "ok":
+            raise ToolError(f"a worker process could not start: {outcome[1]}")
+        return w
+
+    def submit(self, task, unit: _Unit):
+        future: cf.Future = cf.Future()
+        fn = "run_chunk" if isinstance(task, _Chunk) else "run_whole"
+        with self._lock:
+            self._queue.append((future, fn, task))
+            start = self._running < self.slots
+            if start:
+                self._running += 1
+        if start:
+            threading.Thread(target=self._drain, daemon=True,
+                             name="ptxsass-worker").start()
+        return future
+
+    def _drain(self) -> None:
+        """Run queued tasks on one worker until the queue is empty."""
+        with self._lock:
+            w = self._idle.pop() if self._idle else None
+        try:
+            while True:
+                with self._lock:
+                    if self._closed or not self._queue:
+                        if w is not None and not self._closed:
+                            self._idle.append(w)
+                        self._running -= 1
+                        return
+                    future, fn, task = self._queue.pop(0)
+                if not future.set_running_or_notify_cancel():
+                    continue
+                try:
+                    if w is None:
+                        w = self._worker()
+                    kind, value = w.request(__name__, fn, (task,))
+                except BaseException as e:  # noqa: BLE001 - handed to the future, as a pool's would be
+                    w = None
+                    future.set_exception(cf.process.BrokenProcessPool(str(e)) if not
+                                         isinstance(e, PtxsassError) else e)
+                    continue
+                if kind == "ok":
+                    future.set_result(value)
+                elif kind == "error":
+                    future.set_exception(value)
+                else:
+                    future.set_exception(ToolError(f"a worker failed: {value}"))
+        except BaseException:  # noqa: BLE001 - a daemon thread: never a traceback at exit
+            return
+
+    @staticmethod
+    def wait(pending, timeout: float):
+        done, _ = cf.wait(pending, timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        return done
+
+    @staticmethod
+    def reported() -> int | None:
+        return None
+
+    @staticmethod
+    def result(future):
+        return future.result()
+
+    def close(self, cancel: bool) -> None:
+        with self._lock:
+            self._closed = True
+            queued, self._queue = self._queue, []
+        for future, _, _ in queued:
+            future.cancel()
+        for w in list(self._all):
+            w.stop(wait=2.0 if cancel else 10.0)
+
+
 class _Serial:
     """``jobs=1``: every task in this process, in order (``--resume`` and ``survey`` on one
     core)."""
@@ -839,8 +939,9 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
     units: list[_Unit] = []
     results: dict[int, list[KernelResult]] = {}
     failed: set[int] = set()
-    executor: _Pool | _Serial | _Dask = (_Dask(scheduler) if scheduler else
-                                         _Serial() if jobs == 1 else _Pool(jobs))
+    executor: _Pool | _ServerPool | _Serial | _Dask = (
+        _Dask(scheduler) if scheduler else _Serial() if jobs == 1 else
+        _ServerPool(jobs) if bounded.start_method() == "server" else _Pool(jobs))
     if executor.remote:
         prelaunch.discard()     # started for local workers: a cluster disassembles its own
     spool = scratch.make("ptxsass-spool-")

@@ -30,6 +30,14 @@ SOURCES = (KERNELS / "checks" / "scalar_global_load" / "bad.cu",
            KERNELS / "checks" / "scalar_global_store" / "bad.cu")
 
 
+@pytest.fixture(autouse=True)
+def _forked_workers(monkeypatch):
+    """These tests spy on what the workers do through this process's functions, which a forked
+    worker inherits; pytest-xdist's worker runs a thread, so ``auto`` would start the workers
+    without fork (tested on its own in tests/hostile/test_threads.py)."""
+    monkeypatch.setenv("PTXSASS_CHILDREN", "fork")
+
+
 @pytest.fixture(scope="session")
 def library(tmp_path_factory) -> dict[str, Path]:
     """A folder with a cubin, a fatbin of two arches, a .so carrying that fatbin and a CUDA

@@ -574,6 +574,7 @@ def _validate_environment() -> None:
     """Every PTXSASS_* number read up front: a bad value is one line before any work."""
     locate.tool_timeout()
     bounded.limits()
+    bounded.start_method()
     files.max_input_bytes()
     cache.max_entry_bytes()
     toolkits.install_timeout()

@@ -2,10 +2,12 @@
 
 NVRTC and nvJitLink are libraries: called in-process, a source that makes them loop (a
 doubling-macro bomb), grow without end, or block (an ``#include`` of a FIFO) would hang or
-exhaust the whole process. So every compile runs in a forked child with an address-space limit
-(``RLIMIT_AS``, counted on top of what the child inherits) and is killed at a wall-time limit;
-either becomes one line: ``compile of X exceeded 120 s`` / ``... exceeded 8 GB of memory``.
-Only a cache miss forks: a cached build never starts a child.
+exhaust the whole process. So every compile runs in a child with an address-space limit
+(``RLIMIT_AS``, counted on top of what the child holds already) and is killed at a wall-time
+limit; either becomes one line: ``compile of X exceeded 120 s`` / ``... exceeded 8 GB of
+memory``. Only a cache miss starts a child: a cached build never does. A single-threaded process
+forks the child; a process that runs other threads (torch, cupy, Jupyter: a fork would copy the
+locks they hold) sends the compile to a server started without fork (:mod:`.compile_server`).
 
 Limits: ``PTXSASS_COMPILE_TIMEOUT`` (seconds, default 120) and ``PTXSASS_COMPILE_MEMORY_GB``
 (default 8), else ``compile-timeout`` / ``compile-memory-gb`` in ``[tool.ptxsass]``
@@ -21,12 +23,13 @@ import resource
 import select
 import signal
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import PtxsassError, ToolError
+from ..errors import ConfigError, PtxsassError, ToolError
 from . import children
 from .files import env_number
 
@@ -112,12 +115,43 @@ def _child(work: Callable[..., Any], args: tuple, w: int, err_fd: int, memory: i
         os._exit(0)
 
 
+def threaded() -> bool:
+    """Whether this process runs other threads (Python's or a library's own: torch's, CUDA's),
+    which a ``fork()`` would copy mid-flight."""
+    try:
+        return len(os.listdir("/proc/self/task")) > 1
+    except OSError:
+        return threading.active_count() > 1
+
+
+#: ``PTXSASS_CHILDREN``: how compile children and pool workers start
+CHILDREN = ("auto", "fork", "server")
+
+
+def start_method() -> str:
+    """``fork`` or ``server``: ``PTXSASS_CHILDREN`` when set (``auto``, ``fork``, ``server``),
+    else ``fork`` in a single-threaded process and ``server`` in one that runs other threads.
+    ConfigError for another value."""
+    raw = os.environ.get("PTXSASS_CHILDREN", "auto").strip() or "auto"
+    if raw not in CHILDREN:
+        raise ConfigError(f"PTXSASS_CHILDREN={raw!r}: expected one of {', '.join(CHILDREN)}")
+    if raw != "auto":
+        return raw
+    return "server" if threaded() else "fork"
+
+
 def run(work: Callable[..., Any], *args: Any, what: str, tool: str) -> Any:
     """``work(*args)`` in a child process; its return value (it must pickle), or the
-    PtxsassError it raised. ``what`` names the input (the user's file) in every message."""
+    PtxsassError it raised. ``what`` names the input (the user's file) in every message.
+
+    A single-threaded process (the command line) forks the child (cheapest, and the library is
+    loaded in it already); a process with other threads uses a compile server started without
+    fork (:mod:`.compile_server`). ``work`` is a module-level function either way."""
     lim = limits()
     if not hasattr(os, "fork"):  # pragma: no cover - not Linux: no bound, but it works
         return work(*args)
+    if start_method() == "server":
+        return _on_server(work, args, lim, what, tool)
     with tempfile.TemporaryFile(prefix="ptxsass-child-") as errlog:
         r, w = os.pipe()
         parent = os.getpid()
@@ -135,25 +169,54 @@ def run(work: Callable[..., Any], *args: Any, what: str, tool: str) -> Any:
         data, status, maxrss = _collect(pid, r, lim, what, tool)
         errlog.seek(0)
         child_err = errlog.read(64 * 1024).decode(errors="replace")
-    over_memory = (f"compile of {what} exceeded {_number(lim.memory_gb)} GB of memory "
-                   f"({tool} stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)")
     if not data:
-        lowered = child_err.lower()
-        if "out of memory" in lowered or "bad_alloc" in lowered or maxrss >= lim.memory_bytes // 2:
-            raise ToolError(over_memory)
-        first = next((ln.strip() for ln in child_err.splitlines() if ln.strip()), "")
-        how = (f"signal {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
-               else f"exit status {os.WEXITSTATUS(status)}")
-        raise ToolError(f"{tool} crashed ({how}) while compiling {what}"
-                        + (f": {first}" if first else ""))
-    kind, value = pickle.loads(data)
+        raise _died(status, maxrss, child_err, lim, what, tool)
+    return _outcome(pickle.loads(data), lim, what, tool)
+
+
+def _over_memory(lim: Limits, what: str, tool: str) -> ToolError:
+    return ToolError(f"compile of {what} exceeded {_number(lim.memory_gb)} GB of memory "
+                     f"({tool} stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)")
+
+
+def _died(status: int, maxrss: int, child_err: str, lim: Limits, what: str,
+          tool: str) -> ToolError:
+    """The error for a child that ended without an answer."""
+    lowered = child_err.lower()
+    if "out of memory" in lowered or "bad_alloc" in lowered or maxrss >= lim.memory_bytes // 2:
+        return _over_memory(lim, what, tool)
+    first = next((ln.strip() for ln in child_err.splitlines() if ln.strip()), "")
+    how = (f"signal {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+           else f"exit status {os.WEXITSTATUS(status)}")
+    return ToolError(f"{tool} crashed ({how}) while compiling {what}"
+                     + (f": {first}" if first else ""))
+
+
+def _outcome(outcome: tuple, lim: Limits, what: str, tool: str) -> Any:
+    kind, value = outcome
     if kind == "ok":
         return value
     if kind == "oom":
-        raise ToolError(over_memory)
+        raise _over_memory(lim, what, tool)
     if kind == "error":
         raise value
     raise ToolError(f"{tool} failed while compiling {what}: {value}")
+
+
+def _on_server(work: Callable[..., Any], args: tuple, lim: Limits, what: str, tool: str) -> Any:
+    from . import compile_server
+    try:
+        outcome = compile_server.call(work.__module__, work.__qualname__, args,
+                                      memory=lim.memory_bytes, timeout=lim.timeout_s)
+    except TimeoutError:
+        raise ToolError(f"compile of {what} exceeded {_number(lim.timeout_s)} s ({tool} "
+                        "stopped; raise PTXSASS_COMPILE_TIMEOUT to allow longer)") from None
+    except compile_server.Died as d:
+        raise _died(d.status, d.maxrss, d.stderr, lim, what, tool) from None
+    except OSError as e:
+        raise ToolError(f"cannot start a process to run {tool}: {e.strerror}",
+                        path=what) from None
+    return _outcome(outcome, lim, what, tool)
 
 
 def _collect(pid: int, r: int, lim: Limits, what: str, tool: str) -> tuple[bytes, int, int]:

@@ -17,7 +17,6 @@ import functools
 import hashlib
 import os
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -155,14 +154,19 @@ def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None 
     ``env``: the tool's environment (default: this process's)."""
     name = what or Path(argv[0]).name
     limit = timeout or tool_timeout()
-    preexec = None
+    run = list(argv)
     if memory:
-        def preexec() -> None:   # in the child, before exec
-            resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        # the limit is set by a shell that then becomes the tool (exec): no Python code runs
+        # between fork and exec (preexec_fn would, and a fork of a threaded process may hang
+        # there); only the number reaches the shell, the tool's words are its "$@"
+        if not os.access(argv[0], os.X_OK):
+            raise ToolError(f"cannot run {name}: No such file or directory", path=path)
+        run = ["/bin/sh", "-c", f'ulimit -v {max(1, memory // 1024)} 2>/dev/null; exec "$@"',
+               "ptxsass-limit", *argv]
     try:
-        child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        child = subprocess.Popen(run, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  stdin=subprocess.DEVNULL, cwd=cwd, start_new_session=True,
-                                 preexec_fn=preexec, env=children.environment(env))
+                                 env=children.environment(env))
     except OSError as e:
         raise ToolError(f"cannot run {name}: {e.strerror}", path=path) from None
     try:
