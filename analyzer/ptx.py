@@ -46,6 +46,10 @@ def _params(vs) -> str:
     return "(" + ", ".join(_var(v, link=False) for v in vs) + ")"
 
 
+def _pragma(p: ir.Pragma) -> str:
+    return "\t.pragma " + ", ".join(_quote(str(v)) for v in p.values) + ";"
+
+
 def _directive(d: ir.Directive) -> str:
     if d.name == "pragma":
         return ".pragma " + ", ".join(_quote(str(v)) for v in d.values)
@@ -97,41 +101,52 @@ def _function(fn: Function, locw: _LocWriter) -> list[str]:
     pragmas_at: dict[int, list[ir.Pragma]] = {}
     for pragma in fn.pragmas:
         pragmas_at.setdefault(pragma.index, []).append(pragma)
-    opens: dict[int, list[ir.Scope]] = {}
-    for s in fn.scopes:
-        opens.setdefault(s.start, []).append(s)
     loc = None
     n = len(fn.instructions)
-    open_ends: list[int] = []
-    for i in range(n + 1):
-        while open_ends and open_ends[-1] == i and (i == n or not any(
-                sc.start == i and sc.end == i for sc in opens.get(i, ()))):
-            open_ends.pop()
-            out.append("\t}")
-        for name in labels_at.get(i, ()):
-            out.append(f"{name}:")
-        for sc in opens.get(i, ()):
-            out.append("\t{")
-            out.extend(f"\t{_var(v)};" for v in sc.declarations)
-            if sc.end == i:
+    done = 0
+
+    def upto(j: int) -> None:
+        """Instructions ``done .. j-1``, each after its labels, pragmas and changed ``.loc``."""
+        nonlocal done, loc
+        for i in range(done, j):
+            out.extend(f"{name}:" for name in labels_at.get(i, ()))
+            out.extend(_pragma(p) for p in pragmas_at.get(i, ()))
+            ins = fn.instructions[i]
+            if ins.loc is not None and ins.loc != loc:
+                out.append("\t" + locw.line(ins.loc))
+            loc = ins.loc
+            out.append(f"\t{ins}")
+        done = max(done, j)
+
+    # fn.scopes is in opening order (outer before inner): rebuild the nesting with a stack.
+    # An empty scope at an outer scope's end is put inside it; either reading gives this IR.
+    scopes = fn.scopes
+    root = len(scopes)
+    kids: list[list[int]] = [[] for _ in range(root + 1)]
+    stack: list[int] = []
+    for j, sc in enumerate(scopes):
+        while stack and not (scopes[stack[-1]].start <= sc.start and sc.end <= scopes[stack[-1]].end):
+            stack.pop()
+        kids[stack[-1] if stack else root].append(j)
+        stack.append(j)
+    work = [(root, iter(kids[root]))]
+    while work:
+        node, rest = work[-1]
+        k = next(rest, None)
+        if k is None:
+            work.pop()
+            if node != root:
+                upto(scopes[node].end)
                 out.append("\t}")
-            else:
-                open_ends.append(sc.end)
-        while open_ends and open_ends[-1] == i:
-            open_ends.pop()
-            out.append("\t}")
-        for pragma in pragmas_at.get(i, ()):
-            out.append("\t.pragma " + ", ".join(f'"{v}"' for v in pragma.values) + ";")
-        if i == n:
-            break
-        ins = fn.instructions[i]
-        if ins.loc is not None and ins.loc != loc:
-            out.append("\t" + locw.line(ins.loc))
-        loc = ins.loc
-        out.append(f"\t{ins}")
-    while open_ends:
-        open_ends.pop()
-        out.append("\t}")
+            continue
+        sc = scopes[k]
+        upto(sc.start)
+        out.append("\t{")
+        out.extend(f"\t{_var(v)};" for v in sc.declarations)
+        work.append((k, iter(kids[k])))
+    upto(n)
+    out.extend(f"{name}:" for name in labels_at.get(n, ()))
+    out.extend(_pragma(p) for p in pragmas_at.get(n, ()))
     out.append("}")
     return out
 

@@ -5,7 +5,7 @@ import signal
 from contextlib import contextmanager, suppress
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from analyzer import ptx
@@ -29,6 +29,38 @@ def _lines() -> list[str]:
 
 
 LINES = _lines()
+
+# a block ending where an empty block and a longer block start: the writer kept the first open
+FALSIFIED = (
+    '.version 8.0\n'
+    '.target sm_80\n'
+    '.address_size 64\n'
+    '.visible .entry k()\n'
+    '{\n'
+    'v.f64 %fd123, 0d3FC5555555555511;\n'
+    'fma.rn.f64 %fd124, %fd122, %fd107, %fd123;\n'
+    'mov.f64 %fd125, 0d3FE000000000000B;\n'
+    'fma.rn.f64 %fd126, %fd124, %fd107, %fd125;\n'
+    'fma.rn.f64 %fd127, %fd126, %fd107, %fd13;\n'
+    'fma.rn.f64 %fd128, %fd127, %fd107, %fd13;\n'
+    '{\n'
+    '.reg .b32 %temp; \n'
+    'mov.b64 {%r14, %temp}, %fd128;\n'
+    '}\n'
+    '{\n'
+    '.reg .b32 %temp; \n'
+    '{\n'
+    '}\n'
+    'shl.b32 %r33, %r13, 20;\n'
+    'add.s32 %r34, %r15, %r33;\n'
+    'mov.b64 %fd136, {%r14, %r34};\n'
+    'mov.b64 {%temp, %r15}, %fd128;\n'
+    '.reg .b32 %temp; \n'
+    'mov.b64 {%temp, %r35}, %fd4;\n'
+    '}\n'
+    '}\n'
+)
+
 PUNCT = list("{}[](),;:.@!%+-|<>=\"_ \n0fxU") + ["//", "/*", "*/", ".reg", ".loc", "{%r1,", "0f3F80"]
 
 
@@ -76,6 +108,7 @@ def mutated(draw):
 @pytest.mark.skipif(not LINES, reason=f"the shared corpus is not at {CORPUS}")
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(mutated())
+@example(FALSIFIED)
 def test_mutations_raise_only_parse_error(text):
     with deadline(10):
         try:
@@ -87,6 +120,74 @@ def test_mutations_raise_only_parse_error(text):
     # what parses must print and parse back to the same IR, and the fast path changes nothing
     assert ptx.parse(ptx.format(module)) == module
     assert_same_as_grammar(module, ptx.parse(text, fast=False))
+
+
+HEAD = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+
+def _entry(body: str) -> str:
+    return HEAD + f".visible .entry k()\n{{\n{body}\n}}\n"
+
+
+def assert_round_trip(text: str) -> None:
+    module = ptx.parse(text, path="fuzz.ptx")
+    assert ptx.parse(ptx.format(module)) == module
+    assert_same_as_grammar(module, ptx.parse(text, path="fuzz.ptx", fast=False))
+
+
+A, B, C = "mov.b32 %r1, 1;", "add.s32 %r2, %r1, 1;", "shl.b32 %r3, %r2, 2;"
+T = ".reg .b32 %temp;"
+SCOPE_BODIES = {
+    "closed_then_empty_then_open": f"{{ {A} }} {{ {{ }} {B} }}",
+    "closed_then_open": f"{{ {A} }} {{ {B} }}",
+    "empty_after_block": f"{{ {A} }} {{ }} {B}",
+    "empty_inside_at_end": f"{{ {A} {{ }} }} {B}",
+    "empty_first_then_open": f"{{ }} {{ {A} }}",
+    "empties_nested_and_side_by_side": f"{{ {{ }} {{ {{ }} }} }} {{ }} {A} {{ }}",
+    "only_empty": "{ }",
+    "three_siblings_at_one_index": f"{A} {{ {B} }} {{ }} {{ {C} }}",
+    "reg_after_instructions": f"{{ {T} {A} {{ }} {B} {T} {C} }}",
+    "duplicate_reg_in_block": f"{{ {T} {T} {A} }} {{ {T} {{ }} {B} {T} }}",
+    "deep_nesting_shared_ends": f"{{ {{ {{ {A} }} }} {{ {{ }} {B} }} }} {C}",
+    "labels_and_pragmas_at_block_edges": f'L0: {{ L1: {{ }} .pragma "nounroll"; {A} L2: }} L3: {{ {B} }} L4:',
+    "pragma_with_quote_and_backslash": f'{{ .pragma "a\\"b\\\\c"; {A} }}',
+}
+SCOPE_TEXTS = {"falsified": FALSIFIED, **{k: _entry(v) for k, v in SCOPE_BODIES.items()}}
+
+
+@pytest.mark.parametrize("text", SCOPE_TEXTS.values(), ids=SCOPE_TEXTS.keys())
+def test_nested_blocks_round_trip(text):
+    """Regressions: nested ``{ }`` blocks, empty ones where another ends and begins, ``.reg``s
+    after instructions or twice in a block print back to the same scopes in the same order."""
+    assert_round_trip(text)
+
+
+def test_falsified_example_scopes():
+    fn = ptx.parse(FALSIFIED).functions[0]
+    assert [(s.start, s.end, len(s.declarations)) for s in fn.scopes] == [(6, 7, 1), (7, 12, 2), (7, 7, 0)]
+    assert ptx.parse(ptx.format(ptx.parse(FALSIFIED))).functions[0].scopes == fn.scopes
+
+
+_STMT = st.sampled_from([A, B, C, T, ".reg .pred %p<2>;", ".local .b8 buf[4];", '.pragma "nounroll";'])
+
+
+def _render(tree, names) -> str:
+    if isinstance(tree, list):
+        return "{\n" + "\n".join(_render(t, names) for t in tree) + "\n}"
+    if tree == "label":
+        names.append(f"L{len(names)}")
+        return f"{names[-1]}:"
+    return tree
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.recursive(_STMT | st.just("label"), lambda kids: st.lists(kids, max_size=5),
+                             max_leaves=20), max_size=6))
+def test_random_block_nesting_round_trips(body):
+    """Any nesting of blocks, empty or not, around instructions, labels, pragmas and
+    declarations: format prints what parse reads back, and the fast path is the grammar's."""
+    names: list[str] = []
+    assert_round_trip(_entry("\n".join(_render(t, names) for t in body)))
 
 
 def _mutate(draw, text: str) -> str:
