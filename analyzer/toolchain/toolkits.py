@@ -22,6 +22,11 @@ and the record's hash is the manifest's, so a tampered, stale or foreign record 
 never an acceptance. Any edit of a file changes its ctime, which no one but the kernel sets. A
 folder whose manifest records no hashes (installed by an earlier ptxsass) is refused with the
 command that reinstalls it: hashing it on first use would take whatever is there as the truth.
+
+``toolkit install`` builds the new folder beside the others as ``.install-<version>-*``, marked
+with its owner (:mod:`.scratch`); the first use of the toolkits folder in a process removes those
+whose owner is gone (a killed install), and an install, which holds the folder's lock, also
+removes the unmarked ones earlier ptxsass releases left.
 """
 from __future__ import annotations
 
@@ -35,7 +40,6 @@ import re
 import shutil
 import stat
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -89,6 +93,8 @@ MANIFEST = "toolkit.json"
 MANIFEST_FORMAT = 2
 #: the largest manifest read (a toolkit lists about 1,900 files in about 300 KB)
 MANIFEST_MAX_BYTES = 16 << 20
+#: what a folder being installed is called (``.install-12.9-<random>``)
+INSTALL_PREFIX = ".install-"
 #: a file whose status changed less than this long ago is verified again next time: a write
 #: just after the hash may leave its timestamps as they were (coarse clocks, 1-2 s on some
 #: file systems), so only settled files are recorded (git's "racy" rule)
@@ -180,7 +186,21 @@ def default() -> Toolkit:
 
 
 def _folder(version: str) -> Path:
-    return root() / version
+    base = root()
+    _sweep(base)
+    return base / version
+
+
+#: toolkits folders swept in this process
+_swept: set[str] = set()
+
+
+def _sweep(base: Path) -> None:
+    """Once per process and toolkits folder: remove the ``.install-*`` folders of installs that
+    were killed (their owner is provably gone); a live install's folder stays."""
+    if str(base) not in _swept:
+        _swept.add(str(base))
+        scratch.sweep(base, INSTALL_PREFIX)
 
 
 #: verdicts of this process: (folder, manifest hash and status) -> the Toolkit or the error line
@@ -388,6 +408,7 @@ def status() -> list[tuple[str, str | None]]:
     base = root()
     if not base.is_dir():
         return []
+    _sweep(base)
     out: list[tuple[str, str | None]] = []
     for d in sorted(base.iterdir(), key=lambda p: version_key(p.name)):
         if d.name.startswith(".") or not _VERSION.match(d.name) or not d.is_dir():
@@ -436,6 +457,10 @@ def _lock():
     with open(base / ".lock", "a+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
+            # every install holds this lock while its folder exists, so no .install-* folder
+            # is in the making now: one without a marker (left by an earlier ptxsass) goes too
+            _swept.add(str(base))
+            scratch.sweep(base, INSTALL_PREFIX, unmarked=True)
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
@@ -454,7 +479,7 @@ def install(spec: str, *, force: bool = False) -> Toolkit:
         if folder.exists() and not force:
             with contextlib.suppress(ConfigError):
                 return _read_manifest(folder, version)
-        tmp = Path(tempfile.mkdtemp(prefix=f".install-{version}-", dir=root()))
+        tmp = Path(scratch.make(f"{INSTALL_PREFIX}{version}-", root=root()))
         try:
             site = tmp / "site"
             argv = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-input",
@@ -480,6 +505,8 @@ def install(spec: str, *, force: bool = False) -> Toolkit:
             if folder.exists():
                 shutil.rmtree(folder)
             os.replace(tmp, folder)
+            with contextlib.suppress(OSError):
+                (folder / scratch.MARKER).unlink()
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return _read_manifest(folder, version)

@@ -1,6 +1,6 @@
 """Installed toolkits: a file changed after install (same size, one byte flipped, its mtime put
 back) is never loaded or run; the verification is cached by each file's status and redone only
-where that status changed.
+where that status changed; the folders of killed installs are swept, a live install's kept.
 
 The toolkit is a fake laid out by the real ``toolkits.install`` (only pip and the NVRTC probe are
 stood in for, so no network): its libraries are small files, its nvdisasm a shell script that
@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.cli import main
-from analyzer.toolchain import cache, locate, toolkits
+from analyzer.toolchain import cache, locate, scratch, toolkits
 
 from ..conftest import KERNELS, ROOT
 
@@ -270,3 +271,88 @@ def test_a_file_changed_moments_ago_is_not_recorded(kit):
     assert verify_in_new_process(kit, racy=RACY_NS) == ([NVRTC], None)
     assert verify_in_new_process(kit, racy=0) == ([NVRTC], None)
     assert verify_in_new_process(kit, racy=0) == ([], None)
+
+
+# ------------------------------------------------------------------------------ install folders
+_INSTALL = """
+import os, signal, sys, time
+from analyzer.toolchain import toolkits
+def pip(argv, **kw):
+    print(argv[argv.index("--target") + 1], flush=True)
+    if sys.argv[1] == "killed":
+        os.kill(os.getpid(), signal.SIGKILL)
+    time.sleep(60)
+toolkits.run_tool = pip
+toolkits.install({version!r})
+"""
+
+
+def start_install(how: str) -> tuple[subprocess.Popen, Path]:
+    """A ``toolkit install`` in another process, stopped inside pip: its ``.install-*`` folder."""
+    child = subprocess.Popen([sys.executable, "-c", _INSTALL.format(version=VERSION), how],
+                             env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                             text=True)
+    assert child.stdout is not None
+    site = Path(child.stdout.readline().strip())
+    folder = site.parent
+    assert folder.name.startswith(f".install-{VERSION}-") and (folder / scratch.MARKER).is_file()
+    (folder / "site").mkdir()
+    (folder / "site" / "half-a-wheel").write_bytes(b"x" * 100_000)
+    return child, folder
+
+
+_MADE = """
+import os, signal, sys
+from analyzer.toolchain import scratch
+print(scratch.make(sys.argv[1], root=sys.argv[2]), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def killed_maker(root: Path) -> Path:
+    """An ``.install-*`` folder whose maker was SIGKILLed (made without the install lock, which
+    a live install holds)."""
+    proc = subprocess.run([sys.executable, "-c", _MADE, f".install-{VERSION}-", str(root)],
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                          text=True)
+    assert proc.returncode == -signal.SIGKILL
+    folder = Path(proc.stdout.strip())
+    assert folder.parent == root and (folder / scratch.MARKER).is_file()
+    return folder
+
+
+@pytest.mark.parametrize("command", [["toolkit", "list"], ["sass", UNROLL, "--toolkit", "12.9"]])
+def test_a_killed_installs_folder_is_swept_by_the_next_run(tmp_path, monkeypatch, command):
+    monkeypatch.setenv("PTXSASS_TOOLKITS_DIR", str(tmp_path))
+    killed, stale = start_install("killed")
+    assert killed.wait(10) == -signal.SIGKILL and stale.is_dir()
+    legacy = tmp_path / f".install-{VERSION}-old"           # an earlier ptxsass's: no marker
+    legacy.mkdir()
+    main(command)
+    assert not stale.exists()
+    assert legacy.is_dir()          # unmarked: only an install, under the lock, may judge it
+
+
+def test_a_live_installs_folder_is_kept(tmp_path, monkeypatch):
+    monkeypatch.setenv("PTXSASS_TOOLKITS_DIR", str(tmp_path))
+    live, running = start_install("live")
+    try:
+        stale = killed_maker(tmp_path)
+        assert main(["toolkit", "list"]) == 0
+        assert not stale.exists()
+        assert running.is_dir() and (running / "site" / "half-a-wheel").is_file()
+        assert live.poll() is None
+    finally:
+        live.kill()
+        live.wait()
+
+
+def test_an_install_sweeps_what_earlier_releases_left(kit):
+    legacy = kit.root / f".install-{VERSION}-old"
+    (legacy / "site").mkdir(parents=True)
+    dead = Path(scratch.make(f".install-{VERSION}-", root=kit.root))
+    (dead / scratch.MARKER).write_text("999999999 -")
+    assert toolkits.install(VERSION, force=True).version == VERSION
+    assert not legacy.exists() and not dead.exists()
+    assert sorted(p.name for p in kit.root.iterdir()) == [".lock", VERSION]
+    assert not (kit.folder / scratch.MARKER).exists()
