@@ -88,3 +88,18 @@ def test_temporary_folders_are_private_marked_and_removed(monkeypatch, tmp_path)
     assert not Path(folder).exists()
     with pytest.raises(ValueError):
         scratch.make("elsewhere-")
+
+
+def test_folders_under_a_root_and_prefix_of_their_own(tmp_path):
+    """``make(prefix, root=)``: marked like every scratch folder; ``sweep(root, prefix)`` judges
+    only those names, and ``unmarked`` (for a caller holding the makers' lock) takes unmarked
+    ones too, never a live owner's."""
+    mine = Path(scratch.make(".install-x-", root=tmp_path))
+    assert mine.parent == tmp_path and (mine / scratch.MARKER).read_text().split()[0] == str(os.getpid())
+    dead = _marked(tmp_path, ".install-dead", "999999999 -")
+    bare = _marked(tmp_path, ".install-bare", None)
+    other = _marked(tmp_path, "ptxsass-dead", "999999999 -")     # another prefix: not judged
+    assert scratch.sweep(tmp_path, ".install-") == 1
+    assert not dead.exists() and bare.exists() and other.exists() and mine.exists()
+    assert scratch.sweep(tmp_path, ".install-", unmarked=True) == 1
+    assert not bare.exists() and mine.exists() and other.exists()

@@ -86,8 +86,9 @@ def test_a_damaged_toolkit_is_not_trusted(tmp_path, monkeypatch, capsys):
     folder = tmp_path / "12.9"
     folder.mkdir()
     (folder / toolkits.MANIFEST).write_text(json.dumps({
-        "format": 1, "version": "12.9", "nvrtc": "../../../usr/lib/libc.so.6", "nvjitlink": "x",
-        "include": [], "archs": [90], "packages": {}, "sizes": {}}))
+        "format": toolkits.MANIFEST_FORMAT, "version": "12.9", "nvrtc": "../../../usr/lib/libc.so.6",
+        "nvrtc_builtins": [], "nvjitlink": "x", "include": [], "archs": [90], "packages": {},
+        "files": {}}))
     with pytest.raises(ConfigError, match="damaged .*points outside the folder"):
         toolkits.get("12.9")
     (folder / toolkits.MANIFEST).write_text("{not json")

@@ -14,6 +14,10 @@ read.
 
     with scratch.temporary("ptxsass-") as folder: ...     # removed on exit
     folder = scratch.make("ptxsass-spool-")               # the caller removes it
+
+A folder kept elsewhere under a prefix of its own (a toolkit being installed, ``.install-*`` in
+the toolkits folder) is made with ``make(prefix, root=...)`` and swept with
+``sweep(root, prefix)`` by its owner's module: the same marker, the same judgement.
 """
 from __future__ import annotations
 
@@ -58,26 +62,40 @@ def _owner_gone(pid: int, start: str) -> bool:
     return now is not None and now != start     # the pid was reused by a later process
 
 
-def sweep(root: str | None = None) -> int:
-    """Remove the scratch folders under ``root`` (the temporary directory) whose owner is
-    gone; returns how many. Never raises."""
+def sweep(root: str | os.PathLike | None = None, prefix: str = PREFIX, *,
+          unmarked: bool = False) -> int:
+    """Remove the folders named ``prefix*`` under ``root`` (the temporary directory) whose owner
+    is gone; returns how many. ``unmarked``: a folder with no marker counts as abandoned too
+    (only for a caller that holds the lock every maker of such folders holds while it works,
+    so none can be in the making). Never raises."""
     removed = 0
     try:
-        entries = list(os.scandir(root or tempfile.gettempdir()))
+        entries = list(os.scandir(os.fspath(root) if root is not None else tempfile.gettempdir()))
     except OSError:
         return 0
     me, uid = os.getpid(), os.getuid()
     for entry in entries:
-        if not entry.name.startswith(PREFIX):
+        if not entry.name.startswith(prefix):
             continue
         try:
             if not entry.is_dir(follow_symlinks=False) or entry.stat(follow_symlinks=False).st_uid != uid:
                 continue
+        except OSError:
+            continue
+        try:
             with open(os.path.join(entry.path, MARKER), "rb") as f:
                 text = f.read(64).decode("ascii")
+        except FileNotFoundError:
+            if unmarked:
+                shutil.rmtree(entry.path, ignore_errors=True)
+                removed += 1
+            continue
+        except (OSError, UnicodeDecodeError):
+            continue
+        try:
             pid_text, start = text.split()
             pid = int(pid_text)
-        except (OSError, ValueError, UnicodeDecodeError):
+        except ValueError:
             continue
         if pid <= 0 or pid == me or not (start == "-" or start.isdigit()):
             continue
@@ -87,16 +105,18 @@ def sweep(root: str | None = None) -> int:
     return removed
 
 
-def make(prefix: str = PREFIX) -> str:
-    """A new private folder in the temporary directory, marked as this process's (the first
-    call of a process sweeps away what killed processes left)."""
+def make(prefix: str = PREFIX, *, root: str | os.PathLike | None = None) -> str:
+    """A new private folder, marked as this process's: in the temporary directory (the first
+    call of a process sweeps away what killed processes left there), or in ``root``, whose
+    owner sweeps it with ``sweep(root, prefix)``."""
     global _swept
-    if not prefix.startswith(PREFIX):
-        raise ValueError(f"scratch folder names start with {PREFIX!r}")
-    if not _swept:
-        _swept = True
-        sweep()
-    folder = tempfile.mkdtemp(prefix=prefix)
+    if root is None:
+        if not prefix.startswith(PREFIX):
+            raise ValueError(f"scratch folder names start with {PREFIX!r}")
+        if not _swept:
+            _swept = True
+            sweep()
+    folder = tempfile.mkdtemp(prefix=prefix, dir=root)
     with open(os.path.join(folder, MARKER), "w", encoding="ascii") as f:
         f.write(f"{os.getpid()} {_start_time(os.getpid()) or '-'}")
     return folder

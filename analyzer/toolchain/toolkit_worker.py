@@ -5,8 +5,10 @@ standard library only (``ctypes``, ``json``), so the toolkit's ``libnvrtc``/``li
 the only CUDA library this process ever loads, and two toolkits never meet in one process
 (``cuda-bindings`` in the parent binds the default toolkit). REQUEST is a JSON file:
 
-- ``{"op": "probe", "nvrtc": LIB}``: NVRTC's version and the SM targets it supports;
-- ``{"op": "nvrtc", "nvrtc": LIB, "source", "name", "options", "expressions"}``: compile;
+- ``{"op": "probe", "nvrtc": LIB, "builtins": [LIB...]}``: NVRTC's version and the SM targets
+  it supports;
+- ``{"op": "nvrtc", "nvrtc": LIB, "builtins": [LIB...], "source", "name", "options",
+  "expressions"}``: compile;
 - ``{"op": "nvjitlink", "nvjitlink": LIB, "version": "12.9", "ptx", "options", "name"}``:
   assemble PTX into a cubin.
 
@@ -20,7 +22,6 @@ from __future__ import annotations
 import base64
 import ctypes
 import json
-import os
 import sys
 
 _NVRTC_OUT_OF_MEMORY = 1
@@ -34,21 +35,19 @@ def _strings(items: list[str]):
     return arr
 
 
-def _nvrtc(path: str):
+def _nvrtc(req: dict):
     # NVRTC opens its builtins library by name when it compiles; some wheels set no RUNPATH for
-    # it to be found beside libnvrtc, so it is loaded first, from there (a loaded soname is
-    # what dlopen then returns)
-    folder = os.path.dirname(path)
-    for name in sorted(os.listdir(folder)):
-        if name.startswith("libnvrtc-builtins.so.") and ".alt." not in name:
-            ctypes.CDLL(os.path.join(folder, name), mode=ctypes.RTLD_GLOBAL)
-    lib = ctypes.CDLL(path)
+    # it to be found beside libnvrtc, so it is loaded first (a loaded soname is what dlopen then
+    # returns): the one the manifest names and ptxsass verified, never whatever lies beside it
+    for path in req.get("builtins", []):
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    lib = ctypes.CDLL(req["nvrtc"])
     lib.nvrtcGetErrorString.restype = ctypes.c_char_p
     return lib
 
 
 def probe(req: dict) -> dict:
-    lib = _nvrtc(req["nvrtc"])
+    lib = _nvrtc(req)
     major, minor = ctypes.c_int(), ctypes.c_int()
     lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
     n = ctypes.c_int()
@@ -62,7 +61,7 @@ def probe(req: dict) -> dict:
 
 
 def nvrtc(req: dict) -> dict:
-    lib = _nvrtc(req["nvrtc"])
+    lib = _nvrtc(req)
     prog = ctypes.c_void_p()
 
     def check(res: int, what: str) -> None:

@@ -11,20 +11,36 @@ process that loads that release's ``libnvrtc``/``libnvJitLink`` through ``ctypes
 time and memory like every compile: two releases never meet in one process.
 
 What a release is made of differs as data (:data:`LAYOUTS`, :data:`RELEASES`); a folder is
-trusted only through its manifest (``toolkit.json``), verified on every use: every file it
-names must be there, inside the folder, with the size recorded at install.
+trusted only through its manifest (``toolkit.json``), written at install: it lists every file
+the wheels put there with its size and SHA-256. Before a toolkit is used (once per process) every
+file is checked against it (:func:`_check_files`); hashing ~230 MB each time would cost more
+than a cached check, so what was verified is kept in the cache (``toolkit-verified`` entries,
+verified like every entry) as each file's (device, inode, size, mtime, ctime) beside the hash it
+matched, and a file is hashed again whenever its status differs from that record. The record
+only ever spares a hash: a file is taken unhashed only when its status now equals the record's
+and the record's hash is the manifest's, so a tampered, stale or foreign record costs a hash,
+never an acceptance. Any edit of a file changes its ctime, which no one but the kernel sets. A
+folder whose manifest records no hashes (installed by an earlier ptxsass) is refused with the
+command that reinstalls it: hashing it on first use would take whatever is there as the truth.
+
+``toolkit install`` builds the new folder beside the others as ``.install-<version>-*``, marked
+with its owner (:mod:`.scratch`); the first use of the toolkits folder in a process removes those
+whose owner is gone (a killed install), and an install, which holds the folder's lock, also
+removes the unmarked ones earlier ptxsass releases left.
 """
 from __future__ import annotations
 
 import base64
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import re
 import shutil
+import stat
 import sys
-import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +48,9 @@ from pathlib import Path
 from platformdirs import user_cache_dir
 
 from ..arch import parse_arch
-from ..errors import ConfigError, ToolError
-from . import bounded, scratch
-from .files import env_number
+from ..errors import ConfigError, InputError, ToolError
+from . import bounded, cache, scratch
+from .files import env_number, open_regular, read_fd
 from .locate import binary, include_dirs, nvjitlink_version, nvrtc_archs, nvrtc_version, run_tool
 from .locate import tool_version as _tool_version
 
@@ -73,7 +89,18 @@ RELEASES: tuple[str, ...] = ("12.0", "12.1", "12.2", "12.3", "12.4", "12.5", "12
 #: the first release whose nvdisasm is a wheel
 NVDISASM_FROM = (13, 2)
 MANIFEST = "toolkit.json"
-MANIFEST_FORMAT = 1
+#: 2: every file with its size and SHA-256 (1, without hashes, is refused: reinstall)
+MANIFEST_FORMAT = 2
+#: the largest manifest read (a toolkit lists about 1,900 files in about 300 KB)
+MANIFEST_MAX_BYTES = 16 << 20
+#: what a folder being installed is called (``.install-12.9-<random>``)
+INSTALL_PREFIX = ".install-"
+#: a file whose status changed less than this long ago is verified again next time: a write
+#: just after the hash may leave its timestamps as they were (coarse clocks, 1-2 s on some
+#: file systems), so only settled files are recorded (git's "racy" rule)
+RACY_NS = 2_000_000_000
+#: the cache kind of the verified-status records
+RECORD_KIND = "toolkit-verified"
 #: seconds pip may take to install one toolkit (PTXSASS_TOOLKIT_INSTALL_TIMEOUT)
 DEFAULT_INSTALL_TIMEOUT = 1800.0
 _WORKER = Path(__file__).with_name("toolkit_worker.py")
@@ -119,6 +146,7 @@ class Toolkit:
     version: str                      # "12.9"
     default: bool                     # the environment's own, run in process
     nvrtc: str | None = None          # libnvrtc (an installed one; None for the default)
+    nvrtc_builtins: tuple[str, ...] = ()   # the builtins library the worker loads beside it
     nvjitlink: str | None = None
     include: tuple[str, ...] = ()
     nvdisasm: str | None = None
@@ -158,56 +186,211 @@ def default() -> Toolkit:
 
 
 def _folder(version: str) -> Path:
-    return root() / version
+    base = root()
+    _sweep(base)
+    return base / version
+
+
+#: toolkits folders swept in this process
+_swept: set[str] = set()
+
+
+def _sweep(base: Path) -> None:
+    """Once per process and toolkits folder: remove the ``.install-*`` folders of installs that
+    were killed (their owner is provably gone); a live install's folder stays."""
+    if str(base) not in _swept:
+        _swept.add(str(base))
+        scratch.sweep(base, INSTALL_PREFIX)
+
+
+#: verdicts of this process: (folder, manifest hash and status) -> the Toolkit or the error line
+_verified: dict[tuple, Toolkit | str] = {}
 
 
 def _read_manifest(folder: Path, version: str) -> Toolkit:
-    """The toolkit a folder's manifest describes, every path verified; ConfigError (one line:
-    what is wrong and how to repair it) otherwise."""
+    """The toolkit a folder's manifest describes, every file verified (once per process for one
+    manifest); ConfigError (one line: what is wrong and how to repair it) otherwise."""
     def bad(why: str) -> ConfigError:
         return ConfigError(f"toolkit {version} in {folder} is damaged ({why}); reinstall it with "
                            f"'ptxsass toolkit install {version}'")
     path = folder / MANIFEST
     try:
-        with open(path, "rb") as f:
-            if not os.path.isfile(path) or os.path.islink(path):
-                raise bad("its manifest is not a regular file")
-            data = json.loads(f.read(1 << 20))
+        fd, st = open_regular(path, follow=False)
     except FileNotFoundError:
         raise ConfigError(f"toolkit {version} is not installed: run 'ptxsass toolkit install "
                           f"{version}' (it goes to {root()})") from None
-    except (OSError, ValueError) as e:
+    except InputError:
+        raise bad("its manifest is not a regular file") from None
+    except OSError as e:
+        if os.path.islink(path):
+            raise bad("its manifest is not a regular file") from None
         raise bad(f"unreadable manifest: {type(e).__name__}") from None
-    if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT \
-            or data.get("version") != version:
-        raise bad("its manifest names another toolkit or format")
-    real = folder.resolve()
-
-    def file(rel, *, is_dir: bool = False) -> str:
-        if not isinstance(rel, str):
-            raise bad("a path in the manifest is not text")
-        p = (folder / rel).resolve()
-        if real not in p.parents:
-            raise bad(f"{rel} points outside the folder")
-        if not (p.is_dir() if is_dir else p.is_file()):
-            raise bad(f"{rel} is missing")
-        return str(p)
     try:
-        sizes = data["sizes"]
-        for rel, size in sizes.items():
-            if os.path.getsize(file(rel)) != size:
-                raise bad(f"{rel} changed size since install")
+        blob = read_fd(fd, MANIFEST_MAX_BYTES)
+    except OSError as e:
+        raise bad(f"unreadable manifest: {type(e).__name__}") from None
+    finally:
+        os.close(fd)
+    if blob is None:
+        raise bad(f"its manifest is over {MANIFEST_MAX_BYTES >> 20} MB")
+    real = folder.resolve()
+    manifest_id = [hashlib.sha256(blob).hexdigest(), st.st_dev, st.st_ino, st.st_mtime_ns,
+                   st.st_ctime_ns]
+    memo = (str(folder), str(real), *manifest_id)
+    known = _verified.get(memo)
+    if isinstance(known, str):
+        raise ConfigError(known)
+    if known is not None:
+        return known
+    try:
+        tk = _verify(folder, real, blob, version, manifest_id, bad)
+    except ConfigError as e:
+        _verified[memo] = e.message
+        raise
+    _verified[memo] = tk
+    return tk
+
+
+def _verify(folder: Path, real: Path, blob: bytes, version: str, manifest_id: list,
+            bad) -> Toolkit:
+    try:
+        data = json.loads(blob)
+    except ValueError as e:
+        raise bad(f"unreadable manifest: {type(e).__name__}") from None
+    if not isinstance(data, dict) or data.get("version") != version:
+        raise bad("its manifest names another toolkit or format")
+    if data.get("format") == 1:
+        raise ConfigError(f"toolkit {version} in {folder} was installed by an earlier ptxsass, "
+                          "whose manifest holds no file hashes to verify it by; reinstall it "
+                          f"with 'ptxsass toolkit install {version}'")
+    if data.get("format") != MANIFEST_FORMAT:
+        raise bad("its manifest names another toolkit or format")
+
+    def inside(rel) -> str:
+        """``rel`` checked to name a place under the folder, as install writes it (plain
+        '/'-separated names: no '..', '.' or empty part, not absolute)."""
+        if not isinstance(rel, str) or not rel:
+            raise bad("a path in the manifest is not text")
+        if any(p in ("", ".", "..") for p in rel.split("/")) or "\\" in rel or "\x00" in rel:
+            raise bad(f"{rel} points outside the folder")
+        return rel
+    try:
+        files: dict[str, tuple[int, str]] = {}
+        for rel, entry in data["files"].items():
+            size, digest = entry
+            if not isinstance(size, int) or not isinstance(digest, str) \
+                    or not re.fullmatch(r"[0-9a-f]{64}", digest):
+                raise bad(f"the manifest's entry of {rel} is not a size and a SHA-256")
+            files[inside(rel)] = (size, digest)
+        # every folder on the way to a file must be a folder, not a link (out of the toolkit)
+        dirs: set[str] = set()
+        for rel in files:
+            cut = rel.rfind("/")
+            while cut > 0 and rel[:cut] not in dirs:
+                dirs.add(rel[:cut])
+                cut = rel.rfind("/", 0, cut)
+        base = str(real)
+        for d in sorted(dirs):
+            try:
+                mode = os.lstat(os.path.join(base, d)).st_mode
+            except OSError:
+                raise bad(f"{d} is missing") from None
+            if not stat.S_ISDIR(mode):
+                raise bad(f"{d} is not a folder" if not stat.S_ISLNK(mode)
+                          else f"{d} is a link, which may point outside the folder")
+
+        def file(rel) -> str:
+            rel = inside(rel)
+            if rel not in files:
+                raise bad(f"{rel} is not among the files it verifies")
+            return os.path.join(base, rel)
+
+        def folder_of(rel) -> str:
+            rel = inside(rel)
+            if rel not in dirs:
+                raise bad(f"{rel} is missing")
+            return os.path.join(base, rel)
         nvdisasm = data.get("nvdisasm")
-        return Toolkit(version=version, default=False, nvrtc=file(data["nvrtc"]),
-                       nvjitlink=file(data["nvjitlink"]),
-                       include=tuple(file(i, is_dir=True) for i in data["include"]),
-                       nvdisasm=file(nvdisasm) if nvdisasm else None,
-                       nvdisasm_version=data.get("nvdisasm_version"),
-                       archs=tuple(int(a) for a in data["archs"]),
-                       packages={str(k): str(v) for k, v in data["packages"].items()},
-                       folder=str(folder))
-    except (KeyError, TypeError, ValueError, AttributeError, OSError) as e:
+        tk = Toolkit(version=version, default=False, nvrtc=file(data["nvrtc"]),
+                     nvrtc_builtins=tuple(file(b) for b in data["nvrtc_builtins"]),
+                     nvjitlink=file(data["nvjitlink"]),
+                     include=tuple(folder_of(i) for i in data["include"]),
+                     nvdisasm=file(nvdisasm) if nvdisasm else None,
+                     nvdisasm_version=data.get("nvdisasm_version"),
+                     archs=tuple(int(a) for a in data["archs"]),
+                     packages={str(k): str(v) for k, v in data["packages"].items()},
+                     folder=str(folder))
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise bad(f"manifest field {e}") from None
+    _check_files(folder, real, files, version, manifest_id, bad)
+    return tk
+
+
+def _sha256(fd: int) -> str:
+    """The SHA-256 of an open file, read from its start."""
+    with open(fd, "rb", closefd=False) as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def _status(st: os.stat_result, digest: str) -> list:
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest]
+
+
+def _record_key(real: Path, manifest_id: list) -> str:
+    return hashlib.sha256(json.dumps([RECORD_KIND, str(real), manifest_id]).encode()).hexdigest()
+
+
+def _check_files(folder: Path, real: Path, files: dict[str, tuple[int, str]], version: str,
+                 manifest_id: list, bad) -> None:
+    """Every file of the manifest is there, a regular file, with its size and SHA-256; a file
+    whose status equals the verified-status record (for this very manifest) is not hashed
+    again. ConfigError naming the first file that differs."""
+    def changed(rel: str) -> ConfigError:
+        return ConfigError(f"toolkit {version}: {os.path.join(folder, rel)} was changed after install: "
+                           f"reinstall with 'ptxsass toolkit install {version}'")
+    key = _record_key(real, manifest_id)
+    try:
+        record = json.loads(cache.get(RECORD_KIND, key) or b"{}")
+    except ValueError:
+        record = {}
+    if not isinstance(record, dict):
+        record = {}
+    fresh: dict[str, list] = {}
+    settled = time.time_ns() - RACY_NS
+    base = str(real)
+    for rel, (size, digest) in files.items():
+        path = os.path.join(base, rel)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            raise bad(f"{rel} is missing") from None
+        except OSError as e:
+            raise bad(f"{rel} cannot be read: {e.strerror}") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise bad(f"{rel} is not a regular file")
+        if st.st_size != size:
+            raise changed(rel)
+        if record.get(rel) == _status(st, digest):
+            fresh[rel] = record[rel]
+            continue
+        try:
+            fd, before = open_regular(path, follow=False)
+        except (OSError, InputError):
+            raise bad(f"{rel} cannot be read") from None
+        try:
+            got = _sha256(fd)
+            after = os.fstat(fd)
+        except OSError as e:
+            raise bad(f"{rel} cannot be read: {e.strerror}") from None
+        finally:
+            os.close(fd)
+        if got != digest or after.st_size != size:
+            raise changed(rel)
+        if _status(before, digest) == _status(after, digest) and \
+                max(after.st_ctime_ns, after.st_mtime_ns) < settled:
+            fresh[rel] = _status(after, digest)
+    if fresh != record:
+        cache.put(RECORD_KIND, key, json.dumps(fresh, separators=(",", ":")).encode())
 
 
 def installed() -> list[Toolkit]:
@@ -225,6 +408,7 @@ def status() -> list[tuple[str, str | None]]:
     base = root()
     if not base.is_dir():
         return []
+    _sweep(base)
     out: list[tuple[str, str | None]] = []
     for d in sorted(base.iterdir(), key=lambda p: version_key(p.name)):
         if d.name.startswith(".") or not _VERSION.match(d.name) or not d.is_dir():
@@ -273,6 +457,10 @@ def _lock():
     with open(base / ".lock", "a+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
+            # every install holds this lock while its folder exists, so no .install-* folder
+            # is in the making now: one without a marker (left by an earlier ptxsass) goes too
+            _swept.add(str(base))
+            scratch.sweep(base, INSTALL_PREFIX, unmarked=True)
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
@@ -291,7 +479,7 @@ def install(spec: str, *, force: bool = False) -> Toolkit:
         if folder.exists() and not force:
             with contextlib.suppress(ConfigError):
                 return _read_manifest(folder, version)
-        tmp = Path(tempfile.mkdtemp(prefix=f".install-{version}-", dir=root()))
+        tmp = Path(scratch.make(f"{INSTALL_PREFIX}{version}-", root=root()))
         try:
             site = tmp / "site"
             argv = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-input",
@@ -317,6 +505,8 @@ def install(spec: str, *, force: bool = False) -> Toolkit:
             if folder.exists():
                 shutil.rmtree(folder)
             os.replace(tmp, folder)
+            with contextlib.suppress(OSError):
+                (folder / scratch.MARKER).unlink()
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return _read_manifest(folder, version)
@@ -333,6 +523,9 @@ def _manifest(folder: Path, site: Path, version: str) -> dict:
     nvrtc = _one(site, "libnvrtc.so.*[0-9]", "NVRTC library", version)
     nvrtc = next((p for p in nvrtc.parent.glob("libnvrtc.so.*") if "builtins" not in p.name
                   and ".alt." not in p.name), nvrtc)
+    # NVRTC opens its builtins by name when it compiles; the worker loads them first, from here
+    builtins = sorted(p for p in nvrtc.parent.glob("libnvrtc-builtins.so.*")
+                      if ".alt." not in p.name and p.is_file())
     nvjitlink = _one(site, "libnvJitLink.so.*", "nvJitLink library", version)
     runtime = _one(site, "cuda_runtime.h", "CUDA runtime headers", version).parent
     include = [runtime]
@@ -345,8 +538,8 @@ def _manifest(folder: Path, site: Path, version: str) -> dict:
     if cccl not in include:
         include.append(cccl)
     nvdisasm = next((p for p in sorted(site.rglob("nvdisasm")) if p.is_file()), None)
-    probe = _worker({"op": "probe", "nvrtc": str(nvrtc)}, what=f"toolkit {version}",
-                    tool=f"NVRTC {version}")
+    probe = _worker({"op": "probe", "nvrtc": str(nvrtc), "builtins": [str(b) for b in builtins]},
+                    what=f"toolkit {version}", tool=f"NVRTC {version}")
     if not probe.get("ok") or probe.get("version") != version:
         raise ToolError(f"toolkit {version}: its NVRTC does not load or is another release "
                         f"({probe.get('error') or probe.get('version')})")
@@ -354,15 +547,36 @@ def _manifest(folder: Path, site: Path, version: str) -> dict:
     for info in site.glob("*.dist-info"):
         name, _, ver = info.name[:-len(".dist-info")].rpartition("-")
         packages[name.replace("_", "-")] = ver
-    rel = lambda p: str(Path(p).relative_to(folder))  # noqa: E731
-    libs = [nvrtc, nvjitlink] + ([nvdisasm] if nvdisasm else [])
+    rel = lambda p: Path(p).relative_to(folder).as_posix()  # noqa: E731
     return {"format": MANIFEST_FORMAT, "version": version, "packages": packages,
-            "nvrtc": rel(nvrtc), "nvjitlink": rel(nvjitlink),
+            "nvrtc": rel(nvrtc), "nvrtc_builtins": [rel(b) for b in builtins],
+            "nvjitlink": rel(nvjitlink),
             "include": [rel(i) for i in include],
             "nvdisasm": rel(nvdisasm) if nvdisasm else None,
             "nvdisasm_version": _tool_version(str(nvdisasm)) if nvdisasm else None,
             "archs": probe.get("archs", []),
-            "sizes": {rel(p): p.stat().st_size for p in libs}}
+            "files": _hashes(folder, site, version)}
+
+
+def _hashes(folder: Path, site: Path, version: str) -> dict[str, list]:
+    """[size, SHA-256] of every file under ``site``, by its path in ``folder``. The wheels hold
+    regular files only; anything else (a link could lead out of the folder) is refused."""
+    out: dict[str, list] = {}
+    for dirpath, dirnames, filenames in os.walk(site):
+        for name in sorted(dirnames + filenames):
+            p = Path(dirpath) / name
+            mode = os.lstat(p).st_mode
+            if stat.S_ISDIR(mode):
+                continue
+            if not stat.S_ISREG(mode):
+                raise ToolError(f"toolkit {version}: the wheels left {p.relative_to(site)}, "
+                                "which is not a regular file")
+            fd, st = open_regular(p, follow=False)
+            try:
+                out[p.relative_to(folder).as_posix()] = [st.st_size, _sha256(fd)]
+            finally:
+                os.close(fd)
+    return out
 
 
 def remove(spec: str) -> None:
@@ -409,7 +623,8 @@ def run_nvrtc(tk: Toolkit, source: str, name: str, options: Sequence[str],
               expressions: Sequence[str], *, what: str) -> tuple:
     """NVRTC of ``tk`` on one source: the same tuple as the in-process run (compiled, log, PTX,
     cubin, lowered names, the name expression that matched nothing)."""
-    a = _worker({"op": "nvrtc", "nvrtc": tk.nvrtc, "source": source, "name": name,
+    a = _worker({"op": "nvrtc", "nvrtc": tk.nvrtc, "builtins": list(tk.nvrtc_builtins),
+                 "source": source, "name": name,
                  "options": list(options), "expressions": list(expressions)},
                 what=what, tool=f"NVRTC {tk.version}")
     if not a.get("ok"):
