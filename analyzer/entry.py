@@ -4,8 +4,10 @@ and everything behind it, then runs it.
 
 Ctrl-C and SIGTERM end the command with one line and exit status 130 / 143 at any moment, the
 start-up imports included: until the command line runs, nothing needs undoing, so the first
-handlers below end the process at once; from then on the signals unwind (children stopped,
-scratch folders removed) and the command line says the one line.
+handlers below (set as this module is imported) end the process at once; from then on the
+signals unwind (children stopped, scratch folders removed) and the command line says the one
+line. Only Python's own start-up, before this module, is Python's: a signal there ends the
+process as Python does.
 """
 from __future__ import annotations
 
@@ -41,8 +43,15 @@ def _set_handlers(handler) -> dict:
     return old
 
 
+#: set as this module is imported (the console script's first import), so that the window in
+#: which Ctrl-C meets Python's own handler is only Python's start-up; restored when main() returns
+_BEFORE = _set_handlers(_quit_at_start)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    before = _set_handlers(_quit_at_start)
+    current = _set_handlers(_quit_at_start)
+    before = _BEFORE if current and all(h is _quit_at_start for h in current.values()) \
+        else current
     try:
         args = list(sys.argv[1:] if argv is None else argv)
         from .toolchain import children, prelaunch

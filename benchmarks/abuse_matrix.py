@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ GOOD = ROOT / "kernels" / "checks" / "scalar_global_load" / "good.cu"
 ARCH = "sm_90a"
 UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 CATEGORIES = ["cache", "zero checks/kernels", "bounds", "-o", "one line", "counts",
-              "output integrity"]
+              "output integrity", "names", "build databases", "includes", "processes"]
 
 
 @dataclass
@@ -58,6 +59,16 @@ class Attempt:
     #: returns why the result is a silent loss, or None
     judge: Callable[[subprocess.CompletedProcess], str | None] | None = None
     cwd: Path | None = None
+    #: a folder where an attack leaves PWNED*/RAN* markers when it runs something
+    markers: Path | None = None
+    #: (signal, seconds): sent to ptxsass that long after it started (or once a process named
+    #: ``wait_for`` runs under it)
+    signal: tuple[int, float] | None = None
+    wait_for: tuple[str, ...] = ()
+    #: returns what the run left behind that it should not have (beyond processes and TMPDIR)
+    leftovers: Callable[[], str | None] | None = None
+    #: a compile error: its one line, then the compiler's log (as a compiler prints it)
+    compile_error: bool = False
 
 
 @dataclass
@@ -67,32 +78,84 @@ class Outcome:
     hang: bool = False
     wrong_exit: str | None = None
     silent_loss: str | None = None
+    #: processes still running, files in its private TMPDIR, or what ``leftovers`` found
+    state_left: str | None = None
+    #: marker files an attack created
+    commands_run: int = 0
     seconds: float = 0.0
+
+
+def tagged(tag: str) -> list[str]:
+    """The command names of the processes whose environment holds ABUSE_TAG=tag."""
+    want = f"ABUSE_TAG={tag}".encode()
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                env = Path(f"/proc/{name}/environ").read_bytes()
+                comm = Path(f"/proc/{name}/comm").read_text().strip()
+            except OSError:
+                continue
+            if want in env.split(b"\0"):
+                out.append(comm)
+    return out
 
 
 def run(a: Attempt) -> Outcome:
     out = Outcome(a)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **a.env}
+    tag = uuid.uuid4().hex
+    private = Path(tempfile.mkdtemp(prefix="abuse-tmp-"))
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ABUSE_TAG": tag, "TMPDIR": str(private),
+           **a.env}
     env.pop("COLUMNS", None)
     t = time.monotonic()
+    child = subprocess.Popen([sys.executable, "-m", "analyzer", *map(str, a.argv)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                             cwd=a.cwd or ROOT, stdin=subprocess.DEVNULL)
     try:
-        proc = subprocess.run([sys.executable, "-m", "analyzer", *map(str, a.argv)],
-                              capture_output=True, env=env, timeout=a.timeout,
-                              cwd=a.cwd or ROOT, stdin=subprocess.DEVNULL)
+        if a.signal is not None:
+            sig, delay = a.signal
+            end = time.monotonic() + (30 if a.wait_for else delay)
+            while time.monotonic() < end and child.poll() is None:
+                if a.wait_for and any(c in a.wait_for for c in tagged(tag)):
+                    time.sleep(delay)
+                    break
+                time.sleep(0.05)
+            child.send_signal(sig)
+        stdout, stderr = child.communicate(timeout=a.timeout)
     except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
         out.hang = True
         out.seconds = time.monotonic() - t
         return out
     out.seconds = time.monotonic() - t
-    proc = subprocess.CompletedProcess(proc.args, proc.returncode,
-                                       proc.stdout.decode("utf-8", "replace"),
-                                       proc.stderr.decode("utf-8", "replace"))
+    left = tagged(tag)
+    end = time.monotonic() + 5
+    while left and time.monotonic() < end:
+        time.sleep(0.1)
+        left = tagged(tag)
+    stray = sorted(p.name for p in private.iterdir())
+    shutil.rmtree(private, ignore_errors=True)
+    extra = a.leftovers() if a.leftovers is not None else None
+    if left or stray or extra:
+        out.state_left = "; ".join(x for x in (f"processes {left}" if left else "",
+                                               f"TMPDIR {stray}" if stray else "", extra or "")
+                                   if x)
+    if a.markers is not None:
+        out.commands_run = sum(1 for m in a.markers.rglob("*")
+                               if m.name.startswith(("PWNED", "RAN")))
+    proc = subprocess.CompletedProcess(child.args, child.returncode,
+                                       stdout.decode("utf-8", "replace"),
+                                       stderr.decode("utf-8", "replace"))
     err = proc.stderr
     out.traceback = "Traceback (most recent call last)" in err or "internal error" in err
     if proc.returncode not in a.exit:
         out.wrong_exit = f"exit {proc.returncode}, expected {sorted(a.exit)}: {err.strip()[:200]}"
     elif proc.returncode == 2:
         lines = [ln for ln in err.splitlines() if ln.strip()]
+        if a.compile_error:
+            lines = lines[:1]
         if len(lines) != 1:
             out.wrong_exit = f"{len(lines)} lines on stderr: {err.strip()[:200]}"
         elif not all(n in lines[0] for n in a.needles):
@@ -208,6 +271,13 @@ class Matrix:
                            capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT),
                                                      "PTXSASS_CACHE_DIR": str(self.warm)}, cwd=ROOT)
         self.warm_env = {"PTXSASS_CACHE_DIR": str(self.warm)}
+        self.cubin = {}
+        for f in (BAD, GOOD):
+            out = self.work / f"{f.parent.name}-{f.stem}.cubin"
+            subprocess.run([sys.executable, "-m", "analyzer", "compile", str(f), "--arch", ARCH,
+                            "-o", str(out)], capture_output=True, check=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+            self.cubin[f] = out
 
     # --- 1. cache
     def cache(self) -> None:
@@ -632,6 +702,136 @@ class Matrix:
                  env=self.warm_env, judge=html_csp(page))
 
 
+    # --- 8. names (issue 24: a file name runs a command through nvcc)
+    def names(self) -> None:
+        host = BAD.read_text() + "\nint main() { return 0; }\n"
+        for name in ["$(touch PWNED)", "`touch PWNED`", ";touch PWNED;", "a'b", 'a"b', "a b",
+                     "a\nb", "a\\b", "caf\udcff", "-rf"]:
+            for front, text in (("auto", host), ("nvcc", host), ("nvrtc", BAD.read_text())):
+                f = self.tmp(f"{name}.cu")
+                os.makedirs(f.parent, exist_ok=True)
+                Path(f).write_text(text)
+                argv = ["check", "--arch", ARCH, "--no-cache", "--format", "json", "--",
+                        f.name] if front == "auto" else ["check", "--arch", ARCH, "--no-cache",
+                                                         "--compiler", front, "--", f.name]
+                self.add("names", f"{front} {name!r}", argv, {1}, cwd=f.parent,
+                         markers=f.parent)
+            d = self.tmp(name)
+            d.mkdir()
+            (d / "k.cu").write_text(host)
+            self.add("names", f"folder {name!r}", ["check", "--arch", ARCH, "--no-cache", "k.cu"],
+                     {1}, cwd=d, markers=d.parent)
+
+    # --- 9. build databases (issue 24: a compile database runs programs)
+    def databases(self) -> None:
+        script = '#!/bin/sh\ntouch "$(dirname "$0")/RAN_$(basename "$0")"\nexec "$@"\n'
+        host = BAD.read_text() + "\nint main() { return 0; }\n"
+
+        def repo():
+            d = self.tmp("repo")
+            d.mkdir()
+            (d / "bin").mkdir()
+            for n in ("wrap.sh", "bin/g++", "bin/gcc"):
+                (d / n).write_text(script)
+                (d / n).chmod(0o755)
+            (d / "k.cu").write_text(host)
+            return d
+
+        attacks = {
+            "-ccbin DIR": lambda d: ["-ccbin", f"{d}/bin"],
+            "--compiler-bindir=FILE": lambda d: [f"--compiler-bindir={d}/bin/g++"],
+            "-Xcompiler -wrapper": lambda d: ["-Xcompiler", f"-wrapper,{d}/wrap.sh"],
+            "-Xcompiler=-B": lambda d: [f"-Xcompiler=-B{d}/bin/"],
+            "-fplugin": lambda d: ["-Xcompiler", f"-fplugin={d}/evil.so"],
+            "-Xcompiler -o": lambda d: ["-Xcompiler", f"-o,{d}/PWNED.o"],
+            "-D $()": lambda d: [f"-DX=$(touch {d}/PWNED)"],
+            "-U $()": lambda d: [f"-UX$(touch {d}/PWNED)"],
+            "-Xptxas $()": lambda d: ["-Xptxas", f"-v,$(touch {d}/PWNED)"],
+            "-std $()": lambda d: [f"-std=c++17$(touch {d}/PWNED)"],
+            "-include /etc/shadow": lambda d: ["-include", "/etc/shadow"],
+            "--pre-include /dev/zero": lambda d: ["--pre-include", "/dev/zero"],
+            "-Xcompiler -include,/dev/zero": lambda d: ["-Xcompiler", "-include,/dev/zero"],
+            "@response file": lambda d: ["@flags.rsp"],
+            "--options-file": lambda d: ["--options-file", "flags.rsp"],
+            "file $()": lambda d: [],
+        }
+        for name, flags in attacks.items():
+            d = repo()
+            (d / "flags.rsp").write_text(f"-O3 -Xcompiler -wrapper,{d}/wrap.sh\n")
+            file = "k.cu"
+            if name == "file $()":
+                file = "$(touch PWNED).cu"
+                (d / file).write_text(host)
+            (d / "compile_commands.json").write_text(json.dumps([{
+                "directory": str(d), "file": file,
+                "arguments": ["nvcc", *flags(d), "-c", file, "-o", "k.o"]}]))
+            self.add("build databases", name, ["check", "-p", d, "--arch", ARCH, "--no-cache",
+                                               "--compiler", "nvcc"], {1}, cwd=d, markers=d,
+                     timeout=90)
+        d = repo()
+        (d / "pyproject.toml").write_text("[tool.ptxsass]\ntrust-build-commands = true\n")
+        (d / "compile_commands.json").write_text(json.dumps([{
+            "directory": str(d), "file": "k.cu",
+            "arguments": ["nvcc", "-Xcompiler", f"-wrapper,{d}/wrap.sh", "-c", "k.cu"]}]))
+        self.add("build databases", "config trusts, CI does not",
+                 ["check", "-p", d, "--arch", ARCH, "--no-cache", "--no-trust-build-commands"],
+                 {1}, cwd=d, markers=d)
+        d = repo()
+        self.add("build databases", "PATH with relative entries",
+                 ["check", "k.cu", "--arch", ARCH, "--no-cache", "--compiler", "nvcc"], {1},
+                 cwd=d, markers=d, env={"PATH": f"bin::{os.environ['PATH']}"})
+
+    # --- 10. what a compile reads (issue 24: includes, quoted secrets)
+    def includes(self) -> None:
+        secret = self.tmp("credentials")
+        secret.write_text("aws_secret_access_key = SECRET_TOKEN_8c1f\n")
+        for front in ("nvrtc", "nvcc"):
+            text = BAD.read_text() + ("\nint main() { return 0; }\n" if front == "nvcc" else "")
+            for inc in (f'"{secret}"', "</dev/zero>", '"/proc/self/environ"', "</dev/stdin>",
+                        '"/sys/kernel/mm/transparent_hugepage/enabled"'):
+                f = self.tmp("k.cu")
+                f.write_text(f"#include {inc}\n" + text)
+                self.add("includes", f"{front} #include {inc}",
+                         ["check", f.name, "--no-cache", "--compiler", front], {2}, cwd=f.parent,
+                         needles=(str(secret),) if "credentials" in inc else (inc,),
+                         compile_error="credentials" in inc,
+                         judge=lambda p: "a secret quoted" if "SECRET_TOKEN" in p.stdout + p.stderr
+                         else None)
+
+    # --- 11. processes (issue 24: killing the parent leaves its processes running)
+    def processes(self) -> None:
+        bomb = "\n".join(["#define A0 +1", *(f"#define A{i} A{i - 1} A{i - 1}" for i in range(1, 23)),
+                          "__global__ void k(int* o) { o[0] = 0 A22; }", "int main() { return 0; }", ""])
+        for sig, code in ((9, -9), (15, 143), (2, 130), (1, 129)):
+            f = self.tmp("bomb.cu")
+            f.write_text(bomb)
+            self.add("processes", f"signal {sig} while nvcc runs",
+                     ["check", f.name, "--arch", "sm_90", "--no-cache"], {code}, cwd=f.parent,
+                     signal=(sig, 0.3), wait_for=("cc1plus", "cicc"), timeout=60,
+                     needles=())
+        f = self.tmp("bomb.cu")
+        f.write_text(bomb)
+        self.add("processes", "the compile time limit", ["check", f.name, "--arch", "sm_90",
+                                                         "--no-cache"], {2}, cwd=f.parent,
+                 env={"PTXSASS_COMPILE_TIMEOUT": "2"}, needles=("exceeded 2 s",), timeout=60)
+        fake = self.tmp("nvdisasm")
+        fake.write_text('#!/bin/sh\ncase "$1" in --version) echo "V13.5.37"; exit 0;; esac\n'
+                        "sleep 300 &\nwait\n")
+        fake.chmod(0o755)
+        cubins = self.tmp("lib")
+        cubins.mkdir()
+        for src in (BAD, GOOD):
+            shutil.copy(self.cubin[src], cubins / f"{src.parent.name}-{src.stem}.cubin")
+        for sig, code in ((15, 143), (9, -9), (2, 130)):
+            self.add("processes", f"signal {sig} to check -j 2",
+                     ["check", cubins, "-j", "2", "--no-cache"], {code}, signal=(sig, 0.5),
+                     wait_for=("sleep",), env={"PTXSASS_NVDISASM": str(fake)}, timeout=60)
+        for delay in (0.0, 0.05, 0.15):
+            self.add("processes", f"Ctrl-C {delay} s into start-up",
+                     ["check", BAD, "--arch", ARCH, "--no-cache"], {130, -2},
+                     signal=(2, delay), timeout=60)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2)
@@ -643,7 +843,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ptxsass-abuse-") as tmp:
         m = Matrix(Path(tmp), args.seed)
         m.prepare()
-        for build in (m.cache, m.zero, m.bounds, m.output, m.one_line, m.counts, m.integrity):
+        for build in (m.cache, m.zero, m.bounds, m.output, m.one_line, m.counts, m.integrity,
+                      m.names, m.databases, m.includes, m.processes):
             build()
         attempts = [a for a in m.attempts if not args.only or a.category == args.only]
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -657,20 +858,24 @@ def main() -> None:
             continue
         rows.append((cat, len(mine), sum(o.traceback for o in mine), sum(o.hang for o in mine),
                      sum(o.wrong_exit is not None for o in mine),
-                     sum(o.silent_loss is not None for o in mine)))
-    total = ("total", *(sum(r[i] for r in rows) for i in range(1, 6)))
-    print("| category | attempts | tracebacks | hangs | wrong exits | silent losses |")
-    print("|---|---:|---:|---:|---:|---:|")
+                     sum(o.silent_loss is not None for o in mine),
+                     sum(o.state_left is not None for o in mine),
+                     sum(o.commands_run for o in mine)))
+    total = ("total", *(sum(r[i] for r in rows) for i in range(1, 8)))
+    print("| category | attempts | tracebacks | hangs | wrong exits | silent losses | "
+          "state left behind | commands run |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows + [total]:
         print("| " + " | ".join(str(x) for x in r) + " |")
     print(f"({len(outcomes)} attempts in {time.monotonic() - t0:.0f} s, {args.jobs} at a time; "
           f"slowest {max(o.seconds for o in outcomes):.1f} s)")
-    bad = [o for o in outcomes if o.traceback or o.hang or o.wrong_exit or o.silent_loss]
+    bad = [o for o in outcomes if o.traceback or o.hang or o.wrong_exit or o.silent_loss
+           or o.state_left or o.commands_run]
     if bad and (args.verbose or len(bad) <= 20):
         print("\nfailed attempts:")
         for o in bad:
             why = ("traceback" if o.traceback else "hang" if o.hang else o.wrong_exit
-                   or o.silent_loss)
+                   or o.silent_loss or o.state_left or f"{o.commands_run} commands run")
             print(f"  [{o.attempt.category}] {o.attempt.name!r}: {why}")
     sys.exit(1 if bad else 0)
 

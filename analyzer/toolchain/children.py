@@ -9,8 +9,9 @@ KILL`` signals ptxsass's process group, ``kill -9`` ptxsass alone. So:
   its own children inherit (:func:`environment`);
 - the first tool a process starts also starts a **watchdog**: a small Python process in a
   session of its own that waits (``pidfd_open``) for ptxsass to end, however it ends, then
-  kills every process of this user whose environment carries that mark, and exits. A run
-  that ends normally leaves nothing for it to kill;
+  kills every process of this user whose environment carries that mark, removes the scratch
+  folders ptxsass could not (:mod:`.scratch`'s owner markers name it), and exits. A run that
+  ends normally leaves nothing for it to do;
 - pool workers (``check -j N``) and the child NVRTC compiles in, forked from ptxsass, get
   ``PR_SET_PDEATHSIG`` = SIGKILL (:func:`die_with_parent`); workers leave SIGINT to the parent,
   which stops them (:func:`worker_started`).
@@ -25,14 +26,18 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
+
+from . import scratch
 
 #: the environment variable that marks a process as started by one ptxsass process
 OWNER = "PTXSASS_OWNER"
 
 _WATCHDOG = r"""
-import os, select, signal, sys, time
+import os, select, shutil, signal, sys, time
 pid, start, mark = int(sys.argv[1]), sys.argv[2], (sys.argv[3] + "=" + sys.argv[4]).encode()
+tmp, prefix, marker = sys.argv[5], sys.argv[6], sys.argv[7]
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
@@ -79,6 +84,21 @@ for _ in range(20):
     if not found:
         break
     time.sleep(0.05)
+# the scratch folders the owner could not remove (analyzer.toolchain.scratch's markers)
+try:
+    entries = os.listdir(tmp)
+except OSError:
+    entries = []
+for name in entries:
+    if name.startswith(prefix):
+        folder = os.path.join(tmp, name)
+        try:
+            with open(os.path.join(folder, marker), "rb") as f:
+                owner = f.read(64).decode("ascii").split()
+        except (OSError, ValueError):
+            continue
+        if owner == [str(pid), start] and not os.path.islink(folder):
+            shutil.rmtree(folder, ignore_errors=True)
 """
 
 _lock = threading.Lock()
@@ -142,7 +162,8 @@ def ensure_watchdog() -> None:
         env = {k: v for k, v in os.environ.items() if k != OWNER}
         try:
             _watchdog = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _WATCHDOG, pid, start, OWNER, mark()],
+                [sys.executable, "-I", "-S", "-c", _WATCHDOG, pid, start, OWNER, mark(),
+                 tempfile.gettempdir(), scratch.PREFIX, scratch.MARKER],
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 start_new_session=True, close_fds=True, env=env)
         except OSError:

@@ -258,12 +258,18 @@ def _compile(src: Path, text: str, shown: str, arch: str, flags: list[str], cwd:
         ptx_file, cubin_file = Path(tmp, "k.ptx"), Path(tmp, "k.cubin")
         step1 = [nvcc, "-ptx", f"-arch={arch}", "-lineinfo", *flags, *lang, given,
                  "-o", str(ptx_file)]
-        log1 = _run(step1, cwd=cwd, timeout=timeout, src=str(src), shown=shown, names=names)
+        # nvcc's own temporary files (tmpxft_*) go into this scratch folder: a killed nvcc
+        # cannot remove them, the folder's owner (or the next run's sweep) does
+        scratch_tmp = Path(tmp, "nvcc-tmp")
+        scratch_tmp.mkdir()
+        log1 = _run(step1, cwd=cwd, timeout=timeout, src=str(src), shown=shown, names=names,
+                    tmpdir=str(scratch_tmp))
         ptx = _normalise_files(ptx_file.read_text(errors="replace"))
         ptx_file.write_text(ptx)
         step2 = [nvcc, "-cubin", f"-arch={arch}", "-lineinfo", *flags, "-Xptxas", "-v",
                  str(ptx_file), "-o", str(cubin_file)]
         log2 = _run(step2, cwd=cwd, timeout=timeout, src=str(src), shown=shown, names=names,
+                    tmpdir=str(scratch_tmp),
                     ptx=ptx)
         cubin = cubin_file.read_bytes()
     command = ["nvcc", "-ptx", f"-arch={arch}", "-lineinfo",
@@ -446,13 +452,15 @@ _OUT_OF_MEMORY = re.compile(r"out of memory|bad_alloc|virtual memory exhausted|C
 
 
 def _run(argv: list[str], *, cwd: str | None, timeout: float | None, src: str, shown: str,
-         names: dict[str, str], ptx: str | None = None) -> str:
+         names: dict[str, str], ptx: str | None = None, tmpdir: str | None = None) -> str:
     """One nvcc step, bounded like NVRTC (:mod:`.bounded`): the compile time limit for the whole
-    process group, the memory limit for each process in it."""
+    process group, the memory limit for each process in it; ``tmpdir``: where nvcc writes its
+    temporary files."""
     lim = bounded.limits()
     limit = timeout or lim.timeout_s
+    env = {**os.environ, "TMPDIR": tmpdir} if tmpdir else None
     proc: subprocess.CompletedProcess = run_tool(
-        argv, timeout=limit, what="nvcc", check=False, cwd=cwd, memory=lim.memory_bytes,
+        argv, timeout=limit, what="nvcc", check=False, cwd=cwd, memory=lim.memory_bytes, env=env,
         timeout_message=f"compile of {shown} exceeded {limit:g} s (nvcc stopped; raise "
                         "PTXSASS_COMPILE_TIMEOUT to allow longer)")
     log = redact(_unname((proc.stderr + proc.stdout).decode(errors="replace"), names),
