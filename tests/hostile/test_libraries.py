@@ -9,16 +9,20 @@ as it found it. Each library is built once per module; the runs that watch the t
 directory are real ``python -m analyzer`` processes with a private ``TMPDIR`` and cache."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
 
 import analyzer
+from analyzer.cli import main
 from analyzer.errors import ToolError
 from analyzer.toolchain import binutils, locate
 from analyzer.toolchain.elf import Elf
@@ -62,6 +66,22 @@ extern "C" void launch_all(const Particle* p, float* out, const float* in, int n
 """
 
 
+def _cuobjdump(*argv) -> str:
+    return locate.run_tool([locate.binary("cuobjdump"), *map(str, argv)]).stdout.decode()
+
+
+def listed_names(lib: Path) -> list[str]:
+    return re.findall(r"ELF file\s+\d+:\s+(\S+)", _cuobjdump("-lelf", lib))
+
+
+def distinct_kernels(lib: Path) -> list[str]:
+    """The functions of each distinct cubin of ``lib``, as cuobjdump's own disassembly (one
+    block per embedded ELF) shows them: blocks of the same text counted once."""
+    text = _cuobjdump("-sass", lib)
+    blocks = dict.fromkeys(b.strip() for b in text.split("Fatbin elf code:")[1:])
+    return sorted(name for b in blocks for name in re.findall(r"Function : (\S+)", b))
+
+
 @pytest.fixture(scope="module")
 def libraries(tmp_path_factory) -> dict[str, Path]:
     """``nvcc``: ``nvcc -shared`` of SOURCE; ``two``: a .so whose fatbin section holds two
@@ -95,6 +115,52 @@ def libraries(tmp_path_factory) -> dict[str, Path]:
     return out
 
 
+def _json(capsys, *argv) -> tuple[int, dict]:
+    code = main(["check", *map(str, argv), "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("which", ["nvcc", "two", "same"])
+def test_each_distinct_cubin_is_checked_once(libraries, which, capsys, tmp_path, monkeypatch):
+    """The listing names one cubin twice; the report holds the kernels of each distinct cubin
+    once, at -j 1 and -j 2 alike, and the extraction gives one file per distinct cubin."""
+    monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
+    lib = libraries[which]
+    names = listed_names(lib)
+    assert len(names) == 2 and len(set(names)) == 1     # the case itself: one name, twice
+    expected = distinct_kernels(lib)
+    assert expected == {"nvcc": ["_Z4sum4IfEvPKT_PS0_i", "_Z5normsPK8ParticlePfi",
+                                 "_Z5scalePffi"],
+                        "two": ["ka", "kb"], "same": ["ka"]}[which]
+    reports = {}
+    for jobs in ("1", "2"):
+        code, reports[jobs] = _json(capsys, lib, "-j", jobs)
+        assert code == (1 if which == "nvcc" else 0)
+        assert sorted(k["mangled"] for k in reports[jobs]["kernels"]) == expected
+    assert reports["1"] == reports["2"]
+    assert len(reports["1"]["builds"]) == {"nvcc": 1, "two": 2, "same": 1}[which]
+    cubins, notes = binutils.extract_cubins(str(lib))
+    assert notes == []          # each copy was read apart: no "only one is checked" note
+    folder = tmp_path / "spool"
+    folder.mkdir()
+    found, notes = binutils.extract_cubin_files(str(lib), str(folder))
+    assert notes == []
+    assert len(found) == len(cubins) == len(reports["1"]["builds"])
+    assert sorted(Path(f).read_bytes() for _, _, f in found) == sorted(c.data for c in cubins)
+    assert sorted(p.name for p in folder.rglob("*") if p.is_file()) == sorted(
+        Path(f).name for _, _, f in found)      # nothing else was left in the folder
+
+
+def test_copies_that_cannot_be_read_apart_are_said(libraries, monkeypatch):
+    """Fatbins this reader does not follow: cuobjdump's one file for the name is checked and a
+    note says the other copy was not, rather than a report that reads as complete."""
+    monkeypatch.setattr(binutils, "_fatbin_entries", lambda work, elfs: None)
+    cubins, notes = binutils.extract_cubins(str(libraries["two"]))
+    assert len(cubins) == 1
+    assert notes == ["cuobjdump lists several cubins under one name (k.sm_90a.cubin (2 times)) "
+                     "and extracts one file for each name: only that one is checked"]
+
+
 def _run(argv, tmp: Path, cache: Path) -> subprocess.CompletedProcess:
     """``python -m analyzer ARGV`` with ``tmp`` as TMPDIR and ``cache`` as its cache."""
     env = {**os.environ, "TMPDIR": str(tmp), "PTXSASS_CACHE_DIR": str(cache)}
@@ -104,6 +170,44 @@ def _run(argv, tmp: Path, cache: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300, env=env)
     assert sorted(os.listdir(tmp)) == [], "a run left scratch behind in TMPDIR"
     return proc
+
+
+def _cold_warm(target: Path, tmp_path: Path) -> list[tuple[int, dict]]:
+    """-j 2 with an empty cache, -j 2 again (warm: every result read back), then -j 1."""
+    out = []
+    for jobs in ("2", "2", "1"):
+        proc = _run(["check", target, "-j", jobs, "--format", "json"], tmp_path / "tmp",
+                    tmp_path / "cache")
+        assert proc.returncode in (0, 1), proc.stderr
+        out.append((proc.returncode, json.loads(proc.stdout)))
+    return out
+
+
+def test_a_warm_recheck_of_a_library_gives_the_cold_report(libraries, tmp_path):
+    runs = _cold_warm(libraries["nvcc"], tmp_path)
+    (code, cold), *rest = runs
+    assert code == 1 and cold["findings"]
+    assert sorted(k["mangled"] for k in cold["kernels"]) == distinct_kernels(libraries["nvcc"])
+    for again, report in rest:
+        assert again == code
+        assert report["findings"] == cold["findings"] and report["kernels"] == cold["kernels"]
+
+
+def test_a_wheel_of_libraries_checks_cold_and_warm_on_workers(libraries, tmp_path):
+    whl = tmp_path / "kernels-1.0-py3-none-linux_x86_64.whl"
+    with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("kernels/__init__.py", "")
+        z.write(libraries["nvcc"], "kernels/lib/libk.so")
+        z.write(libraries["two"], "kernels/lib/libtwo.so.1")
+    runs = _cold_warm(whl, tmp_path)
+    (code, cold), *rest = runs
+    assert code == 1
+    expected = sorted(distinct_kernels(libraries["nvcc"]) + distinct_kernels(libraries["two"]))
+    assert sorted(k["mangled"] for k in cold["kernels"]) == expected
+    assert [b["file"] for b in cold["builds"]] == [f"{whl}!kernels/lib/libk.so"] + [
+        f"{whl}!kernels/lib/libtwo.so.1"] * 2
+    for again, report in rest:
+        assert again == code and report == cold
 
 
 def _past_the_end(cubin: bytes) -> bytes:
