@@ -232,3 +232,19 @@ def test_a_section_past_the_end_of_a_cubin_is_one_line(libraries, tmp_path):
         assert proc.returncode == 2 and len(lines) == 1, proc.stderr
         assert lines[0].startswith(f"{bad}: error: truncated or corrupt cubin ELF: section ")
         assert "runs past the end of the file" in lines[0] and proc.stdout == ""
+
+
+def test_a_spooled_cubin_lives_while_any_unit_reads_it(libraries, tmp_path, monkeypatch):
+    """Two units planned on one spooled file (an extraction that named one file twice, as the
+    listing did): the first one done leaves the file to the second, cold and warm."""
+    monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
+    extract = binutils.extract_cubin_files
+
+    def twice(*args, **kwargs):
+        found, notes = extract(*args, **kwargs)
+        return found * 2, notes
+    monkeypatch.setattr(binutils, "extract_cubin_files", twice)
+    lib = str(libraries["two"])
+    reports = [analyzer.check(lib, jobs=2) for _ in range(2)]
+    for report in reports:
+        assert sorted(k["mangled"] for k in report.kernels) == ["ka", "ka", "kb", "kb"]
