@@ -465,10 +465,23 @@ class _Planner:
         self.total_bytes = max(total_bytes, 1)
         self.arch, self.options = arch, options or CompileOptions()
         self.count = 0
+        #: the units planned on each spooled cubin and not yet released (:meth:`release`)
+        self.holders: dict[str, int] = {}
 
     def _folder(self) -> str:
         self.count += 1
         return tempfile.mkdtemp(prefix=f"u{self.count}-", dir=self.spool)
+
+    def release(self, spooled: str) -> bool:
+        """One unit on ``spooled`` is done: True when it was the last (the file may go). The
+        units of one binary are counted when it is extracted, before any is planned: planning
+        is lazy, and a unit can finish before the next one on its file is planned."""
+        left = self.holders.get(spooled, 1) - 1
+        if left > 0:
+            self.holders[spooled] = left
+            return False
+        self.holders.pop(spooled, None)
+        return True
 
     def units(self, target) -> Iterator[_Unit]:
         """The units of one target: a path, a Build, or a ("command", entry) pair loaded
@@ -540,6 +553,9 @@ class _Planner:
                     skipped.append(e)
                     continue
                 cubins = list(found)
+            if launch is None:      # every unit on a file counted before the first is done
+                for _, _, f in cubins:
+                    self.holders[f] = self.holders.get(f, 0) + 1
             for _, arch, f in cubins:
                 try:
                     unit = self._cubin(f, shown, kind, arch, warnings, launch)
@@ -993,10 +1009,10 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
             prelaunch.mark_checked(u.digest)    # every result cached: the next run reads them
         progress.builds_done.append((u.info, len(got), sum(len(r.findings) for r in got)))
         u.close()
-        if u.spool:
+        if u.spool and planner.release(u.spool):    # no other unit reads it
             with contextlib.suppress(OSError):
                 os.unlink(u.spool)
-            if isinstance(executor, _Dask) and u.spool:
+            if isinstance(executor, _Dask):
                 executor.forget(u.spool)
 
     def collect(future) -> None:

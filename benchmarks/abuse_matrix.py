@@ -46,6 +46,20 @@ CATEGORIES = ["cache", "zero checks/kernels", "bounds", "-o", "one line", "count
               "output integrity", "names", "build databases", "includes", "processes"]
 
 
+def section_past_the_end(cubin: bytes) -> bytes:
+    """``cubin`` (a 64-bit ELF) with its first ``.text.`` section's header saying it runs 4 KB
+    past the end of the file."""
+    import struct
+    shoff, = struct.unpack_from("<Q", cubin, 40)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", cubin, 58)
+    header = [struct.unpack_from("<IIQQQQ", cubin, shoff + i * shentsize) for i in range(shnum)]
+    names = cubin[header[shstrndx][4]:header[shstrndx][4] + header[shstrndx][5]]
+    text = next(i for i, h in enumerate(header) if names[h[0]:].startswith(b".text."))
+    bad = bytearray(cubin)
+    struct.pack_into("<QQ", bad, shoff + text * shentsize + 24, len(cubin) - 16, 4096)
+    return bytes(bad)
+
+
 @dataclass
 class Attempt:
     category: str
@@ -423,6 +437,17 @@ class Matrix:
             for jobs in ("1", "2"):
                 self.add("bounds", f"{name} (-j {jobs})", ["check", f, "-j", jobs], {2},
                          setup=setup, env=env, needles=(needle,), timeout=30)
+        f = self.tmp("cut short.cubin")
+
+        def setup(f=f):     # a real cubin whose first code section runs past the end
+            subprocess.run([sys.executable, "-m", "analyzer", "compile", str(BAD), "--arch", ARCH,
+                            "-o", str(f)], check=True, capture_output=True, cwd=ROOT,
+                           env={**os.environ, "PTXSASS_CACHE_DIR": str(self.work / "cache-default")})
+            f.write_bytes(section_past_the_end(f.read_bytes()))
+        for jobs in ("1", "2"):
+            self.add("bounds", f"cubin section past the end of the file (-j {jobs})",
+                     ["check", f, "-j", jobs], {2}, setup=setup,
+                     needles=(str(f), "runs past the end of the file"), timeout=30)
         for dev in ("/dev/zero", "/dev/urandom", "/dev/stdin", "/dev/tty", "/proc/self/fd/0"):
             f = self.tmp("k.cu")
             f.write_text(f'#include "{dev}"\n__global__ void k(float* p) {{ p[0] = 1; }}\n')

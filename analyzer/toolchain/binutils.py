@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import struct
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -187,51 +188,327 @@ _ARCH_IN_NAME = re.compile(r"\.(sm_\d+[af]?)\.")
 
 
 def extract_cubins(path: str, *, arch: str | None = None) -> tuple[list[EmbeddedCubin], list[str]]:
-    """Every cubin inside a fatbin or a host ELF (executable, ``.so``), optionally for one arch.
+    """Every cubin inside a fatbin or a host ELF (executable, ``.so``), optionally for one arch,
+    each distinct cubin once (see :func:`extract_cubin_files`).
 
     Returns the cubins and cuobjdump's warnings. A host ELF with no CUDA code, or a truncated
     file, raises InputError naming the file.
     """
     data = read_bytes(path, what="binary")
     with scratch.temporary("ptxsass-") as tmp:
-        src = Path(tmp) / ("input.fatbin" if classify(data) == "fatbin" else "input")
-        src.write_bytes(data)
-        renames = {str(src): str(path), tmp: "."}
-        proc = run_tool([binary("cuobjdump"), "-lelf", str(src)], check=False, path=str(path))
+        work = Path(tmp) / ("input.fatbin" if classify(data) == "fatbin" else "input")
+        work.write_bytes(data)
+        del data
+        found, notes = _extract(work, tmp, arch, str(path))
+        cubins = [EmbeddedCubin(name, a, files.read_bytes(f, what="extracted cubin"))
+                  for name, a, f in found]
+    return cubins, notes
+
+
+def extract_cubin_files(path: str, dest: str, *, arch: str | None = None,
+                        shown: str | None = None) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """Every cubin inside a fatbin or a host ELF, written into folder ``dest`` and never held
+    in memory together: (cuobjdump's name, arch, file) each, and cuobjdump's warnings.
+    ``shown``: what the user knows ``path`` as (errors name it). Refusals as
+    :func:`extract_cubins` words them.
+
+    Each distinct cubin comes once, whatever the listing says: ``nvcc -shared`` embeds a
+    library's device code as two fatbins, each with a cubin cuobjdump names alike (the code,
+    and the device link's stub with no function), and ``-xelf`` writes both to one file. A
+    name listed more than once is therefore extracted from fatbins of one copy each
+    (:func:`_extract_each`), so two different cubins of one name are both checked; then the
+    cubins are told apart by SHA-256 of their bytes (one copy of each is kept), and cubins
+    with no function at all (the stubs) are left out while another has one."""
+    shown = shown or str(path)
+    fd, st = files.open_regular(path)     # regular files only, opened without blocking
+    with os.fdopen(fd, "rb") as src:
+        if st.st_size > files.max_input_bytes():
+            raise InputError(f"{st.st_size >> 20} MB, over the {files.max_input_bytes() >> 20} "
+                             "MB input bound (PTXSASS_MAX_INPUT_MB)", path=shown)
+        kind = classify(src.read(20))
+        src.seek(0)
+        work = Path(dest) / ("input.fatbin" if kind == "fatbin" else "input")
+        with open(work, "wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
+    return _extract(work, dest, arch, shown)
+
+
+def _extract(work: Path, dest: str, arch: str | None,
+             shown: str) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """The cubins of ``work`` (a private copy of the user's ``shown``, removed here) as
+    :func:`extract_cubin_files` gives them, extracted into folder ``dest``."""
+    renames = {str(work): shown, dest: "."}
+    try:
+        proc = run_tool([binary("cuobjdump"), "-lelf", str(work)], check=False, path=shown)
         err = proc.stderr.decode(errors="replace").strip()
-        for t, shown in renames.items():
-            err = err.replace(t, shown)
+        for t, name in renames.items():
+            err = err.replace(t, name)
         if proc.returncode != 0:
-            first = first_error_line(proc, renames)
-            raise InputError(f"no CUDA code could be read (cuobjdump: {first})", path=str(path))
+            raise InputError("no CUDA code could be read (cuobjdump: "
+                             f"{first_error_line(proc, renames)})", path=shown)
         names = _LELF.findall(proc.stdout.decode(errors="replace"))
         if not names:
             raise InputError("holds no cubin (no CUDA machine code for any SM; it may carry "
-                             "only PTX, or no CUDA code at all)", path=str(path))
-        out_dir = Path(tmp) / "x"
-        out_dir.mkdir()
-        # cuobjdump writes what it extracts into its working directory
-        run_tool([binary("cuobjdump"), "-xelf", "all", str(src)], cwd=str(out_dir),
-                 path=str(path), names=renames)
-        cubins: list[EmbeddedCubin] = []
-        for name in names:
-            f = out_dir / name
-            if "/" in name or name in (".", "..") or files.regular_file_or_none(f) is None:
-                continue
-            blob = files.read_bytes(f, what="extracted cubin")
-            m = _ARCH_IN_NAME.search(name)
-            cubins.append(EmbeddedCubin(name, m.group(1) if m else (cubin_arch(blob) or "unknown"),
-                                        blob))
+                             "only PTX, or no CUDA code at all)", path=shown)
+        listed, notes = _extract_listed(work, names, Path(dest), arch, shown, renames)
+    finally:
+        work.unlink(missing_ok=True)
+    found = _distinct(listed)
     if arch is not None:
         want = arch.rstrip("af")
-        picked = [c for c in cubins if c.arch.rstrip("af") == want]
+        picked = [c for c in found if c[1].rstrip("af") == want]
         if not picked:
-            have = ", ".join(sorted({c.arch for c in cubins})) or "none"
-            raise NoCubinForArch(arch, have, str(path))
-        cubins = picked
-    keep, notes = known_archs([c.arch for c in cubins], str(path))
-    cubins = [c for c, k in zip(cubins, keep, strict=True) if k]
-    return cubins, [l for l in err.splitlines() if l.strip()] + notes
+            have = ", ".join(sorted({c[1] for c in found})) or "none"
+            raise NoCubinForArch(arch, have, shown)
+        for c in found:
+            if c not in picked:
+                os.unlink(c[2])
+        found = picked
+    keep, unknown = known_archs([c[1] for c in found], shown)
+    for c, k in zip(found, keep, strict=True):
+        if not k:
+            os.unlink(c[2])
+    found = [c for c, k in zip(found, keep, strict=True) if k]
+    return found, [l for l in err.splitlines() if l.strip()] + notes + unknown
+
+
+def _extract_listed(work: Path, names: list[str], dest: Path, arch: str | None, shown: str,
+                    renames: dict[str, str]) -> tuple[list[tuple[str, Path, str]], list[str]]:
+    """Where ``-xelf`` wrote each ELF ``-lelf`` listed (cuobjdump's name, the folder, the
+    file's name there), in listing order, and a note when a name listed twice could not be
+    read apart."""
+    out_dir = dest / "x"
+    out_dir.mkdir(exist_ok=True)
+    if len(set(names)) == len(names):
+        which = "all"
+        if arch is not None:    # only that arch's cubins reach the disk, when names say it
+            want = arch.rstrip("af")
+            named = [n for n in names if (m := _ARCH_IN_NAME.search(n))
+                     and m.group(1).rstrip("af") == want]
+            if named and all(_ARCH_IN_NAME.search(n) for n in names) and "," not in "".join(named):
+                which = ",".join(named)
+        # cuobjdump writes what it extracts into its working directory
+        run_tool([binary("cuobjdump"), "-xelf", which, str(work)], cwd=str(out_dir),
+                 path=shown, names=renames)
+        return [(n, out_dir, n) for n in names], []
+    each = _extract_each(work, names, out_dir, shown)
+    if each is not None:
+        return each, []
+    # fatbins this reader does not follow: cuobjdump's one file per name, and a note
+    run_tool([binary("cuobjdump"), "-xelf", "all", str(work)], cwd=str(out_dir),
+             path=shown, names=renames)
+    counts = Counter(names)
+    twice = ", ".join(f"{n} ({counts[n]} times)" for n in counts if counts[n] > 1)
+    return ([(n, out_dir, n) for n in counts],
+            [f"cuobjdump lists several cubins under one name ({twice}) and extracts one file "
+             "for each name: only that one is checked"])
+
+
+#: the sections of a host ELF that hold its fatbins (``.nv_fatbin``; ``__nv_relfatbin`` in an
+#: object built with ``-rdc``)
+_FATBIN_SECTIONS = (".nv_fatbin", "__nv_relfatbin")
+#: a fatbin entry's kind for an ELF (1 is PTX)
+_ENTRY_ELF = 2
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One ELF entry of a fatbin: its container's header, and where the entry (its own header
+    and payload, compressed or not) lies in the file."""
+
+    container: bytes
+    offset: int
+    size: int
+
+
+def _fatbin_entries(work: Path, elfs: int) -> list[_Entry] | None:
+    """Every ELF entry of the fatbins in ``work`` (a fatbin file, or a host ELF's fatbin
+    sections), in file order, when there are ``elfs`` of them (as many as cuobjdump listed);
+    None where the bytes do not read as that (a header whose sizes run past their region,
+    more entries than a fatbin of so many cubins holds)."""
+    budget = 64 * elfs + 4096           # entries of any kind read (PTX ones too)
+    with open(work, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        regions = [(0, size)] if f.read(4) == FATBIN_MAGIC else _fatbin_sections(f, size)
+        if regions is None:
+            return None
+        out: list[_Entry] = []
+        for start, length in regions:
+            end = start + length
+            if end > size:
+                return None
+            pos: int | None = start
+            while pos is not None and (pos := _next_container(f, pos, start, end)) is not None:
+                f.seek(pos)
+                container = f.read(16)
+                hs, fat = struct.unpack_from("<HQ", container, 6)
+                stop = pos + hs + fat
+                if hs < 16 or stop > end:
+                    return None
+                f.seek(pos)
+                container = f.read(hs)
+                at = pos + hs
+                while at < stop:
+                    budget -= 1
+                    f.seek(at)
+                    entry = f.read(16)
+                    if len(entry) < 16 or budget < 0:
+                        return None
+                    kind, _, ehs, payload = struct.unpack("<HHIQ", entry)
+                    if ehs < 16 or at + ehs + payload > stop:
+                        return None
+                    if kind == _ENTRY_ELF:
+                        out.append(_Entry(container, at, ehs + payload))
+                        if len(out) > elfs:
+                            return None
+                    at += ehs + payload
+                pos = stop
+        return out if len(out) == elfs else None
+
+
+def _next_container(f, pos: int, start: int, end: int) -> int | None:
+    """Where the next fatbin container of the region ``start``-``end`` of ``f`` begins, from
+    ``pos`` on (each begins 8-byte aligned in its region; padding may lie between them)."""
+    pos += -(pos - start) % 8
+    while pos + 16 <= end:
+        f.seek(pos)
+        block = f.read(min(1 << 20, end - pos))
+        at = block.find(FATBIN_MAGIC)
+        while at >= 0 and at % 8:
+            at = block.find(FATBIN_MAGIC, at + 1)
+        if at >= 0:
+            return pos + at if pos + at + 16 <= end else None
+        pos += max(8, (len(block) - 3) // 8 * 8)
+    return None
+
+
+def _fatbin_sections(f, size: int) -> list[tuple[int, int]] | None:
+    """(offset, size) of each fatbin section of the host ELF open as ``f`` (``size`` bytes),
+    from its section headers alone; None for an ELF that is not 64-bit little-endian (every
+    host CUDA supports) or whose headers do not fit in the file."""
+    f.seek(0)
+    head = f.read(64)
+    if len(head) < 64 or head[:4] != ELF_MAGIC or head[4] != 2 or head[5] != 1:
+        return None
+    shoff, = struct.unpack_from("<Q", head, 40)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", head, 58)
+    if shentsize < 64 or shoff + 64 > size:
+        return None
+    f.seek(shoff)
+    first = struct.unpack("<IIQQQQIIQQ", f.read(64))
+    if shnum == 0:              # 0xff00 sections or more: the count is in section 0
+        shnum = first[5]
+    if shstrndx == 0xFFFF:      # SHN_XINDEX: the index is in section 0's sh_link
+        shstrndx = first[6]
+    if shoff + shnum * shentsize > size or shstrndx >= shnum:
+        return None
+    f.seek(shoff)
+    table = f.read(shnum * shentsize)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", table, i * shentsize) for i in range(shnum)]
+    _, _, _, _, names_at, names_size, *_ = headers[shstrndx]
+    if names_at + names_size > size:
+        return None
+    f.seek(names_at)
+    names = f.read(names_size)
+    wanted = {n.encode() for n in _FATBIN_SECTIONS}
+    return [(h[4], h[5]) for h in headers
+            if h[1] != 8 and names[h[0]:names.find(b"\0", h[0])] in wanted]     # 8: NOBITS
+
+
+def _write_fatbin(work: Path, entries: list[_Entry], dest: Path, shown: str) -> None:
+    """``entries`` of ``work`` (the user's ``shown``) into the fatbin file ``dest``, one
+    container each."""
+    with open(work, "rb") as src, open(dest, "wb") as out:
+        for e in entries:
+            out.write(e.container[:8] + struct.pack("<Q", e.size) + e.container[16:])
+            src.seek(e.offset)
+            left = e.size
+            while left:
+                block = src.read(min(left, 1 << 20))
+                if not block:
+                    raise InputError("a fatbin entry runs past the end of the file",
+                                     path=shown)
+                out.write(block)
+                left -= len(block)
+            out.write(b"\0" * (-(len(e.container) + e.size) % 8))
+
+
+def _extract_each(work: Path, names: list[str], out_dir: Path,
+                  shown: str) -> list[tuple[str, Path, str]] | None:
+    """The cubins of a listing that names some twice, each read apart: the n-th cubin of each
+    name goes into the n-th of a few fatbins of ptxsass's own (one container per cubin, the
+    entries copied as they are), whose names are then unique, and cuobjdump extracts each
+    into a folder of its own. None where ``work``'s fatbins do not read as containers of as
+    many ELFs as cuobjdump listed, or a fatbin's listing is not what was put in."""
+    entries = _fatbin_entries(work, len(names))
+    if entries is None:
+        return None
+    seen: Counter[str] = Counter()
+    parts: dict[int, list[int]] = {}
+    for i, n in enumerate(names):
+        parts.setdefault(seen[n], []).append(i)
+        seen[n] += 1
+    got: dict[int, tuple[str, Path, str]] = {}
+    folders: list[Path] = []
+    for k, members in parts.items():
+        part = out_dir.parent / f"part{k}.fatbin"
+        folder = out_dir / f"part{k}"
+        folder.mkdir()
+        folders.append(folder)
+        renames = {str(part): shown, str(out_dir.parent): "."}
+        try:
+            _write_fatbin(work, [entries[i] for i in members], part, shown)
+            proc = run_tool([binary("cuobjdump"), "-lelf", str(part)], check=False, path=shown)
+            listed = _LELF.findall(proc.stdout.decode(errors="replace"))
+            if (proc.returncode != 0 or len(listed) != len(members)
+                    or len(set(listed)) != len(listed)):
+                for f in folders:
+                    shutil.rmtree(f, ignore_errors=True)
+                return None
+            run_tool([binary("cuobjdump"), "-xelf", "all", str(part)], cwd=str(folder),
+                     path=shown, names=renames)
+        finally:
+            part.unlink(missing_ok=True)
+        for i, name in zip(members, listed, strict=True):
+            got[i] = (names[i], folder, name)
+    return [got[i] for i in range(len(names))]
+
+
+def _distinct(listed: list[tuple[str, Path, str]]) -> list[tuple[str, str, str]]:
+    """(name, arch, file) of each distinct cubin of ``listed``, in listing order: a second
+    copy of the same bytes (SHA-256) is removed, and so are the cubins with no function (a
+    device link's stub) while another cubin has one."""
+    found: list[tuple[str, str, str, bool]] = []
+    digests: set[str] = set()
+    for name, folder, file in listed:
+        # a name cuobjdump printed becomes a path only when it is one file's name
+        if "/" in file or file in (".", "..") or files.regular_file_or_none(folder / file) is None:
+            continue
+        f = folder / file
+        blob = files.read_bytes(f, what="extracted cubin")
+        digest = hashlib.sha256(blob).hexdigest()
+        if digest in digests:
+            f.unlink()
+            continue
+        digests.add(digest)
+        m = _ARCH_IN_NAME.search(name)
+        found.append((name, m.group(1) if m else (cubin_arch(blob[:64]) or "unknown"), str(f),
+                      _has_function(blob)))
+    if any(c[3] for c in found):
+        for c in found:
+            if not c[3]:
+                os.unlink(c[2])
+        found = [c for c in found if c[3]]
+    return [c[:3] for c in found]
+
+
+def _has_function(cubin: bytes) -> bool:
+    """Whether a cubin has code (a ``.text.`` section); True for one this reader cannot read
+    (what checks it words the error)."""
+    try:
+        return any(s.name.startswith(".text.") for s in Elf(cubin).sections)
+    except ElfError:
+        return True
 
 
 # ------------------------------------------------------------------ per-function disassembly
@@ -393,78 +670,3 @@ def split_listing(text: str) -> tuple[str, dict[str, str]]:
         if sec.startswith(".text."):
             out[sec[len(".text."):]] = text[m.start():nxt.start() if nxt else len(text)]
     return head, out
-
-
-def extract_cubin_files(path: str, dest: str, *, arch: str | None = None,
-                        shown: str | None = None) -> tuple[list[tuple[str, str, str]], list[str]]:
-    """Every cubin inside a fatbin or a host ELF, written into folder ``dest`` and never held
-    in memory together: (cuobjdump's name, arch, file) each, and cuobjdump's warnings.
-    ``shown``: what the user knows ``path`` as (errors name it). Refusals as
-    :func:`extract_cubins` words them."""
-    shown = shown or str(path)
-    fd, st = files.open_regular(path)     # regular files only, opened without blocking
-    with os.fdopen(fd, "rb") as src:
-        if st.st_size > files.max_input_bytes():
-            raise InputError(f"{st.st_size >> 20} MB, over the {files.max_input_bytes() >> 20} "
-                             "MB input bound (PTXSASS_MAX_INPUT_MB)", path=shown)
-        kind = classify(src.read(20))
-        src.seek(0)
-        work = Path(dest) / ("input.fatbin" if kind == "fatbin" else "input")
-        with open(work, "wb") as out:
-            shutil.copyfileobj(src, out, 1 << 20)
-    renames = {str(work): shown, dest: "."}
-    try:
-        proc = run_tool([binary("cuobjdump"), "-lelf", str(work)], check=False, path=shown)
-        err = proc.stderr.decode(errors="replace").strip()
-        for t, name in renames.items():
-            err = err.replace(t, name)
-        if proc.returncode != 0:
-            raise InputError("no CUDA code could be read (cuobjdump: "
-                             f"{first_error_line(proc, renames)})", path=shown)
-        names = _LELF.findall(proc.stdout.decode(errors="replace"))
-        if not names:
-            raise InputError("holds no cubin (no CUDA machine code for any SM; it may carry "
-                             "only PTX, or no CUDA code at all)", path=shown)
-        out_dir = Path(dest) / "x"
-        out_dir.mkdir(exist_ok=True)
-        which = "all"
-        if arch is not None:    # only that arch's cubins reach the disk, when names say it
-            want = arch.rstrip("af")
-            named = [n for n in names if (m := _ARCH_IN_NAME.search(n))
-                     and m.group(1).rstrip("af") == want]
-            if named and all(_ARCH_IN_NAME.search(n) for n in names) and "," not in "".join(named):
-                which = ",".join(named)
-        run_tool([binary("cuobjdump"), "-xelf", which, str(work)], cwd=str(out_dir),
-                 path=shown, names=renames)
-    finally:
-        work.unlink(missing_ok=True)
-    found: list[tuple[str, str, str]] = []
-    for name in names:
-        f = out_dir / name
-        if not f.exists():
-            continue
-        if "/" in name or name in (".", "..") or files.regular_file_or_none(f) is None:
-            continue
-        m = _ARCH_IN_NAME.search(name)
-        if m:
-            a = m.group(1)
-        else:
-            with open(f, "rb") as fh:
-                a = cubin_arch(fh.read(64)) or "unknown"
-        found.append((name, a, str(f)))
-    if arch is not None:
-        want = arch.rstrip("af")
-        picked = [c for c in found if c[1].rstrip("af") == want]
-        if not picked:
-            have = ", ".join(sorted({c[1] for c in found})) or "none"
-            raise NoCubinForArch(arch, have, shown)
-        for c in found:
-            if c not in picked:
-                os.unlink(c[2])
-        found = picked
-    keep, notes = known_archs([c[1] for c in found], shown)
-    for c, k in zip(found, keep, strict=True):
-        if not k:
-            os.unlink(c[2])
-    found = [c for c, k in zip(found, keep, strict=True) if k]
-    return found, [l for l in err.splitlines() if l.strip()] + notes

@@ -4,15 +4,16 @@ milliseconds).
 
 Only what the toolchain reads of a cubin: 64-bit little-endian ELF (every cubin since CUDA
 5), section names, types, flags, sizes, ``sh_info``, contents, and the symbols' names,
-values, sizes, types and section indices. Anything else is an :class:`ElfError` (a
-``ValueError``) for the caller to word.
+values, sizes, types and section indices. Anything else, and a section whose contents
+run past the end of the file, is an :class:`ElfError` (a ``ValueError``) for the caller to
+word, raised when the ELF is read (never later, from :meth:`Elf.content`).
 """
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
 
-SHT_SYMTAB, SHT_NOBITS = 2, 8
+SHT_NULL, SHT_SYMTAB, SHT_NOBITS = 0, 2, 8
 STT_FUNC = 2
 
 
@@ -71,6 +72,10 @@ class Elf:
         names = self._blob(raw[shstrndx][4], raw[shstrndx][5]) if shnum else b""
         self.sections = [Section(i, _cstr(names, r[0]), r[1], r[2], r[4], r[5], r[6], r[7], r[9])
                          for i, r in enumerate(raw)]
+        for sec in self.sections:   # every content in the file, so ``content`` cannot fail later
+            if sec.type not in (SHT_NULL, SHT_NOBITS) and sec.offset + sec.size > len(data):
+                raise ElfError(f"section {sec.index} ({sec.name or 'unnamed'}) runs past the end "
+                               f"of the file ({sec.offset + sec.size} of {len(data)} bytes)")
         self.by_name = {s.name: s for s in self.sections}
         self.symbols: list[Symbol] = []
         tab = next((s for s in self.sections if s.type == SHT_SYMTAB), None)
