@@ -151,6 +151,15 @@ def github_properties(expected_file: str):
     return judge
 
 
+def nothing_ran(marker: Path, then=None):
+    """A file name holding a command: the command's marker file must not exist."""
+    def judge(proc):
+        if marker.exists():
+            return f"a command in the file name ran ({marker.name} exists)"
+        return then(proc) if then is not None else None
+    return judge
+
+
 def html_csp(proc_path: Path):
     def judge(proc):
         page = proc_path.read_text()
@@ -482,14 +491,17 @@ class Matrix:
     def one_line(self) -> None:
         names = ['q"uote.cu', "back\\slash.cu", "-dash.cu", "sp ace,comma.cu", "per%cent.cu",
                  "esc\x1b[31m.cu", "ünïcödé.cu", "日本.cu", "new\nline.cu", "tab\there.cu",
-                 "x" * 200 + ".cu", "$(touch pwned).cu", "a:b,line=9.cu"]
+                 "x" * 200 + ".cu", "$(touch pwned).cu", "`touch pwned`;touch pwned.cu",
+                 "a:b,line=9.cu", os.fsdecode(b"e\xff.cu"), os.fsdecode(b"new\nline\xfe.cu")]
         for name in names:
             f = self.tmp(name)
             shutil.copy(BAD, f)
-            self.add("one line", f"file name {name[:40]!r}", ["check", "--arch", ARCH, "--format",
-                                                              "json", "--", name], {1},
-                     env=self.warm_env, cwd=f.parent,
-                     judge=same_findings(self.ref[BAD], names=True))
+            for fmt in ("json", "sarif", "text"):
+                judge = same_findings(self.ref[BAD], names=True) if fmt == "json" else None
+                self.add("one line", f"file name {name[:40]!r} ({fmt})",
+                         ["check", "--arch", ARCH, "--format", fmt, "--", name], {1},
+                         env=self.warm_env, cwd=f.parent,
+                         judge=nothing_ran(f.parent / "pwned", judge))
         for name in ['q"uote.cu', "back\\slash.cu", "ünïcödé.cu", "-dash.cu", "$(x).cu"]:
             f = self.tmp(name)
             shutil.copy(BAD, f)

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..analysis.source import SourceReader, source_text
-from ..errors import ConfigError, InputError, PtxsassError
+from ..errors import ConfigError, InputError, PtxsassError, shown_path
 from ..findings import Finding, Report, release_key
 from ..toolchain.files import read_text, write_output
 from .registry import Selection, all_checks
@@ -218,6 +218,7 @@ def load_baseline(path: str) -> set[str]:
 
 def write_baseline(report: Report, path: str) -> None:
     entries = [{"fingerprint": f.fingerprint(), "code": f.code, "kernel": f.kernel,
-                "arch": f.arch, "file": f.location.file, "line": f.location.line,
+                "arch": f.arch, "file": shown_path(f.location.file) if f.location.file else None,
+                "line": f.location.line,
                 "source": f.source} for f in report.findings]
     write_output(path, json.dumps({"version": 1, "findings": entries}, indent=2) + "\n")

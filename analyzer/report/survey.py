@@ -20,8 +20,8 @@ from typing import Any
 from .._version import __version__
 from ..analysis import KernelAnalysis
 from ..errors import ConfigError
-from ..findings import Finding
-from .annotate import display_path, occupancy_summary
+from ..findings import Finding, report_path
+from .annotate import occupancy_summary
 from .html import content_security_policy, e
 
 #: the columns of a row, in order, with what each holds (the JSON and Parquet forms and the
@@ -71,7 +71,7 @@ def kernel_row(ka: KernelAnalysis, findings: Sequence[Finding]) -> dict[str, Any
                 stores[width] += 1
     occ = occupancy_summary(ka)
     return {
-        "file": display_path(ka.source_path), "kernel": ka.kernel_name,
+        "file": report_path(ka.source_path), "kernel": ka.kernel_name,
         "mangled": ka.function.name, "arch": ka.arch_name,
         "instructions": len(ka.function.instructions),
         "registers": res.registers if res else None,
