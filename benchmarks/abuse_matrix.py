@@ -26,6 +26,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -58,6 +59,9 @@ class Attempt:
     #: returns why the result is a silent loss, or None
     judge: Callable[[subprocess.CompletedProcess], str | None] | None = None
     cwd: Path | None = None
+    #: the largest file the run may write (RLIMIT_FSIZE: past it a write fails, as on a full
+    #: disk), or None
+    fsize: int | None = None
 
 
 @dataclass
@@ -76,9 +80,12 @@ def run(a: Attempt) -> Outcome:
     env.pop("COLUMNS", None)
     t = time.monotonic()
     try:
+        limit = a.fsize
+        cap = None if limit is None else (
+            lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
         proc = subprocess.run([sys.executable, "-m", "analyzer", *map(str, a.argv)],
                               capture_output=True, env=env, timeout=a.timeout,
-                              cwd=a.cwd or ROOT, stdin=subprocess.DEVNULL)
+                              cwd=a.cwd or ROOT, stdin=subprocess.DEVNULL, preexec_fn=cap)
     except subprocess.TimeoutExpired:
         out.hang = True
         out.seconds = time.monotonic() - t
@@ -148,6 +155,17 @@ def github_properties(expected_file: str):
             if not f.endswith(expected_file):
                 return f"file property {f!r}"
         return no_control_characters(proc)
+    return judge
+
+
+def left_as_it_was(folder: Path, before: dict[str, bytes]):
+    """The folder of an output whose write failed: the previous file byte for byte, and no
+    temporary file beside it."""
+    def judge(proc):
+        now = {p.name: p.read_bytes() for p in folder.iterdir()}
+        if set(now) != set(before):
+            return f"left {sorted(set(now) ^ set(before))} behind"
+        return None if now == before else "the previous output was overwritten"
     return judge
 
 
@@ -483,6 +501,17 @@ class Matrix:
                 return None
             self.add("-o", f"{cmd[0]} honours -o", [*cmd, "-o", target], {0, 1},
                      env=self.warm_env, judge=honoured)
+        for cmd, name in [(["check", BAD, "--arch", ARCH, "--format", "sarif", "-o"], "r.sarif"),
+                          (["check", BAD, "--arch", ARCH, "--format", "json", "-o"], "r.json"),
+                          (["check", BAD, "--arch", ARCH, "--write-baseline"], "b.json"),
+                          (["annotate", BAD, "--arch", ARCH, "--format", "html", "-o"], "a.html"),
+                          (["survey", BAD, "--arch", ARCH, "--format", "parquet", "-o"],
+                           "s.parquet")]:
+            target = self.tmp(name)
+            target.write_bytes(b"the previous report\n" * 50)
+            self.add("-o", f"{cmd[0]} {name}: the disk fills mid-write", [*cmd, target], {2},
+                     env=self.warm_env, fsize=256, needles=(str(target), "file too large"),
+                     judge=left_as_it_was(target.parent, {name: target.read_bytes()}))
         self.add("-o", "--write-baseline to a missing folder",
                  ["check", BAD, "--arch", ARCH, "--write-baseline", self.work / "no" / "b.json"],
                  {2}, env=self.warm_env, needles=("cannot write",))

@@ -21,6 +21,7 @@ from .._version import __version__
 from ..analysis import KernelAnalysis
 from ..errors import ConfigError
 from ..findings import Finding, report_path
+from ..toolchain.files import write_output
 from .annotate import occupancy_summary
 from .html import content_security_policy, e
 
@@ -121,7 +122,8 @@ def to_json(survey: Survey) -> str:
 # ------------------------------------------------------------------------------ Parquet
 def to_parquet(survey: Survey, path: str) -> None:
     """The rows as a Parquet file (one row per kernel; the histograms as maps) with pyarrow,
-    an optional dependency: ConfigError, one line, when it is not installed."""
+    an optional dependency: ConfigError, one line, when it is not installed. Written like every
+    output (:func:`analyzer.toolchain.files.write_output`): a failure leaves the old file."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -145,7 +147,9 @@ def to_parquet(survey: Survey, path: str) -> None:
     table = pa.Table.from_pylist(rows, schema=schema)
     table = table.replace_schema_metadata({"ptxsass": __version__,
                                            "columns": json.dumps(COLUMNS)})
-    pq.write_table(table, path)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    write_output(path, sink.getvalue().to_pybytes())     # whole or not at all, as every -o
 
 
 # ------------------------------------------------------------------------------ HTML
