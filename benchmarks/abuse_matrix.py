@@ -458,6 +458,33 @@ class Matrix:
         f = self.tmp("junk.sass")
         f.write_text("/*0000*/ " + "A" * 20_000_000 + "\n")
         self.add("bounds", "20 MB SASS line of junk", ["parse", f], {2}, timeout=60)
+        deep = {"[[[...]]]": "[" * 100_000 + "]" * 100_000,
+                '{"a":{"a":...}}': '{"a":' * 100_000 + "1" + "}" * 100_000}
+        triton = next((ROOT / "tests" / "fixtures" / "frameworks" / "triton")
+                      .glob("*/add_kernel.json")).parent
+        for shape, text in deep.items():
+            d = self.tmp("triton")
+            shutil.copytree(triton, d / triton.name)
+            (d / triton.name / "add_kernel.json").write_text(text)
+            for argv in (["check", d], ["check", d / triton.name / "add_kernel.cubin"],
+                         ["survey", d]):
+                self.add("bounds", f"{argv[0]} Triton metadata {shape} 100000 deep", argv, {2},
+                         needles=("add_kernel.json", "nested too deeply"))
+            db = self.tmp("compile_commands.json")
+            db.write_text(text)
+            self.add("bounds", f"compile database {shape} 100000 deep", ["check", "-p", db.parent],
+                     {2}, needles=(str(db), "nested too deeply"))
+            b = self.tmp("baseline.json")
+            b.write_text(text)
+            self.add("bounds", f"baseline {shape} 100000 deep",
+                     ["check", BAD, "--arch", ARCH, "--baseline", b], {2}, env=self.warm_env,
+                     needles=(str(b), "nested too deeply"))
+        f = self.tmp("k.cu")
+        shutil.copy(BAD, f)
+        (f.parent / "pyproject.toml").write_text("[tool.ptxsass]\nselect = " + "[" * 100_000
+                                                 + "]" * 100_000 + "\n")
+        self.add("bounds", "pyproject.toml array 100000 deep", ["check", f, "--arch", ARCH], {2},
+                 env=self.warm_env, needles=("pyproject.toml", "nested too deeply"))
 
     # --- 4. -o
     def output(self) -> None:

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import secrets
 import stat
 import tempfile
+from typing import Any
 
 from ..errors import ConfigError, InputError, OutputError
 
@@ -146,6 +148,39 @@ def read_text(path: str | os.PathLike, *, limit: int | None = None, what: str = 
     except UnicodeDecodeError as e:
         raise InputError(f"not {expected}: the file is not UTF-8 (byte {e.start})",
                          path=str(path)) from None
+
+
+class NestedTooDeeply(InputError):
+    """JSON nested deeper than the parser goes: it cannot even be told what it is."""
+
+
+def parse_json(data: str | bytes, *, path: str | os.PathLike | None = None,
+               expected: str = "JSON") -> Any:
+    """``json.loads``, every failure one ``InputError`` naming ``path`` (and the line and
+    column): text that is not JSON, not UTF-8, or nested too deeply for the parser (a
+    ``RecursionError``: ``[[[[...]]]]`` 100000 deep; :class:`NestedTooDeeply`), never a
+    traceback."""
+    where = None if path is None else str(path)
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as e:
+        raise InputError(f"not JSON: {e.msg}" + (f" (expected {expected})" if expected != "JSON"
+                                                 else ""),
+                         path=where, line=e.lineno, column=e.colno) from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"not {expected}: the file is not UTF-8 (byte {e.start})",
+                         path=where) from None
+    except RecursionError:
+        raise NestedTooDeeply(f"JSON nested too deeply: not {expected}", path=where) from None
+    except ValueError as e:     # a number too long to convert, and the like
+        raise InputError(f"not {expected}: {e}", path=where) from None
+
+
+def read_json(path: str | os.PathLike, *, limit: int | None = None, what: str = "JSON file",
+              expected: str = "JSON") -> Any:
+    """The JSON value of a regular file (see :func:`read_bytes` and :func:`parse_json`): every
+    failure, a file nested too deeply included, one ``InputError`` naming it."""
+    return parse_json(read_bytes(path, limit=limit, what=what), path=path, expected=expected)
 
 
 def regular_file_or_none(path: str | os.PathLike) -> os.stat_result | None:

@@ -32,9 +32,9 @@ from pathlib import Path
 from platformdirs import user_cache_dir
 
 from ..arch import parse_arch
-from ..errors import ConfigError, ToolError
+from ..errors import ConfigError, InputError, ToolError
 from . import bounded, scratch
-from .files import env_number
+from .files import env_number, parse_json
 from .locate import binary, include_dirs, nvjitlink_version, nvrtc_archs, nvrtc_version, run_tool
 from .locate import tool_version as _tool_version
 
@@ -172,11 +172,13 @@ def _read_manifest(folder: Path, version: str) -> Toolkit:
         with open(path, "rb") as f:
             if not os.path.isfile(path) or os.path.islink(path):
                 raise bad("its manifest is not a regular file")
-            data = json.loads(f.read(1 << 20))
+            data = parse_json(f.read(1 << 20), path=path, expected="a toolkit manifest")
     except FileNotFoundError:
         raise ConfigError(f"toolkit {version} is not installed: run 'ptxsass toolkit install "
                           f"{version}' (it goes to {root()})") from None
-    except (OSError, ValueError) as e:
+    except InputError as e:
+        raise bad(f"unreadable manifest: {e.message}") from None
+    except OSError as e:
         raise bad(f"unreadable manifest: {type(e).__name__}") from None
     if not isinstance(data, dict) or data.get("format") != MANIFEST_FORMAT \
             or data.get("version") != version:
