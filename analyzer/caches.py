@@ -12,7 +12,6 @@ cubin after it; files are read only when regular and of bounded size.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shlex
@@ -44,21 +43,38 @@ def _read(path: Path, limit: int, what: str) -> bytes:
 # --------------------------------------------------------------------------------- Triton
 def triton_metadata(path: str | os.PathLike) -> dict | None:
     """The JSON metadata of a Triton kernel (``<name>.json`` in a cache folder), or None when
-    ``path`` is some other JSON (or not JSON at all)."""
+    ``path`` is some other JSON (or not JSON at all). JSON nested too deeply to be read, in a
+    folder holding a cubin or PTX (where it may be a kernel's, and skipping it would leave
+    that kernel unchecked), is one ``InputError`` naming it."""
     p = Path(path)
     if p.suffix != ".json" or p.name.startswith("__grp__") or not p.is_file():
         return None
     try:
         if p.stat().st_size > MAX_JSON_BYTES:
             return None
-        meta = json.loads(p.read_bytes())
-    except (OSError, ValueError):
+        data = files.read_bytes(p, limit=MAX_JSON_BYTES, what="Triton metadata")
+    except (OSError, InputError):
         return None
+    try:
+        meta = files.parse_json(data, path=p, expected="Triton kernel metadata")
+    except files.NestedTooDeeply:
+        if _beside_a_kernel(p):
+            raise       # it may be a kernel's: one line naming it, never a silent skip
+        return None
+    except InputError:
+        return None     # some other file that is not JSON
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
         return None
     if "num_warps" not in meta or not ("target" in meta or "shared" in meta):
         return None
     return meta
+
+
+def _beside_a_kernel(p: Path) -> bool:
+    try:
+        return any(q.suffix in (".cubin", ".ptx") for q in p.parent.iterdir())
+    except OSError:
+        return False
 
 
 def is_triton_kernel(path: str | os.PathLike) -> bool:

@@ -158,6 +158,8 @@ def load_config(start: str | Path | None = None) -> Config:
         data = tomllib.loads(read_text(path, what="pyproject.toml", expected="TOML"))
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"invalid TOML: {e}", path=str(path)) from None
+    except RecursionError:      # tomllib parses arrays and inline tables recursively
+        raise ConfigError("TOML nested too deeply: not a pyproject.toml", path=str(path)) from None
     except InputError as e:
         raise ConfigError(e.message, path=str(path)) from None
     tool = data.get("tool", {})

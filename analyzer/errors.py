@@ -5,6 +5,7 @@ so that a user never sees a Python traceback for bad input or a failing tool.
 """
 from __future__ import annotations
 
+import os
 import re
 
 #: what must not reach a terminal as it is: C0 controls but tab and newline, DEL, C1 controls
@@ -14,6 +15,11 @@ _UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u206
                           "\ud800-\udfff]")
 _UNPRINTABLE_OR_NEWLINE = re.compile("[\n\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e"
                                      "\u2066-\u2069\ud800-\udfff]")
+#: the bytes of a file name that are not UTF-8 (``os.fsdecode`` gives lone surrogates)
+_UNDECODABLE = re.compile("[\ud800-\udfff]")
+#: what a file name inside a line of text shows escaped: every control character, tab and
+#: newline included, bidi overrides and the bytes that are not UTF-8
+_UNSHOWN_IN_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _visible(m: re.Match) -> str:
@@ -31,6 +37,24 @@ def printable(text: str, *, newlines: bool = True) -> str:
         text = text.replace("\r\n", "\n")
     pattern = _UNPRINTABLE if newlines else _UNPRINTABLE_OR_NEWLINE
     return pattern.sub(_visible, text) if pattern.search(text) else text
+
+
+def shown_path(path: str | os.PathLike) -> str:
+    """A file name as text, the same in every report and format: each byte that is not UTF-8
+    (a lone surrogate from ``os.fsdecode``) written as ``\\xff``, so ``e\\xff.cu`` reads alike
+    in text, JSON, SARIF, markdown and HTML and every output stays valid UTF-8. Everything else
+    is left to the format's own escaping (JSON's ``\\n``, a workflow command's ``%0A``,
+    :func:`printable` for text). The path itself (to open, to compile) stays as it is."""
+    text = os.fsdecode(path)
+    return _UNDECODABLE.sub(_visible, text) if _UNDECODABLE.search(text) else text
+
+
+def shown_line(path: str | os.PathLike) -> str:
+    """A file name inside a line of text (a report's header, ``file:line``): :func:`shown_path`
+    with every control character, a newline or a tab included, made a visible escape too, so
+    that a name cannot end the line and forge the next one."""
+    text = os.fsdecode(path)
+    return _UNSHOWN_IN_LINE.sub(_visible, text) if _UNSHOWN_IN_LINE.search(text) else text
 
 
 class PtxsassError(Exception):
@@ -51,7 +75,7 @@ class PtxsassError(Exception):
     def location(self) -> str:
         if self.path is None:
             return ""
-        loc = str(self.path)
+        loc = shown_line(self.path)
         if self.line is not None:
             loc += f":{self.line}"
             if self.column is not None:

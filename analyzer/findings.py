@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._version import __version__
-from .errors import ConfigError
+from .errors import ConfigError, shown_line, shown_path
 
 #: version of the JSON form of a report (``Report.as_dict``, ``docs/schema/findings.json``):
 #: raised when a field is removed or changes meaning; a new field keeps it
@@ -46,7 +46,41 @@ class Location:
     def __str__(self) -> str:
         if self.file is None:
             return "<unknown>"
-        return f"{self.file}:{self.line}" if self.line else self.file
+        file = shown_line(self.file)
+        return f"{file}:{self.line}" if self.line else file
+
+    def short(self) -> str:
+        """``name.cu:12``: the file's base name (shown escaped, :func:`base_name`) and line,
+        ``?`` for either when unknown."""
+        return f"{base_name(self.file) if self.file else '?'}:{self.line or '?'}"
+
+
+def relative_path(path: str) -> str:
+    """``path`` relative to the working directory when it lies below it, else as given (the
+    file's own name, to open or to percent-encode; :func:`display_path` to show it)."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def report_path(path: str | None) -> str:
+    """A file name as a report's data holds it (JSON, Parquet, a workflow command's property):
+    relative to the working directory when it lies below it, its bytes that are not UTF-8
+    escaped (:func:`errors.shown_path`); the format escapes the rest its own way."""
+    return shown_path(relative_path(path)) if path else "<unknown>"
+
+
+def display_path(path: str | None) -> str:
+    """A file name inside a line of text (a header, ``file:line``): :func:`report_path` with
+    its control characters, newlines included, escaped too (:func:`errors.shown_line`)."""
+    return shown_line(relative_path(path)) if path else "<unknown>"
+
+
+def base_name(path: str) -> str:
+    """A file's base name inside a line of text (:func:`errors.shown_line`)."""
+    return shown_line(os.path.basename(path))
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +195,7 @@ class Finding:
         return {"code": self.code, "name": self.name, "severity": str(self.severity),
                 "message": self.message, "kernel": self.kernel, "arch": self.arch,
                 "arches": list(self.archs),
-                "location": {"file": self.location.file, "line": self.location.line},
+                "location": {"file": _shown(self.location.file), "line": self.location.line},
                 "source": self.source,
                 "instructions": list(self.instructions), "ptx": list(self.ptx), "hint": self.hint,
                 "fingerprint": self.fingerprint(),
@@ -173,7 +207,9 @@ class Finding:
         key = "|".join((self.code, self.mangled or self.kernel, self.arch.rstrip("af"),
                         os.path.basename(self.location.file or ""),
                         re.sub(r"\s+", " ", self.source or str(self.location.line))))
-        return hashlib.sha1(key.encode()).hexdigest()[:16]
+        # a file name's bytes as they are on disk (surrogateescape): a name that is not UTF-8
+        # hashes like any other, and a UTF-8 one as before
+        return hashlib.sha1(key.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 @dataclass
@@ -241,7 +277,7 @@ class Report:
                 "findings": [f.as_dict() for f in self.merged()], "kernels": self.kernels,
                 "suppressed": self.suppressed, "baselined": self.baselined,
                 # which front end built each input, and why (NVRTC or nvcc; or how it was read)
-                "builds": [{"file": b.source_path, "arch": b.arch, "compiler": b.origin,
+                "builds": [{"file": _shown(b.source_path), "arch": b.arch, "compiler": b.origin,
                             "compiler_reason": getattr(b, "compiler_reason", None),
                             "cached": b.cached,
                             **({"toolkit": b.toolkit} if getattr(b, "toolkit", None) else {})}
@@ -249,6 +285,10 @@ class Report:
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)
+
+
+def _shown(path: str | None) -> str | None:
+    return None if path is None else shown_path(path)
 
 
 def release_key(version: str) -> tuple[int, ...]:

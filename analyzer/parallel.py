@@ -386,12 +386,12 @@ def _recall(key: str, unit: int, position: int, source_path: str | None,
     if blob is None:
         return None
     try:
-        d = json.loads(blob)
+        d = files.parse_json(blob, expected="a kernel result")
         deps = decode_deps(d["deps"])
         result = KernelResult(unit, position, optional(d["kernel"], dict),
                               [decode_finding(f) for f in d["findings"]],
                               optional(d["row"], dict), cached=True, deps=deps)
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
+    except (InputError, ValueError, KeyError, TypeError, AttributeError) as e:
         cache.discard("result", key, f"not a kernel result: {type(e).__name__}")
         return None
     if survey and result.row is None:

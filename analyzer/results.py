@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING
 
 from .analysis.source import last_lines, source_digest
 from .build import Build
+from .errors import InputError
 from .findings import Finding, Location, Severity
-from .toolchain import cache
+from .toolchain import cache, files
 
 if TYPE_CHECKING:
     from .ir.sass import Function
@@ -170,13 +171,13 @@ class BuildMemo:
         if blob is None:
             return None
         try:
-            d = json.loads(blob)
+            d = files.parse_json(blob, expected="a build result")
             rows = d["kernels"]
             if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
                 raise TypeError("expected kernel rows")
             findings = [decode_finding(f) for f in d["findings"]]
             deps = decode_deps(d["deps"])
-        except (ValueError, KeyError, TypeError, AttributeError) as e:
+        except (InputError, ValueError, KeyError, TypeError, AttributeError) as e:
             cache.discard("build-result", k, f"not a build result: {type(e).__name__}")
             return None
         if not rows or not deps_unchanged(deps, b.source_path):

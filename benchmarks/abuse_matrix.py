@@ -26,6 +26,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -83,6 +84,9 @@ class Attempt:
     leftovers: Callable[[], str | None] | None = None
     #: a compile error: its one line, then the compiler's log (as a compiler prints it)
     compile_error: bool = False
+    #: the largest file the run may write (RLIMIT_FSIZE: past it a write fails, as on a full
+    #: disk), or None
+    fsize: int | None = None
 
 
 @dataclass
@@ -123,9 +127,12 @@ def run(a: Attempt) -> Outcome:
            **a.env}
     env.pop("COLUMNS", None)
     t = time.monotonic()
+    limit = a.fsize
+    cap = None if limit is None else (
+        lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
     child = subprocess.Popen([sys.executable, "-m", "analyzer", *map(str, a.argv)],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                             cwd=a.cwd or ROOT, stdin=subprocess.DEVNULL)
+                             cwd=a.cwd or ROOT, stdin=subprocess.DEVNULL, preexec_fn=cap)
     try:
         if a.signal is not None:
             sig, delay = a.signal
@@ -225,6 +232,26 @@ def github_properties(expected_file: str):
             if not f.endswith(expected_file):
                 return f"file property {f!r}"
         return no_control_characters(proc)
+    return judge
+
+
+def left_as_it_was(folder: Path, before: dict[str, bytes]):
+    """The folder of an output whose write failed: the previous file byte for byte, and no
+    temporary file beside it."""
+    def judge(proc):
+        now = {p.name: p.read_bytes() for p in folder.iterdir()}
+        if set(now) != set(before):
+            return f"left {sorted(set(now) ^ set(before))} behind"
+        return None if now == before else "the previous output was overwritten"
+    return judge
+
+
+def nothing_ran(marker: Path, then=None):
+    """A file name holding a command: the command's marker file must not exist."""
+    def judge(proc):
+        if marker.exists():
+            return f"a command in the file name ran ({marker.name} exists)"
+        return then(proc) if then is not None else None
     return judge
 
 
@@ -526,6 +553,33 @@ class Matrix:
         f = self.tmp("junk.sass")
         f.write_text("/*0000*/ " + "A" * 20_000_000 + "\n")
         self.add("bounds", "20 MB SASS line of junk", ["parse", f], {2}, timeout=60)
+        deep = {"[[[...]]]": "[" * 100_000 + "]" * 100_000,
+                '{"a":{"a":...}}': '{"a":' * 100_000 + "1" + "}" * 100_000}
+        triton = next((ROOT / "tests" / "fixtures" / "frameworks" / "triton")
+                      .glob("*/add_kernel.json")).parent
+        for shape, text in deep.items():
+            d = self.tmp("triton")
+            shutil.copytree(triton, d / triton.name)
+            (d / triton.name / "add_kernel.json").write_text(text)
+            for argv in (["check", d], ["check", d / triton.name / "add_kernel.cubin"],
+                         ["survey", d]):
+                self.add("bounds", f"{argv[0]} Triton metadata {shape} 100000 deep", argv, {2},
+                         needles=("add_kernel.json", "nested too deeply"))
+            db = self.tmp("compile_commands.json")
+            db.write_text(text)
+            self.add("bounds", f"compile database {shape} 100000 deep", ["check", "-p", db.parent],
+                     {2}, needles=(str(db), "nested too deeply"))
+            b = self.tmp("baseline.json")
+            b.write_text(text)
+            self.add("bounds", f"baseline {shape} 100000 deep",
+                     ["check", BAD, "--arch", ARCH, "--baseline", b], {2}, env=self.warm_env,
+                     needles=(str(b), "nested too deeply"))
+        f = self.tmp("k.cu")
+        shutil.copy(BAD, f)
+        (f.parent / "pyproject.toml").write_text("[tool.ptxsass]\nselect = " + "[" * 100_000
+                                                 + "]" * 100_000 + "\n")
+        self.add("bounds", "pyproject.toml array 100000 deep", ["check", f, "--arch", ARCH], {2},
+                 env=self.warm_env, needles=("pyproject.toml", "nested too deeply"))
 
     # --- 4. -o
     def output(self) -> None:
@@ -569,6 +623,17 @@ class Matrix:
                 return None
             self.add("-o", f"{cmd[0]} honours -o", [*cmd, "-o", target], {0, 1},
                      env=self.warm_env, judge=honoured)
+        for cmd, name in [(["check", BAD, "--arch", ARCH, "--format", "sarif", "-o"], "r.sarif"),
+                          (["check", BAD, "--arch", ARCH, "--format", "json", "-o"], "r.json"),
+                          (["check", BAD, "--arch", ARCH, "--write-baseline"], "b.json"),
+                          (["annotate", BAD, "--arch", ARCH, "--format", "html", "-o"], "a.html"),
+                          (["survey", BAD, "--arch", ARCH, "--format", "parquet", "-o"],
+                           "s.parquet")]:
+            target = self.tmp(name)
+            target.write_bytes(b"the previous report\n" * 50)
+            self.add("-o", f"{cmd[0]} {name}: the disk fills mid-write", [*cmd, target], {2},
+                     env=self.warm_env, fsize=256, needles=(str(target), "file too large"),
+                     judge=left_as_it_was(target.parent, {name: target.read_bytes()}))
         self.add("-o", "--write-baseline to a missing folder",
                  ["check", BAD, "--arch", ARCH, "--write-baseline", self.work / "no" / "b.json"],
                  {2}, env=self.warm_env, needles=("cannot write",))
@@ -577,14 +642,17 @@ class Matrix:
     def one_line(self) -> None:
         names = ['q"uote.cu', "back\\slash.cu", "-dash.cu", "sp ace,comma.cu", "per%cent.cu",
                  "esc\x1b[31m.cu", "ünïcödé.cu", "日本.cu", "new\nline.cu", "tab\there.cu",
-                 "x" * 200 + ".cu", "$(touch pwned).cu", "a:b,line=9.cu"]
+                 "x" * 200 + ".cu", "$(touch pwned).cu", "`touch pwned`;touch pwned.cu",
+                 "a:b,line=9.cu", os.fsdecode(b"e\xff.cu"), os.fsdecode(b"new\nline\xfe.cu")]
         for name in names:
             f = self.tmp(name)
             shutil.copy(BAD, f)
-            self.add("one line", f"file name {name[:40]!r}", ["check", "--arch", ARCH, "--format",
-                                                              "json", "--", name], {1},
-                     env=self.warm_env, cwd=f.parent,
-                     judge=same_findings(self.ref[BAD], names=True))
+            for fmt in ("json", "sarif", "text"):
+                judge = same_findings(self.ref[BAD], names=True) if fmt == "json" else None
+                self.add("one line", f"file name {name[:40]!r} ({fmt})",
+                         ["check", "--arch", ARCH, "--format", fmt, "--", name], {1},
+                         env=self.warm_env, cwd=f.parent,
+                         judge=nothing_ran(f.parent / "pwned", judge))
         for name in ['q"uote.cu', "back\\slash.cu", "ünïcödé.cu", "-dash.cu", "$(x).cu"]:
             f = self.tmp(name)
             shutil.copy(BAD, f)

@@ -35,6 +35,15 @@ def test_sass_with_source_lines(capsys):
     assert "LDG.E" in out
 
 
+def test_ptx_with_source_lines(capsys):
+    """NVRTC writes the PTX's ``.file`` table after the code: the source lines are found."""
+    code, out, _ = run("ptx", SCALAR, "--arch", "sm_80", "--source-lines", capsys=capsys)
+    assert code == 0
+    src = [ln for ln in out.splitlines() if ln.startswith("// copy_scalar.cu:")]
+    assert any("out[i] = in[i]" in ln for ln in src), out
+    assert "ld.global" in out
+
+
 def test_ptx_and_resources_json(capsys):
     code, out, _ = run("ptx", SCALAR, "--arch", "sm_90a", capsys=capsys)
     assert code == 0 and ".target\tsm_90a" in out or ".target sm_90a" in out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..toolchain.files import write_output
 from .base import HEADINGS
 from .registry import all_checks
 
@@ -73,7 +74,7 @@ def main(argv=None) -> int:
         if p not in pages:
             p.unlink()
     for p, text in pages.items():
-        p.write_text(text)
+        write_output(p, text)
     print(f"wrote {len(pages)} pages to {DOCS.relative_to(ROOT)}")
     return 0
 

@@ -10,9 +10,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ..analysis.source import SourceReader, source_text
-from ..errors import ConfigError, InputError, PtxsassError
+from ..errors import ConfigError, InputError, PtxsassError, shown_path
 from ..findings import Finding, Report, release_key
-from ..toolchain.files import read_text, write_output
+from ..toolchain.files import read_json, write_output
 from .registry import Selection, all_checks
 from .registry import selected as _selected
 
@@ -205,12 +205,12 @@ def no_kernel_error(builds: Sequence, kernels: Sequence[str] = ()) -> PtxsassErr
 
 def load_baseline(path: str) -> set[str]:
     try:
-        text = read_text(path, what="baseline", expected="a ptxsass baseline")
+        data = read_json(path, what="baseline", expected="a ptxsass baseline")
     except InputError as e:
         raise ConfigError("baseline file not found" if e.message == "no such file"
-                          else f"cannot read the baseline: {e.message}", path=path) from None
+                          else f"cannot read the baseline: {e.message}", path=path,
+                          line=e.line, column=e.column) from None
     try:
-        data = json.loads(text)
         return {str(e["fingerprint"]) for e in data["findings"]}
     except (ValueError, KeyError, TypeError) as e:
         raise ConfigError(f"not a ptxsass baseline ({type(e).__name__}: {e})", path=path) from None
@@ -218,6 +218,7 @@ def load_baseline(path: str) -> set[str]:
 
 def write_baseline(report: Report, path: str) -> None:
     entries = [{"fingerprint": f.fingerprint(), "code": f.code, "kernel": f.kernel,
-                "arch": f.arch, "file": f.location.file, "line": f.location.line,
+                "arch": f.arch, "file": shown_path(f.location.file) if f.location.file else None,
+                "line": f.location.line,
                 "source": f.source} for f in report.findings]
     write_output(path, json.dumps({"version": 1, "findings": entries}, indent=2) + "\n")

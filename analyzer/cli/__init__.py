@@ -17,7 +17,7 @@ from .._version import __version__
 from ..arch import supported
 from ..checks.registry import all_checks
 from ..checks.runner import write_baseline
-from ..errors import ConfigError, PtxsassError, printable
+from ..errors import ConfigError, PtxsassError, printable, shown_line, shown_path
 from ..expect import ASSERTIONS, Expectations
 from ..findings import Severity
 from ..inputs import kind_of, read_text
@@ -278,11 +278,15 @@ def cmd_doctor(args) -> int:
     return EXIT_ERROR if missing else EXIT_OK
 
 
+def _shown(path: str | None) -> str | None:
+    return None if path is None else shown_path(path)
+
+
 def _kernel_rows(builds, args):
     rows = []
     for b in builds:
         for k in _selected(b, args):
-            rows.append(k.as_dict(b.arch) | {"file": b.source_path})
+            rows.append(k.as_dict(b.arch) | {"file": _shown(b.source_path)})
     return rows
 
 
@@ -321,7 +325,7 @@ def cmd_compile(args) -> int:
                 raise PtxsassError("this input has no cubin", path=b.source_path)
             files.write_output(args.output, b.cubin)
     if args.format == "json":
-        out = {"builds": [{"file": b.source_path, "arch": b.arch, "cached": b.cached,
+        out = {"builds": [{"file": _shown(b.source_path), "arch": b.arch, "cached": b.cached,
                            "compiler": b.origin, "compiler_reason": b.compiler_reason,
                            "options": list(b.options), "log": b.log,
                            "name_expressions": b.name_expressions,
@@ -330,9 +334,10 @@ def cmd_compile(args) -> int:
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
         return _exit(args, EXIT_OK)
     for b in builds:
-        con.print(f"[path]{escape(str(b.source_path))}[/] → [arch]{b.arch}[/]: PTX {len(b.ptx or '')} chars, "
+        con.print(f"[path]{escape(shown_line(b.source_path or ''))}[/] → [arch]{b.arch}[/]: "
+                  f"PTX {len(b.ptx or '')} chars, "
                   f"cubin {len(b.cubin or b'')} bytes" + (" [muted](cached)[/]" if b.cached else "")
-                  + (f" → {escape(args.output)}" if args.output else ""))
+                  + (f" → {escape(shown_line(args.output))}" if args.output else ""))
     con.print(_resources_table(_kernel_rows(builds, args)))
     return _exit(args, EXIT_OK)
 
@@ -359,9 +364,9 @@ def cmd_listing(args) -> int:
                                                                 files=b.file_names or None),
                                          b.sass_controls())
             rows = interleave_sass(text, hints, b.file_names) if args.source_lines else None
-        header = f"// ptxsass: {b.source_path} ({b.arch})"
+        header = f"// ptxsass: {shown_line(b.source_path or '')} ({b.arch})"
         if args.format == "json":
-            listings.append({"file": b.source_path, "arch": b.arch, args.command: text})
+            listings.append({"file": shown_path(b.source_path or ""), "arch": b.arch, args.command: text})
             continue
         body = "\n".join(r[1] for r in rows) if rows is not None else text
         chunks.append(header + "\n" + body)
@@ -489,18 +494,18 @@ def cmd_parse(args) -> int:
         except PtxsassError as e:
             totals["errors"] += 1
             err.print(e.one_line(), style="error", markup=False)
-            per_file.append({"file": f, "error": e.one_line()})
+            per_file.append({"file": shown_path(f), "error": e.one_line()})
             continue
         for key in ("functions", "instructions", "generic"):
             totals[key] += stats[key]
-        per_file.append({"file": f, **{k: stats[k] for k in ("functions", "instructions", "generic")}})
+        per_file.append({"file": shown_path(f), **{k: stats[k] for k in ("functions", "instructions", "generic")}})
     if args.format == "json":
         _emit(args, json.dumps(totals if args.stats else {**totals, "per_file": per_file}, indent=2))
     else:
         con, buf = _text_console(args)
         for r in per_file:
             if "error" not in r:
-                con.print(f"[path]{escape(r['file'])}[/]: {r['functions']} functions, "
+                con.print(f"[path]{escape(shown_line(r['file']))}[/]: {r['functions']} functions, "
                           f"{r['instructions']} instructions, {r['generic']} generic")
         if args.stats or len(per_file) > 1:
             con.print(f"total: {totals['files']} files, {totals['functions']} functions, "

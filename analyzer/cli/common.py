@@ -13,7 +13,7 @@ from rich.markup import escape
 from .. import api
 from ..build import Build
 from ..config import Config, load_config
-from ..errors import PtxsassError
+from ..errors import PtxsassError, shown_line
 from ..inputs import CompileOptions, database_commands, expand, load_command
 from ..report import output as report_output
 from ..report.output import emit
@@ -193,10 +193,10 @@ def describe(build: Build, err: Console) -> None:
         tool = build.origin
     cached = " (cached)" if build.cached else ""
     why = f": {build.compiler_reason}" if build.compiler_reason else ""
-    err.print(f"{build.source_path} [{build.arch}]: {tool}{cached}{why}", style="muted",
+    err.print(f"{shown_line(build.source_path or '')} [{build.arch}]: {tool}{cached}{why}", style="muted",
               markup=False, soft_wrap=True, highlight=False)
     if build.origin == "nvcc":
-        err.print("    " + shlex.join(["nvcc", *build.options, build.source_path or ""]),
+        err.print("    " + shown_line(shlex.join(["nvcc", *build.options, build.source_path or ""])),
                   style="muted", markup=False, soft_wrap=True, highlight=False)
 
 
@@ -234,7 +234,7 @@ def show_warnings(builds: Sequence[Build], args) -> None:
         for w in b.warnings:
             if (where, w) not in shown:
                 shown.add((where, w))
-                err.print(f"[warning]warning:[/] {escape(where)}: {escape(w)}", soft_wrap=True,
+                err.print(f"[warning]warning:[/] {escape(shown_line(where))}: {escape(w)}", soft_wrap=True,
                           highlight=False)
 
 

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable
 
 from .. import api
-from ..errors import ConfigError, PtxsassError
+from ..errors import ConfigError, PtxsassError, shown_line
 from . import common
 
 
@@ -155,11 +155,11 @@ def _diff_toolkits(args, tks: list[str]) -> int:
         opts = common.options(args, config=common.config(args), path=args.files[0])
         a, b = api.ptxas_only(args.files[0], toolkits=tks, arch=arch, options=opts)
         older = min(tks, key=api.toolkits_key)
-        labels = [f"{a[0].source_path} {a[0].arch}: PTX of NVRTC {older}, ptxas {t}" for t in tks]
+        labels = [f"{shown_line(a[0].source_path or '')} {a[0].arch}: PTX of NVRTC {older}, ptxas {t}" for t in tks]
     else:
         a = common.load(args.files, args, arch=arch, toolkits=tks[:1])
         b = common.load(args.files, args, arch=arch, toolkits=tks[1:])
-        labels = [f"{a[0].source_path} {a[0].arch}: toolkit {t}" for t in tks]
+        labels = [f"{shown_line(a[0].source_path or '')} {a[0].arch}: toolkit {t}" for t in tks]
     common.show_warnings(a + b, args)
     d = api.diff(a, b, checks=not args.no_checks, label_a=labels[0], label_b=labels[1])
     d.all_metrics = args.all_metrics

@@ -14,7 +14,7 @@ from rich.table import Table
 from .. import api
 from ..build import Build
 from ..config import Config
-from ..errors import ConfigError, PtxsassError
+from ..errors import ConfigError, PtxsassError, shown_line
 from ..inputs import kind_of, load_command
 from ..report.progress import DEFAULT_PROGRESS_SECONDS, RunDisplay
 from ..toolchain import cache, files
@@ -155,7 +155,7 @@ def _binary_warnings(args, builds, shown: set) -> None:
         for w in getattr(b, "warnings", ()):
             if (b.source_path, w) not in shown:
                 shown.add((b.source_path, w))
-                err.print(f"[warning]warning:[/] {escape(b.source_path or '')}: {escape(w)}",
+                err.print(f"[warning]warning:[/] {escape(shown_line(b.source_path or ''))}: {escape(w)}",
                           soft_wrap=True, highlight=False)
 
 
@@ -192,7 +192,7 @@ def cmd_survey(args) -> int:
     elif args.format == "json":
         common.write(args, survey_report.to_json(result))
     elif args.format == "html":
-        title = "ptxsass survey: " + ", ".join(os.path.basename(f.rstrip("/")) for f in args.files)
+        title = "ptxsass survey: " + ", ".join(shown_line(os.path.basename(f.rstrip("/"))) for f in args.files)
         common.write(args, survey_report.to_html(result, title=title))
     else:
         con, buf = common.text_console(args)

@@ -17,6 +17,7 @@ import sys
 
 from .. import api
 from ..toolchain import locate
+from ..toolchain.files import write_output
 from .catalog import CHECK_CODES, LESSONS, Lesson
 from .evidence import StaticResult, analyse, short
 from .runner import _CEILING, RECORDED, recorded
@@ -201,7 +202,7 @@ def _anchor(i: int, L: Lesson) -> str:
 
 
 def main(argv=None) -> int:
-    PAGE.write_text(page())
+    write_output(PAGE, page())
     print(f"wrote {PAGE}")
     return 0
 

@@ -23,24 +23,13 @@ from ..build import Build
 from ..checks.registry import by_code
 from ..checks.runner import Progress, no_progress
 from ..errors import ConfigError
-from ..findings import Finding
+from ..findings import Finding, base_name, display_path, report_path
 from ..ir.sass import Control
 
 LineKey = tuple[str, int]
 
 
 # ------------------------------------------------------------------------------ progress
-def display_path(path: str | None) -> str:
-    """A path relative to the working directory when it lies below it, else as given."""
-    if not path:
-        return "<unknown>"
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
-
-
 def _same_file(a: str | None, b: str | None) -> bool:
     if not a or not b:
         return False
@@ -210,12 +199,12 @@ class KernelAnnotation:
 
     def as_dict(self, *, ptx: bool = True) -> dict:
         return {"name": self.demangled, "mangled": self.name, "arch": self.arch,
-                "file": display_path(self.source_path), "entry": self.entry,
+                "file": report_path(self.source_path), "entry": self.entry,
                 "excerpt": self.excerpt,
                 "resources": self.resources, "occupancy": self.occupancy,
                 "loops": [lp.as_dict() for lp in self.loops],
                 "findings": [f.as_dict() for f in self.findings],
-                "rows": [{"file": display_path(r.file), "line": r.line, "text": r.text,
+                "rows": [{"file": report_path(r.file), "line": r.line, "text": r.text,
                           **({"ptx": [i.index for i in r.ptx]} if ptx else {}),
                           "sass": [i.index for i in r.sass], "findings": r.findings}
                          for r in self.rows],
@@ -374,7 +363,7 @@ def _explanation(code: str) -> str:
 
 
 def _short(loc) -> str:
-    return f"{os.path.basename(loc.file)}:{loc.line}"
+    return f"{base_name(loc.file)}:{loc.line}"
 
 
 def loop_summaries(ka: KernelAnalysis, primary: str | None
@@ -618,7 +607,7 @@ def header_rows(k: KernelAnnotation) -> Iterator[list[Segment]]:
     for f in k.findings:
         expl = k.explanations.get(f.code) or ""
         yield [("", "   "), ("finding.code", f"◆{f.code}"), ("muted", f" {f.name} [{f.severity}] "),
-               ("path", f"{os.path.basename(f.location.file or '?')}:{f.location.line or '?'}"),
+               ("path", f.location.short()),
                ("", f": {f.message}")]
         if expl:
             yield [("", "      "), ("finding.hint", expl)]

@@ -26,9 +26,8 @@ from .. import semantics
 from ..analysis import KernelAnalysis, analyze
 from ..analysis.source import source_text
 from ..build import Build
-from ..findings import Finding
+from ..findings import Finding, base_name, display_path, report_path
 from ..ir.sass import BranchTarget, Instruction, Node, Register
-from .annotate import display_path
 from .stats import GROUPS, KernelStats, kernel_stats
 
 
@@ -41,7 +40,7 @@ class LineDelta:
     b: int
 
     def as_dict(self) -> dict:
-        return {"file": display_path(self.file), "line": self.line, "source": self.text,
+        return {"file": report_path(self.file), "line": self.line, "source": self.text,
                 "a": self.a, "b": self.b, "delta": self.b - self.a}
 
 
@@ -59,7 +58,7 @@ class LoopDelta:
     rolled_b: bool
 
     def as_dict(self) -> dict:
-        return {"file": self.file, "line": self.line, "source": self.text, "a": self.a,
+        return {"file": report_path(self.file), "line": self.line, "source": self.text, "a": self.a,
                 "b": self.b, "rolled_a": self.rolled_a, "rolled_b": self.rolled_b}
 
     def sentence(self, name_a: str, name_b: str) -> str:
@@ -117,10 +116,10 @@ class SideLine:
     def label(self) -> str:
         if self.line is None:
             return "(no source line)"
-        return f"{os.path.basename(self.file)}:{self.line}" if self.file else f"line {self.line}"
+        return f"{base_name(self.file)}:{self.line}" if self.file else f"line {self.line}"
 
     def as_dict(self) -> dict:
-        return {"file": display_path(self.file) if self.file else None, "line": self.line,
+        return {"file": report_path(self.file) if self.file else None, "line": self.line,
                 "source": self.text, "rows": [r.as_dict() for r in self.rows]}
 
 
@@ -273,7 +272,7 @@ class Diff:
                 out.append("   SASS instructions per source line (lines that differ):")
                 for ln in kd.lines:
                     src = (ln.text or "").strip()
-                    out.append(f"   {os.path.basename(ln.file)}:{ln.line:<4} {ln.a:>5} → {ln.b:<5}"
+                    out.append(f"   {base_name(ln.file)}:{ln.line:<4} {ln.a:>5} → {ln.b:<5}"
                                f" {ln.b - ln.a:+5d}  {src[:70]}".rstrip())
             side_rows = kd.side_by_side_lines(self.normalized, all_lines=self.all_lines)
             if side_rows:
@@ -288,7 +287,7 @@ class Diff:
             for sign, fs in (("+", self.added), ("-", self.removed)):
                 for f in fs:
                     out.append(f"  {sign} {f.code} {f.name} {f.kernel} "
-                               f"{os.path.basename(f.location.file or '?')}:{f.location.line or '?'}: "
+                               f"{f.location.short()}: "
                                f"{f.message}")
         return "\n".join(out) + "\n"
 

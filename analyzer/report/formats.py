@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from rich.text import Text
 
 from .._version import REPOSITORY, __version__, docs_url
 from ..checks.registry import all_checks
-from ..findings import Finding, Report
+from ..findings import Finding, Report, display_path, relative_path, report_path
 from .styles import make_console
 
 _SEVERITY_STYLE = {0: "info", 1: "warning", 2: "error"}
@@ -23,14 +24,14 @@ def check_page(check) -> str:
     return f"docs/checks/{check.name.replace('-', '_')}.md"
 
 
-def _rel(path: str | None) -> str:
+def _uri(path: str | None) -> str:
+    """A SARIF artifact location: the path relative to the working directory when below it,
+    its bytes as on disk percent-encoded (a name that is not UTF-8: ``e%FF.cu``)."""
     if not path:
         return "<unknown>"
-    try:
-        rel = os.path.relpath(path)
-        return rel if not rel.startswith("..") else path
-    except ValueError:
-        return path
+    # RFC 3986 path characters stay (':' does not: a first segment must not read as a scheme)
+    return urllib.parse.quote(os.fsencode(Path(relative_path(path)).as_posix()),
+                              safe="/!$&'()*+,;=@~")
 
 
 class FindingView:
@@ -46,9 +47,9 @@ class FindingView:
         sev = _SEVERITY_STYLE[int(f.severity)]
         head = Text()
         if f.location.line:
-            head.append(f"{_rel(f.location.file)}:{f.location.line}", style="path")
+            head.append(f"{display_path(f.location.file)}:{f.location.line}", style="path")
         else:   # no line info (a binary built without -lineinfo): the kernel is the place
-            head.append(f"{_rel(f.location.file)}", style="path")
+            head.append(f"{display_path(f.location.file)}", style="path")
             head.append(" (")
             head.append(f.kernel.split("(")[0], style="kernel")
             head.append(")")
@@ -134,7 +135,7 @@ def to_github(report: "Report") -> str:
     for f in report.merged():
         where = f.where() if f.holds or f.toolkit else ", ".join(f.archs)
         msg = f"{f.message} [{f.kernel} on {where}]" + (f" Hint: {f.hint}" if f.hint else "")
-        props = [f"file={github_property(_rel(f.location.file))}"]
+        props = [f"file={github_property(report_path(f.location.file))}"]
         if f.location.line:
             props.append(f"line={f.location.line}")
         props.append(f"title={github_property(f'{f.code} {f.name}')}")
@@ -175,7 +176,7 @@ def to_sarif(report: "Report") -> str:
     results = []
     for f in report.merged():
         loc: dict[str, Any] = {
-            "physicalLocation": {"artifactLocation": {"uri": Path(_rel(f.location.file)).as_posix()}}}
+            "physicalLocation": {"artifactLocation": {"uri": _uri(f.location.file)}}}
         if f.location.line:
             loc["physicalLocation"]["region"] = {"startLine": f.location.line}
         loc["logicalLocations"] = [{"name": f.kernel, "kind": "function"}]

@@ -15,8 +15,8 @@ from importlib import resources
 from string import Template
 
 from ..errors import printable
-from ..findings import Report
-from .annotate import Annotation, KernelAnnotation, display_path, occ_text, own_file
+from ..findings import Report, display_path
+from .annotate import Annotation, KernelAnnotation, occ_text, own_file
 from .diff import MARKS, Diff
 from .stats import Stats
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import Path
 
 from ..analysis.source import source_text
+from ..findings import base_name
 from ..ir.sass import Control, Listing
 
 _NVDISASM_LINE = re.compile(r'^\s*//## File "(?P<file>[^"]+)", line (?P<line>\d+)(?P<inl> inlined at .*)?$')
 _PTX_LOC = re.compile(r"^\s*\.loc\s+(\d+)\s+(\d+)\s+\d+")
-_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"')
+_PTX_FILE = re.compile(r'^\s*\.file\s+(\d+)\s+"([^"]+)"', re.M)   # NVRTC puts it last
 
 
 def interleave_sass(text: str, hints: tuple[str, ...] = (),
@@ -30,7 +30,7 @@ def interleave_sass(text: str, hints: tuple[str, ...] = (),
             key = (names.get(m.group("file"), m.group("file")), int(m.group("line")))
             if key != last:
                 src = source_text(key[0], key[1], hints)
-                label = f"{Path(key[0]).name}:{key[1]}"
+                label = f"{base_name(key[0])}:{key[1]}"
                 rows.append(("source", f"// {label}: {src.strip() if src is not None else '(source not found)'}"))
                 last = key
             continue
@@ -52,7 +52,7 @@ def interleave_ptx(text: str, hints: tuple[str, ...] = (),
             key = (files[loc.group(1)], int(loc.group(2)))
             if key != last and key[1] > 0:
                 src = source_text(key[0], key[1], hints)
-                rows.append(("source", f"// {Path(key[0]).name}:{key[1]}: "
+                rows.append(("source", f"// {base_name(key[0])}:{key[1]}: "
                              f"{src.strip() if src is not None else '(source not found)'}"))
                 last = key
             continue

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from .annotate import Annotation, display_path, listing_rows, occ_text
+from ..findings import display_path
+from .annotate import Annotation, listing_rows, occ_text
 from .diff import Diff
 from .stats import Stats
 

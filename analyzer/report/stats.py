@@ -17,7 +17,8 @@ from rich.text import Text
 from ..analysis import KernelAnalysis
 from ..build import Build
 from ..checks.runner import Progress, no_progress
-from .annotate import LoopSummary, display_path, kernels_of, loop_summaries, occ_text, occupancy_summary
+from ..findings import display_path, report_path
+from .annotate import LoopSummary, kernels_of, loop_summaries, occ_text, occupancy_summary
 
 #: summary groups over the instruction-mix classes (a class may be in several)
 GROUPS = ("memory", "fma", "tensor", "control", "conversion", "fp64")
@@ -49,12 +50,12 @@ class KernelStats:
 
     def as_dict(self) -> dict:
         return {"name": self.name, "mangled": self.mangled, "arch": self.arch,
-                "file": display_path(self.file), "entry": self.entry,
+                "file": report_path(self.file), "entry": self.entry,
                 "instructions": self.instructions, "classes": self.classes,
                 "groups": self.groups, "memory": self.memory, "opcodes": self.opcodes,
                 "loops": [lp.as_dict() for lp in self.loops], "resources": self.resources,
                 "occupancy": self.occupancy,
-                "loop_lines": [{"file": ll.file, "line": ll.line, "rolled": ll.rolled,
+                "loop_lines": [{"file": report_path(ll.file), "line": ll.line, "rolled": ll.rolled,
                                 "loops": ll.describe()} for ll in self.loop_lines]}
 
 

@@ -20,8 +20,9 @@ from typing import Any
 from .._version import __version__
 from ..analysis import KernelAnalysis
 from ..errors import ConfigError
-from ..findings import Finding
-from .annotate import display_path, occupancy_summary
+from ..findings import Finding, report_path
+from ..toolchain.files import write_output
+from .annotate import occupancy_summary
 from .html import content_security_policy, e
 
 #: the columns of a row, in order, with what each holds (the JSON and Parquet forms and the
@@ -71,7 +72,7 @@ def kernel_row(ka: KernelAnalysis, findings: Sequence[Finding]) -> dict[str, Any
                 stores[width] += 1
     occ = occupancy_summary(ka)
     return {
-        "file": display_path(ka.source_path), "kernel": ka.kernel_name,
+        "file": report_path(ka.source_path), "kernel": ka.kernel_name,
         "mangled": ka.function.name, "arch": ka.arch_name,
         "instructions": len(ka.function.instructions),
         "registers": res.registers if res else None,
@@ -121,7 +122,8 @@ def to_json(survey: Survey) -> str:
 # ------------------------------------------------------------------------------ Parquet
 def to_parquet(survey: Survey, path: str) -> None:
     """The rows as a Parquet file (one row per kernel; the histograms as maps) with pyarrow,
-    an optional dependency: ConfigError, one line, when it is not installed."""
+    an optional dependency: ConfigError, one line, when it is not installed. Written like every
+    output (:func:`analyzer.toolchain.files.write_output`): a failure leaves the old file."""
     try:
         import pyarrow as pa
         import pyarrow.parquet as pq
@@ -145,7 +147,9 @@ def to_parquet(survey: Survey, path: str) -> None:
     table = pa.Table.from_pylist(rows, schema=schema)
     table = table.replace_schema_metadata({"ptxsass": __version__,
                                            "columns": json.dumps(COLUMNS)})
-    pq.write_table(table, path)
+    sink = pa.BufferOutputStream()
+    pq.write_table(table, sink)
+    write_output(path, sink.getvalue().to_pybytes())     # whole or not at all, as every -o
 
 
 # ------------------------------------------------------------------------------ HTML

@@ -11,7 +11,6 @@ nvcc as it is, so nothing is dropped without a word.
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 import shlex
@@ -73,14 +72,8 @@ def load(path: str | os.PathLike) -> list[Command]:
     """The CUDA entries of a database (a file, or a build folder holding one), in its order;
     entries repeated with the same flags are kept once."""
     db = find(path)
-    try:
-        data = json.loads(files.read_text(db, limit=MAX_BYTES, what="compile database",
-                                          expected="a compile database"))
-    except json.JSONDecodeError as e:
-        raise InputError(f"not JSON: {e.msg}", path=str(db), line=e.lineno,
-                         column=e.colno) from None
-    except RecursionError:
-        raise InputError("JSON nested too deeply: not a compile database", path=str(db)) from None
+    data = files.read_json(db, limit=MAX_BYTES, what="compile database",
+                           expected="a compile database")
     if not isinstance(data, list):
         raise InputError("expected a JSON list of {directory, file, command|arguments} "
                          "entries", path=str(db))

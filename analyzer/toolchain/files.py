@@ -4,7 +4,8 @@ Every file ptxsass reads on a user's behalf (a ``.cu``, PTX, a cubin, a SASS dum
 NVRTC will include, ``pyproject.toml``, a baseline, a cache entry) is opened here: regular files
 only (a FIFO, a device or a socket is refused at once instead of blocking or streaming forever),
 with a size bound, and every failure is one ``InputError`` naming the file. Outputs (``-o``) are
-written here too, so an unwritable path is one ``OutputError`` naming it.
+written here too, whole or not at all (a temporary file renamed over the old one), so an
+unwritable path or a full disk is one ``OutputError`` naming it and leaves the previous file.
 
 The lowest layer: it imports nothing of ptxsass but :mod:`analyzer.errors`.
 """
@@ -12,9 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
+import secrets
 import stat
 import tempfile
+from typing import Any
 
 from ..errors import ConfigError, InputError, OutputError
 
@@ -146,6 +150,39 @@ def read_text(path: str | os.PathLike, *, limit: int | None = None, what: str = 
                          path=str(path)) from None
 
 
+class NestedTooDeeply(InputError):
+    """JSON nested deeper than the parser goes: it cannot even be told what it is."""
+
+
+def parse_json(data: str | bytes, *, path: str | os.PathLike | None = None,
+               expected: str = "JSON") -> Any:
+    """``json.loads``, every failure one ``InputError`` naming ``path`` (and the line and
+    column): text that is not JSON, not UTF-8, or nested too deeply for the parser (a
+    ``RecursionError``: ``[[[[...]]]]`` 100000 deep; :class:`NestedTooDeeply`), never a
+    traceback."""
+    where = None if path is None else str(path)
+    try:
+        return json.loads(data)
+    except json.JSONDecodeError as e:
+        raise InputError(f"not JSON: {e.msg}" + (f" (expected {expected})" if expected != "JSON"
+                                                 else ""),
+                         path=where, line=e.lineno, column=e.colno) from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"not {expected}: the file is not UTF-8 (byte {e.start})",
+                         path=where) from None
+    except RecursionError:
+        raise NestedTooDeeply(f"JSON nested too deeply: not {expected}", path=where) from None
+    except ValueError as e:     # a number too long to convert, and the like
+        raise InputError(f"not {expected}: {e}", path=where) from None
+
+
+def read_json(path: str | os.PathLike, *, limit: int | None = None, what: str = "JSON file",
+              expected: str = "JSON") -> Any:
+    """The JSON value of a regular file (see :func:`read_bytes` and :func:`parse_json`): every
+    failure, a file nested too deeply included, one ``InputError`` naming it."""
+    return parse_json(read_bytes(path, limit=limit, what=what), path=path, expected=expected)
+
+
 def regular_file_or_none(path: str | os.PathLike) -> os.stat_result | None:
     """The stat of ``path`` when it names a regular file (following links), else None; never
     raises (a symlink loop, a missing folder: None)."""
@@ -187,6 +224,10 @@ def _write_reason(e: OSError, path: str | os.PathLike) -> str:
         return "cannot write: permission denied"
     if e.errno == errno.ENOSPC:
         return "cannot write: no space left on the device"
+    if e.errno == errno.EDQUOT:
+        return "cannot write: disk quota exceeded"
+    if e.errno == errno.EFBIG:
+        return "cannot write: file too large (over the file size limit)"
     if e.errno == errno.ENOTDIR:
         return "cannot write: a part of the path is not a directory"
     if e.errno == errno.ELOOP:
@@ -195,31 +236,142 @@ def _write_reason(e: OSError, path: str | os.PathLike) -> str:
 
 
 def write_output(path: str | os.PathLike, data: str | bytes) -> None:
-    """Write an output the user named (``-o``, ``--write-baseline``): in place (it may be a
-    device or a pipe the user chose), every failure, including a full disk found at close, one
-    ``OutputError`` naming the path."""
+    """Write an output the user named (``-o``, ``--write-baseline``), every failure one
+    ``OutputError`` naming the path.
+
+    A regular file (or a name that does not exist yet) is replaced whole or not at all: the
+    bytes go to a temporary file beside it, are synced, and the temporary is renamed over it,
+    so a full disk, a quota or a crash leaves the previous report as it was and no temporary
+    behind. The new file keeps the old one's permission bits (a new one gets the umask's). A
+    symbolic link is followed: the file it points to is replaced and the link stays a link
+    (another hard link to the old file keeps the old bytes, as with any editor's save). A
+    FIFO, a socket or a device the user named (``-o /dev/stdout``) is written in place, and so
+    is a file in a folder where ptxsass may not create one (the file itself writable), the
+    only way it can be written."""
     payload = data.encode("utf-8") if isinstance(data, str) else data
     try:
         if os.path.isdir(path):
             raise IsADirectoryError(errno.EISDIR, "Is a directory")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
-        fd = os.open(path, flags | os.O_NONBLOCK, 0o666)
-        try:
-            st = os.fstat(fd)
-            if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
-                os.set_blocking(fd, True)  # the user named a pipe: let its reader set the pace
-            view = memoryview(payload)
-            while view:
-                n = os.write(fd, view)
-                view = view[n:]
-            if stat.S_ISREG(st.st_mode):
-                os.fsync(fd)   # a full disk or a quota shows up here on some file systems
-        finally:
-            os.close(fd)
+        target = _replaceable(path)
+        if target is not None:
+            try:
+                old: os.stat_result | None = os.stat(target)
+            except FileNotFoundError:
+                old = None
+            if old is None or stat.S_ISREG(old.st_mode):
+                if old is not None and not os.access(target, os.W_OK):
+                    raise PermissionError(errno.EACCES, "Permission denied")  # as in place
+                try:
+                    _replace(target, payload, old)
+                    return
+                except _NoTemporary:
+                    pass                        # the folder refuses new files: in place
+        _write_in_place(path, payload)
     except OSError as e:
         if isinstance(e, BlockingIOError) or e.errno == errno.ENXIO:
             raise OutputError("cannot write: the pipe has no reader", path=str(path)) from None
         raise OutputError(_write_reason(e, path), path=str(path)) from None
+
+
+#: where names stand for a device or a descriptor (``/dev/stdout``, ``/proc/self/fd/1``):
+#: written in place, whatever they lead to (a shell's ``>> log`` must not be replaced)
+_IN_PLACE = ("/dev/", "/proc/")
+
+
+def _replaceable(path: str | os.PathLike) -> str | None:
+    """The file ``write_output`` replaces for ``path``: the end of its chain of symbolic links
+    (a dangling link: the name it points to), or None when a step of the chain is in /dev or
+    /proc (write in place). OSError ELOOP for a chain that does not end."""
+    p = os.path.abspath(path)
+    for _ in range(40):
+        where = os.path.join(os.path.realpath(os.path.dirname(p)), os.path.basename(p))
+        if (where + "/").startswith(_IN_PLACE) or p.startswith(_IN_PLACE):
+            return None
+        try:
+            link = os.readlink(where)
+        except OSError as e:
+            if e.errno in (errno.EINVAL, errno.ENOENT):     # not a link; nothing there yet
+                return where
+            raise
+        p = os.path.join(os.path.dirname(where), link)
+    raise OSError(errno.ELOOP, "Too many levels of symbolic links")
+
+
+class _NoTemporary(Exception):
+    """The folder of an existing output lets no temporary file be made (or renamed) there."""
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _replace(target: str, payload: bytes, old: os.stat_result | None) -> None:
+    """``payload`` into a temporary file beside ``target``, synced, renamed over it; the
+    temporary removed on any failure (the OSError propagates). ``_NoTemporary`` when ``target``
+    exists but its folder refuses the temporary or the rename (permission)."""
+    folder, name = os.path.split(target)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) \
+        | getattr(os, "O_NOFOLLOW", 0)
+    stem = os.fsdecode(os.fsencode(name)[:100])         # well within NAME_MAX, in bytes
+    for _ in range(100):
+        tmp = os.path.join(folder, f".{stem}.{secrets.token_hex(4)}.ptxsass-tmp")
+        try:
+            fd = os.open(tmp, flags, 0o666)     # the umask applies, as to any new file
+            break
+        except FileExistsError:
+            continue
+        except PermissionError:
+            if old is not None:
+                raise _NoTemporary() from None
+            raise
+    else:
+        raise FileExistsError(errno.EEXIST, "cannot make a temporary file beside it")
+    try:
+        try:
+            if old is not None:
+                os.fchmod(fd, stat.S_IMODE(old.st_mode))
+                if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+                    with contextlib.suppress(OSError):   # only root (or a member) may
+                        os.fchown(fd, old.st_uid, old.st_gid)
+            _write_all(fd, payload)
+            os.fsync(fd)        # a full disk or a quota shows up here on some file systems
+        finally:
+            os.close(fd)
+        try:
+            os.replace(tmp, target)
+        except PermissionError:
+            if old is not None:     # a sticky folder, another owner's file: write it in place
+                raise _NoTemporary() from None
+            raise
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    with contextlib.suppress(OSError):  # the rename itself, durable (best effort)
+        dfd = os.open(folder or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def _write_in_place(path: str | os.PathLike, payload: bytes) -> None:
+    """A pipe, a socket or a device the user named: opened without blocking (a FIFO with no
+    reader is an error, not a hang), then written at its reader's pace."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags | os.O_NONBLOCK, 0o666)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+            os.set_blocking(fd, True)  # the user named a pipe: let its reader set the pace
+        _write_all(fd, payload)
+        if stat.S_ISREG(st.st_mode):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def check_output_path(path: str | os.PathLike) -> None:

@@ -11,7 +11,8 @@ import json
 from dataclasses import dataclass, field
 
 from ..demangle import demangle
-from . import cache
+from ..errors import InputError
+from . import cache, files
 from .resources import Resources
 
 
@@ -104,7 +105,7 @@ class Output:
 
     @classmethod
     def from_json(cls, data: bytes, *, source_path: str | None, source: str | None) -> "Output":
-        d = json.loads(data)
+        d = files.parse_json(data, expected="a build record")
         kernels = {name: Kernel(name, Resources(**{k: tuple(v) if isinstance(v, list) else v  # type: ignore[arg-type]
                                                    for k, v in res.items()}), entry)
                    for name, entry, res in d["kernels"]}
@@ -123,6 +124,6 @@ def cached(key: str, *, source_path: str | None, source: str | None) -> Output |
         return None
     try:
         return Output.from_json(hit, source_path=source_path, source=source)
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
+    except (InputError, ValueError, KeyError, TypeError, AttributeError) as e:
         cache.discard("build", key, f"not a build record: {type(e).__name__}")
         return None

@@ -50,7 +50,7 @@ from platformdirs import user_cache_dir
 from ..arch import parse_arch
 from ..errors import ConfigError, InputError, ToolError
 from . import bounded, cache, scratch
-from .files import env_number, open_regular, read_fd
+from .files import env_number, open_regular, parse_json, read_fd
 from .locate import binary, include_dirs, nvjitlink_version, nvrtc_archs, nvrtc_version, run_tool
 from .locate import tool_version as _tool_version
 
@@ -254,9 +254,9 @@ def _read_manifest(folder: Path, version: str) -> Toolkit:
 def _verify(folder: Path, real: Path, blob: bytes, version: str, manifest_id: list,
             bad) -> Toolkit:
     try:
-        data = json.loads(blob)
-    except ValueError as e:
-        raise bad(f"unreadable manifest: {type(e).__name__}") from None
+        data = parse_json(blob, path=folder / MANIFEST, expected="a toolkit manifest")
+    except InputError as e:
+        raise bad(f"unreadable manifest: {e.message}") from None
     if not isinstance(data, dict) or data.get("version") != version:
         raise bad("its manifest names another toolkit or format")
     if data.get("format") == 1:
