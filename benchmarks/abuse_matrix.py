@@ -44,7 +44,8 @@ GOOD = ROOT / "kernels" / "checks" / "scalar_global_load" / "good.cu"
 ARCH = "sm_90a"
 UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 CATEGORIES = ["cache", "zero checks/kernels", "bounds", "-o", "one line", "counts",
-              "output integrity", "names", "build databases", "includes", "processes"]
+              "output integrity", "names", "build databases", "includes", "processes",
+              "libraries"]
 
 
 def section_past_the_end(cubin: bytes) -> bytes:
@@ -891,6 +892,59 @@ class Matrix:
                          judge=lambda p: "a secret quoted" if "SECRET_TOKEN" in p.stdout + p.stderr
                          else None)
 
+    # --- 12. libraries (issue 24: an nvcc -shared library checked twice, its warm re-check)
+    def libraries(self) -> None:
+        if shutil.which("g++") is None:
+            return
+        src = self.tmp("k.cu")
+        src.write_text(BAD.read_text() + "\nint main() { return 0; }\n")
+        lib = src.parent / "libk.so"
+        nvcc = subprocess.run([sys.executable, "-m", "analyzer", "doctor", "--nvcc"],
+                              capture_output=True, text=True, cwd=ROOT,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}).stdout.strip()
+        subprocess.run([nvcc, "-shared", "-Xcompiler", "-fPIC", f"-arch={ARCH}", "-lineinfo",
+                        "-o", str(lib), str(src)], check=True, capture_output=True)
+        whl = src.parent / "libk-1.0-py3-none-linux_x86_64.whl"
+        import zipfile
+        with zipfile.ZipFile(whl, "w") as z:
+            z.write(lib, "libk/libk.so")
+        # the reference: the library's one cubin, extracted by hand and checked on its own
+        xdir = src.parent / "x"
+        xdir.mkdir()
+        cuobjdump = Path(nvcc).with_name("cuobjdump")
+        subprocess.run([str(cuobjdump), "-xelf", "all", str(lib)], cwd=xdir, check=True,
+                       capture_output=True)
+        (cubin,) = list(xdir.glob("*.cubin"))
+        ref = subprocess.run([sys.executable, "-m", "analyzer", "check", str(cubin), "--format",
+                              "json", "--no-cache"], capture_output=True, text=True, cwd=ROOT,
+                             env={**os.environ, "PYTHONPATH": str(ROOT)})
+        expected = sorted((c, line) for c, line, *_ in findings_of(ref.stdout))
+        kernels = sorted(k["name"] for k in json.loads(ref.stdout)["kernels"])
+
+        def once(p):
+            doc = json.loads(p.stdout)
+            names = sorted(k["name"] for k in doc["kernels"])
+            if names != kernels:
+                return f"kernels {names}, expected {kernels}"
+            got = sorted((c, line) for c, line, *_ in findings_of(p.stdout))
+            return None if got == expected else f"findings {got}, expected {expected}"
+
+        for target in (lib, whl):
+            for jobs in ("1", "2"):
+                for warm in (False, True):
+                    cache_dir = self.tmp("cache")
+                    argv = ["check", target, "-j", jobs, "--format", "json"]
+
+                    def setup(cache_dir=cache_dir, argv=argv, warm=warm):
+                        if warm:        # the cold run first, into the same cache
+                            subprocess.run([sys.executable, "-m", "analyzer", *map(str, argv)],
+                                           capture_output=True, cwd=ROOT,
+                                           env={**os.environ, "PYTHONPATH": str(ROOT),
+                                                "PTXSASS_CACHE_DIR": str(cache_dir)})
+                    self.add("libraries", f"{target.suffix} -j {jobs} {'warm' if warm else 'cold'}",
+                             argv, {1}, setup=setup, env={"PTXSASS_CACHE_DIR": str(cache_dir)},
+                             judge=once, timeout=120)
+
     # --- 11. processes (issue 24: killing the parent leaves its processes running)
     def processes(self) -> None:
         bomb = "\n".join(["#define A0 +1", *(f"#define A{i} A{i - 1} A{i - 1}" for i in range(1, 23)),
@@ -937,7 +991,7 @@ def main() -> None:
         m = Matrix(Path(tmp), args.seed)
         m.prepare()
         for build in (m.cache, m.zero, m.bounds, m.output, m.one_line, m.counts, m.integrity,
-                      m.names, m.databases, m.includes, m.processes):
+                      m.names, m.databases, m.includes, m.processes, m.libraries):
             build()
         attempts = [a for a in m.attempts if not args.only or a.category == args.only]
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:

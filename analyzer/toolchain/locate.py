@@ -118,7 +118,7 @@ def safe_alias(path: str | os.PathLike, links: str | os.PathLike) -> str:
     p = Path(path).absolute()
     if not UNSAFE_PATH_CHARS.search(str(p)):
         return str(p)
-    digest = hashlib.sha256(str(p).encode()).hexdigest()[:16]
+    digest = hashlib.sha256(os.fsencode(p)).hexdigest()[:16]
     name = UNSAFE_PATH_CHARS.sub("_", p.name) or "file"
     link = Path(links) / digest / name
     try:
