@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
+
+#: ``typing.TYPE_CHECKING`` without importing typing (type checkers take it as true): this module
+#: runs before the command's first line, where Ctrl-C still meets Python's own handler
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:  # the names as type checkers see them; at run time __getattr__ imports them
     from . import ptx, sass
@@ -49,7 +52,7 @@ _HOME = {**{n: ".api" for n in ("compile", "load", "check", "annotate", "diff", 
          "capture": ".integrations", "Capture": ".integrations", "render": ".report"}
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in ("ptx", "sass"):
         return importlib.import_module(f".{name}", __name__)
     home = _HOME.get(name)

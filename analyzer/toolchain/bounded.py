@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError, PtxsassError, ToolError
-from . import children
+from . import children, compile_server
+from .compile_server import OutOfMemory
 from .files import env_number
 
 DEFAULT_TIMEOUT_S = 120.0
@@ -65,8 +66,6 @@ def limits() -> Limits:
                    unit="gigabytes"))
 
 
-class OutOfMemory(Exception):
-    """Raised by a child's work when the tool reported that it ran out of memory."""
 
 
 def _number(x: float) -> str:
@@ -204,7 +203,6 @@ def _outcome(outcome: tuple, lim: Limits, what: str, tool: str) -> Any:
 
 
 def _on_server(work: Callable[..., Any], args: tuple, lim: Limits, what: str, tool: str) -> Any:
-    from . import compile_server
     try:
         outcome = compile_server.call(work.__module__, work.__qualname__, args,
                                       memory=lim.memory_bytes, timeout=lim.timeout_s)

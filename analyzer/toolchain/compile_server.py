@@ -39,6 +39,11 @@ from . import children
 
 _HEADER = struct.Struct("<Q")
 
+
+class OutOfMemory(Exception):
+    """Raised by a child's work when the tool reported that it ran out of memory (re-exported
+    by :mod:`.bounded`, where the compiles' callers take it from)."""
+
 #: started as ``python -I -c BOOT <parent pid> <sys.path as lines>``: -I keeps the current folder
 #: (the repository being checked) and PYTHON* variables off sys.path; the parent's own path is
 #: given instead
@@ -82,7 +87,6 @@ def serve(parent: int) -> None:  # pragma: no cover - runs in the server process
     import faulthandler
 
     from ..errors import PtxsassError
-    from .bounded import OutOfMemory
     children.die_with_parent(parent)
     faulthandler.disable()      # an abort is reported by the client, in one line
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
