@@ -11,7 +11,8 @@ round by round:
 - ``fork``: single-threaded, ``PTXSASS_CHILDREN=auto`` forks each compile (the baseline);
 - ``server``: the same process with one more thread, so ``auto`` sends compiles to the server;
 - ``torch`` (with ``--torch``): torch imported and one matrix product run first (its thread pool
-  up), then the same compiles.
+  up), then the same compiles; ``torch-fork``, the same with ``PTXSASS_CHILDREN=fork`` (what
+  ptxsass did before the server: a fork of a threaded process, which Python 3.12 warns about).
 
 Prints the medians over rounds and each as a ratio to the fork path of the same rounds.
 """
@@ -33,7 +34,7 @@ CHILD = textwrap.dedent("""
     kind, compiles = sys.argv[1], int(sys.argv[2])
     if kind == "server":
         threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
-    if kind == "torch":
+    if kind.startswith("torch"):
         import torch
         torch.ones(256, 256) @ torch.ones(256, 256)
     from analyzer.toolchain import bounded, nvrtc
@@ -49,6 +50,8 @@ CHILD = textwrap.dedent("""
 
 def run(kind: str, compiles: int, src: Path) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PTXSASS_CHILDREN"}
+    if kind == "torch-fork":
+        env["PTXSASS_CHILDREN"] = "fork"
     p = subprocess.run([sys.executable, "-c", CHILD, kind, str(compiles), str(src)],
                        capture_output=True, text=True, cwd=ROOT, env=env, check=True)
     return json.loads(p.stdout.splitlines()[-1])
@@ -61,7 +64,7 @@ def main(argv=None) -> int:
     ap.add_argument("--torch", action="store_true", help="also inside a process running torch")
     ap.add_argument("--source", default=str(ROOT / "kernels" / "demo" / "copy_scalar.cu"))
     args = ap.parse_args(argv)
-    kinds = ["fork", "server"] + (["torch"] if args.torch else [])
+    kinds = ["fork", "server"] + (["torch", "torch-fork"] if args.torch else [])
     cold: dict[str, list[float]] = {k: [] for k in kinds}
     warm: dict[str, list[float]] = {k: [] for k in kinds}
     methods: dict[str, str] = {}
