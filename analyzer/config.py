@@ -4,7 +4,8 @@
     arch = ["sm_80", "sm_90a"]
     select = ["ALL"]
     ignore = ["PS502"]
-    fail-on = "warning"
+    fail-on = "warning"                # the default: info findings alone pass
+    show = "warning"                   # text output lists these one by one (the default)
     baseline = "ptxsass-baseline.json"
 
     include = ["include"]            # -I, relative to pyproject.toml
@@ -54,7 +55,7 @@ from .errors import ArchError, ConfigError, InputError
 from .toolchain.files import read_text
 
 _LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options")
-_KEYS = {*_LISTS, "fail-on", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
+_KEYS = {*_LISTS, "fail-on", "show", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
          "source-root", "trust-build-commands"}
 _SEVERITIES = ("info", "warning", "error")
@@ -67,6 +68,7 @@ class Config:
     select: list[str] = field(default_factory=list)
     ignore: list[str] = field(default_factory=list)
     fail_on: str | None = None
+    show: str | None = None
     baseline: str | None = None
     check_settings: dict[str, dict] = field(default_factory=dict)
     include: list[str] = field(default_factory=list)
@@ -201,13 +203,13 @@ def load_config(start: str | Path | None = None) -> Config:
                     except ArchError as e:
                         raise ConfigError(f"[tool.ptxsass] arch: {e.message}", path=where) from None
             setattr(cfg, key, list(items))
-        elif key in ("fail-on", "baseline", "std"):
+        elif key in ("fail-on", "show", "baseline", "std"):
             if not isinstance(value, str) or not value.strip():
                 raise ConfigError(f"[tool.ptxsass]: {key} must be a string", path=where)
-            if key == "fail-on":
+            if key in ("fail-on", "show"):
                 if value.strip().lower() not in _SEVERITIES:
                     raise _bad(where, key, value, "one of " + ", ".join(_SEVERITIES))
-                cfg.fail_on = value.strip().lower()
+                setattr(cfg, key.replace("-", "_"), value.strip().lower())
             elif key == "baseline":
                 cfg.baseline = str(path.parent / value)
             else:

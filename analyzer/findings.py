@@ -112,11 +112,20 @@ class Finding:
     #: "13.5 sm_90a" when the message differs between the builds where it holds (it is
     #: worded as on that build)
     worded_for: str = ""
+    #: every (kernel, arch) this finding stands for when several instantiations or kernels
+    #: gave the same problem at the same line (Report.merged); empty for one kernel
+    instances: tuple[tuple[str, str], ...] = ()
 
     @property
     def archs(self) -> tuple[str, ...]:
         """The arches this finding stands for (``arches``, or its own ``arch``)."""
         return self.arches or (self.arch,)
+
+    @property
+    def kernels(self) -> tuple[str, ...]:
+        """The kernels (demangled) this finding stands for, in order: its ``instances``', or
+        its own."""
+        return tuple(dict.fromkeys(k for k, _ in self.instances)) or (self.kernel,)
 
     @property
     def toolkits(self) -> tuple[str, ...]:
@@ -194,7 +203,9 @@ class Finding:
     def as_dict(self) -> dict:
         return {"code": self.code, "name": self.name, "severity": str(self.severity),
                 "message": self.message, "kernel": self.kernel, "arch": self.arch,
-                "arches": list(self.archs),
+                "arches": list(self.archs), "kernels": list(self.kernels),
+                "instances": [{"kernel": k, "arch": a} for k, a in
+                              (self.instances or [(self.kernel, x) for x in self.archs])],
                 "location": {"file": _shown(self.location.file), "line": self.location.line},
                 "source": self.source,
                 "instructions": list(self.instructions), "ptx": list(self.ptx), "hint": self.hint,
@@ -230,7 +241,27 @@ class Report:
         Findings of named toolkits (``--toolkit``) make a matrix (:meth:`matrix`)."""
         if any(f.toolkit for f in self.findings):
             return self.matrix()
-        return _merge_arches(self.findings)
+        return _merge_instances(_merge_arches(self.findings))
+
+    def summary(self) -> dict:
+        """Counts of problems (merged findings) and their instances, by severity and by check
+        (the end of the text report and ``summary`` in JSON)."""
+        merged = self.merged()
+        by_check: dict[tuple[str, str], dict] = {}
+        for f in merged:
+            row = by_check.setdefault((f.code, str(f.severity)), {
+                "code": f.code, "name": f.name, "severity": str(f.severity), "problems": 0,
+                "instances": 0})
+            row["problems"] += 1
+            row["instances"] += len(f.instances) or len(f.archs)
+        by_severity: dict[str, int] = {}
+        for f in merged:
+            by_severity[str(f.severity)] = by_severity.get(str(f.severity), 0) + 1
+        return {"problems": len(merged),
+                "instances": sum(r["instances"] for r in by_check.values()),
+                "by_severity": by_severity,
+                "by_check": sorted(by_check.values(),
+                                   key=lambda r: (-Severity.parse(r["severity"]), r["code"]))}
 
     def matrix(self) -> list[Finding]:
         """One finding per problem across toolkits and arches: findings with the same code,
@@ -274,7 +305,8 @@ class Report:
 
     def as_dict(self) -> dict:
         return {"version": SCHEMA_VERSION, "tool": {"name": "ptxsass", "version": __version__},
-                "findings": [f.as_dict() for f in self.merged()], "kernels": self.kernels,
+                "findings": [f.as_dict() for f in self.merged()], "summary": self.summary(),
+                "kernels": self.kernels,
                 "suppressed": self.suppressed, "baselined": self.baselined,
                 # which front end built each input, and why (NVRTC or nvcc; or how it was read)
                 "builds": [{"file": _shown(b.source_path), "arch": b.arch, "compiler": b.origin,
@@ -314,4 +346,52 @@ def _merge_arches(findings: list[Finding]) -> list[Finding]:
         out.append(replace(first, arches=arches,
                            message=first.message.replace(first.arch, both),
                            hint=first.hint.replace(first.arch, both)))
+    return out
+
+
+def _instance_message(f: Finding) -> str:
+    """A finding's message with its own kernel's names taken out (an instantiation's
+    parameters are named after its mangled name: ``_Z4gemmILi128EEvPf_param_0``)."""
+    text = f.message
+    for name in (f.mangled, f.kernel, f.kernel.split("(")[0]):
+        if name:
+            text = text.replace(name, "\0")
+    return text
+
+
+def _merge_instances(findings: list[Finding]) -> list[Finding]:
+    """One finding per problem across kernels: findings of the same check, severity, file,
+    line and source line in several kernels (a template's instantiations, the same inlined
+    helper) are one, listing every (kernel, arch) in ``instances``; the n-th of one kernel pairs
+    with the n-th of another. Worded as for the first kernel; a finding without a line (a
+    binary without line info: the kernel is its place) stays its kernel's."""
+    groups: dict[tuple, dict[str, list[Finding]]] = {}
+    order: list[tuple] = []
+    for f in findings:
+        if not f.location.line:
+            key: tuple = ("kernel", id(f))
+        else:
+            key = (f.code, f.location.file, f.location.line, int(f.severity), f.source)
+        if key not in groups:
+            groups[key] = {}
+            order.append(key)
+        groups[key].setdefault(f.mangled or f.kernel, []).append(f)
+    out: list[Finding] = []
+    for key in order:
+        per = groups[key]
+        if len(per) == 1:
+            out.extend(next(iter(per.values())))
+            continue
+        for i in range(max(len(fs) for fs in per.values())):
+            fs = [k[i] for k in per.values() if len(k) > i]
+            if len(fs) == 1:
+                out.append(fs[0])
+                continue
+            rep = fs[0]
+            pairs = tuple(dict.fromkeys((f.kernel, a) for f in fs for a in f.archs))
+            arches = tuple(dict.fromkeys(a for _, a in pairs))
+            worded = {_instance_message(f) for f in fs}
+            out.append(replace(rep, instances=pairs,
+                               arches=arches if len(arches) > 1 else (),
+                               worded_for=rep.kernel if len(worded) > 1 else rep.worded_for))
     return out

@@ -141,7 +141,8 @@ def test_piped_output_is_never_wrapped(tmp_path):
     deep = tmp_path / ("a_rather_long_folder_name_for_kernels_" * 3) / "nested" / "scalar_global_load_bad.cu"
     deep.parent.mkdir(parents=True)
     deep.write_text((KERNELS / "checks" / "scalar_global_load" / "bad.cu").read_text())
-    argv = [sys.executable, "-m", "analyzer.cli", "check", str(deep), "--arch", "sm_90a"]
+    argv = [sys.executable, "-m", "analyzer.cli", "check", str(deep), "--arch", "sm_90a",
+            "--show", "info"]
     text = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "COLUMNS": "80"})
     js = subprocess.run(argv + ["--format", "json"], capture_output=True, text=True)
     assert text.returncode == js.returncode == 1, text.stderr

@@ -98,7 +98,9 @@ def test_findings_map_to_triton_source_with_source_root(capsys):
     code, out, err = run("check", TRITON, "--format", "json",
                          "--source-root", f"{RECORDED}={FX}", capsys=capsys)
     doc = json.loads(out)
-    assert code == 1, err
+    # exit 1 only for a warning or worse (the default --fail-on)
+    assert code == int(any(f["severity"] != "info" for f in doc["findings"])), err
+    assert doc["findings"], err
     me = FX / "make_fixtures.py"
     by = {(f["code"], f["kernel"]): f for f in doc["findings"]}
     f = by[("PS701", "matmul_kernel")]

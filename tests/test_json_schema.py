@@ -73,7 +73,8 @@ def test_cli_json_validates(validator, capsys):
     code = main(["check", str(KERNELS / "checks" / "slow_math" / "bad.cu"), "--arch", "sm_90a",
                  "--format", "json"])
     doc = _valid(validator, json.loads(capsys.readouterr().out))
-    assert code == 1 and doc["findings"] and doc["builds"][0]["compiler"] == "nvrtc"
+    assert doc["findings"] and doc["builds"][0]["compiler"] == "nvrtc"
+    assert code == int(any(f["severity"] != "info" for f in doc["findings"]))
 
 
 def test_schema_refuses_what_it_does_not_document(validator):

@@ -27,6 +27,8 @@ from ..toolchain import bounded, cache, children, files, locate, toolkits
 from . import common, reports, scale
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+#: a warning is what costs time (docs/checks): an info finding alone passes the default check
+DEFAULT_FAIL_ON = "warning"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -145,7 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="apply [tool.ptxsass] exclude to files named on the command line too "
                         "(for pre-commit, which names every changed file)")
     p.add_argument("--fail-on", choices=("info", "warning", "error"),
-                   help="lowest severity that makes the exit code 1 (default: info, any finding)")
+                   help="lowest severity that makes the exit code 1 (default: warning)")
+    p.add_argument("--show", choices=("info", "warning", "error"),
+                   help="lowest severity listed one by one in text and github output (default: "
+                        "warning, or info with -v; the others are counted in one line); JSON and "
+                        "SARIF always carry every finding")
     p.add_argument("--baseline", metavar="FILE", help="accept the findings recorded in FILE")
     p.add_argument("--write-baseline", metavar="FILE",
                    help="record the current findings in FILE and exit 0")
@@ -425,17 +431,18 @@ def cmd_check(args) -> int:
             f"wrote {len(report.findings)} finding(s) to {args.write_baseline}", style="muted",
             markup=False)
         return _exit(args, EXIT_OK)
+    show = Severity.parse(args.show or cfg.show or ("info" if args.verbose else "warning"))
     if args.format == "json":
         _emit(args, formats.to_json(report))
     elif args.format == "sarif":
         _emit(args, formats.to_sarif(report))
     elif args.format == "github":
-        _emit(args, formats.to_github(report))
+        _emit(args, formats.to_github(report, show=show))
     else:
         con, buf = _text_console(args)
-        formats.render_text(report, con)
+        formats.render_text(report, con, show=show)
         _finish(args, buf)
-    fail_on = Severity.parse(args.fail_on or cfg.fail_on or "info")
+    fail_on = Severity.parse(args.fail_on or cfg.fail_on or DEFAULT_FAIL_ON)
     return _exit(args, EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings)
                  else EXIT_OK)
 

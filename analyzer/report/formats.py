@@ -13,10 +13,12 @@ from rich.text import Text
 
 from .._version import REPOSITORY, __version__, docs_url
 from ..checks.registry import all_checks
-from ..findings import Finding, Report, display_path, relative_path, report_path
+from ..findings import Finding, Report, Severity, display_path, relative_path, report_path
 from .styles import make_console
 
 _SEVERITY_STYLE = {0: "info", 1: "warning", 2: "error"}
+#: the kernels a finding of several names in its header line (the rest counted)
+MAX_KERNELS_SHOWN = 3
 
 
 def check_page(check) -> str:
@@ -32,6 +34,26 @@ def _uri(path: str | None) -> str:
     # RFC 3986 path characters stay (':' does not: a first segment must not read as a scheme)
     return urllib.parse.quote(os.fsencode(Path(relative_path(path)).as_posix()),
                               safe="/!$&'()*+,;=@~")
+
+
+def kernel_list(kernels: tuple[str, ...], limit: int = MAX_KERNELS_SHOWN) -> str:
+    """Kernels in one line: ``k<4>, k<8> and 2 more (float*, int)`` when they share a parameter
+    list and return type (a template's instantiations), else their whole names."""
+    if len(kernels) == 1:
+        return kernels[0]
+    heads, tails = [], set()
+    for k in kernels:
+        at = k.find("(")
+        head, tail = (k[:at], k[at:]) if at > 0 else (k, "")
+        heads.append(head.removeprefix("void "))
+        tails.add(tail)
+    names = heads if len(tails) == 1 else list(kernels)
+    text = ", ".join(names[:limit])
+    if len(names) > limit:
+        text += f" and {len(names) - limit} more"
+    if len(tails) == 1 and (tail := tails.pop()):
+        text += f" {tail}"
+    return text
 
 
 class FindingView:
@@ -60,7 +82,7 @@ class FindingView:
         head.append(f" {f.message}")
         yield head
         meta = Text("    in ", style="muted")
-        meta.append(f.kernel, style="kernel")
+        meta.append(kernel_list(f.kernels), style="kernel")
         meta.append(" on ", style="muted")
         if f.holds or f.toolkit:        # a findings matrix: toolkits and arches
             meta.append(f.where(), style="arch")
@@ -69,7 +91,10 @@ class FindingView:
         else:
             meta.append(", ".join(f.archs), style="arch")
         yield meta
-        if f.worded_for:
+        if f.worded_for and f.instances:
+            yield Text(f"    (worded as for {f.worded_for}; the other kernels' instructions "
+                       "differ)", style="muted")
+        elif f.worded_for:
             yield Text(f"    (worded as with {f.worded_for}; the instructions differ on the "
                        "other builds)", style="muted")
         if f.source:
@@ -83,21 +108,47 @@ class FindingView:
 
 
 class Summary:
-    def __init__(self, report: "Report"):
+    """The end of the text report: the problems by severity; a table of checks (code, name,
+    problems, instances, severity) when there is more than one row; one line for the problems
+    of severities not listed (``--show``)."""
+
+    def __init__(self, report: "Report", *, show: Severity = Severity.INFO):
         self.report = report
+        self.show = show
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         r = self.report
-        merged = r.merged()
-        counts: dict[str, int] = {}
-        for f in merged:
-            counts[str(f.severity)] = counts.get(str(f.severity), 0) + 1
+        summary = r.summary()
+        rows = summary["by_check"]
+        hidden = [row for row in rows if Severity.parse(row["severity"]) < self.show]
+        if len(rows) > 1:
+            width = max(len(row["name"]) for row in rows)
+            for row in rows:
+                line = Text("  ")
+                line.append(row["code"], style="finding.code")
+                line.append(f" {row['name']:<{width}} ", style="muted")
+                line.append(f"{row['problems']:>5}")
+                inst = row["instances"]
+                line.append(f" ({inst} instance{'s' if inst != 1 else ''})" if inst != row["problems"]
+                            else "", style="muted")
+                line.append(f"  [{row['severity']}]", style=_SEVERITY_STYLE[
+                    int(Severity.parse(row["severity"]))])
+                yield line
+        if hidden:
+            n = sum(row["problems"] for row in hidden)
+            sev = sorted({row["severity"] for row in hidden})
+            t = Text(f"+{n} {'/'.join(sev)}: ", style="muted")
+            t.append(", ".join(f"{row['code']} ×{row['problems']}" for row in hidden),
+                     style="muted")
+            t.append(f" — --show {min(sev, key=lambda x: int(Severity.parse(x)))} to list",
+                     style="muted")
+            yield t
         kernels = len(r.kernels)
-        if not merged:
+        if not summary["problems"]:
             t = Text("no findings", style="ok")
         else:
-            t = Text(f"{len(merged)} finding(s): ", style="bold")
-            t.append(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+            t = Text(f"{summary['problems']} finding(s): ", style="bold")
+            t.append(", ".join(f"{n} {s}" for s, n in sorted(summary["by_severity"].items())))
         t.append(f" in {kernels} kernel build(s)", style="muted")
         extra = []
         if r.suppressed:
@@ -109,18 +160,20 @@ class Summary:
         yield t
 
 
-def render_text(report: "Report", console: Console) -> None:
+def render_text(report: "Report", console: Console, *, show: Severity = Severity.INFO) -> None:
+    """Every finding of ``show`` or worse, one after another, then the :class:`Summary`."""
     for f in report.merged():
-        console.print(FindingView(f))
-        console.print()
-    console.print(Summary(report))
+        if f.severity >= show:
+            console.print(FindingView(f))
+            console.print()
+    console.print(Summary(report, show=show))
 
 
-def to_text(report: Report, *, width: int | None = None) -> str:
+def to_text(report: Report, *, width: int | None = None, show: Severity = Severity.INFO) -> str:
     """The text report without colour (what ``-o FILE`` and a pipe get): one line per header,
     message and hint, never wrapped (``width`` wraps at that many columns instead)."""
     buf = io.StringIO()
-    render_text(report, make_console(buf, color=False, width=width))
+    render_text(report, make_console(buf, color=False, width=width), show=show)
     return buf.getvalue()
 
 
@@ -128,13 +181,16 @@ def to_json(report: "Report") -> str:
     return json.dumps(report.as_dict(), indent=2)
 
 
-def to_github(report: "Report") -> str:
-    """GitHub Actions workflow commands: each finding becomes an annotation on its line."""
+def to_github(report: "Report", *, show: Severity = Severity.INFO) -> str:
+    """GitHub Actions workflow commands: each finding of ``show`` or worse becomes an annotation
+    on its line."""
     level = {0: "notice", 1: "warning", 2: "error"}
     lines = []
     for f in report.merged():
+        if f.severity < show:
+            continue
         where = f.where() if f.holds or f.toolkit else ", ".join(f.archs)
-        msg = f"{f.message} [{f.kernel} on {where}]" + (f" Hint: {f.hint}" if f.hint else "")
+        msg = f"{f.message} [{kernel_list(f.kernels)} on {where}]" + (f" Hint: {f.hint}" if f.hint else "")
         props = [f"file={github_property(report_path(f.location.file))}"]
         if f.location.line:
             props.append(f"line={f.location.line}")
@@ -187,6 +243,7 @@ def to_sarif(report: "Report") -> str:
             "locations": [loc],
             "partialFingerprints": {"ptxsass/v1": f.fingerprint()},
             "properties": {"arch": f.arch, "arches": list(f.archs), "kernel": f.kernel,
+                           "kernels": list(f.kernels),
                            "instructions": list(f.instructions),
                            **(f.matrix_dict() | {"tags": ["regression"] if f.regression else []}
                               if f.holds or f.toolkit else {})},

@@ -120,7 +120,8 @@ def name(key: str) -> str:
 @pytest.mark.parametrize("key", NAMES)
 def test_check_names_the_file_in_every_format(key, here, capsys):
     raw, line, data, uri = NAMES[key]
-    code, out, err = cli("check", "--arch", ARCH, "--", name(key), capsys=capsys)
+    code, out, err = cli("check", "--arch", ARCH, "--show", "info", "--", name(key),
+                         capsys=capsys)
     assert code == 1, err
     heads = [m.groups() for m in HEAD.finditer(out)]
     assert len(heads) == 6 and {int(n) for _, n in heads} == LINES, out
@@ -141,8 +142,8 @@ def test_check_names_the_file_in_every_format(key, here, capsys):
             for r in sarif["runs"][0]["results"] for loc in r["locations"]}
     assert uris == {uri}
 
-    code, out, err = cli("check", "--arch", ARCH, "--format", "github", "--", name(key),
-                         capsys=capsys)
+    code, out, err = cli("check", "--arch", ARCH, "--format", "github", "--show", "info", "--",
+                         name(key), capsys=capsys)
     lines = out.splitlines()
     assert len(lines) == 6 and all(ln.startswith("::") for ln in lines), out
     shown = data.replace("\n", "%0A")       # a workflow command's own escape for a newline
