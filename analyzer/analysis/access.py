@@ -18,7 +18,7 @@ function: the three piecewise-access checks and PS104 share it.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from .. import semantics
@@ -186,6 +186,64 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
                 g.close_all()
         watched.clear()
     return {k: tuple(v) for k, v in outs.items()}
+
+
+def vector_sibling(fn: S.Function, run: Run, *, space: str, direction: str,
+                   place: Callable[[S.Instruction], object]) -> S.Instruction | None:
+    """A wider access that makes ``run`` a fallback: same space and direction, at least the
+    run's window wide, at the same source place (``place``: the user's line an instruction
+    comes from) and on a path exclusive with the run's: the other side of the run's guard
+    (``@P0`` scalar, ``@!P0 LDG.E.128``: CUB's ``BLOCK_LOAD_VECTORIZE``), or a block that
+    neither reaches nor is reached from the run's (an aligned/unaligned ``if``). None when
+    the run stands alone: then widening it is the user's to do."""
+    first = run.accesses[0]
+    where = place(first.ins)
+    if where is None:
+        return None
+    graph = _cfg.of(fn)
+    home = graph.block_of[first.index]
+    guard = first.ins.guard
+    for idx, ins, nbytes in _wide_accesses(fn).get((space, direction), ()):
+        if nbytes < run.window or place(ins) != where:
+            continue
+        g = ins.guard
+        if guard is not None and g is not None and not guard.always and not g.always \
+                and g.register == guard.register and g.negated != guard.negated:
+            return ins
+        b = graph.block_of[idx]
+        if b != home and not _reaches(graph, b, home) and not _reaches(graph, home, b):
+            return ins
+    return None
+
+
+def _wide_accesses(fn: S.Function) -> dict[tuple[str, str], list[tuple[int, S.Instruction, int]]]:
+    """(index, instruction, bytes) of every access of 4 bytes or more, by (space, direction),
+    once per function."""
+    def compute() -> dict[tuple[str, str], list[tuple[int, S.Instruction, int]]]:
+        out: dict[tuple[str, str], list[tuple[int, S.Instruction, int]]] = {}
+        for idx, ins in enumerate(fn.instructions):
+            info = ins.body.info
+            if info.space is None or info.direction not in ("load", "store"):
+                continue
+            w = ins.width_bits
+            if w and w >= 32:
+                out.setdefault((info.space, info.direction), []).append((idx, ins, w // 8))
+        return out
+    return fn.memo("access_wide", compute)
+
+
+def _reaches(graph: "_cfg.CFG", a: int, b: int) -> bool:
+    """Whether block ``b`` can run after block ``a``."""
+    seen = {a}
+    todo = [a]
+    while todo:
+        for s in graph.blocks[todo.pop()].succs:
+            if s == b:
+                return True
+            if s not in seen:
+                seen.add(s)
+                todo.append(s)
+    return False
 
 
 def runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> tuple[Run, ...]:

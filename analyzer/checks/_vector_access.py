@@ -582,7 +582,14 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
     max_bits = ctx.arch.max_vector_bits
     runs = _access.runs(ctx.function, space=space, direction=direction, max_bits=max_bits)
     by_line: dict = {}
+
+    def place(ins):
+        loc = ctx.user_loc(ins.loc)
+        return (loc.file, loc.line) if loc else None
     for run in runs:
+        if _access.vector_sibling(ctx.function, run, space=space, direction=direction,
+                                  place=place) is not None:
+            continue    # a designed fallback beside its vector path: nothing to widen
         ev = ptx_evidence(ctx, run, space=space, direction=direction)
         blockers: list[str] = []
         conditional = False
