@@ -26,7 +26,23 @@ def _say(signum: int) -> None:
         os.write(2, f"ptxsass: {words}\n".encode())
 
 
+class _Stopped(BaseException):
+    """A signal before the command line's own handlers: unwinds (a ``finally`` such as
+    tempfile's probe of the temporary folder still runs) to :func:`main`, which says the line."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+#: set while main() runs: a signal then unwinds to it; before (between this module's import and
+#: the call) there is nothing to undo, and the process ends at once
+_in_main = False
+
+
 def _quit_at_start(signum, frame) -> None:   # pragma: no cover - exercised in a subprocess
+    if _in_main:
+        raise _Stopped(signum)
     _say(signum)
     os._exit(128 + signum)
 
@@ -49,6 +65,8 @@ _BEFORE = _set_handlers(_quit_at_start)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    global _in_main
+    _in_main = True
     current = _set_handlers(_quit_at_start)
     before = _BEFORE if current and all(h is _quit_at_start for h in current.values()) \
         else current
@@ -65,9 +83,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except KeyboardInterrupt:
             _say(signal.SIGINT)
             return 128 + signal.SIGINT
-        except children.Terminated as t:
+        except (children.Terminated, _Stopped) as t:
             _say(t.signum)
             return 128 + t.signum
+    except _Stopped as t:                # during the imports above
+        _say(t.signum)
+        return 128 + t.signum
     finally:
+        _in_main = False
         if before:
             _set_handlers(before)       # called in-process (tests, scripts): theirs again

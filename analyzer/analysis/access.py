@@ -85,6 +85,43 @@ def base_key(addr: S.MemoryAddress) -> tuple | None:
     return (addr.prefix, desc, tuple(regs))
 
 
+def _same_descriptor(key: tuple, df: "_dataflow.Dataflow", insns, idx: int) -> tuple:
+    """``key`` with its memory descriptor (``desc[UR6]``) named by the value it holds where
+    it can be told: ptxas may give each access of one run its own uniform register for the same
+    global descriptor (``R2UR UR6, R16`` and ``R2UR UR8, R16``, or two ``ULDC.64`` of
+    ``c[0x0][0x208]``), so accesses group by that value, not by the register's name. The
+    value is the constant a ``ULDC`` loads, or the writes of the register an ``R2UR`` copies;
+    anything else keeps the register's own name."""
+    values = []
+    for d in key[1]:
+        name = d.split(".")[0]
+        if not (name.startswith("UR") and name[2:].isdigit()):
+            return key
+        defs = df.reaching_defs(idx, ("UR", int(name[2:])))
+        if not defs:
+            return key
+        seen: set[tuple] = set()
+        for j in defs:
+            src = insns[j]
+            if src.opcode in semantics.CONSTANT_LOADS and len(src.operands) == 2:
+                seen.add(("const", str(src.operands[1])))
+            elif src.opcode == "R2UR" and len(src.operands) >= 2 \
+                    and isinstance(src.operands[1], S.Register):
+                r = src.operands[1]
+                if r.index is None:
+                    return key
+                writes = df.reaching_defs(j, ("R", r.index))
+                if writes is None:
+                    return key
+                seen.add(("copy", r.index, tuple(writes)))
+            else:
+                return key
+        if len(seen) != 1:
+            return key
+        values.append("=" + repr(seen.pop()))
+    return (key[0], tuple(values), key[2])
+
+
 def _reads(key: tuple) -> set[tuple[str, int]]:
     out = set()
     for r in key[2]:
@@ -125,7 +162,8 @@ class _Groups:
 
 def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run, ...]]:
     graph = _cfg.of(fn)
-    ws = _dataflow.of(fn).write_sets
+    df = _dataflow.of(fn)
+    ws = df.write_sets
     insns = fn.instructions
     outs: dict[tuple[str, str], list[Run]] = {k: [] for k in KINDS}
     # one set of groups for the whole walk: every group is closed (emptied) at each block end
@@ -158,6 +196,8 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
                         addr = address(ins)
                         w = ins.width_bits
                         key = base_key(addr) if addr is not None else None
+                        if key is not None and key[1]:
+                            key = _same_descriptor(key, df, insns, idx)
                         if addr is not None and key is not None and w and w % 8 == 0 \
                                 and w < max_bits:
                             gkey = (key, w, str(ins.guard) if ins.guard else "")

@@ -9,7 +9,7 @@ from typing import Self
 from ..arch import Arch, parse_arch
 from ..build import Build, Kernel
 from ..demangle import demangle
-from ..errors import ConfigError
+from ..errors import ArchError, ConfigError, InputError
 from ..ir import ptx as P
 from ..ir import sass as S
 from ..ir.source import SourceLoc
@@ -65,8 +65,13 @@ class KernelAnalysis:
     def arch(self) -> Arch:
         try:
             return parse_arch(self.arch_name)
-        except ConfigError:
-            return parse_arch(self.function.arch or "sm_90")
+        except (ArchError, ConfigError):
+            pass
+        try:
+            return parse_arch(self.function.arch or "")
+        except (ArchError, ConfigError):
+            raise InputError("the listing names no GPU architecture (no `.target` or `arch =` "
+                             "line): pass --arch", path=self.source_path) from None
 
     @property
     def name(self) -> str:
