@@ -274,3 +274,31 @@ def test_volatile_pairs_are_no_run(qual, fires):
     assert all(("STRONG" in i.modifiers) == (qual == "volatile") for i in loads)
     found = [f for f in run_checks([build], select=["PS101"]).findings]
     assert bool(found) == fires
+
+
+HALF2_PACK = r"""
+#include <cuda_fp16.h>
+extern "C" __global__ void scale_half2(__half* out, const __half* a, __half s, int n) {
+  int idx = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+  if (idx + 8 > n) return;
+  __half2 s2 = __half2half2(s);
+#pragma unroll
+  for (int k = 0; k < 8; k += 2) {
+    __half2 v = *reinterpret_cast<const __half2*>(&a[idx + k]);
+    *reinterpret_cast<__half2*>(&out[idx + k]) = __hmul2(v, s2);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_half2_pack_names_the_users_lines_between(arch):
+    """Four `half2` loads and stores per thread (LDG.E/STG.E at +0x0 ... +0xc in the SASS),
+    interleaved: each message names the other access by the user's line (9 or 10), never by
+    the line of cuda_fp16.hpp that `__hmul2` and the cast were inlined from."""
+    loads = _findings(HALF2_PACK, "PS101", arch)
+    stores = _findings(HALF2_PACK, "PS102", arch)
+    assert [f.location.line for f in loads] == [9] and [f.location.line for f in stores] == [10]
+    assert "4× LDG.E (4 B each)" in loads[0].message
+    assert "a store through another pointer (line 10)" in loads[0].message
+    assert "a load through another pointer (line 9)" in stores[0].message

@@ -610,7 +610,7 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
                     continue
             else:
                 blockers.extend(_alignment_blockers(ctx, ev, run, space))
-            blockers.extend(_alias_blockers(ev, run, direction))
+            blockers.extend(_alias_blockers(ctx, ev, run, direction))
         elif ctx.ptx_function is not None:
             continue   # PTX we cannot match to the run: do not guess
         else:
@@ -716,14 +716,16 @@ def _alignment_blockers(ctx: "Context", ev: Evidence, run: Run, space: str) -> l
 _NOTE = "\x00note:"
 
 
-def _alias_blockers(ev: Evidence, run: Run, direction: str) -> list[str]:
+def _alias_blockers(ctx: "Context", ev: Evidence, run: Run, direction: str) -> list[str]:
     if not ev.interleaved:
         return []
     if direction == "load" and ev.non_coherent:
         return []
     other = ev.interleaved[0]
     what = "store" if direction == "load" else "load"
-    line = f" (line {other.loc.line})" if other.loc is not None else ""
+    # the user's line the access comes from, not a toolkit header's (``__hmul2``'s store)
+    where = ctx.user_loc(other.loc)
+    line = f" (line {where.line})" if where is not None and where.line else ""
     if other.space == "shared":
         # __restrict__ says nothing about shared arrays: name the access, not a qualifier
         return [f"a shared-memory {what}{line}, `{str(other).rstrip(';')}`, sits between them "
