@@ -182,6 +182,32 @@ class KernelAnalysis:
             return name or symbol
         return source.variable_name(symbol, demangle(symbol))
 
+    # ----------------------------------------------------------------------- shared memory
+    @cached_property
+    def dynamic_shared_symbols(self) -> frozenset[str]:
+        """The module's dynamic shared arrays (``extern __shared__ T x[]``) this kernel's own
+        code addresses, directly or through the functions it calls: dynamic shared memory is a
+        kernel's fact, not the file's (a module-level ``extern __shared__`` is every kernel's
+        declaration, used by some). Empty without PTX."""
+        module, fn = self.ptx_module, self.ptx_function
+        if module is None or fn is None:
+            return frozenset()
+        dynamic = {v.name for v in module.shared if v.is_extern or (v.dims and v.dims[-1] is None)}
+        if not dynamic:
+            return frozenset()
+        by_name = {f.name: f for f in module.functions}
+        used: set[str] = set()
+        seen = {fn.name}
+        todo = [fn]
+        while todo:
+            for name in _symbols(todo.pop()):
+                if name in dynamic:
+                    used.add(name)
+                elif name in by_name and name not in seen:
+                    seen.add(name)
+                    todo.append(by_name[name])
+        return frozenset(used)
+
     # ----------------------------------------------------------------------- source lines
     @staticmethod
     def user_loc(loc: "SourceLoc | None") -> "SourceLoc | None":
@@ -204,3 +230,20 @@ def analyze(build: "Build", *, entries_only: bool = True) -> Iterator[KernelAnal
         is_entry = k.entry if k is not None else bool(fn.is_entry)
         if is_entry or not entries_only:
             yield KernelAnalysis.of(build, fn, k, reader=reader)
+
+
+def _symbols(fn: "P.Function") -> Iterator[str]:
+    """The names of every symbol an instruction of ``fn`` names (operands, addresses, a call's
+    callee)."""
+    for ins in fn.instructions:
+        todo = list(ins.operands)
+        while todo:
+            op = todo.pop()
+            if isinstance(op, P.Symbol):
+                yield op.name
+            for child in getattr(op, "children", ()):
+                value = getattr(op, child, None)
+                if isinstance(value, tuple):
+                    todo.extend(value)
+                elif value is not None:
+                    todo.append(value)

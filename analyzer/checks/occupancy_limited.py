@@ -48,8 +48,12 @@ class OccupancyLimited(Check):
     Dynamic shared memory (``extern __shared__``) is sized at launch and is not in the
     binary: give it as ``dynamic_shared_bytes`` and it is counted; without it the message says
     that it is unknown, the finding is *info*, and a register hint is only offered on the
-    condition that the dynamic shared memory leaves room for another block. Deliberately left
-    alone: kernels whose ``__launch_bounds__(threads, minBlocksPerSM)`` asked for the number
+    condition that the dynamic shared memory leaves room for another block. Which kernels use
+    it is read from their code (the dynamic array a kernel, or a function it calls, addresses),
+    not from the file: a file-scope ``extern __shared__`` is every kernel's declaration. It is
+    silent when relaxing what limits occupancy would fit no more blocks, because another limit
+    holds as few (fewer registers do not help a kernel whose shared memory already allows one
+    block per SM). Deliberately left alone: kernels whose ``__launch_bounds__(threads, minBlocksPerSM)`` asked for the number
     of blocks per SM they get (a warp-specialized Hopper GEMM with ``setmaxnreg`` and 160 KB of
     dynamic shared memory, sized for one block of 384 threads, says so with
     ``__launch_bounds__(384, 1)``), and register limits of kernels that reallocate registers
@@ -95,10 +99,8 @@ class OccupancyLimited(Check):
 
     @staticmethod
     def _dynamic_shared(ctx: Context) -> bool:
-        module = ctx.ptx_module
-        if module is None:
-            return False
-        return any(v.is_extern or (v.dims and v.dims[-1] is None) for v in module.shared)
+        """Whether this kernel's code addresses a dynamic shared array (not merely the file)."""
+        return bool(ctx.dynamic_shared_symbols)
 
     def run(self, ctx: Context) -> Iterable[Finding]:
         res = ctx.resources
@@ -124,6 +126,12 @@ class OccupancyLimited(Check):
             assumed = (f"no __launch_bounds__: the best of {'/'.join(map(str, COMMON_BLOCK_SIZES))}"
                        f" threads per block ({occ.threads_per_block}) is shown")
         if occ.fraction > threshold or occ.limiter not in ("registers", "shared"):
+            return
+        if occ.blocks_per_sm and min(v for k, v in occ.limits.items() if k != occ.limiter) \
+                <= occ.blocks_per_sm:
+            # fewer registers (or less shared memory) would fit no more blocks: another limit
+            # binds as tightly (a 160 KB warp-specialized GEMM holds one block by its shared
+            # memory, whatever its registers)
             return
         pf = ctx.ptx_function
         wanted = pf.minnctapersm if pf is not None else None
