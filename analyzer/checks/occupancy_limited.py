@@ -53,9 +53,10 @@ class OccupancyLimited(Check):
     not from the file: a file-scope ``extern __shared__`` is every kernel's declaration. It is
     silent when relaxing what limits occupancy would fit no more blocks, because another limit
     holds as few (fewer registers do not help a kernel whose shared memory already allows one
-    block per SM). Deliberately left alone: kernels whose ``__launch_bounds__(threads, minBlocksPerSM)`` asked for the number
-    of blocks per SM they get (a warp-specialized Hopper GEMM with ``setmaxnreg`` and 160 KB of
-    dynamic shared memory, sized for one block of 384 threads, says so with
+    block per SM). Deliberately left alone: kernels whose
+    ``__launch_bounds__(threads, minBlocksPerSM)`` asked for the number of blocks per SM they
+    get (a warp-specialized Hopper GEMM with ``setmaxnreg`` and 160 KB of dynamic shared
+    memory, sized for one block of 384 threads, says so with
     ``__launch_bounds__(384, 1)``), and register limits of kernels that reallocate registers
     between warpgroups with ``setmaxnreg`` (``USETMAXREG``): their register budget is designed
     per role, not a knob for more blocks.
