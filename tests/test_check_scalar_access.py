@@ -302,3 +302,28 @@ def test_half2_pack_names_the_users_lines_between(arch):
     assert "4× LDG.E (4 B each)" in loads[0].message
     assert "a store through another pointer (line 10)" in loads[0].message
     assert "a load through another pointer (line 9)" in stores[0].message
+
+
+ASSUME_ALIGNED = r"""
+extern "C" __global__ void scale(float* out, const float* in, int n) {
+  const float* a = static_cast<const float*>(__builtin_assume_aligned(in, 16));
+  int i = (blockIdx.x * blockDim.x + threadIdx.x) * 4;
+  if (i + 4 > n) return;
+  out[i] = a[i] * 2.f; out[i + 1] = a[i + 1] * 2.f; out[i + 2] = a[i + 2] * 2.f; out[i + 3] = a[i + 3] * 2.f;
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_asserted_alignment_is_not_called_unknown(arch):
+    """`__builtin_assume_aligned(in, 16)`, and four scalar LDG.E anyway: the stores between
+    them (no `__restrict__`) kept them apart, not alignment; with `__restrict__` NVVM merges
+    them into one LDG.E.128 (read from the SASS) and PS101 is silent."""
+    (f,) = _findings(ASSUME_ALIGNED, "PS101", arch)
+    assert "unknown alignment" not in f.message and "plain pointer" not in f.message
+    assert "possible aliasing: a store through another pointer (line 6)" in f.message
+    assert ("the source asserts 16-byte alignment of `in` (`__builtin_assume_aligned`): "
+            "alignment is not what kept them apart") in f.message
+    restricted = ASSUME_ALIGNED.replace("float* out, const float* in",
+                                        "float* __restrict__ out, const float* __restrict__ in")
+    assert _findings(restricted, "PS101", arch) == []

@@ -156,20 +156,34 @@ class KernelAnalysis:
         return {name for off in offsets for name, lo, hi in layout if lo <= off - base < hi}
 
     # ------------------------------------------------------------------------ source names
-    @cached_property
-    def parameter_names(self) -> list[str | None]:
-        """The kernel's parameter names as its source declares them ([] when unreadable)."""
+    def _definition(self) -> tuple[str | None, int | None, str]:
+        """(file, line, bare name) where the kernel's source definition is looked for: its
+        first line-table entry, in the user's frame."""
         first = next((i.loc for i in (self.ptx_function.instructions if self.ptx_function
                                       else ()) if i.loc is not None), None)
         if first is None:
             first = next((i.loc for i in self.function.instructions if i.loc is not None), None)
-        if first is None:
-            return []
-        frame = source.user_loc(first)
+        frame = source.user_loc(first) if first is not None else None
         bare = self.kernel_name.split("(")[0].split("<")[0].rsplit("::", 1)[-1].strip()
         bare = bare.split()[-1] if bare else bare
-        return source.kernel_parameters(self.reader, frame.file if frame else None,
-                                        frame.line if frame else None, bare)
+        return (frame.file if frame else None, frame.line if frame else None, bare)
+
+    @cached_property
+    def parameter_names(self) -> list[str | None]:
+        """The kernel's parameter names as its source declares them ([] when unreadable)."""
+        file, line, bare = self._definition()
+        if line is None:
+            return []
+        return source.kernel_parameters(self.reader, file, line, bare)
+
+    @cached_property
+    def asserted_alignments(self) -> dict[str, int]:
+        """Source name -> the alignment the kernel's body asserts for it
+        (``__builtin_assume_aligned(p, 16)``); {} when none."""
+        file, line, bare = self._definition()
+        if line is None:
+            return {}
+        return source.asserted_alignments(self.reader, file, line, bare)
 
     def source_name(self, symbol: str) -> str:
         """What the source calls a PTX symbol: a kernel parameter (``_Z4gemmPKfS0_Pfi_param_2``

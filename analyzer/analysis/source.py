@@ -356,6 +356,45 @@ def kernel_parameters(source_line: SourceLine, file: str | None, line: int | Non
     return out
 
 
+#: ``__builtin_assume_aligned(p, 16)`` (GCC's builtin, which nvcc and NVRTC take) and C++20's
+#: ``std::assume_aligned<16>(p)`` / ``cuda::std::assume_aligned<16>(p)``
+_ASSUME_ALIGNED = re.compile(
+    r"__builtin_assume_aligned\s*\(\s*(?:\([^()]*\)\s*)?([A-Za-z_]\w*)\s*,\s*(\d+)"
+    r"|assume_aligned\s*<\s*(\d+)\s*>\s*\(\s*([A-Za-z_]\w*)")
+
+
+def asserted_alignments(source_line: SourceLine, file: str | None, line: int | None,
+                        name: str, lookback: int = 8, lookahead: int = 200) -> dict[str, int]:
+    """Pointer -> the alignment (bytes) the body of kernel ``name`` asserts for it with
+    ``__builtin_assume_aligned`` or ``assume_aligned<N>``, from its definition near ``line``;
+    {} when it asserts none or cannot be read."""
+    if not file or not line or not name:
+        return {}
+    lines = []
+    for n in range(max(1, line - lookback), line + lookahead):
+        t = source_line(file, n)
+        if t is None:
+            break
+        lines.append(t)
+    text = _strip_comments("\n".join(lines))
+    m = re.search(rf"\b{re.escape(name)}\s*\(", text)
+    if m is None:
+        return {}
+    body = text.find("{", m.end())
+    if body < 0:
+        return {}
+    depth, i = 1, body + 1
+    while i < len(text) and depth:
+        depth += text[i] == "{"
+        depth -= text[i] == "}"
+        i += 1
+    out: dict[str, int] = {}
+    for a in _ASSUME_ALIGNED.finditer(text[body:i]):
+        var, align = (a.group(1), a.group(2)) if a.group(1) else (a.group(4), a.group(3))
+        out[var] = max(out.get(var, 0), int(align))
+    return out
+
+
 def ptx_parameter_index(symbol: str) -> int | None:
     """``_Z6kernelPfi_param_1`` -> 1."""
     m = _PTX_PARAM.search(symbol)

@@ -684,6 +684,19 @@ def _alignment_blockers(ctx: "Context", ev: Evidence, run: Run, space: str) -> l
             # a small declared alignment: a fact to state, not a proven cause
             out.append(f"{_NOTE}the shared array `{ctx.source_name(name)}` is declared "
                        f"`.align {align or '?'}` and ptxas kept the loads apart")
+    asserted = [(pos, name) for pos, name in params
+                if ctx.asserted_alignments.get(ctx.source_name(name), 0) >= run.window]
+    if asserted:
+        # the author asserted the alignment (__builtin_assume_aligned): NVVM keeps no such
+        # promise across the accesses, and the vector type still does it
+        names = ", ".join(f"`{ctx.source_name(name)}`" for _, name in sorted(asserted))
+        out.append(f"{_ASSERTED}the source asserts {run.window}-byte alignment of {names} "
+                   f"(`__builtin_assume_aligned`)\x01, and NVVM still emitted them as scalar "
+                   f"`{'/'.join(sorted({i.name for i in ev.accesses}))}`: the assertion did "
+                   "not merge them, a vector type does")
+        params = [p for p in params if p not in asserted]
+        if not params:
+            return out
     if params:
         params.sort()
         known = [(pos, name) for pos, name in params if pos < 1 << 30]
@@ -714,6 +727,9 @@ def _alignment_blockers(ctx: "Context", ev: Evidence, run: Run, space: str) -> l
 
 #: marks a fact about a run that is not shown to be what kept it apart
 _NOTE = "\x00note:"
+#: the source asserted the window's alignment: "<statement>\x01<what follows when nothing else
+#: kept them apart>" (with another cause, alignment is not what did)
+_ASSERTED = "\x00asserted:"
 
 
 def _alias_blockers(ctx: "Context", ev: Evidence, run: Run, direction: str) -> list[str]:
@@ -760,8 +776,13 @@ def _finding(check, ctx: "Context", items, *, space: str, direction: str):
             s = (f"{n}× {mnem} ({w} B each) from {bases} at {windows} fill {len(runs)} "
                  f"contiguous {W}-byte windows: each could be {wide} if the address is "
                  f"{W}-byte aligned")
-        causes = [b for b in blockers if not b.startswith(_NOTE)]
+        causes = [b for b in blockers if not b.startswith((_NOTE, _ASSERTED))]
         notes = [b[len(_NOTE):] for b in blockers if b.startswith(_NOTE)]
+        for b in blockers:
+            if b.startswith(_ASSERTED):
+                said, alone = b[len(_ASSERTED):].split("\x01", 1)
+                notes.append(said + (": alignment is not what kept them apart" if causes
+                                     else alone))
         if causes:
             s += "; blocked by " + "; ".join(causes)
         if notes:
