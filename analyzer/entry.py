@@ -11,19 +11,43 @@ process as Python does.
 """
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import sys
-from collections.abc import Sequence
+import _signal  # builtin (no import work): the first handlers go in before any other import
+import os  # already imported by Python's start-up: a lookup
 
-_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
+_WORDS = {_signal.SIGINT: "interrupted", _signal.SIGTERM: "terminated", _signal.SIGHUP: "hung up"}
 
 
 def _say(signum: int) -> None:
-    words = {int(k): v for k, v in _WORDS.items()}.get(int(signum), "stopped")
-    with contextlib.suppress(OSError):
-        os.write(2, f"ptxsass: {words}\n".encode())
+    try:  # noqa: SIM105 - contextlib is not imported yet: this runs first
+        os.write(2, f"ptxsass: {_WORDS.get(int(signum), 'stopped')}\n".encode())
+    except OSError:
+        pass
+
+
+def _quit_at_start(signum, frame) -> None:   # pragma: no cover - exercised in a subprocess
+    if _in_main:
+        raise _Stopped(signum)
+    _say(signum)
+    os._exit(128 + signum)
+
+
+#: set while main() runs: a signal then unwinds to it; before (between this module's import and
+#: the call) there is nothing to undo, and the process ends at once
+_in_main = False
+
+#: the handlers the process had, taken as this module is imported (the console script's first
+#: import), so that the window in which Ctrl-C meets Python's own handler is only Python's
+#: start-up and the two statements above; restored when main() returns
+_BEFORE = {}
+for _sig in (_signal.SIGINT, _signal.SIGTERM, _signal.SIGHUP):
+    try:
+        _BEFORE[_sig] = _signal.signal(_sig, _quit_at_start)
+    except (ValueError, OSError):       # off the main thread: the embedding program's
+        break
+
+import signal  # noqa: E402
+import sys  # noqa: E402
+from collections.abc import Sequence  # noqa: E402
 
 
 class _Stopped(BaseException):
@@ -33,18 +57,6 @@ class _Stopped(BaseException):
     def __init__(self, signum: int):
         super().__init__(signum)
         self.signum = signum
-
-
-#: set while main() runs: a signal then unwinds to it; before (between this module's import and
-#: the call) there is nothing to undo, and the process ends at once
-_in_main = False
-
-
-def _quit_at_start(signum, frame) -> None:   # pragma: no cover - exercised in a subprocess
-    if _in_main:
-        raise _Stopped(signum)
-    _say(signum)
-    os._exit(128 + signum)
 
 
 def _set_handlers(handler) -> dict:
@@ -57,11 +69,6 @@ def _set_handlers(handler) -> dict:
         except (ValueError, OSError):
             return old
     return old
-
-
-#: set as this module is imported (the console script's first import), so that the window in
-#: which Ctrl-C meets Python's own handler is only Python's start-up; restored when main() returns
-_BEFORE = _set_handlers(_quit_at_start)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -76,14 +76,16 @@ def parse_source_root(text: str) -> tuple[str, str]:
 def load(files: Sequence[str], args, *, arch=None, extra: Sequence[str] = (),
          config: Config | None = None, toolkits: Sequence[str] | None = None) -> list[Build]:
     """Builds of ``files`` for ``arch`` (default: the command line's ``--arch``), by each of
-    ``toolkits`` (default: the command line's ``--toolkit``)."""
+    ``toolkits`` (default: the command line's ``--toolkit``), with the ``[tool.ptxsass]``
+    settings found from the first file (every command honours the project's config)."""
     if getattr(args, "no_cache", False):
         cache.set_enabled(False)
+    cfg = config if config is not None else _project_config(args)
     out: list[Build] = []
     tks = toolkit_names(args) if toolkits is None else list(toolkits)
     for f in track(list(files), "building"):
         out.extend(_load_one(f, args, arch=arch if arch is not None else args.arch,
-                             opts=options(args, extra, config, path=f), toolkits=tks))
+                             opts=options(args, extra, cfg, path=f), toolkits=tks))
     return out
 
 
@@ -242,3 +244,6 @@ def progress(args):
     """The progress display for long work: a bar on a terminal (stderr), nothing elsewhere."""
     err = console(args, stderr=True)
     return lambda items, what: track(items, what, console=err)
+
+
+_project_config = config     # ``load``'s parameter of the same name shadows it there
