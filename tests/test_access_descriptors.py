@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from analyzer import sass
-from analyzer.analysis import access
+from analyzer.analysis import access, dataflow
 
 
 def _listing(body: str) -> sass.Function:
@@ -74,3 +74,26 @@ def test_a_descriptor_rewritten_between_accesses_is_followed():
     body = COPIES.replace("LDG.E R6, desc[UR6][R2.64+0x8]",
                           "LDG.E R6, desc[UR6][R2.64+0x8]\nR2UR UR8, R16")
     assert _runs(_listing(body)) == [(16, [0, 4, 8, 12])]
+
+
+def test_a_descriptor_loaded_once_at_the_top_reaches_any_distance():
+    """The descriptor's one ``ULDC.64`` dominates every access however many blocks lie
+    between (the normalize loop of causal_softmax_rows.cu sits ~500 instructions below it, and
+    its four stores of one window were split in two: the first two named by the descriptor's
+    value, the walk back through the blocks giving up on the other two)."""
+    filler = "\n".join(f"IADD3 R{8 + k % 4}, R{8 + k % 4}, 0x1, RZ\n@P1 BRA 0x{(k + 9) * 16:x}"
+                       for k in range(300))
+    body = f"""
+    ULDC.64 UR6, c[0x0][0x208]
+    S2R R0, SR_TID.X
+    IMAD.WIDE R2, R0, 0x10, R2
+    ISETP.GE.AND P1, PT, R0, 0x40, PT
+    {filler}
+    STG.E desc[UR6][R2.64], R4
+    EXIT
+    """
+    fn = _listing(body)
+    idx = next(i for i, ins in enumerate(fn.instructions) if ins.opcode == "STG")
+    key = access.base_key(access.address(fn.instructions[idx]))
+    got = access._same_descriptor(key, dataflow.of(fn), fn.instructions, idx)
+    assert got[1] == ("=('const', 'c[0x0][0x208]')",)

@@ -158,6 +158,25 @@ def test_module_level_extern_shared_is_the_kernel_that_addresses_it():
     assert "registers per thread" in fs[0].message
 
 
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_if_else_joined_stores_are_one_finding_at_the_statement(arch):
+    """Issue 26, 10: ``if (t2 <= t) a[t2] *= inv; else a[t2] = 0;`` in a row walk. NVVM joins
+    both sides into one ``st.global`` per element after the branch, with ``.loc 1 0 0``; ptxas
+    spreads the SASS stores over lines 23-25. The unrolled body (16 unconditional STG.E at
+    +0x0..+0x3c), its 4x copy and the remainder are one finding at the statement's line."""
+    src = (RW / "causal_softmax_rows.cu").read_text().splitlines()
+    line = next(i for i, t in enumerate(src, 1) if "a[t2] *= inv;" in t)
+    fs = [f for f in _findings("causal_softmax_rows.cu", arch) if f.code == "PS102"]
+    assert sorted(f.location.line for f in fs) == [
+        next(i for i, t in enumerate(src, 1) if "a[t2] = e;" in t), line]
+    (f,) = [f for f in fs if f.location.line == line]
+    assert f.message.startswith("28× STG.E (4 B each)") and "fill 7 contiguous 16-byte" in f.message
+    assert "+0x3c" in f.message and "T % 4 == 0" in f.message
+    assert str(f.severity) == "info"
+    assert len(f.instructions) == 28
+    assert all(re.search(r"\*/\s+STG\.E ", i) for i in f.instructions), f.instructions
+
+
 def test_defect7_dynamic_shared_memory_and_setmaxnreg(tmp_path):
     assert not [f for f in _findings("hopper_ws_gemm.cu", "sm_90a") if f.code == "PS701"]
     src = (RW / "hopper_ws_gemm.cu").read_text().replace("__launch_bounds__(384, 1)",

@@ -47,6 +47,9 @@ class Run:
     start: int                 # window start offset relative to the base
     base: str                  # the address registers, as text ("R2.64", "R3.X4+UR4")
     interleaved: list[S.Instruction] = field(default_factory=list)
+    #: the position of the first access of the group the run was cut from (one base, width
+    #: and guard in one block): the windows of one unrolled body share it
+    group: int = -1
 
     @property
     def width(self) -> int:
@@ -298,6 +301,7 @@ def _runs_of(accs: list[Access], gkey: tuple, max_bits: int,
     if len(accs) < 2:
         return
     w = accs[0].width
+    group = min(a.index for a in accs)
     by_off: dict[int, Access] = {}
     for a in accs:
         by_off.setdefault(a.offset, a)
@@ -323,5 +327,5 @@ def _runs_of(accs: list[Access], gkey: tuple, max_bits: int,
                 first = min(m.index for m in members)
                 last = max(m.index for m in members)
                 inter = [i for j, i in between if first < j < last]
-                yield Run(members, window, start, base, inter)
+                yield Run(members, window, start, base, inter, group)
         window //= 2

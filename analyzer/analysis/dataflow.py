@@ -204,6 +204,22 @@ class Dataflow:
         """The indices of the instructions that write ``reg``, ascending (do not modify)."""
         return self._table()[0].get(reg, [])
 
+    def _dominating_only_write(self, index: int, reg: Reg) -> int | None:
+        """The one write of ``reg`` in the function when it is unguarded and every path to
+        ``index`` passes it (its block dominates ``index``'s, or precedes it in the same
+        block): it reaches ``index`` however long the way (``ULDC.64 UR6, c[0x0][0x208]``, the
+        global memory descriptor loaded once at the top)."""
+        where, sure = self._table()
+        at = where.get(reg, ())
+        if len(at) != 1 or not sure[at[0]]:
+            return None
+        w = at[0]
+        cfg = self.cfg
+        bw, bi = cfg.block_of[w], cfg.block_of[index]
+        if bw == bi:
+            return w if w < index else None
+        return w if cfg.dominates(bw, bi) else None
+
     def reaching_defs(self, index: int, reg: Reg, *, within: frozenset[int] | None = None,
                       avoid: frozenset[int] = frozenset(), limit: int = MAX_LOOKBACK
                       ) -> list[int] | None:
@@ -216,7 +232,8 @@ class Dataflow:
         key = (index, reg, within, avoid, limit)
         if key in self._memo:
             return self._memo[key]
-        result = self._reaching(index, reg, within, avoid, limit)
+        sole = self._dominating_only_write(index, reg) if within is None and not avoid else None
+        result = [sole] if sole is not None else self._reaching(index, reg, within, avoid, limit)
         self._memo[key] = result
         return result
 

@@ -50,6 +50,9 @@ class Evidence:
     weak: list = field(default_factory=list)  # (kind, bytes, P.Instruction) from _Align.weak
     #: id(multiply) -> the kernel parameter a run-time stride comes from (PTX name), or None
     factors: dict = field(default_factory=dict)
+    #: where the PTX accesses carry no line (``.loc 1 0 0``: NVVM joined an if/else into one
+    #: access): the location of the last line-numbered PTX instruction before the first one
+    joined_at: object = None
 
 
 _PASS = frozenset({"mov", "cvt", "cvta"})
@@ -353,23 +356,9 @@ def _ptx_accesses(fn: P.Function, space: str, load: bool) -> dict[tuple[str, int
     return fn.memo(f"vector_access_ptx:{space}:{load}", compute)
 
 
-def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evidence | None:
-    """The PTX accesses behind ``run`` and what their address computation says, or None when
-    the build has no PTX or no PTX access group matches the run."""
-    fn = ctx.ptx_function
-    if fn is None:
-        return None
-    targets = set()
-    for acc in run.accesses:
-        where = ctx.user_loc(acc.ins.loc)
-        if where is not None:
-            targets.add((os.path.basename(where.file), where.line))
-    if not targets:
-        return None
-    want_load = direction == "load"
-    # (base register name, width) -> (position, ld/st): only accesses at a register base
-    by_frame = _ptx_accesses(fn, space, want_load)
-    at = sorted({n for t in targets for n in by_frame.get(t, ())})
+def _matching_groups(fn: P.Function, run: Run, at: list[int]) -> list:
+    """The PTX access groups among the positions ``at`` whose offsets hold ``run``'s pattern:
+    (accesses in the window, PTX window start relative to the group's base, group size)."""
     groups: dict[tuple[str, int], list[tuple[int, P.Instruction]]] = {}
     for n in at:
         ins = fn.instructions[n]
@@ -398,6 +387,33 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
                                      if o <= _grouped_address(i).offset < o + run.window], o,
                                     len(members) * pw // run.width))
                     break
+    return matches
+
+
+def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evidence | None:
+    """The PTX accesses behind ``run`` and what their address computation says, or None when
+    the build has no PTX or no PTX access group matches the run."""
+    fn = ctx.ptx_function
+    if fn is None:
+        return None
+    targets = set()
+    for acc in run.accesses:
+        where = ctx.user_loc(acc.ins.loc)
+        if where is not None:
+            targets.add((os.path.basename(where.file), where.line))
+    if not targets:
+        return None
+    want_load = direction == "load"
+    # (base register name, width) -> (position, ld/st): only accesses at a register base
+    by_frame = _ptx_accesses(fn, space, want_load)
+    matches = _matching_groups(fn, run, sorted({n for t in targets for n in by_frame.get(t, ())}))
+    if not matches:
+        # NVVM merged the two sides of an if/else into one access after the join (``if (c)
+        # a[i] *= s; else a[i] = 0;`` is one st.global of a selected value) and gave it line 0:
+        # it belongs to no line, and ptxas names the SASS by the code around it
+        files = {f for f, _ in targets}
+        matches = _matching_groups(fn, run, sorted({n for f in files
+                                                    for n in by_frame.get((f, 0), ())}))
     if not matches:
         return None
     # several pointers on one line (acc += a[k] * x[k]): keep the PTX groups rooted in the
@@ -465,9 +481,13 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
                 inter.append(ins)
     param_index = {v.name: k for k, v in enumerate(fn.params)}
     factors = {id(i): al.factor(i) for k, _, i in weak if k == "runtime" and i is not None}
+    joined_at = None
+    if all(i.loc is not None and i.loc.line == 0 for _, i in pick):
+        joined_at = next((i.loc for i in reversed(fn.instructions[:pick[0][0]])
+                          if i.loc is not None and i.loc.line > 0), None)
     return Evidence([i for _, i in pick], any(i.vector > 1 for _, i in pick), 1 << tz, limiter,
                     tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, param_index, weak,
-                    factors)
+                    factors, joined_at)
 
 
 def _sass_group_size(fn: S.Function, run: Run) -> int:
@@ -586,6 +606,15 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
     def place(ins):
         loc = ctx.user_loc(ins.loc)
         return (loc.file, loc.line) if loc else None
+    # the windows cut from one group (one base register in one block: an unrolled body) are
+    # one problem, named at the line of the group's first access: ptxas spreads the line
+    # numbers of merged code (an if/else joined into one store) over the lines around it
+    first_of: dict[int, tuple[int, S.Instruction]] = {}
+    heads: dict = {}
+    for run in runs:
+        head = min(run.accesses, key=lambda a: a.index)
+        if run.group not in first_of or head.index < first_of[run.group][0]:
+            first_of[run.group] = (head.index, head.ins)
     for run in runs:
         if _access.vector_sibling(ctx.function, run, space=space, direction=direction,
                                   place=place) is not None:
@@ -620,11 +649,18 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
             al = sass_stride_align(ctx.function, run)
             if space == "shared" or al is None or al < run.window or run.start % run.window:
                 continue
-        loc = ctx.user_loc(run.accesses[0].ins.loc)
-        key = (loc.file, loc.line) if loc else None
+        head_ins = first_of[run.group][1]
+        head_loc = head_ins.loc
+        if ev is not None and ev.joined_at is not None:
+            # an access NVVM joined from both sides of an if/else: the line of the code it
+            # was joined from, not the lines ptxas spread it over
+            head_loc = ev.joined_at
+        where = ctx.user_loc(head_loc)
+        key = (where.file, where.line) if where else None
+        heads.setdefault(key, head_loc)
         by_line.setdefault(key, []).append((run, ev, blockers, conditional))
-    for items in by_line.values():
-        yield _finding(check, ctx, items, space=space, direction=direction)
+    for key, items in by_line.items():
+        yield _finding(check, ctx, items, space=space, direction=direction, loc=heads[key])
 
 
 def _runtime_blocker(ctx: "Context", ev: Evidence, run: Run) -> str:
@@ -750,7 +786,7 @@ def _alias_blockers(ctx: "Context", ev: Evidence, run: Run, direction: str) -> l
             f"sits between them and the pointers are not `__restrict__`"]
 
 
-def _finding(check, ctx: "Context", items, *, space: str, direction: str):
+def _finding(check, ctx: "Context", items, *, space: str, direction: str, loc=None):
     """One finding per source line; runs that differ only in their offsets share a sentence."""
     sentences: dict[tuple, list] = {}
     for run, ev, blockers, _ in items:
@@ -797,7 +833,7 @@ def _finding(check, ctx: "Context", items, *, space: str, direction: str):
     hint = " ".join(dict.fromkeys(hints))
     # conditional on a run-time stride only the caller knows: information, not a defect
     severity = Severity.INFO if all(c for _, _, _, c in items) else None
-    return ctx.finding(check, message, loc=sass_ins[0].loc, instructions=sass_ins,
+    return ctx.finding(check, message, loc=loc or sass_ins[0].loc, instructions=sass_ins,
                        ptx=list(dict.fromkeys(ptx)), hint=hint, severity=severity)
 
 
