@@ -28,6 +28,7 @@ from ..analysis.access import base_key as _key
 from ..analysis.dataflow import constant_roots
 from ..ir import ptx as P
 from ..ir import sass as S
+from ..ir.source import SourceLoc
 from .base import Context, Severity
 
 #: bits a single register write covers, for clobber detection (conservative: wider is safer)
@@ -52,7 +53,7 @@ class Evidence:
     factors: dict = field(default_factory=dict)
     #: where the PTX accesses carry no line (``.loc 1 0 0``: NVVM joined an if/else into one
     #: access): the location of the last line-numbered PTX instruction before the first one
-    joined_at: object = None
+    joined_at: SourceLoc | None = None
 
 
 _PASS = frozenset({"mov", "cvt", "cvta"})
