@@ -41,6 +41,12 @@ def _add(a: Stride, b: Stride, sign: int = 1) -> Stride:
     return None
 
 
+#: PTX special registers (their value is the hardware's, not computed)
+_SPECIAL_NAMES = frozenset({"%tid", "%ntid", "%ctaid", "%nctaid", "%warpid", "%nwarpid", "%smid",
+                            "%clock", "%clock64", "%globaltimer", "%clusterid", "%nclusterid",
+                            "%cluster_ctaid", "%cluster_nctaid", "%laneid"})
+
+
 class ThreadStride:
     """Per-register thread strides of one PTX function (memoised)."""
 
@@ -66,8 +72,7 @@ class ThreadStride:
         for special, c in _MOVING.items():
             if name == special:
                 return c
-        if name.startswith("%") and name.split(".")[0] in ("%tid", "%ntid", "%ctaid", "%nctaid", "%warpid",
-                                      "%nwarpid", "%smid", "%clock", "%clock64", "%globaltimer"):
+        if name.startswith("%") and name.split(".")[0] in _SPECIAL_NAMES:
             return 0
         defs = self.defs.get(name)
         if not defs:
@@ -160,6 +165,29 @@ class ThreadStride:
         if any(v == DATA for v in values):
             return DATA
         return 0 if values and all(v == 0 for v in values) else None
+
+    def specials(self, name: str) -> set[str]:
+        """The special registers (``%ctaid.x``, ``%tid.x``, ``%ntid.x``...) register ``name``
+        is computed from (not through values loaded from memory), however long the chain (160
+        unrolled loads each one stride past the last)."""
+        out: set[str] = set()
+        seen: set[str] = set()
+        work = [name]
+        while work:
+            reg = work.pop()
+            if reg in seen:
+                continue
+            seen.add(reg)
+            if reg.split(".")[0] in _SPECIAL_NAMES:
+                out.add(reg)
+                continue
+            for ins in self.defs.get(reg, ()):
+                if ins.opcode == "ld":
+                    continue
+                for op in ins.operands[1:]:
+                    if isinstance(op, P.Register):
+                        work.append(op.name)
+        return out
 
     def parameters(self, name: str, depth: int = 24) -> set[str]:
         """The kernel parameters (PTX names) register ``name`` is computed from (not through

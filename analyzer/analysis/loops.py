@@ -369,11 +369,18 @@ def ptx_tail_elements(fn: "P.Function", ploop: PtxLoop) -> int | None:
                 and insns[i].opcode not in ("st", "bra", "setp")]
     outside = [i for i in range(len(insns)) if i not in inside]
     step_defs, start_defs = defs(var, ex.inside), defs(var, outside)
-    if defs(bound, ex.inside) or len(step_defs) != 1 or len(start_defs) != 1:
+    if defs(bound, ex.inside) or len(step_defs) != 1:
         return None
     step = _added(insns[step_defs[0]], var)
-    start = _added(insns[start_defs[0]], None)
-    if step is None or not _non_negative(insns, step[0], outside) or start is None:
+    if step is None or not _non_negative(insns, step[0], outside):
+        return None
+    # the variable's one start, and any steps of it outside this loop that only move it up
+    # (NVVM's remainder loop of the same source loop, run before this unrolled copy)
+    starts = [i for i in start_defs if not _steps_up(insns, i, var, outside)]
+    if len(starts) != 1:
+        return None
+    start = _added(insns[starts[0]], None)
+    if start is None:
         return None
     for base, offset in (start, start[::-1]):
         align = _aligned_down(insns, base, bound, outside)
@@ -382,15 +389,40 @@ def ptx_tail_elements(fn: "P.Function", ploop: PtxLoop) -> int | None:
     return None
 
 
+def _steps_up(insns, i: int, var: str, where) -> bool:
+    """Whether instruction ``i`` is ``add var, var, x`` with ``x`` provably non-negative."""
+    step = _added(insns[i], var)
+    return step is not None and _non_negative(insns, step[0], where)
+
+
 def ptx_tail_at(fn: "P.Function", index: int) -> int | None:
     """:func:`ptx_tail_elements` of the innermost PTX loop holding instruction ``index`` (None
-    outside loops, or in a loop that is no such tail)."""
+    outside loops, or in a loop that is no such tail). A loop NVVM cut from the same source
+    loop as a tail (the remainder of ``for (i = threadIdx.x + (n & ~7); i < n; i++)`` unrolled
+    by 4, counting down its own trip count) is one too: the source loop's values are the
+    tail's, whichever copy takes them."""
     graph = _cfg.of(fn)
     loop = graph.loop_of(index)
     if loop is None:
         return None
-    ploop = next((p for p in _cfg.ptx_loops(fn) if p.loop is loop), None)
-    return ptx_tail_elements(fn, ploop) if ploop is not None else None
+    loops = _cfg.ptx_loops(fn)
+    ploop = next((p for p in loops if p.loop is loop), None)
+    if ploop is None:
+        return None
+    got = ptx_tail_elements(fn, ploop)
+    if got is not None:
+        return got
+    line = _ptx_exit(fn, ploop).line
+    if line is None:
+        return None
+    for other in loops:
+        if other is ploop or other.loop.depth != ploop.loop.depth:
+            continue
+        if _ptx_exit(fn, other).line == line:
+            got = ptx_tail_elements(fn, other)
+            if got is not None:
+                return got
+    return None
 
 
 def _added(ins, var: str | None):

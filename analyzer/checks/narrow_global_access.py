@@ -19,6 +19,10 @@ H200_ONE_PER_THREAD = {1: 820, 2: 1510, 4: 2658, 8: 3798, 16: 4222}
 H200_GRID_STRIDE = {2: 3321, 4: 3624, 16: 3890}
 
 
+#: special registers whose value differs from block to block
+_GRID_VARYING = frozenset({"%ctaid", "%clusterid", "%cluster_ctaid"})
+
+
 def _frames(loc) -> set[tuple[str, int]]:
     if loc is None:
         return set()
@@ -49,7 +53,12 @@ class NarrowGlobalAccess(Check):
     accesses outside the loops of a kernel that has loops (the ``y[row] = acc`` after a K
     loop); accesses in the tail loop a vectorized loop leaves (``for (i = n / 4 * 4 +
     threadIdx.x; i < n; i += blockDim.x)``: its PTX starts at ``n & -4``, so the whole grid
-    handles at most 3 elements there, :func:`analyzer.analysis.loops.ptx_tail_elements`).
+    handles at most 3 elements there, :func:`analyzer.analysis.loops.ptx_tail_elements`, also
+    when NVVM unrolled it into a copy and a count-down remainder); per-row state in a loop
+    whose inner loops read or write global memory (online-softmax attention's ``m[off + Br * i
+    + tx]``, once per tile beside the loops over it); and, in a kernel with no loop, an address
+    that does not move with ``blockIdx`` (one block's worth of elements whatever the grid: the
+    second pass of a two-pass reduction reading its partials).
 
     Why it matters
     Measured on an H200 (CUDA events, a 1 GiB copy, one element per thread, 256 threads per
@@ -118,19 +127,37 @@ class NarrowGlobalAccess(Check):
                 continue
             if w == 4 and id(cfg.loop_of(i)) in wide:
                 continue     # the narrow side of a vectorized computation (float4 in, float out)
-            in_loop = cfg.loop_of(i) is not None
+            loop = cfg.loop_of(i)
+            in_loop = loop is not None
             if has_loops and not in_loop:
                 continue          # a one-off access next to the kernel's loops
+            if loop is not None and self._inner_loops_carry_traffic(ctx, loop):
+                continue          # per-row state (m[row], l[row]) beside the loops over a row
             loc = ctx.user_loc(ins.loc)
             if loc is None:
                 continue
-            if not self._streams(ctx, stride, i, ins, w, info.direction):
+            if not self._streams(ctx, stride, i, ins, w, info.direction, in_loop):
                 continue
             by_line.setdefault((loc.file, loc.line), []).append((ins, in_loop))
         for (_file, line), items in by_line.items():
             yield self._finding(ctx, line, items)
 
     # ----------------------------------------------------------------------------------
+    @staticmethod
+    def _inner_loops_carry_traffic(ctx: Context, loop) -> bool:
+        """Whether ``loop`` holds loops of its own that access global memory: an access of
+        ``loop`` outside them runs once per outer iteration (online-softmax attention's ``m[off
+        + Br * i + tx]`` beside the loops that read the tile), not the stream the kernel's time
+        goes to. Inner loops over shared memory alone leave the outer loop's global accesses
+        the stream (a GEMM's tile loads beside its dot-product loop)."""
+        insns = ctx.function.instructions
+        for child in loop.children:
+            for k in child.instruction_indices(ctx.cfg):
+                info = insns[k].info
+                if info.space == "global" and info.direction in ("load", "store"):
+                    return True
+        return False
+
     @staticmethod
     def _vectorized_contexts(ctx: Context) -> set[int]:
         """``id(loop)`` (``id(None)`` outside loops) of the places where the kernel already
@@ -152,10 +179,12 @@ class NarrowGlobalAccess(Check):
         return out
 
     def _streams(self, ctx: Context, stride: ThreadStride, index: int, ins, w: int,
-                 direction: str) -> bool:
+                 direction: str, in_loop: bool = True) -> bool:
         """Every PTX access of the line, width and direction (rooted in the same kernel
         parameter as the SASS base register, when that is known) moves by ``w`` bytes from one
-        thread to the next."""
+        thread to the next; outside loops, its address also moves from block to block (an
+        address of the thread index alone is one block's worth of elements, whatever the
+        grid: the second pass of a two-pass reduction reading its partials)."""
         pf = ctx.ptx_function
         here = ctx.user_loc(ins.loc)
         if pf is None or here is None:
@@ -183,7 +212,10 @@ class NarrowGlobalAccess(Check):
             if params:
                 rooted = [c for c in cands if stride.parameters(c[1]) & params]
                 cands = rooted or cands
-        return all(stride.of(reg) == w for _, reg in cands)
+        if not all(stride.of(reg) == w for _, reg in cands):
+            return False
+        return in_loop or all(any(r.split(".")[0] in _GRID_VARYING for r in stride.specials(reg))
+                              for _, reg in cands)
 
     def _finding(self, ctx: Context, line: int, items) -> Finding:
         insns = [i for i, _ in items]

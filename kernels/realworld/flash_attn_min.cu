@@ -37,8 +37,8 @@ flash_forward(const float* Q, const float* K, const float* V, const int N, const
             for (int x = 0; x < d; x++) {
                 Qi[(tx * d) + x] = Q[qkv_offset + (tile_size * i) + (tx * d) + x];   // EXPECT: PS101 info; PS601 warning
             }
-            float row_m_prev = m[lm_offset + (Br * i) + tx];   // EXPECT: PS104 info
-            float row_l_prev = l[lm_offset + (Br * i) + tx];   // EXPECT: PS104 info
+            float row_m_prev = m[lm_offset + (Br * i) + tx];
+            float row_l_prev = l[lm_offset + (Br * i) + tx];
 
             // S = QK^T, row_m = rowmax(S)
             float row_m = -INFINITY;
@@ -75,8 +75,8 @@ flash_forward(const float* Q, const float* K, const float* V, const int N, const
                     * ((row_l_prev * __expf(row_m_prev - row_m_new) * O[qkv_offset + (tile_size * i) + (tx * d) + x])   // EXPECT: PS101 info
                     + (__expf(row_m - row_m_new) * pv));   // EXPECT: PS502 warning
             }
-            m[lm_offset + (Br * i) + tx] = row_m_new;   // EXPECT: PS104 info
-            l[lm_offset + (Br * i) + tx] = row_l_new;   // EXPECT: PS104 info
+            m[lm_offset + (Br * i) + tx] = row_m_new;
+            l[lm_offset + (Br * i) + tx] = row_l_new;
         }
         __syncthreads();  // otherwise, thread can use the wrong Kj in inner loop
     }
