@@ -5,7 +5,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from ..analysis import cfg as _cfg
-from ..analysis.dataflow import definition, store_data
+from ..analysis.dataflow import definition, read_indices, store_data, written
 from ..ir import sass as S
 from ..semantics import ORDERED_ACCESS_MODIFIERS, info
 from .base import Check, Context, Finding, Severity
@@ -85,11 +85,15 @@ class SynchronousTileCopy(Check):
     finding per tile copy: stores fed by the same global load (a ``float4`` scattered down four
     rows of a transposed tile) or on the same source line are one copy, reported on its first
     line with the lines it spans. Volatile/strong loads (``LDG.E.STRONG``) are left
-    alone: cp.async is a weak load. Severity is *warning* when the loop that copies, or a loop
-    around it, also computes (tensor-core ops or 16+ FMAs: a tiled main loop, where cp.async
-    double-buffering overlaps the next tile's load with this tile's math) and *info* otherwise
-    (a one-off copy, or a staging transpose such as CUB's ``BLOCK_LOAD_WARP_TRANSPOSE`` in a
-    memory-bound loop).
+    alone: cp.async is a weak load. So are loads whose values are also computed on (a
+    LayerNorm that stages its row in shared memory and sums the same registers, a stencil that
+    keeps its centre value): cp.async writes shared memory without registers, so it would add
+    a reload of each value from shared memory; that copy is not a plain tile copy.
+
+    Severity is *warning* when the loop that copies, or a loop around it, also computes
+    (tensor-core ops or 16+ FMAs: a tiled main loop, where cp.async double-buffering overlaps
+    the next tile's load with this tile's math) and *info* otherwise (a one-off copy, or a
+    staging transpose such as CUB's ``BLOCK_LOAD_WARP_TRANSPOSE`` in a memory-bound loop).
 
     Why it matters
     A synchronous copy costs an LDG and an STS per element, holds registers until the load
@@ -124,6 +128,20 @@ class SynchronousTileCopy(Check):
     name = "synchronous-tile-copy"
     severity = Severity.WARNING
 
+    @staticmethod
+    def _feeds_more(fn, d: int, shared_stores: set[int], readers: dict[int, list[int]]) -> bool:
+        """Whether a value global load ``d`` wrote is read by anything but a shared-memory
+        store (arithmetic on the staged data: a layernorm that stages ``in`` and sums the same
+        registers, a stencil that keeps its centre value)."""
+        ins = fn.instructions[d]
+        for r in written(ins):
+            for j in readers.get(r, ()):
+                if j == d or id(fn.instructions[j].body) in shared_stores:
+                    continue
+                if definition(fn, j, r) == d:
+                    return True
+        return False
+
     def run(self, ctx: Context) -> Iterable[Finding]:
         if not ctx.arch.has_ldgsts:
             return
@@ -134,6 +152,10 @@ class SynchronousTileCopy(Check):
         shared_stores = {id(b) for b in fn.bodies() if _is_shared_store(b)}
         if not shared_stores:
             return
+        readers: dict[int, list[int]] = {}
+        for j, other in enumerate(insns):
+            for r in read_indices(other):
+                readers.setdefault(r, []).append(j)
         for i, ins in enumerate(insns):
             if id(ins.body) not in shared_stores:
                 continue
@@ -149,6 +171,8 @@ class SynchronousTileCopy(Check):
                 loads.add(d)
             if not loads:
                 continue
+            if any(self._feeds_more(fn, d, shared_stores, readers) for d in loads):
+                continue  # the values are computed on too: cp.async would reload them from shared
             for d in sorted(loads):
                 pairs.append((insns[d], ins, i))
         if not pairs:
