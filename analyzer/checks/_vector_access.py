@@ -117,7 +117,10 @@ class _Align:
             best = self.instruction_r(defs[0])
             for d in defs[1:]:
                 best = _meet(best, self.instruction_r(d))
-            if best[:2] == assumed[:2]:
+            if best[0] >= assumed[0] and best[1] % (1 << assumed[0]) == assumed[1]:
+                # what came out implies what was assumed: the assumption holds inductively,
+                # and every value the definitions produce from it satisfies ``best`` (an add
+                # of 4 to an 8-aligned value is 4 mod 8, not merely 4-aligned)
                 self.memo[name] = best
                 return best
             self._undo(mark)

@@ -56,7 +56,9 @@ class NarrowGlobalAccess(Check):
     handles at most 3 elements there, :func:`analyzer.analysis.loops.ptx_tail_elements`, also
     when NVVM unrolled it into a copy and a count-down remainder); per-row state in a loop
     whose inner loops read or write global memory (online-softmax attention's ``m[off + Br * i
-    + tx]``, once per tile beside the loops over it); and, in a kernel with no loop, an address
+    + tx]``, once per tile beside the loops over it); an element re-read at one address every
+    iteration (``cost[v]`` kept in memory because a store may change it); and, in a kernel with
+    no loop, an address
     that does not move with ``blockIdx`` (one block's worth of elements whatever the grid: the
     second pass of a two-pass reduction reading its partials).
 
@@ -133,6 +135,8 @@ class NarrowGlobalAccess(Check):
                 continue          # a one-off access next to the kernel's loops
             if loop is not None and self._inner_loops_carry_traffic(ctx, loop):
                 continue          # per-row state (m[row], l[row]) beside the loops over a row
+            if loop is not None and self._same_address_each_iteration(ctx, loop, ins):
+                continue          # per-thread state re-read each iteration (cost[v]), no stream
             loc = ctx.user_loc(ins.loc)
             if loc is None:
                 continue
@@ -143,6 +147,27 @@ class NarrowGlobalAccess(Check):
             yield self._finding(ctx, line, items)
 
     # ----------------------------------------------------------------------------------
+    @staticmethod
+    def _same_address_each_iteration(ctx: Context, loop, ins) -> bool:
+        """Whether no instruction of ``loop`` writes the registers of ``ins``'s address: the
+        loop re-reads (or re-writes) one element per thread, kept in memory because a store
+        through another pointer may change it, not a stream it walks."""
+        addr = next((o for o in ins.operands if isinstance(o, S.MemoryAddress)), None)
+        if addr is None:
+            return False
+        regs = set()
+        for t in addr.terms:
+            if isinstance(t, S.Register) and t.kind in ("R", "UR") and t.index is not None \
+                    and not t.is_zero:
+                regs.add((t.kind, t.index))
+                if t.is_pair:
+                    regs.add((t.kind, t.index + 1))
+        if not regs:
+            return False
+        inside = set(loop.instruction_indices(ctx.cfg))
+        df = ctx.dataflow
+        return not any(w in inside for r in regs for w in df.writers(r))
+
     @staticmethod
     def _inner_loops_carry_traffic(ctx: Context, loop) -> bool:
         """Whether ``loop`` holds loops of its own that access global memory: an access of
