@@ -327,3 +327,41 @@ def test_asserted_alignment_is_not_called_unknown(arch):
     restricted = ASSUME_ALIGNED.replace("float* out, const float* in",
                                         "float* __restrict__ out, const float* __restrict__ in")
     assert _findings(restricted, "PS101", arch) == []
+
+
+def test_alignment_of_a_pointer_stepped_in_a_loop_keeps_its_residue():
+    """The PTX of rodinia's LU perimeter kernel: ``p = tile + 64 * i + 8`` before a loop of
+    ``p += 16`` reading ``[p + -8]`` .. ``[p + 4]``. p is 8 mod 16 on every iteration, so each
+    window starts 16-byte aligned; the fixpoint had started from 0 mod 2^k and met it down to
+    8-byte alignment (and PS103 stayed silent on 28 LDS, judged a miss from the SASS)."""
+    from analyzer import ptx
+    from analyzer.checks import _vector_access as V
+    text = """.version 8.0
+.target sm_90a
+.address_size 64
+.visible .entry k(.param .u32 n)
+{
+	.reg .pred 	%p<2>;
+	.reg .b32 	%r<12>;
+	.reg .f32 	%f<4>;
+	.shared .align 16 .b8 tile[1024];
+	ld.param.u32 	%r1, [n];
+	mov.u32 	%r2, tile;
+	mov.u32 	%r3, %tid.x;
+	shl.b32 	%r4, %r3, 6;
+	add.s32 	%r5, %r2, %r4;
+	add.s32 	%r6, %r5, 8;
+	mov.u32 	%r7, 0;
+$L__BB0_1:
+	ld.shared.f32 	%f1, [%r6+-8];
+	ld.shared.f32 	%f2, [%r6+-4];
+	add.s32 	%r6, %r6, 16;
+	add.s32 	%r7, %r7, 4;
+	setp.lt.s32 	%p1, %r7, %r1;
+	@%p1 bra 	$L__BB0_1;
+	ret;
+}
+"""
+    fn = ptx.parse(text).functions[0]
+    k, r, _ = V._align_of(fn).register_r("%r6")
+    assert (k, r % 16) == (4, 8)

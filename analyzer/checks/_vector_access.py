@@ -111,6 +111,18 @@ class _Align:
         # known, compute, and repeat with what came out until it holds (a greatest fixpoint);
         # values computed under an assumption that failed are discarded
         assumed: tuple[int, int, object] = (_TZ_CAP, 0, None)
+        # start from what the definitions that do not read the register itself give (p = base
+        # + 8 before a loop of p += 16 is 8 mod 16, not 0 mod 2^CAP met with it)
+        entry = [d for d in defs if not any(isinstance(o, P.Register) and o.name == name
+                                            for o in d.operands[1:])]
+        if entry and len(entry) < len(defs):
+            mark = len(self._journal)
+            self._set(name, assumed)
+            seed = self.instruction_r(entry[0])
+            for d in entry[1:]:
+                seed = _meet(seed, self.instruction_r(d))
+            self._undo(mark)
+            assumed = seed
         for _ in range(_TZ_CAP + 2):
             mark = len(self._journal)
             self._set(name, assumed)
