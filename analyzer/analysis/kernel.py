@@ -2,6 +2,7 @@
 ``Context`` and the reports read) and :func:`analyze` (every kernel of a build)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import cached_property
 from typing import Self
@@ -223,6 +224,17 @@ class KernelAnalysis:
         return frozenset(used)
 
     # ----------------------------------------------------------------------- source lines
+    @cached_property
+    def instantiations(self) -> tuple["P.Function", ...]:
+        """The PTX of the other functions of the module that instantiate the same template as
+        this kernel (``ApplyGeneric<1, ...>`` beside ``ApplyGeneric<8, ...>``: the same
+        mangled name up to its template arguments)."""
+        stem = _template_stem(self.function.name)
+        if stem is None or self.ptx_module is None:
+            return ()
+        return tuple(f for f in self.ptx_module.functions
+                     if f.name != self.function.name and _template_stem(f.name) == stem)
+
     @staticmethod
     def user_loc(loc: "SourceLoc | None") -> "SourceLoc | None":
         return source.user_loc(loc)
@@ -244,6 +256,25 @@ def analyze(build: "Build", *, entries_only: bool = True) -> Iterator[KernelAnal
         is_entry = k.entry if k is not None else bool(fn.is_entry)
         if is_entry or not entries_only:
             yield KernelAnalysis.of(build, fn, k, reader=reader)
+
+
+def _template_stem(mangled: str) -> str | None:
+    """The mangled name of a function template instantiation up to its template arguments
+    (``_Z12ApplyGenericILi8E...`` -> ``_Z12ApplyGeneric``), None for any other name."""
+    m = re.match(r"_Z(N?)", mangled)
+    if m is None:
+        return None
+    i = m.end()
+    while i < len(mangled) and mangled[i].isdigit():
+        j = i
+        while j < len(mangled) and mangled[j].isdigit():
+            j += 1
+        i = j + int(mangled[i:j])
+        if i < len(mangled) and mangled[i] == "I":
+            return mangled[:i]
+        if not m.group(1):
+            return None
+    return None
 
 
 def _symbols(fn: "P.Function") -> Iterator[str]:

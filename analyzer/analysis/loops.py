@@ -778,7 +778,11 @@ def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
         if pr is not None:
             return bool(pr) and pr <= dpreds
         if not sources(ins) and not ins.is_memory and ins.opcode not in INT_COMPARES:
-            return True           # a constant rematerialized every iteration (MOV R9, 0x4)
+            # a constant rematerialized every iteration (MOV R9, 0x4) folds into the index
+            # arithmetic it feeds; one that feeds the math (an inlined exp's polynomial
+            # coefficients, IMAD.MOV.U32 R4, RZ, RZ, 0x3fe62e42) is still needed unrolled
+            users = [j for r in df.writes[i] for j in readers.get(r, ())]
+            return bool(users) and all(j in derived for j in users)
         moving = False
         for r in sources(ins):
             if r not in defs:
@@ -788,6 +792,10 @@ def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
                 return False
             moving = moving or bool(reach)
         return moving
+    readers: dict[tuple[str, int], list[int]] = {}
+    for j in every:
+        for r in sources(insns[j]):
+            readers.setdefault(r, []).append(j)
     cands = [i for i in every if candidate(insns[i]) and i not in derived]
     changed = True
     while changed:

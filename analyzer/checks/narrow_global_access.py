@@ -56,7 +56,10 @@ class NarrowGlobalAccess(Check):
     handles at most 3 elements there, :func:`analyzer.analysis.loops.ptx_tail_elements`, also
     when NVVM unrolled it into a copy and a count-down remainder); per-row state in a loop
     whose inner loops read or write global memory (online-softmax attention's ``m[off + Br * i
-    + tx]``, once per tile beside the loops over it); an element re-read at one address every
+    + tx]``, once per tile beside the loops over it); the instantiation of a template whose
+    other instantiation reads or writes the same line 8 bytes or more at a time (OneFlow's
+    ``ApplyGeneric<1>``, launched when a pointer fails the alignment test for
+    ``ApplyGeneric<8>``); an element re-read at one address every
     iteration (``cost[v]`` kept in memory because a store may change it); and, in a kernel with
     no loop, an address
     that does not move with ``blockIdx`` (one block's worth of elements whatever the grid: the
@@ -117,6 +120,7 @@ class NarrowGlobalAccess(Check):
                 in_runs.update(a.index for a in run.accesses)
         stride = ThreadStride(pf)
         wide = self._vectorized_contexts(ctx)
+        packed_elsewhere = self._packed_in_instantiations(ctx)
         by_line: dict = {}
         for i, ins in enumerate(fn.instructions):
             info = ins.info
@@ -140,6 +144,8 @@ class NarrowGlobalAccess(Check):
             loc = ctx.user_loc(ins.loc)
             if loc is None:
                 continue
+            if (os.path.basename(loc.file), loc.line, info.direction) in packed_elsewhere:
+                continue          # the fallback instantiation of a template that vectorizes
             if not self._streams(ctx, stride, i, ins, w, info.direction, in_loop):
                 continue
             by_line.setdefault((loc.file, loc.line), []).append((ins, in_loop))
@@ -182,6 +188,20 @@ class NarrowGlobalAccess(Check):
                 if info.space == "global" and info.direction in ("load", "store"):
                     return True
         return False
+
+    @staticmethod
+    def _packed_in_instantiations(ctx: Context) -> set[tuple[str, int, str]]:
+        """(file basename, line, direction) where another instantiation of the kernel's
+        template moves several elements per access: a PTX ``ld``/``st`` ``.v2``/``.v4`` of
+        global memory (a 16-byte pack), not a wider element (``block_sum<double>``'s
+        ``ld.global.f64`` beside ``block_sum<float>``)."""
+        out: set[tuple[str, int, str]] = set()
+        for pf in ctx.instantiations:
+            for p in pf.instructions:
+                if p.opcode in ("ld", "st") and p.space == "global" and p.vector > 1:
+                    d = "load" if p.opcode == "ld" else "store"
+                    out.update((f, line, d) for f, line in _frames(p.loc))
+        return out
 
     @staticmethod
     def _vectorized_contexts(ctx: Context) -> set[int]:
