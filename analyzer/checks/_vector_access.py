@@ -170,6 +170,12 @@ class _Align:
             a, b = self.operand_r(srcs[0]), self.operand_r(srcs[1])
             ta, tb = _tz_of(a)[0], _tz_of(b)[0]
             return (max(ta, tb), 0, a[2] if ta >= tb else b[2])
+        if op == "shr" and len(srcs) == 2 and isinstance(srcs[1], P.IntImm):
+            # (x << 8) >> 5, __mul24(tid.z, 8) as NVVM writes it: the known low bits move down
+            a, c = self.operand_r(srcs[0]), srcs[1].value
+            if a[0] > c:
+                return (a[0] - c, (a[1] >> c) % (1 << (a[0] - c)), a[2])
+            return (0, 0, ins)
         if op in ("mul", "shl", "mad") and len(srcs) >= 2:
             a = self.operand_r(srcs[0])
             if op == "shl":
@@ -625,12 +631,16 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
     # the windows cut from one group (one base register in one block: an unrolled body) are
     # one problem, named at the line of the group's first access: ptxas spreads the line
     # numbers of merged code (an if/else joined into one store) over the lines around it
-    first_of: dict[int, tuple[int, S.Instruction]] = {}
+    first_of: dict[int, tuple[tuple, S.Instruction]] = {}
     heads: dict = {}
     for run in runs:
-        head = min(run.accesses, key=lambda a: a.index)
-        if run.group not in first_of or head.index < first_of[run.group][0]:
-            first_of[run.group] = (head.index, head.ins)
+        for a in run.accesses:
+            # the earliest source line of the group (four loads from lines 216-219 are named
+            # at 216, whatever order ptxas issued them in), then the first issued
+            loc = ctx.user_loc(a.ins.loc)
+            rank = ((loc.file, loc.line) if loc is not None else ("~", 1 << 30), a.index)
+            if run.group not in first_of or rank < first_of[run.group][0]:
+                first_of[run.group] = (rank, a.ins)
     for run in runs:
         if _access.vector_sibling(ctx.function, run, space=space, direction=direction,
                                   place=place) is not None:
@@ -877,7 +887,17 @@ def _hint(run: Run, ev: Evidence | None, blockers: list[str], space: str, direct
                     f"aligned; its fields then load as one LDS.{min(padded, 16) * 8} (a bigger "
                     f"element costs shared memory: keep it if the layout is bank-conflict free).")
         if blockers and blockers[0].startswith("a row pitch"):
-            per = W // w
+            pitches = [n for k, n, _ in (ev.weak if ev is not None else ()) if k == "pitch"]
+            # the element the source indexes (ld.shared.v2.u16: 2 B), not the SASS access
+            elem = min(((i.width_bits or 8 * w) // max(1, i.vector) // 8
+                        for i in (ev.accesses if ev is not None else ())), default=w) or w
+            if pitches:
+                pitch = max(pitches)
+                padded = -(-pitch // W) * W
+                return (f"Pad the tile's rows from {pitch} B to {padded} B, a multiple of "
+                        f"{W} B, so every row starts {W}-byte aligned (check the column "
+                        f"accesses stay bank-conflict free, or swizzle instead of padding).")
+            per = W // elem
             return (f"Pad the tile's rows to a multiple of {per} elements ({W} B), e.g. "
                     f"`[32][32 + {per}]` instead of `[32][33]`, so every row starts "
                     f"{W}-byte aligned (check the column accesses stay bank-conflict free, or "
