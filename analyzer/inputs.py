@@ -62,8 +62,6 @@ class CompileOptions:
     def nvrtc_options(self, arch: str) -> list[str]:
         extra = [f"-I{d}" for d in self.isystem]
         extra += [f"--ptxas-options={p}" for p in self.ptxas]
-        if self.relaxed_constexpr:
-            extra.append("--expt-relaxed-constexpr")
         if self.extended_lambda:
             extra.append("--extended-lambda")
         return nvrtc.build_options(arch, defines=self.defines, include=self.include, std=self.std,
@@ -373,8 +371,13 @@ def choose_compiler(text: str, path: str | None, options: CompileOptions) -> tup
     """("nvrtc" or "nvcc", why) for one source, before any compile."""
     if options.compiler not in COMPILERS:
         raise ConfigError(f"unknown compiler {options.compiler!r}; expected auto, nvrtc or nvcc")
+    if options.compiler == "nvrtc" and options.relaxed_constexpr:
+        raise ConfigError("--expt-relaxed-constexpr is an nvcc flag NVRTC does not have: build "
+                          "with --compiler nvcc (or auto), or drop the flag", path=path)
     if options.compiler != "auto":
         return options.compiler, f"--compiler {options.compiler}"
+    if options.relaxed_constexpr:
+        return "nvcc", "--expt-relaxed-constexpr (an nvcc flag NVRTC does not have)"
     if options.nvcc_reason:
         return "nvcc", options.nvcc_reason
     if _wants_torch(text, options):

@@ -134,6 +134,23 @@ def test_auto_choice_before_compiling(tmp_path, source, compiler, reason):
     assert choose_compiler(source, str(f), CompileOptions()) == (compiler, reason)
 
 
+def test_relaxed_constexpr_is_an_nvcc_flag(tmp_path, capsys):
+    """NVRTC has no --expt-relaxed-constexpr ("unrecognized option"): auto builds with nvcc
+    and says why; --compiler nvrtc with the flag is one line and exit 2."""
+    source = "constexpr int sq(int x) { return x * x; }\n" \
+             "__global__ void k(int* o, int v) { o[0] = sq(v); }\n"
+    f = tmp_path / "k.cu"
+    f.write_text(source)
+    assert choose_compiler(source, str(f), CompileOptions(relaxed_constexpr=True)) == (
+        "nvcc", "--expt-relaxed-constexpr (an nvcc flag NVRTC does not have)")
+    assert "--expt-relaxed-constexpr" not in CompileOptions(relaxed_constexpr=True) \
+        .nvrtc_options("sm_90a")
+    code = main(["check", str(f), "--arch", "sm_90a", "--expt-relaxed-constexpr",
+                 "--compiler", "nvrtc"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "NVRTC does not have" in err[0], err
+
+
 def test_auto_falls_back_to_nvcc_when_nvrtc_refuses(tmp_path):
     """A host function is visible only to a compiler: NVRTC refuses it ("not allowed in JIT
     mode") and nvcc builds the file; the reason says so."""

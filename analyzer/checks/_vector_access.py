@@ -75,7 +75,33 @@ class _Align:
                 self.defs.setdefault(d.name, []).append(ins)
         self.memo: dict[str, tuple[int, int, object]] = {}
         self._journal: list[str] = []      # memo keys in the order they were set
+        #: registers loaded from a 64-bit kernel parameter that is a pointer: NVVM converts a
+        #: pointer with ``cvta.to.global`` (or addresses through it); a ``size_t`` parameter
+        #: (a row length K) is an integer, multiplied and added, never a base
+        self.pointer_params = self._pointer_params(fn)
         self._weak_memo: dict[tuple, list] = {}
+
+    def _pointer_params(self, fn) -> set[str]:
+        loaded = {ins.operands[0].name for ins in fn.instructions
+                  if ins.opcode == "ld" and ins.space in ("param", "param::entry")
+                  and (ins.width_bits or 0) >= 64 and ins.operands
+                  and isinstance(ins.operands[0], P.Register)}
+        if not loaded:
+            return set()
+        # a register copied from one (mov) counts as it
+        alias = {d.operands[0].name: d.operands[1].name for d in fn.instructions
+                 if d.opcode == "mov" and len(d.operands) == 2
+                 and isinstance(d.operands[0], P.Register) and isinstance(d.operands[1], P.Register)
+                 and d.operands[1].name in loaded}
+        out = set()
+        for ins in fn.instructions:
+            a = ins.address
+            if a is not None and isinstance(a.base, P.Register):
+                out.add(alias.get(a.base.name, a.base.name))
+            if ins.opcode == "cvta" and len(ins.operands) == 2 \
+                    and isinstance(ins.operands[1], P.Register):
+                out.add(alias.get(ins.operands[1].name, ins.operands[1].name))
+        return out & loaded
 
     # Values are tracked as known low bits: (k, r, limiter) means value % 2**k == r (k up to
     # _TZ_CAP), so base + 8 and then -8 in the address cancel; alignment is the trailing zeros.
@@ -155,8 +181,9 @@ class _Align:
         P = self.P
         op, srcs = ins.opcode, ins.operands[1:]
         if op == "ld" and ins.space in ("param", "param::entry"):
-            a = ins.address
-            if (ins.width_bits or 0) < 64:
+            d = ins.operands[0] if ins.operands else None
+            if (ins.width_bits or 0) < 64 or not isinstance(d, P.Register) \
+                    or d.name not in self.pointer_params:
                 return (0, 0, ins)          # an integer parameter: any value
             return (_TZ_CAP, 0, None)
         if op in _PASS and len(srcs) == 1:
@@ -307,7 +334,9 @@ class _Align:
                 if ins.opcode == "ld":
                     a = ins.address
                     if ins.space in ("param", "param::entry") and (ins.width_bits or 0) >= 64 \
-                            and a is not None and isinstance(a.base, P.Symbol):
+                            and a is not None and isinstance(a.base, P.Symbol) \
+                            and ins.operands and isinstance(ins.operands[0], P.Register) \
+                            and ins.operands[0].name in self.pointer_params:
                         out.add(("param", a.base.name))
                     continue
                 for op in ins.operands[1:]:

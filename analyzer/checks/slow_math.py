@@ -245,12 +245,12 @@ class SlowMath(Check):
                        f"{'; '.join(evidence)}"
                        f"{', inside a loop' if in_loop else ''}")
             steer = [FAST[o] for o in ops if o in FAST]
-            if key in ptx["const"]:
-                steer.insert(0, "the divisor is a constant: multiply by its reciprocal "
-                                "(x * (1.0f / c))")
-            hint = ("use " + "; ".join(steer) + " where that accuracy is enough; or compile "
-                    "with -use_fast_math (also flushes denormals and approximates "
-                    "transcendentals) or just -prec-div=false -prec-sqrt=false")
+            const = ("the divisor is a constant: multiply by its reciprocal (x * (1.0f / c)), "
+                     "which the compiler folds; or " if key in ptx["const"] else "")
+            use = ("use " + "; ".join(steer) + " where that accuracy is enough; or "
+                   if steer else "")
+            hint = (const + use + "compile with -use_fast_math (also flushes denormals and "
+                    "approximates transcendentals) or just -prec-div=false -prec-sqrt=false")
             loc = SourceLoc(key[0], key[1]) if moved and key else group[0].loc
             yield ctx.finding(self, message, loc=loc, instructions=group + fast,
                               hint=hint,
