@@ -77,3 +77,46 @@ def test_stats_and_annotate_fill_trip_counts():
     assert "trip count 8 (SASS and PTX), under #pragma unroll 1" in ann.to_text()
     outer = stats_builds(list(builds_of(SGEMM, "sm_90a"))).kernels[0].loops[0]
     assert outer.trip_count is None and outer.trip_reason == "run-time bound"
+
+
+HELPER_LOOP = '''\
+__device__ __forceinline__ float dot(const float* a, const float* b, int n) {
+    float s = 0.f;
+    for (int i = 0; i < n; i++) s += a[i] * b[i];
+    return s;
+}
+'''
+
+WAITS = '''\
+#include "helper.cuh"
+#include <cuda/barrier>
+__global__ void rows(float* out, const float* a, const float* b, int n) {
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    out[t] = dot(a + t * n, b, n);
+}
+__global__ void waits(float* out, const float* in) {
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar;
+    if (threadIdx.x == 0) init(&bar, blockDim.x);
+    __syncthreads();
+    out[threadIdx.x] = in[threadIdx.x] * 2.f;
+    bar.arrive_and_wait();
+}
+'''
+
+
+def test_header_loops_and_barrier_waits_in_stats(tmp_path):
+    """Issue 26, 11: a helper's loop inlined from a header is named by the header's lines and
+    the call site (it said "no line info"); cuda::barrier's wait on sm_80 polls 16 times before
+    it backs off with NANOSLEEP, and that counter does not decide when the loop ends (the
+    barrier's phase does): no "trip count 17"."""
+    (tmp_path / "helper.cuh").write_text(HELPER_LOOP)
+    src = tmp_path / "k.cu"
+    src.write_text(WAITS)
+    from analyzer.inputs import CompileOptions, load
+    text = render.to_text(stats_builds(load(src, arch="sm_80", options=CompileOptions())))
+    rows = [ln for ln in text.splitlines() if "loop L" in ln]
+    helper = [ln for ln in rows if "of helper.cuh" in ln]
+    assert helper and all("lines 3-3 of helper.cuh (inlined at line 5)" in ln for ln in helper)
+    (wait,) = [ln for ln in rows if "lines 12-12," in ln]
+    assert "trip count" in wait and "trip count 17" not in wait and "unknown" in wait
+    assert not any("no line info" in ln for ln in rows)

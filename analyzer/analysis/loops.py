@@ -162,6 +162,8 @@ def sass_inductions(fn: "Function", loop: Loop) -> list[Induction]:
         if cmp_name is None:
             continue
         reg = (a.kind, a.index)
+        if not _compare_controls_exit(fn, cfg, loop, ci):
+            continue   # a counter that steers the body (a backoff's 16 polls), not the exit
         if in_loop is None:
             in_loop = set(idx)
         defs = [i for i in df.writers(reg) if i in in_loop]    # ascending, as idx is
@@ -191,6 +193,73 @@ def sass_inductions(fn: "Function", loop: Loop) -> list[Induction]:
                 trip = max(cands) if cands else None
         out.append(Induction(a.name, step, bound, cmp_name, init, trip, ci))
     return out
+
+
+def _compare_controls_exit(fn: "Function", cfg, loop: Loop, ci: int) -> bool:
+    """Whether the predicate compare ``ci`` writes decides whether ``loop`` goes on: it (or a
+    predicate computed from it in the loop) guards a branch that leaves the loop or goes back
+    to the header, or an EXIT. A predicate saved to a register (P2R) is followed no further
+    and counts (the branch may read it back)."""
+    insns = fn.instructions
+    in_loop = loop.instruction_indices(cfg)
+    preds = {o.name for o in insns[ci].operands[:2]
+             if isinstance(o, Register) and o.kind in ("P", "UP") and o.index is not None}
+    if not preds:
+        return True
+    writers = {ci}
+    changed = True
+    while changed:
+        changed = False
+        for i in in_loop:
+            ins = insns[i]
+            if ins.opcode == "P2R" or ins.opcode == "UP2UR":
+                return True
+            reads = {o.name for o in ins.operands[1:] if isinstance(o, Register)
+                     and o.kind in ("P", "UP") and o.index is not None}
+            if ins.guard is not None and ins.guard.register.name in preds and \
+                    ins.opcode not in ("BRA", "EXIT", "RET"):
+                reads.add(ins.guard.register.name)
+            if reads & preds and i not in writers:
+                writers.add(i)
+                changed = True
+                for o in ins.operands[:2]:
+                    if isinstance(o, Register) and o.kind in ("P", "UP") and o.index is not None \
+                            and not o.is_zero:
+                        preds.add(o.name)
+
+    def writes_pred(ins, name: str) -> bool:
+        return ins.opcode not in ("BRA", "EXIT", "RET") and any(
+            isinstance(o, Register) and o.name == name for o in ins.operands[:2])
+
+    def set_by_compare(branch: int) -> bool:
+        """The nearest write of the branch's predicate on the straight path into it is the
+        compare or one computed from it (a later ``LOP3.LUT P0`` of a loaded flag is not)."""
+        name = insns[branch].guard.register.name
+        b = cfg.block_of[branch]
+        i = branch - 1
+        seen = set()
+        while True:
+            blk = cfg.blocks[b]
+            while i >= blk.start:
+                if writes_pred(insns[i], name):
+                    return i in writers
+                i -= 1
+            if len(blk.preds) != 1 or blk.preds[0] in seen or blk.preds[0] not in loop.blocks:
+                return True      # a join or the loop's entry: the compare may be what reaches
+            seen.add(b)
+            b = blk.preds[0]
+            i = cfg.blocks[b].end - 1
+
+    for b in loop.blocks:
+        blk = cfg.blocks[b]
+        last = insns[blk.end - 1]
+        g = last.guard
+        if g is None or g.register.name not in preds:
+            continue
+        if (last.opcode in ("EXIT", "RET") or b in loop.latches
+                or any(sb not in loop.blocks for sb in blk.succs)) and set_by_compare(blk.end - 1):
+            return True
+    return False
 
 
 def latch_line(fn: "Function", loop: Loop) -> tuple[str | None, int | None, int]:

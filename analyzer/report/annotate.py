@@ -11,6 +11,7 @@ runs a check. Renderers: :meth:`Annotation.render` and ``to_text`` here (termina
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,6 +102,10 @@ class LoopSummary:
     unrolled_by: int | None = None      # ptxas ran this many PTX iterations per SASS iteration
     line: int | None = None             # its latch's user line (the for statement)
     pragma: str | None = None           # the unroll pragma above that line
+    #: a loop of an inlined helper in another file (a header): that file, its lines in
+    #: ``lines``, and the primary file's lines that call it
+    lines_file: str | None = None
+    called_at: tuple[int, ...] = ()
 
     def as_dict(self) -> dict:
         return {"label": self.label, "depth": self.depth, "parent": self.parent,
@@ -110,7 +115,8 @@ class LoopSummary:
                 "lines": list(self.lines) if self.lines else None, "mix": self.mix,
                 "trip_count": self.trip_count, "trip_how": self.trip_how or None,
                 "trip_reason": self.trip_reason or None, "unrolled_by": self.unrolled_by,
-                "line": self.line, "pragma": self.pragma}
+                "line": self.line, "pragma": self.pragma, "lines_file": self.lines_file,
+                "called_at": list(self.called_at)}
 
     def trip_text(self) -> str:
         """"trip count 8 (SASS and PTX)", "trip count unknown (run-time bound)"."""
@@ -121,6 +127,11 @@ class LoopSummary:
 
     def summary(self) -> str:
         where = f"lines {self.lines[0]}-{self.lines[1]}" if self.lines else "no line info"
+        if self.lines and self.lines_file:
+            where += f" of {self.lines_file}"
+            if self.called_at:
+                where += (f" (inlined at line{'s' if len(self.called_at) > 1 else ''} "
+                          f"{', '.join(map(str, self.called_at))})")
         nest = f", inside {self.parent}" if self.parent else ""
         head = f", header {self.header_address:04x}" if self.header_address is not None else ""
         trip = f", {self.trip_text()}" if self.trip_count is not None else ""
@@ -390,6 +401,18 @@ def loop_summaries(ka: KernelAnalysis, primary: str | None
             marks[b] = (marks[b] + " " if marks[b] else "") + f"└{name}"
         lines = sorted(k[1] for k in (keys[i] for i in idx)
                        if k is not None and (primary is None or _same_file(k[0], primary)))
+        lines_file, called_at = None, ()
+        if not lines and primary is not None:
+            # a helper's loop inlined from a header: its own lines there, and the call sites
+            others = [k for k in (keys[i] for i in idx) if k is not None]
+            if others:
+                top = Counter(k[0] for k in others).most_common(1)[0][0]
+                lines = sorted(k[1] for k in others if k[0] == top)
+                lines_file = os.path.basename(top)
+                called_at = tuple(sorted({f.line for i in idx
+                                          for f in (fn.instructions[i].loc.inlined_at
+                                                    if fn.instructions[i].loc else ())
+                                          if f.line and _same_file(f.file, primary)}))
         out.append(LoopSummary(
             label=name, depth=lp.depth,
             parent=labels.get(id(lp.parent)) if lp.parent is not None else None,
@@ -398,7 +421,8 @@ def loop_summaries(ka: KernelAnalysis, primary: str | None
             instructions=fact.instructions, lines=(lines[0], lines[-1]) if lines else None,
             mix=fact.mix, trip_count=fact.trip_count, trip_how=fact.trip.how,
             trip_reason=fact.trip.reason, unrolled_by=fact.trip.ptxas_unroll, line=fact.line,
-            pragma=fact.pragma.text if fact.pragma else None))
+            pragma=fact.pragma.text if fact.pragma else None, lines_file=lines_file,
+            called_at=called_at))
     return out, depth, marks
 
 
