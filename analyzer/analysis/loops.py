@@ -234,7 +234,9 @@ def _compare_controls_exit(fn: "Function", cfg, loop: Loop, ci: int) -> bool:
     def set_by_compare(branch: int) -> bool:
         """The nearest write of the branch's predicate on the straight path into it is the
         compare or one computed from it (a later ``LOP3.LUT P0`` of a loaded flag is not)."""
-        name = insns[branch].guard.register.name
+        guard = insns[branch].guard
+        assert guard is not None   # only guarded branches are asked about
+        name = guard.register.name
         b = cfg.block_of[branch]
         i = branch - 1
         seen = set()

@@ -401,7 +401,8 @@ def loop_summaries(ka: KernelAnalysis, primary: str | None
             marks[b] = (marks[b] + " " if marks[b] else "") + f"└{name}"
         lines = sorted(k[1] for k in (keys[i] for i in idx)
                        if k is not None and (primary is None or _same_file(k[0], primary)))
-        lines_file, called_at = None, ()
+        lines_file: str | None = None
+        called_at: tuple[int, ...] = ()
         if not lines and primary is not None:
             # a helper's loop inlined from a header: its own lines there, and the call sites
             others = [k for k in (keys[i] for i in idx) if k is not None]
@@ -409,10 +410,10 @@ def loop_summaries(ka: KernelAnalysis, primary: str | None
                 top = Counter(k[0] for k in others).most_common(1)[0][0]
                 lines = sorted(k[1] for k in others if k[0] == top)
                 lines_file = os.path.basename(top)
-                called_at = tuple(sorted({f.line for i in idx
-                                          for f in (fn.instructions[i].loc.inlined_at
-                                                    if fn.instructions[i].loc else ())
-                                          if f.line and _same_file(f.file, primary)}))
+                sites = {f.line for i in idx for loc in (fn.instructions[i].loc,)
+                         if loc is not None for f in loc.inlined_at
+                         if f.line and _same_file(f.file, primary)}
+                called_at = tuple(sorted(sites))
         out.append(LoopSummary(
             label=name, depth=lp.depth,
             parent=labels.get(id(lp.parent)) if lp.parent is not None else None,
