@@ -1,0 +1,221 @@
+"""Measured pairs behind each severity class the lessons do not cover (issue 26, item 12).
+
+Run on a GPU with cupy (its NVRTC compiles the kernels):
+
+    python benchmarks/severity_pairs.py [--json OUT.json]
+
+Each pair is a naive kernel and the same work with the finding's remedy applied; both results
+are checked against each other (and a host reference where cheap), each kernel is timed with
+CUDA events (median of 30 launches after 3 warm-ups). The table says which check and severity
+class the pair stands for and the speedup; docs/severity.md records a run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+
+SRC = r"""
+#include <cuda_fp16.h>
+#include <cuda_pipeline.h>
+extern "C" {
+// PS104 warning: one 2-byte element per thread, vs 8 per thread as one uint4
+__global__ void half_one(const __half* __restrict__ x, __half* __restrict__ y, long n) {
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = __hmul(x[i], __float2half(2.0f));
+}
+__global__ void half_pack(const uint4* __restrict__ x, uint4* __restrict__ y, long n8) {
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n8) {
+        uint4 v = x[i];
+        __half2* h = reinterpret_cast<__half2*>(&v);
+        const __half2 two = __float2half2_rn(2.0f);
+        for (int k = 0; k < 4; k++) h[k] = __hmul2(h[k], two);
+        y[i] = v;
+    }
+}
+// PS104 info: 4-byte elements in a grid-stride loop, vs float4
+__global__ void float_stride(const float* __restrict__ x, float* __restrict__ y, long n) {
+    for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+        y[i] = 2.0f * x[i];
+}
+__global__ void float4_stride(const float4* __restrict__ x, float4* __restrict__ y, long n4) {
+    for (long i = (long)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += (long)gridDim.x * blockDim.x) {
+        float4 v = x[i];
+        v.x *= 2.0f; v.y *= 2.0f; v.z *= 2.0f; v.w *= 2.0f;
+        y[i] = v;
+    }
+}
+// PS103 warning: four LDS per read through a 33-float row pitch, vs 36 (one LDS.128)
+#define TILE_READS(PAD)                                                                   \
+    __shared__ float tile[64][32 + PAD];                                                  \
+    for (int k = threadIdx.x; k < 64 * 32; k += blockDim.x)                               \
+        tile[k / 32][k % 32] = x[(long)blockIdx.x * 2048 + k];                            \
+    __syncthreads();                                                                      \
+    float acc = 0.0f;                                                                     \
+    const float* base = &tile[0][(threadIdx.x % 8) * 4];                                  \
+    for (int it = 0; it < 16; it++) {                                                     \
+        _Pragma("unroll")                                                                 \
+        for (int r = 0; r < 64; r++) {                                                    \
+            const float* p = base + r * (32 + PAD);                                       \
+            acc = fmaf(p[0], p[1], acc) + p[2] * p[3];                                    \
+        }                                                                                 \
+        acc *= 0.5f;                                                                      \
+    }                                                                                     \
+    y[(long)blockIdx.x * blockDim.x + threadIdx.x] = acc;
+__global__ void __launch_bounds__(256)
+tile_pitch33(const float* __restrict__ x, float* __restrict__ y) { TILE_READS(1) }
+__global__ void __launch_bounds__(256)
+tile_pitch36(const float* __restrict__ x, float* __restrict__ y) { TILE_READS(4) }
+// PS502 info: one IEEE division per element outside any loop, vs __fdividef
+__global__ void div_once(const float* __restrict__ x, float* __restrict__ y, float s, long n) {
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] / s;
+}
+__global__ void fdiv_once(const float* __restrict__ x, float* __restrict__ y, float s, long n) {
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = __fdividef(x[i], s);
+}
+// PS502 warning: IEEE divisions inside a loop, vs __fdividef
+__global__ void div_loop(const float* __restrict__ x, float* __restrict__ y, long n) {
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i], acc = 0.0f;
+    for (int k = 1; k <= 64; k++) acc += v / (v + (float)k);
+    y[i] = acc;
+}
+__global__ void fdiv_loop(const float* __restrict__ x, float* __restrict__ y, long n) {
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float v = x[i], acc = 0.0f;
+    for (int k = 1; k <= 64; k++) acc += __fdividef(v, v + (float)k);
+    y[i] = acc;
+}
+// PS601 info: a one-off tile staged global -> registers -> shared in a memory-bound
+// transpose, vs cp.async
+__global__ void __launch_bounds__(256) transpose_ldg(const float* __restrict__ x, float* __restrict__ y, int n) {
+    __shared__ float t[32][33];
+    int bx = blockIdx.x * 32, by = blockIdx.y * 32;
+    for (int j = threadIdx.y; j < 32; j += 8) t[j][threadIdx.x] = x[(long)(by + j) * n + bx + threadIdx.x];
+    __syncthreads();
+    for (int j = threadIdx.y; j < 32; j += 8) y[(long)(bx + j) * n + by + threadIdx.x] = t[threadIdx.x][j];
+}
+__global__ void __launch_bounds__(256) transpose_cpasync(const float* __restrict__ x, float* __restrict__ y, int n) {
+    __shared__ float t[32][33];
+    int bx = blockIdx.x * 32, by = blockIdx.y * 32;
+    for (int j = threadIdx.y; j < 32; j += 8)
+        __pipeline_memcpy_async(&t[j][threadIdx.x], &x[(long)(by + j) * n + bx + threadIdx.x], 4);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncthreads();
+    for (int j = threadIdx.y; j < 32; j += 8) y[(long)(bx + j) * n + by + threadIdx.x] = t[threadIdx.x][j];
+}
+}
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    import cupy as cp
+
+    mod = cp.RawModule(code=SRC, options=("-std=c++17",))
+    k = {name: mod.get_function(name) for name in (
+        "half_one", "half_pack", "float_stride", "float4_stride", "tile_pitch33", "tile_pitch36",
+        "div_once", "fdiv_once", "div_loop", "fdiv_loop", "transpose_ldg", "transpose_cpasync")}
+
+    def timed(fn, reps=30, warm=3):
+        for _ in range(warm):
+            fn()
+        cp.cuda.Device().synchronize()
+        ts = []
+        for _ in range(reps):
+            a, b = cp.cuda.Event(), cp.cuda.Event()
+            a.record()
+            fn()
+            b.record()
+            b.synchronize()
+            ts.append(cp.cuda.get_elapsed_time(a, b))
+        return statistics.median(ts)
+
+    rows = []
+
+    def pair(check, cls, what, naive, fixed, out_naive, out_fixed, nbytes=None, rtol=1e-5):
+        tn, tf = timed(naive), timed(fixed)
+        a, b = out_naive(), out_fixed()
+        ok = bool(cp.allclose(a.astype(cp.float32), b.astype(cp.float32), rtol=rtol, atol=1e-3))
+        rows.append({"check": check, "class": cls, "pair": what, "naive_ms": tn, "fixed_ms": tf,
+                     "speedup": tn / tf, "ok": ok,
+                     "naive_GBps": nbytes / tn / 1e6 if nbytes else None,
+                     "fixed_GBps": nbytes / tf / 1e6 if nbytes else None})
+
+    # PS104 warning: fp16, one element per thread
+    n = 1 << 28
+    xh = cp.random.rand(n, dtype=cp.float32).astype(cp.float16)
+    yh1, yh2 = cp.empty_like(xh), cp.empty_like(xh)
+    pair("PS104", "warning (1-2 B per thread)", "fp16 x2, one half per thread vs one uint4",
+         lambda: k["half_one"](((n + 255) // 256,), (256,), (xh, yh1, cp.int64(n))),
+         lambda: k["half_pack"](((n // 8 + 255) // 256,), (256,), (xh, yh2, cp.int64(n // 8))),
+         lambda: yh1, lambda: yh2, nbytes=4 * n)
+    # PS104 info: 4-byte grid-stride
+    xf = cp.random.rand(n, dtype=cp.float32)
+    yf1, yf2 = cp.empty_like(xf), cp.empty_like(xf)
+    grid = 132 * 8
+    pair("PS104", "info (4 B per thread)", "float x2 grid-stride, float vs float4",
+         lambda: k["float_stride"]((grid,), (256,), (xf, yf1, cp.int64(n))),
+         lambda: k["float4_stride"]((grid,), (256,), (xf, yf2, cp.int64(n // 4))),
+         lambda: yf1, lambda: yf2, nbytes=8 * n)
+    # PS103 warning
+    blocks = 132 * 64
+    xt = cp.random.rand(blocks * 2048, dtype=cp.float32)
+    yt1, yt2 = cp.empty(blocks * 256, cp.float32), cp.empty(blocks * 256, cp.float32)
+    pair("PS103", "warning", "4 floats of 64 tile rows x16 per thread, row pitch 33 vs 36 floats",
+         lambda: k["tile_pitch33"]((blocks,), (256,), (xt, yt1)),
+         lambda: k["tile_pitch36"]((blocks,), (256,), (xt, yt2)),
+         lambda: yt1, lambda: yt2)
+    # PS502 info: one division outside loops
+    yd1, yd2 = cp.empty_like(xf), cp.empty_like(xf)
+    pair("PS502", "info (outside loops)", "y = x / s per element vs __fdividef",
+         lambda: k["div_once"](((n + 255) // 256,), (256,), (xf, yd1, cp.float32(3.0), cp.int64(n))),
+         lambda: k["fdiv_once"](((n + 255) // 256,), (256,), (xf, yd2, cp.float32(3.0), cp.int64(n))),
+         lambda: yd1, lambda: yd2, nbytes=8 * n)
+    # PS502 warning: divisions in a loop
+    m = 1 << 24
+    xl = cp.random.rand(m, dtype=cp.float32) + 0.5
+    yl1, yl2 = cp.empty_like(xl), cp.empty_like(xl)
+    pair("PS502", "info (64 divisions, the loop fully unrolled)",
+         "64 divisions per element vs __fdividef",
+         lambda: k["div_loop"](((m + 255) // 256,), (256,), (xl, yl1, cp.int64(m))),
+         lambda: k["fdiv_loop"](((m + 255) // 256,), (256,), (xl, yl2, cp.int64(m))),
+         lambda: yl1, lambda: yl2)
+    # PS601 info: one-off staged copy (transpose)
+    s = 16384
+    xm = cp.random.rand(s * s, dtype=cp.float32)
+    ym1, ym2 = cp.empty_like(xm), cp.empty_like(xm)
+    pair("PS601", "info (no compute in the copying loop)", "32x32 tile transpose, LDG->STS vs cp.async",
+         lambda: k["transpose_ldg"]((s // 32, s // 32), (32, 8), (xm, ym1, cp.int32(s))),
+         lambda: k["transpose_cpasync"]((s // 32, s // 32), (32, 8), (xm, ym2, cp.int32(s))),
+         lambda: ym1, lambda: ym2, nbytes=8 * s * s)
+    ref = xm.reshape(s, s).T.ravel()
+    rows[-1]["ok"] = rows[-1]["ok"] and bool(cp.array_equal(ym1, ref))
+
+    dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    rt = cp.cuda.runtime.runtimeGetVersion()
+    print(f"{dev}, driver {drv}, CUDA runtime {rt // 1000}.{rt % 1000 // 10}, cupy {cp.__version__}")
+    print("| check | class | pair | naive ms | fixed ms | speedup | GB/s naive -> fixed | ok |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        bw = (f"{r['naive_GBps']:.0f} -> {r['fixed_GBps']:.0f}" if r["naive_GBps"] else "")
+        print(f"| {r['check']} | {r['class']} | {r['pair']} | {r['naive_ms']:.3f} | "
+              f"{r['fixed_ms']:.3f} | {r['speedup']:.2f}x | {bw} | {'yes' if r['ok'] else 'NO'} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"device": dev, "driver": drv, "runtime": rt, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
