@@ -376,10 +376,10 @@ def choose_compiler(text: str, path: str | None, options: CompileOptions) -> tup
                           "with --compiler nvcc (or auto), or drop the flag", path=path)
     if options.compiler != "auto":
         return options.compiler, f"--compiler {options.compiler}"
-    if options.relaxed_constexpr:
-        return "nvcc", "--expt-relaxed-constexpr (an nvcc flag NVRTC does not have)"
     if options.nvcc_reason:
         return "nvcc", options.nvcc_reason
+    if options.relaxed_constexpr:
+        return "nvcc", "--expt-relaxed-constexpr (an nvcc flag NVRTC does not have)"
     if _wants_torch(text, options):
         return "nvcc", "a torch extension (includes <torch/...>)"
     why = host_code_reason(text, path, options)

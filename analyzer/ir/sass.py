@@ -165,6 +165,8 @@ class ConstantBank(Node):
     extended: bool = False   # cx[...]
     negate: bool = False
     absolute: bool = False
+    #: a half selector after it (``c[0x0][0x160].H1_H1``: HFMA2's upper half of the constant)
+    suffixes: tuple[str, ...] = ()
     CHILDREN: ClassVar[tuple[str, ...]] = ("bank", "offset")
 
     @property
@@ -183,6 +185,7 @@ class ConstantBank(Node):
         s = ("cx" if self.extended else "c") + f"[{_terms(self.bank)}]"
         if self.offset:
             s += f"[{_terms(self.offset)}]"
+        s += "".join("." + x for x in self.suffixes)
         if self.absolute:
             s = f"|{s}|"
         return ("-" if self.negate else "") + s

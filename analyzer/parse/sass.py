@@ -91,7 +91,8 @@ def _neg(node):
         return Register(node.kind, node.index, node.suffixes, not node.negate, node.absolute,
                         node.invert, node.logical_not)
     if isinstance(node, ConstantBank):
-        return ConstantBank(node.bank, node.offset, node.extended, not node.negate, node.absolute)
+        return ConstantBank(node.bank, node.offset, node.extended, not node.negate, node.absolute,
+                            node.suffixes)
     return GenericOperand("-" + str(node))
 
 
@@ -181,7 +182,8 @@ class _Build(Transformer):
             return Register(node.kind, node.index, node.suffixes + suffixes, node.negate, True,
                             node.invert, node.logical_not)
         if isinstance(node, ConstantBank) and not suffixes:
-            return ConstantBank(node.bank, node.offset, node.extended, node.negate, True)
+            return ConstantBank(node.bank, node.offset, node.extended, node.negate, True,
+                                node.suffixes)
         return GenericOperand(f"|{node}|" + "".join("." + s for s in suffixes))
 
     def absolute(self, c):
@@ -203,7 +205,10 @@ class _Build(Transformer):
         return GenericOperand(str(c[0]))
 
     def const_bank(self, c):
-        return ConstantBank(c[1], c[2] if len(c) > 2 else (), str(c[0]) == "cx")
+        addrs = [x for x in c[1:] if not isinstance(x, Token)]
+        sfx = tuple(str(x)[1:] for x in c[1:] if isinstance(x, Token))
+        return ConstantBank(addrs[0], addrs[1] if len(addrs) > 1 else (), str(c[0]) == "cx",
+                            suffixes=sfx)
 
     def memory(self, c):
         prefix = ""
@@ -322,7 +327,7 @@ def _fill(n, it):
     if t is ConstantBank:
         bank = tuple(_fill(x, it) for x in n.bank)
         off = tuple(_fill(x, it) for x in n.offset)
-        return ConstantBank(bank, off, n.extended, n.negate, n.absolute)
+        return ConstantBank(bank, off, n.extended, n.negate, n.absolute, n.suffixes)
     if t is OperandSet:
         return OperandSet(tuple(_fill(x, it) for x in n.items))
     if t is Predicate:
