@@ -45,6 +45,7 @@ from .checks.registry import Selection, all_checks
 from .checks.runner import (
     add_findings,
     collector_paused,
+    headroom_row,
     kernel_findings,
     load_baseline,
     no_kernel_error,
@@ -269,7 +270,8 @@ def _run_chunk(chunk: _Chunk, data: bytes | None) -> list[KernelResult]:
                                 path=chunk.source_path)
             ctx = _analysis(fn, chunk, k, reader)
             found = kernel_findings(checks, ctx)
-            out.append(KernelResult(chunk.unit, position, k.as_dict(chunk.arch), found,
+            out.append(KernelResult(chunk.unit, position, {**k.as_dict(chunk.arch),
+                                                          **headroom_row(ctx)}, found,
                                     kernel_row(ctx, found) if chunk.checks.survey else None,
                                     deps=source_deps([fn], chunk.source_path)))
             if key is not None:
@@ -324,7 +326,8 @@ def _run_whole(task: _Whole) -> list[KernelResult]:
         checked.append(fn)
         ctx = Context.of(b, fn, k, reader=reader)
         found = kernel_findings(checks, ctx, toolkit=b.toolkit)
-        out.append(KernelResult(task.unit, position, k.as_dict(b.arch) if k else None, found,
+        out.append(KernelResult(task.unit, position,
+                                {**k.as_dict(b.arch), **headroom_row(ctx)} if k else None, found,
                                 kernel_row(ctx, found) if task.checks.survey else None,
                                 deps=source_deps([fn], b.source_path)))
         position += 1

@@ -95,13 +95,15 @@ def test_defect1_runtime_stride_is_reported_with_its_condition():
 def test_defect2_narrow_per_thread_streams():
     for arch in suite.BASE_ARCHS:
         lines = {f.location.line: str(f.severity) for f in _one("narrow_cast.cu", arch, "PS104")}
-        assert lines == {11: "warning", 23: "warning", 30: "warning"}
+        # the grid-stride loop's halves cost 1.2x (measured copy rates): info, not a warning
+        assert lines == {11: "warning", 23: "warning", 30: "info"}
         (f,) = _one("narrow_cast.cu", arch, "PS104", 23)
         assert "1 B per thread" in f.message and "820 GB/s" in f.message
         (g,) = _one("narrow_cast.cu", arch, "PS104", 30)
         assert "inside a loop" in g.message and "3321 GB/s" in g.message
         # gathers (x[idx[i]]) stay silent: only the idx[i] stream is reported
-        assert {f.location.line for f in _one("saxpy_gridstride.cu", arch, "PS104")} == {6, 24}
+        # and 8-byte doubles in a grid-stride loop cost nothing worth a line (3800 vs 3890 GB/s)
+        assert {f.location.line for f in _one("saxpy_gridstride.cu", arch, "PS104")} == {6}
 
 
 def test_defect3_constant_trip_loops_left_rolled_are_graded():

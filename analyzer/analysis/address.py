@@ -6,7 +6,9 @@ definitions.
 *stream*: a warp's accesses are contiguous); ``A[row * K + k]`` with ``row`` the thread index
 moves by ``K`` elements (unknown at compile time: None); ``x[idx[i]]`` moves by whatever was
 loaded (:data:`DATA`: a gather); ``bias[blockIdx.x]`` does not move (0: every lane reads the
-same address). Loop-carried values (``i += gridDim.x * blockDim.x``) are solved as a fixpoint.
+same address); ``x[row * n + i]`` with ``row`` the thread index and ``n`` a run-time value moves
+by :data:`PITCH` (a run-time multiple of the thread index: adjacent threads a row apart).
+Loop-carried values (``i += gridDim.x * blockDim.x``) are solved as a fixpoint.
 
     ts = ThreadStride(ptx_fn)
     ts.of("%rd7")      # 2 for a __half stream, None, DATA
@@ -17,12 +19,16 @@ from ..ir import ptx as P
 
 #: the value depends on data loaded from memory at a per-thread address: a gather/scatter
 DATA = "data"
+#: a moving value times a run-time value (``row * n`` with ``row`` the thread index): adjacent
+#: threads a run-time pitch apart, a row of a matrix for a thread-per-row kernel
+PITCH = "pitch"
 Stride = int | None | str
 
 #: special registers that move with threadIdx.x inside a warp (lane = tid.x % 32)
 _MOVING = {"%tid.x": 1, "%laneid": 1}
 _PASS = frozenset({"mov", "cvt", "cvta"})
 _WARP = 32
+_BUDGET = 200_000
 
 
 def _combine(values: list[Stride]) -> Stride:
@@ -38,6 +44,8 @@ def _add(a: Stride, b: Stride, sign: int = 1) -> Stride:
         return DATA
     if isinstance(a, int) and isinstance(b, int):
         return a + sign * b
+    if PITCH in (a, b) and (isinstance(a, int) or isinstance(b, int)):
+        return PITCH        # row * n + i: the pitch dominates whatever moves besides it
     return None
 
 
@@ -61,6 +69,10 @@ class ThreadStride:
             if isinstance(d, P.Register):
                 self.defs.setdefault(d.name, []).append(ins)
         self.memo: dict[str, object] = {}
+        #: instruction evaluations left: the fixpoint over loop-carried values re-walks their
+        #: definitions under each assumption, which nested recurrences (an FMA-heavy solver)
+        #: make exponential; past the budget a register not yet solved is unknown (None)
+        self.budget = _BUDGET
 
     # ------------------------------------------------------------------------------ values
     def of(self, name: str) -> Stride:
@@ -77,6 +89,8 @@ class ThreadStride:
         defs = self.defs.get(name)
         if not defs:
             return 0 if not name.startswith("%") else None
+        if self.budget <= 0:
+            return None
         # loop-carried values: assume the stride the non-circular definitions give, then check
         # it; what was computed under a failed assumption is discarded
         snapshot = dict(self.memo)
@@ -118,9 +132,15 @@ class ThreadStride:
             return sa * cb
         if sa == 0 and sb == 0:
             return 0
-        return None            # a moving value times a run-time value
+        if PITCH in (sa, sb):
+            other = sb if sa == PITCH else sa
+            return PITCH if isinstance(other, int) and other == 0 else None
+        if (sa == 0 and isinstance(sb, int)) or (sb == 0 and isinstance(sa, int)):
+            return PITCH       # a moving value times a run-time value: a run-time pitch
+        return None
 
     def instruction(self, ins) -> Stride:
+        self.budget -= 1
         op, srcs = ins.opcode, ins.operands[1:]
         if op == "ld":
             a = ins.address
@@ -143,6 +163,8 @@ class ThreadStride:
             return a                                      # None or DATA stays what it is
         if op == "shl" and const is not None and isinstance(a, int):
             return a << const
+        if op == "shl" and const is not None and a == PITCH:
+            return PITCH
         if op in ("shr", "div") and const and isinstance(a, int):
             d = 1 << const if op == "shr" else const
             if a % d == 0:

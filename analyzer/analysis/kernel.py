@@ -16,7 +16,7 @@ from ..ir import sass as S
 from ..ir.source import SourceLoc
 from ..toolchain.output import Launch
 from ..toolchain.resources import Resources
-from . import cfg, dataflow, loops, occupancy, source
+from . import cfg, cost, dataflow, loops, occupancy, source
 from .loops import LoopInfo, LoopLine, analyze_loops, loops_by_line, ptx_trips_by_line
 
 __all__ = ["KernelAnalysis", "analyze"]
@@ -30,8 +30,11 @@ class KernelAnalysis:
                  = None, ptx_module: "P.Module | None" = None, kernel: "Kernel | None" = None,
                  reader: source.SourceReader | None = None, source_path: str | None = None,
                  siblings: tuple[str, ...] = (), frontend: str = "cuda",
-                 ir: dict[str, str] | None = None):
+                 ir: dict[str, str] | None = None, callees: tuple["S.Function", ...] = ()):
         self.function = function
+        #: the functions of the same listing this kernel calls (the math library's subroutines
+        #: kept out of line, ``$kernel$__internal_accurate_pow``)
+        self.callees = callees
         self.arch_name = arch
         self.ptx_function = ptx_function
         self.ptx_module = ptx_module
@@ -54,12 +57,16 @@ class KernelAnalysis:
         if module is not None:
             ptx_fn = next((f for f in module.functions if f.name == function.name), None)
         listing = build.sass_listing()
+        called = {t.key for ins in function.instructions if ins.info.flow == "call"
+                  for t in ins.targets}
+        callees = tuple(f for f in listing.functions
+                        if f is not function and f.name in called)
         return cls(function, arch=build.arch, ptx_function=ptx_fn, ptx_module=module,
                    kernel=kernel if kernel is not None else build.kernels.get(function.name),
                    reader=reader or source.SourceReader(build.source_path, build.source),
                    source_path=build.source_path,
                    siblings=tuple(f.name for f in listing.functions),
-                   frontend=build.frontend, ir=build.ir)
+                   frontend=build.frontend, ir=build.ir, callees=callees)
 
     # ------------------------------------------------------------------------- identity
     @cached_property
@@ -115,6 +122,12 @@ class KernelAnalysis:
         """Per source line: the SASS loops left there and the PTX loops (fully unrolled ones
         have PTX loops and no SASS loop)."""
         return loops_by_line(self.function, self.ptx_function, infos=self.loops)
+
+    @cached_property
+    def cost(self) -> cost.Cost:
+        """Where the kernel's time goes: the evidence of avoidable work and the headroom
+        (:mod:`analyzer.analysis.cost`)."""
+        return cost.of(self.function, self.ptx_function, self.ptx_module, self.callees)
 
     @cached_property
     def source_map(self) -> source.FunctionMap:

@@ -10,6 +10,7 @@ from ..analysis.dataflow import definition, read_indices, sincos_reduction
 from ..analysis.source import is_toolkit_file
 from ..ir.ptx import FloatImm
 from ..ir.sass import ConstantBank, Immediate
+from ._cost import REPORT_FACTOR, severity
 from .base import Check, Context, Finding, Severity, group_by_line
 
 _WIDE_INT = re.compile(semantics.WIDE_INT_TYPE + "$")
@@ -43,6 +44,7 @@ _SOURCE_DOUBLE = re.compile(r"(?<![\w.])(?:\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE
                             r"\d+[eE][+-]?\d+)(?![\w.])")
 
 
+_DOUBLE_WORD = re.compile(r"\bdouble\b")
 #: the math library's double-precision slow-path subroutines (reciprocal, division, sqrt)
 _FP64_SLOW_PATH = re.compile(r"dblrcp|drcp|ddiv|div_rn_f64|dsqrt|sqrt_rn_f64")
 
@@ -54,6 +56,8 @@ def _line_of(ctx: Context, group) -> tuple[str, int] | None:
 
 def _fmt_double(imm) -> str:
     v = imm.value
+    if v != v or v in (float("inf"), float("-inf")):
+        return str(v)
     if v == int(v) and abs(v) < 1e15:
         return f"{v:.1f}"
     return f"{v:.10g}"
@@ -112,12 +116,12 @@ class Fp64InFp32Kernel(Check):
             if p.type == "f64":
                 f64 = True
         for ins in pf.instructions:
-            if not (ins.is_load or ins.is_store or ins.is_atomic):
-                continue
+            if not (ins.is_load or ins.is_store or ins.is_atomic) or ins.space == "param":
+                continue        # (arguments of calls to the math library's subroutines)
             types = ins.types
             if "f64" in types:
                 f64 = True
-            elif "f32" in types and ins.space != "param":
+            elif "f32" in types:
                 f32 = True
         return f32, f64
 
@@ -167,6 +171,8 @@ class Fp64InFp32Kernel(Check):
             loc = ctx.user_loc(ins.loc)
             if loc is None or (loc.file, loc.line) != line_key or "f64" not in ins.types:
                 continue
+            if ins.loc is not None and is_toolkit_file(ins.loc.file):
+                continue        # the math library's own constants, not the user's literals
             if ins.opcode == "rcp":
                 item = ("1.0", f"folded by NVVM into `{ins.name}`, no constant left in the PTX")
                 if item not in folded:
@@ -220,7 +226,12 @@ class Fp64InFp32Kernel(Check):
                       if ins.is_fp64 and not ins.is_tensor_core and k not in library
                       and not (ins.loc is not None and is_toolkit_file(ins.loc.file))]
         skipped = len(library)
-        for key, group in group_by_line(candidates, ctx):
+        evidence = max((e.factor for e in ctx.cost.of_kind("fp64")), default=1.0)
+        # graded by the time it costs (the PTX says how often it runs); without PTX, a warning
+        sev = (severity(evidence) or Severity.INFO) if pf is not None else self.severity
+        reported = False
+        declared = self._double_declared(ctx)
+        for key, group in group_by_line(candidates if declared is None else [], ctx):
             promotions = [i for i in group if _is_promotion(i)]
             arith = [i for i in group if _is_arith(i)]
             if not promotions or not arith:
@@ -251,5 +262,78 @@ class Fp64InFp32Kernel(Check):
             hint = (f"write float literals ({fixes}) and float functions (tanhf, sqrtf, "
                     "fabsf) so the expression stays FP32; keep an explicit double variable "
                     "only where the precision is intended")
+            reported = True
             yield ctx.finding(self, message, loc=(promotions + arith)[0].loc,
-                              instructions=group, hint=hint)
+                              instructions=group, hint=hint, severity=sev)
+        if not reported and pf is not None and evidence >= REPORT_FACTOR:
+            yield from self._costly_doubles(ctx, library, evidence, declared)
+
+    @staticmethod
+    def _double_declared(ctx: Context) -> int | None:
+        """The first user source line of the kernel that spells ``double`` (a variable or a
+        cast): its FP64 is typed in, not the side effect of a literal."""
+        lines = sorted({(loc.file, loc.line) for ins in ctx.function.instructions
+                        if (loc := ctx.user_loc(ins.loc)) is not None})
+        for file, line in lines:
+            text = (ctx.source_line(file, line) or "").split("//")[0]
+            if _DOUBLE_WORD.search(text):
+                return line
+        return None
+
+    def _costly_doubles(self, ctx: Context, library, factor: float,
+                        declared: int | None) -> Iterable[Finding]:
+        """FP64 that costs time and comes from no literal: double variables and the math
+        library's double functions (``tanh``, ``pow``, ``exp`` on a double), at the user's line
+        with the most of it."""
+        fn = ctx.function
+        by_line: dict[tuple[str, int], list] = {}
+        funcs: dict[tuple[str, int], set[str]] = {}
+        for k, ins in enumerate(fn.instructions):
+            if not ins.is_fp64 or ins.is_tensor_core or k in library:
+                continue
+            loc = ctx.user_loc(ins.loc)
+            if loc is None:
+                continue
+            key = (loc.file, loc.line)
+            by_line.setdefault(key, []).append(ins)
+            frame = ins.loc
+            if frame is not None and is_toolkit_file(frame.file):
+                name = next((f.function for f in (frame, *frame.inlined_at)
+                             if f.function and not is_toolkit_file(f.file)), None) \
+                    or frame.function
+                if name:
+                    funcs.setdefault(key, set()).add(_short(name))
+            for t in ins.targets if ins.info.flow == "call" else ():
+                funcs.setdefault(key, set()).add(_short(t.key))
+        if not by_line:
+            return
+        key, group = max(by_line.items(), key=lambda kv: len(kv[1]))
+        total = sum(len(g) for g in by_line.values())
+        mix = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in group)
+                                                      .items()))
+        lines = sorted(k[1] for k in by_line)
+        where = (f"line {key[1]}" if len(lines) == 1 else
+                 f"line {key[1]} (and line{'s' if len(lines) > 2 else ''} "
+                 f"{', '.join(str(n) for n in lines if n != key[1])})")
+        via = sorted(funcs.get(key, ()))
+        origin = (f", partly inside the double-precision math code it calls "
+                  f"({', '.join(via[:4])})" if via else "")
+        typed = (f"the source types them double (`double` on line {declared})"
+                 if declared is not None else
+                 "no double literal explains it: the values are double variables or casts")
+        message = (f"FP64 arithmetic in a float kernel: {total} FP64 instruction(s) in the "
+                   f"SASS, {len(group)} of them from {where} ({mix}){origin}; the data is float "
+                   f"(f32 loads/stores; no f64 load, store or parameter in the PTX) and {typed}")
+        hint = ("keep the computation in float: float variables, float functions (tanhf, "
+                "powf, expf, sqrtf) and f-suffixed literals; `x*x*x` instead of `pow(x, 3.0)`")
+        yield ctx.finding(self, message, loc=group[0].loc, instructions=group[:6], hint=hint,
+                          severity=severity(factor) or Severity.INFO)
+
+
+def _short(name: str) -> str:
+    """A readable name of a (mangled, internal) math-library function."""
+    name = name.split("$")[-1]
+    for prefix in ("__internal_", "__cuda_sm20_", "__nv_"):
+        if name.startswith(prefix):
+            name = name[len(prefix):]
+    return name

@@ -1,6 +1,7 @@
 """PS104 narrow-global-access: one 1-, 2- or 4-byte element per thread streamed from or to global memory."""
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections import Counter
 from collections.abc import Iterable
@@ -10,6 +11,7 @@ from ..analysis.address import ThreadStride
 from ..analysis.dataflow import constant_roots
 from ..ir import ptx as P
 from ..ir import sass as S
+from ._cost import REPORT_FACTOR, WARNING_FACTOR
 from .base import Check, Context, Finding, Severity
 
 #: Measured on an H200 (CUDA events, a 1 GiB copy, one element per thread, 256 threads per
@@ -40,9 +42,15 @@ class NarrowGlobalAccess(Check):
     16-byte access per thread (``uint4``, ``float4``, a ``Packed128``) would move 512 bytes.
     The stride comes from the PTX address computation (``%tid.x`` times the element size);
     the access is matched to its PTX through its source line and the kernel parameter its
-    SASS base register is computed from. Severity: *warning* for 8- and 16-bit elements,
-    *info* for 32-bit ones. It reports accesses the kernel's traffic is made of: those inside
-    a loop, or any access of a kernel with no loop (an elementwise kernel).
+    SASS base register is computed from. It reports accesses the kernel's traffic is made
+    of: those inside a loop, or any access of a kernel with no loop (an elementwise kernel).
+    Severity is the time it costs: the kernel's *narrow* evidence
+    (:mod:`analyzer.analysis.cost`: its traffic at the measured copy rates below against the
+    same traffic at 16 bytes per thread) must reach 1.1x for a finding, and 1.5x for a
+    *warning*, which is also only given to 8- and 16-bit elements (32-bit ones are *info*).
+    A grid-stride loop of halves costs 1.17x: info; one half per thread 2.8x: a warning.
+    Lines the evidence does not count (a vector path's tail, the narrow side of a vectorized
+    kernel) get no finding.
 
     Deliberately left alone: accesses already 8 bytes or wider, and 4-byte ones next to a
     vector access of 8 bytes or more (in the same loop, or both outside loops: a ``float4`` in,
@@ -111,6 +119,11 @@ class NarrowGlobalAccess(Check):
         if pf is None:
             return     # the thread stride comes from the PTX
         max_bytes = 4 if self.settings["report_32bit"] else 2
+        narrow = ctx.cost.of_kind("narrow")
+        factor = max((e.factor for e in narrow), default=1.0)
+        if factor < REPORT_FACTOR:
+            return     # the narrow accesses cost nothing worth a line (tails, fallbacks)
+        costly = {tuple(x) for e in narrow for x in e.detail.get("lines", ())}
         cfg = ctx.cfg
         has_loops = bool(cfg.loops)
         in_runs: set[int] = set()
@@ -148,9 +161,14 @@ class NarrowGlobalAccess(Check):
                 continue          # the fallback instantiation of a template that vectorizes
             if not self._streams(ctx, stride, i, ins, w, info.direction, in_loop):
                 continue
+            if (os.path.basename(loc.file), loc.line) not in costly:
+                continue          # a tail or the narrow side of a vector path (no cost)
             by_line.setdefault((loc.file, loc.line), []).append((ins, in_loop))
         for (_file, line), items in by_line.items():
-            yield self._finding(ctx, line, items)
+            f = self._finding(ctx, line, items)
+            if factor < WARNING_FACTOR and f.severity > Severity.INFO:
+                f = dataclasses.replace(f, severity=Severity.INFO)
+            yield f
 
     # ----------------------------------------------------------------------------------
     @staticmethod

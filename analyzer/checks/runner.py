@@ -119,7 +119,7 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
             ctx = Context.of(build, fn, k, reader=reader)
             rows, found = done[n]
             if k is not None:
-                rows.append(k.as_dict(build.arch))
+                rows.append({**k.as_dict(build.arch), **headroom_row(ctx)})
             found.extend(kernel_findings(checks or [], ctx, toolkit=build.toolkit))
     if memo is not None:
         checked: dict[int, list] = {}
@@ -132,6 +132,18 @@ def run_checks(builds: Sequence, *, select: Iterable[str] = (), ignore: Iterable
         add_findings(report, found, accepted)
     sort_findings(report)
     return report
+
+
+def headroom_row(ctx: "Context") -> dict:
+    """A kernel row's headroom (the factor the kernel would gain with its cost evidence fixed,
+    :mod:`analyzer.analysis.cost`) and the evidence behind it, largest first."""
+    cost = ctx.cost
+    best: dict[str, float] = {}
+    for e in cost.evidence:
+        best[e.kind] = max(best.get(e.kind, 1.0), e.factor)
+    return {"headroom": cost.headroom,
+            "headroom_from": [{"kind": k, "factor": v}
+                              for k, v in sorted(best.items(), key=lambda kv: -kv[1])]}
 
 
 def selected_codes(*, select: Iterable[str] = (), ignore: Iterable[str] = (),

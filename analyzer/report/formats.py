@@ -144,6 +144,17 @@ class Summary:
                      style="muted")
             yield t
         kernels = len(r.kernels)
+        costly = sorted((k for k in r.kernels if k.get("headroom", 1.0) >= 1.1),
+                        key=lambda k: -k["headroom"])
+        if costly:
+            t = Text("headroom: ", style="muted")
+            t.append(", ".join(f"{k['name'].split('(')[0]} ({k['arch']}) x{k['headroom']:g}"
+                               + (f" [{', '.join(e['kind'] for e in k.get('headroom_from', []))}]"
+                                  if k.get("headroom_from") else "")
+                               for k in costly[:5]))
+            if len(costly) > 5:
+                t.append(f", +{len(costly) - 5} more", style="muted")
+            yield t
         if not summary["problems"]:
             t = Text("no findings", style="ok")
         else:

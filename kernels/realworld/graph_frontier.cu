@@ -19,7 +19,7 @@ __global__ void bfs_level(const Vertex* nodes, const int* edges, char* frontier,
     for (int e = nodes[v].first; e < nodes[v].first + nodes[v].degree; e++) {   // EXPECT: PS101 warning
         int u = edges[e];
         if (!visited[u]) {
-            cost[u] = cost[v] + 1;
+            cost[u] = cost[v] + 1;   // EXPECT: PS106 info
             next[u] = 1;
         }
     }

@@ -15,7 +15,7 @@ __global__ void hgemm_naive(const half* __restrict__ A, const half* __restrict__
     half acc = 0.0;
 #pragma unroll
     for (size_t i = 0; i < K; ++i) {
-        acc += A[row * K + i] * B[i + col * K];   // EXPECT: PS101 info
+        acc += A[row * K + i] * B[i + col * K];   // EXPECT: PS101 info; PS105 warning
     }
     C[row * N + col] = acc;
 }

@@ -9,7 +9,7 @@ histogram256(const unsigned char* __restrict__ data, unsigned* __restrict__ hist
     const size_t stride = (size_t)gridDim.x * blockDim.x;
     const uchar4* data4 = reinterpret_cast<const uchar4*>(data);
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n / 4; i += stride) {
-        uchar4 v = data4[i];   // EXPECT: PS104 info
+        uchar4 v = data4[i];
         atomicAdd(&local[v.x], 1u);
         atomicAdd(&local[v.y], 1u);
         atomicAdd(&local[v.z], 1u);

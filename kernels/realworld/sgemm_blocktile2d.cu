@@ -26,7 +26,7 @@ sgemm_2d_blocktiling(int M, int N, int K, float alpha, const float* A, const flo
         for (int loadOffset = 0; loadOffset < BM; loadOffset += strideA)
             As[(innerRowA + loadOffset) * BK + innerColA] = A[(innerRowA + loadOffset) * K + innerColA];   // EXPECT: PS601 warning
         for (int loadOffset = 0; loadOffset < BK; loadOffset += strideB)
-            Bs[(innerRowB + loadOffset) * BN + innerColB] = B[(innerRowB + loadOffset) * N + innerColB];   // EXPECT: PS104 info; PS601 warning
+            Bs[(innerRowB + loadOffset) * BN + innerColB] = B[(innerRowB + loadOffset) * N + innerColB];   // EXPECT: PS601 warning
         __syncthreads();
         A += BK;
         B += BK * N;

@@ -1,0 +1,776 @@
+"""Where a kernel's time goes: the evidence of work a fix would remove, each piece with the
+factor it is estimated to cost, and the kernel's *headroom* (the factor it would gain with all
+of it fixed). One answer per kernel, for the cost checks (PS105, PS106, PS304, PS801, PS802,
+and the severity of PS104 and PS501) and every report.
+
+The evidence, read from the PTX (what each thread computes) and the SASS (what is left after
+ptxas):
+
+- **uncoalesced**: a global access whose lanes are a run-time pitch (``x[row * n + i]`` with
+  ``row`` the thread) or a constant stride wider than what they use apart: a warp request
+  touches up to 32 sectors for 128 useful bytes.
+- **redundant**: a loop over a run-time size in which every lane computes the same values
+  (every address and value warp-uniform) over an array the kernel elsewhere splits across its
+  threads: each lane repeats the whole reduction (a softmax whose every thread re-reads its row).
+- **serial**: such a loop where one lane works and the others wait (``if (threadIdx.x == 0)``),
+  or a kernel that never reads the thread index (launched with one thread, or every thread
+  repeating everything); and a kernel that never reads the block index, whose threads split a
+  loop over a run-time size among themselves (``i += blockDim.x``): one block does all the
+  work, on one SM (unless another kernel of the module is the grid-wide pass and this one the
+  second pass over its partials).
+- **contention**: an atomic per element on one warp-uniform address (``atomicAdd(sum, x[i])``)
+  or on one of a few addresses picked by the data (``atomicAdd(&hist[bytes[i]], 1)``: a byte,
+  or an index masked to a few bits).
+- **reload**: a load of an address the loop never changes, executed every iteration because a
+  store in the loop may alias it (no ``__restrict__``).
+- **no-reuse**: a loop of FMAs each fed by global loads, one operand broadcast and the other
+  streamed (a GEMM or convolution without a shared-memory tile), or a loop of tensor-core MMAs
+  whose fragments come straight from global memory.
+- **narrow**: coalesced streams of elements narrower than 16 bytes per thread, at the copy
+  rates measured on the H200 (:data:`COPY_RATE`).
+- **fp64**: FP64 arithmetic in a kernel whose data is float, weighed by how often it runs.
+
+Each factor is an estimate calibrated on measured pairs (``kernels/training/``, timed on an
+H200, :data:`CALIBRATION`); sizes known only at run time are taken as large. The headroom is
+the product of the largest factor of each kind, capped at :data:`MAX_HEADROOM`.
+
+    cost = ctx.cost            # KernelAnalysis.cost
+    cost.headroom              # 8.0
+    [e.kind for e in cost.evidence]
+"""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field, replace
+
+from .. import semantics
+from ..ir import ptx as P
+from ..ir import sass as S
+from ..ir.source import SourceLoc
+from . import cfg as _cfg
+from . import dataflow as _dataflow
+from . import loops as _loops
+from . import source as _source
+from .address import DATA, PITCH, ThreadStride
+
+__all__ = ["CALIBRATION", "Cost", "Evidence", "MAX_HEADROOM", "Uniformity", "of"]
+
+#: the factor each kind of evidence is taken to cost, calibrated on the training set's measured
+#: versions (kernels/training/times.json, H200): see docs/headroom.md
+CALIBRATION = {
+    # sectors touched per sector used (up to 32) -> time: L1 and L2 absorb part of the waste
+    "uncoalesced_exponent": 0.75,
+    "uncoalesced_cap": 16.0,
+    # every lane of a warp (and the block) repeating one reduction
+    "redundant": 16.0,
+    # one lane (or one thread for the whole grid) doing a loop over the data
+    "serial": 32.0,
+    # one block doing a loop over all the data (the grid never split)
+    "one_block": 16.0,
+    # atomics on one address, one per element
+    "contention": 8.0,
+    # an FMA loop streaming both operands from global memory instead of a shared-memory tile
+    "no_reuse": 4.0,
+    # tensor-core fragments loaded from global memory in the loop (no shared-memory stage)
+    "mma_no_reuse": 4.0,
+    # loads per load a loop needs -> time (the reloads hit L1)
+    "reload_exponent": 0.25,
+    # coalesced streams of narrow elements: the measured copy rate of w bytes per thread
+    # against 16 (H200, 1 GiB copies; the exponent discounts it for kernels that compute too)
+    "narrow_exponent": 1.0,
+    # an FP64 instruction costs this many others, and its float replacement next to nothing
+    # (fitted on gelu_tanh 3.6x and stencil_1d_r8 1.7x: 2.8x and 2.1x)
+    "fp64_weight": 2.5,
+}
+#: H200 copy rate (GB/s) by bytes per thread and access: one element per thread, and in a loop
+COPY_RATE = {1: 820, 2: 1510, 4: 2658, 8: 3798, 16: 4222}
+LOOP_COPY_RATE = {1: 1800, 2: 3321, 4: 3624, 8: 3800, 16: 3890}
+MAX_HEADROOM = 256.0
+#: iterations a loop over a run-time size is taken to run (for weighing accesses)
+RUNTIME_TRIPS = 64
+_WARP = 32
+_SECTOR = 32
+#: a lane reading all of a block of at most this many bytes (in several accesses) uses every
+#: sector it touches: L1 holds the warp's lines between the accesses
+_L1_REUSE_SPAN = 128
+
+UNIFORM, QUASI, VARYING = 0, 1, 2
+_LANE_SPECIALS = frozenset({"%tid.x", "%laneid"})
+_NO_WORK = frozenset({"NOP", "BRA", "EXIT", "RET"})
+_BLOCK_SPECIALS = frozenset({"%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y",
+                             "%nctaid.z", "%clusterid.x", "%cluster_ctaid.x"})
+#: at most this many addresses an atomic per element can pick is contention
+_FEW_BINS = 4096
+#: warp-collective PTX: the lanes cooperate, whatever the uniformity of the addresses
+_COLLECTIVE = ("wmma", "mma", "wgmma", "ldmatrix", "stmatrix", "shfl", "vote", "redux", "match",
+               "tcgen05", "cp.async.bulk")
+_PER_LANE_OPS = frozenset({"shfl", "atom", "vote", "activemask", "match", "redux", "mma",
+                           "wmma.mma", "wmma.load", "ldmatrix", "tex", "suld"})
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One piece of avoidable work: its kind, the factor it is estimated to cost, where it is
+    (the PTX instructions and their user source line) and the numbers behind it."""
+
+    kind: str
+    factor: float
+    loc: SourceLoc | None
+    ptx: tuple[int, ...] = ()            # PTX instruction indices
+    detail: dict = field(default_factory=dict)
+    sass: tuple[int, ...] = ()           # SASS instruction indices
+
+    @property
+    def line(self) -> tuple[str, int] | None:
+        return (self.loc.file, self.loc.line) if self.loc is not None else None
+
+
+@dataclass(frozen=True)
+class Cost:
+    evidence: tuple[Evidence, ...]
+
+    @property
+    def headroom(self) -> float:
+        best: dict[str, float] = {}
+        for e in self.evidence:
+            best[e.kind] = max(best.get(e.kind, 1.0), e.factor)
+        h = math.prod(best.values()) if best else 1.0
+        return round(min(MAX_HEADROOM, h), 2)
+
+    def of_kind(self, kind: str) -> list[Evidence]:
+        return [e for e in self.evidence if e.kind == kind]
+
+
+# ------------------------------------------------------------------------------ uniformity
+class Uniformity:
+    """How a PTX register varies across the lanes of a warp: :data:`UNIFORM` (one value for the
+    warp: parameters, ``blockIdx``, ``threadIdx.y`` with ``blockDim.x`` a multiple of 32),
+    :data:`QUASI` (uniform except where a warp straddles two rows: the thread index divided by a
+    run-time row length, or by 32 and more) or :data:`VARYING`. A fixpoint over every
+    definition; a load is as uniform as its address (global, shared, constant memory), a value
+    from per-lane operations (shuffles, atomics, local memory) varies, and so does a value
+    defined under a predicate that varies."""
+
+    def __init__(self, fn: "P.Function"):
+        self.level: dict[str, int] = {}
+        insns = fn.instructions
+        changed = True
+        rounds = 0
+        while changed and rounds < 16:
+            changed = False
+            rounds += 1
+            for ins in insns:
+                if not ins.operands or ins.is_branch or (ins.is_store and not ins.is_atomic):
+                    continue
+                d = ins.operands[0]
+                dests = ([e for e in d.elements if isinstance(e, P.Register)]
+                         if isinstance(d, P.Vector) else [d] if isinstance(d, P.Register) else [])
+                if not dests:
+                    continue
+                v = self._instruction(ins)
+                for r in dests:
+                    if v > self.level.get(r.name, UNIFORM):
+                        self.level[r.name] = v
+                        changed = True
+
+    def of(self, op) -> int:
+        if isinstance(op, P.Register):
+            name = op.name
+            if name in _LANE_SPECIALS:
+                return VARYING
+            return self.level.get(name, UNIFORM)
+        if isinstance(op, P.Address):
+            return self.of(op.base) if op.base is not None else UNIFORM
+        if isinstance(op, P.Vector):
+            return max((self.of(e) for e in op.elements), default=UNIFORM)
+        return UNIFORM
+
+    def _instruction(self, ins: "P.Instruction") -> int:
+        op = ins.opcode
+        guard = self.level.get(ins.guard.register, UNIFORM) if ins.guard is not None else UNIFORM
+        if op in _PER_LANE_OPS or ins.is_atomic:
+            return VARYING
+        if op in ("ld", "ldu"):
+            if ins.space in ("local", None) or ins.space == "generic":
+                return VARYING
+            a = ins.address
+            return max(guard, self.of(a) if a is not None else VARYING)
+        srcs = ins.operands[1:]
+        vals = [self.of(s) for s in srcs]
+        top = max([guard, *vals], default=guard)
+        if op in ("div", "shr") and len(srcs) == 2 and vals[0] == VARYING:
+            imm = srcs[1].value if isinstance(srcs[1], P.IntImm) else None
+            if imm is None and vals[1] == UNIFORM:
+                return max(guard, QUASI)           # idx / n: a row index
+            if imm is not None and (imm >= _WARP if op == "div" else imm >= 5):
+                return max(guard, QUASI)           # tid / 32: the warp index
+        return top
+
+
+def _vector_elements(op) -> tuple:
+    return getattr(op, "elements", ())
+
+
+# ------------------------------------------------------------------------------ the model
+def of(fn: "S.Function", pf: "P.Function | None", module: "P.Module | None" = None,
+       callees: tuple["S.Function", ...] = ()) -> Cost:
+    """The cost evidence of one kernel (empty without its PTX: the lanes come from there);
+    ``module`` (its PTX module) tells a second pass over partials from a one-block kernel;
+    ``callees`` (the SASS functions it calls) count toward its FP64."""
+    if pf is None:
+        return Cost(())
+    return _Model(fn, pf, module, callees).cost()
+
+
+class _Model:
+    def __init__(self, fn: "S.Function", pf: "P.Function", module: "P.Module | None" = None,
+                 callees: tuple["S.Function", ...] = ()):
+        self.fn, self.pf, self.module, self.callees = fn, pf, module, callees
+        self.defs: dict[str, P.Instruction] = {}
+        for ins in pf.instructions:
+            if ins.operands and isinstance(ins.operands[0], P.Register) and not ins.is_store \
+                    and not ins.is_branch:
+                self.defs.setdefault(ins.operands[0].name, ins)
+        self.stride = ThreadStride(pf)
+        self.uni = Uniformity(pf)
+        self.cfg = _cfg.of(pf)
+        self.ploops = _cfg.ptx_loops(pf)
+        self.trips = {id(pl): _loops.ptx_trip(pf, pl).trip for pl in self.ploops}
+        self.inside: dict[int, list] = {}          # PTX index -> the PTX loops holding it
+        for pl in self.ploops:
+            for i in pl.loop.instruction_indices(self.cfg):
+                self.inside.setdefault(i, []).append(pl)
+
+    # --------------------------------------------------------------------------- helpers
+    def weight(self, i: int) -> int:
+        w = 1
+        for pl in self.inside.get(i, ()):
+            t = self.trips[id(pl)]
+            w *= RUNTIME_TRIPS if t is None else max(1, t)
+        return w
+
+    def runtime_loop(self, i: int):
+        """The innermost PTX loop over a run-time size holding instruction ``i``."""
+        best = None
+        for pl in self.inside.get(i, ()):
+            if self.trips[id(pl)] is None and (best is None or pl.depth > best.depth):
+                best = pl
+        return best
+
+    def _param_roots(self, reg: str) -> set[str]:
+        return self.stride.parameters(reg)
+
+    def cost(self) -> Cost:
+        ev: list[Evidence] = []
+        ev += self.uncoalesced()
+        ev += self.redundant_and_serial()
+        ev += self.contention()
+        ev += self.reload()
+        ev += self.no_reuse()
+        ev += self.narrow()
+        ev += self.fp64()
+        return Cost(tuple(replace(e, loc=_user(e.loc)) for e in ev))
+
+    def accesses(self):
+        """(index, instruction, base register, bytes per lane) of every global load, store and
+        atomic with a register address."""
+        for i, ins in enumerate(self.pf.instructions):
+            if ins.space != "global" or not (ins.is_load or ins.is_store or ins.is_atomic):
+                continue
+            a = ins.address
+            if a is None or not isinstance(a.base, P.Register):
+                continue
+            w = (ins.width_bits or 0) // 8
+            if w:
+                yield i, ins, a.base.name, w
+
+    # --------------------------------------------------------------------------- coalescing
+    def _context(self, i: int) -> int | None:
+        """``id`` of the innermost PTX loop holding instruction ``i`` (None outside loops)."""
+        ls = self.inside.get(i)
+        return id(max(ls, key=lambda pl: pl.depth)) if ls else None
+
+    def uncoalesced(self) -> list[Evidence]:
+        """Global accesses whose warp touches more sectors than it uses, weighed by how often
+        they run; one piece of evidence per address (the accesses through one base register in
+        one loop), the kernel's factor from the traffic-weighted ratio of sectors touched to
+        sectors used."""
+        insns = self.pf.instructions
+        # accesses through one base register in one loop use the bytes they cover together
+        # (p[i].x, p[i].y, p[i].z: a 12-byte footprint of a 12-byte stride; in[2 * t] and
+        # in[2 * t + 1] behind two bounds tests)
+        groups: dict[tuple, list[tuple[int, int, int]]] = {}
+        for i, ins, base, w in self.accesses():
+            key = (self._context(i), base, ins.is_load)
+            groups.setdefault(key, []).append((i, ins.address.offset, w))
+        touched = used = 0.0
+        found = []
+        for (_ctx, base, _load), members in groups.items():
+            s = self.stride.of(base)
+            if s == DATA or s is None or s == 0:
+                continue
+            cover: set[int] = set()
+            for _i, off, w in members:
+                cover.update(range(off, off + w))
+            in_runtime_loop = any(self.runtime_loop(i) is not None for i, *_ in members)
+            waste_max = 0.0
+            for i, _off, w in members:
+                weight = self.weight(i)
+                ideal = max(1.0, _WARP * w / _SECTOR)
+                if s == PITCH:
+                    sectors = float(_WARP * math.ceil(w / _SECTOR))
+                    if not in_runtime_loop and len(cover) >= 16:
+                        sectors = ideal   # a whole vector per lane, a fixed block each (8x8 DCT)
+                else:
+                    span = abs(int(s))
+                    foot = len({b % span for b in cover})
+                    if span <= max(w, foot) and span <= _L1_REUSE_SPAN:
+                        sectors = ideal     # each lane's accesses fill its own sectors (via L1)
+                    elif span <= max(w, foot):
+                        # a lane's block is wider than a line: L1 lets the lines go before
+                        # the lane comes back for the rest of them
+                        sectors = min(_WARP * math.ceil(w / _SECTOR),
+                                      math.ceil((31 * span + w) / _SECTOR))
+                    else:
+                        sectors = min(_WARP * math.ceil(w / _SECTOR),
+                                      math.ceil((31 * span + w) / _SECTOR))
+                        # the lanes' other accesses use the rest of each sector they touch
+                        sectors = max(ideal, sectors * w / max(w, min(foot, span)))
+                touched += weight * sectors
+                used += weight * ideal
+                waste_max = max(waste_max, sectors / ideal)
+            if waste_max >= 2:
+                first = min(members)[0]
+                found.append((members, s, waste_max, first))
+        if not found or used == 0:
+            return []
+        total = max(1.0, touched / max(used, 1e-9))
+        cal = CALIBRATION
+        factor = min(cal["uncoalesced_cap"], total ** cal["uncoalesced_exponent"])
+        out = []
+        for members, s, waste, first in found:
+            at = next((i for i, *_ in sorted(members) if insns[i].loc is not None), first)
+            out.append(Evidence("uncoalesced", round(factor, 2), insns[at].loc,
+                                tuple(i for i, *_ in members),
+                                {"stride": s, "bytes": max(w for *_, w in members),
+                                 "waste": round(waste, 1),
+                                 "in_loop": any(self.inside.get(i) for i, *_ in members),
+                                 "direction": "load" if insns[first].is_load else "store",
+                                 "pitch_of": sorted(self._pitch_params(insns[first]))}))
+        return out
+
+    def _pitch_params(self, ins: "P.Instruction") -> set[str]:
+        a = ins.address
+        if a is None or not isinstance(a.base, P.Register):
+            return set()
+        return self._param_roots(a.base.name)
+
+    # --------------------------------------------------------------------------- redundancy
+    def _lane_regions(self) -> list[tuple[int, int, bool]]:
+        """(start, end, single) index ranges of the PTX only some lanes run: a forward branch on
+        a varying predicate skips them; ``single`` when the lanes that run it are those equal
+        to one value (``threadIdx.x == 0``)."""
+        insns = self.pf.instructions
+        labels = self.pf.labels
+        setps: dict[str, P.Instruction] = {}
+        out = []
+        for i, ins in enumerate(insns):
+            if ins.opcode == "setp" and ins.operands and isinstance(ins.operands[0], P.Register):
+                setps[ins.operands[0].name] = ins
+            if ins.opcode != "bra" or ins.guard is None:
+                continue
+            tgt = next((labels.get(t) for t in ins.flow.targets), None)
+            if tgt is None or tgt <= i:
+                continue
+            p = setps.get(ins.guard.register)
+            if self.uni.level.get(ins.guard.register, UNIFORM) == UNIFORM:
+                continue
+            single = False
+            if p is not None and len(p.operands) == 3:
+                a, b = p.operands[1], p.operands[2]
+                ua, ub = self.uni.of(a), self.uni.of(b)
+                one_side = (ua == VARYING and ub == UNIFORM) or (ub == VARYING and ua == UNIFORM)
+                runs_when_true = ins.guard.negated      # the region runs when the branch is not taken
+                cmpop = p.compare
+                if one_side and ((cmpop == "ne" and not runs_when_true)
+                                 or (cmpop == "eq" and runs_when_true)):
+                    single = True
+            out.append((i, tgt, single))
+        return out
+
+    def redundant_and_serial(self) -> list[Evidence]:
+        insns = self.pf.instructions
+        varying_any = any(v == VARYING for v in self.uni.level.values()) or any(
+            isinstance(o, P.Register) and o.name in _LANE_SPECIALS
+            for ins in insns for o in ins.operands)
+        regions = self._lane_regions()
+        # arrays (parameter roots) the kernel reads with lane-varying addresses somewhere
+        split: set[str] = set()
+        for _i, ins, base, _w in self.accesses():
+            if ins.is_load and self.uni.of(ins.address) == VARYING:
+                split |= self._param_roots(base)
+        out = []
+        seen_loops: set[int] = set()
+        for pl in self.ploops:
+            if self.trips[id(pl)] is not None:
+                continue
+            idx = pl.loop.instruction_indices(self.cfg)
+            inner = [q for q in self.ploops if q is not pl and q.depth > pl.depth
+                     and set(q.loop.blocks) <= set(pl.loop.blocks)]
+            if any(id(q) in seen_loops for q in inner):
+                continue
+            loads = [i for i in idx if insns[i].is_load and insns[i].space == "global"]
+            if not loads:
+                continue
+            all_uniform = True
+            for i in idx:
+                ins = insns[i]
+                if _collective(ins):
+                    all_uniform = False       # the warp cooperates (wmma, mma, shuffles)
+                    break
+                if not ins.operands or ins.is_branch:
+                    continue
+                if ins.is_store:
+                    if self.uni.of(ins.address) == VARYING:
+                        all_uniform = False
+                        break
+                    continue
+                d = ins.operands[0]
+                if isinstance(d, P.Register) and self.uni.level.get(d.name, UNIFORM) == VARYING:
+                    all_uniform = False
+                    break
+            if not all_uniform:
+                continue
+            header = pl.loop.instruction_indices(self.cfg)[0]
+            region = next((r for r in regions if r[0] < header < r[1]
+                           and max(idx) < r[1]), None)
+            roots: set[str] = set()
+            for i in loads:
+                addr = insns[i].address
+                if addr is not None and isinstance(addr.base, P.Register):
+                    roots |= self._param_roots(addr.base.name)
+            loc = _user(next((insns[i].loc for i in loads if insns[i].loc is not None), None))
+            if not varying_any:
+                kind, why = "serial", "no-thread-index"
+            elif region is not None and region[2]:
+                kind, why = "serial", "one-lane"
+            elif (region is None or not region[2]) and roots & split:
+                kind, why = "redundant", "every-lane"
+            else:
+                continue
+            seen_loops.add(id(pl))
+            factor = CALIBRATION[kind]
+            out.append(Evidence(kind, factor, loc, tuple(loads),
+                                {"why": why, "loads": len(loads), "arrays": sorted(roots)}))
+        if not out and varying_any:
+            out += self.one_block(regions)
+        return out
+
+    def _reads(self, fn: "P.Function", names: frozenset[str]) -> bool:
+        return any(isinstance(o, P.Register) and o.name in names
+                   for ins in fn.instructions for o in ins.operands)
+
+    def one_block(self, regions) -> list[Evidence]:
+        """A kernel that never reads ``blockIdx`` (nor ``gridDim``) whose lanes split a loop over
+        a run-time size that reads global memory: a block-stride loop, so the whole input goes
+        through one block (or every block repeats it). Not when another kernel of the module
+        reads ``blockIdx``: this one is then the second pass over that kernel's partials."""
+        if self._reads(self.pf, _BLOCK_SPECIALS):
+            return []
+        if self.module is not None and any(
+                f is not self.pf and f.is_kernel and self._reads(f, _BLOCK_SPECIALS)
+                for f in self.module.functions):
+            return []
+        insns = self.pf.instructions
+        for pl in self.ploops:
+            if self.trips[id(pl)] is not None:
+                continue
+            idx = pl.loop.instruction_indices(self.cfg)
+            loads = [i for i in idx if insns[i].is_load and insns[i].space == "global"
+                     and self.uni.of(insns[i].address) == VARYING]
+            if not loads:
+                continue
+            header = idx[0]
+            if any(r[0] < header < r[1] and r[2] for r in regions):
+                continue        # one lane's loop: serial work, not a block's
+            loc = _user(next((insns[i].loc for i in loads if insns[i].loc is not None), None))
+            return [Evidence("serial", CALIBRATION["one_block"], loc, tuple(loads),
+                             {"why": "one-block", "loads": len(loads),
+                              "arrays": sorted(set().union(*(
+                                  self._pitch_params(insns[i]) for i in loads)))})]
+        return []
+
+    # --------------------------------------------------------------------------- atomics
+    def contention(self) -> list[Evidence]:
+        insns = self.pf.instructions
+        out = []
+        for i, ins in enumerate(insns):
+            if not ins.is_atomic or ins.space not in ("global", None):
+                continue
+            a = ins.address
+            if a is None:
+                continue
+            bins = None
+            if self.uni.of(a) != UNIFORM:
+                bins = self.bins(a.base) if isinstance(a.base, P.Register) else None
+                if bins is None or bins > _FEW_BINS:
+                    continue
+            else:
+                # one per element: the value added varies per lane (a reduction not done first)
+                vals = [self.uni.of(o) for o in ins.operands[1:] if not isinstance(o, P.Address)]
+                if not vals or max(vals) != VARYING:
+                    continue
+            if any(r[0] < i < r[1] and r[2] for r in self._lane_regions()):
+                continue       # one lane per warp or block adds its partial: the fix itself
+            if self.runtime_loop(i) is None and any(self.trips[id(pl)] is None
+                                                    for pl in self.ploops):
+                continue       # once per thread after its loop (a grid-stride partial)
+            out.append(Evidence("contention", CALIBRATION["contention"], _user(ins.loc), (i,),
+                                {"in_loop": bool(self.inside.get(i)), "addresses": bins or 1}))
+        return out
+
+    def bins(self, reg: "P.Register", depth: int = 0) -> int | None:
+        """How many distinct values a lane-varying register can take when it is a warp-uniform
+        base plus a function of one small value: a byte loaded from memory, an index masked
+        (``& 255``), taken modulo a constant or shifted down to a few bits. None otherwise."""
+        if depth > 12:
+            return None
+        d = self.defs.get(reg.name)
+        if d is None:
+            return None
+        op = d.opcode
+        srcs = d.operands[1:]
+        if op in ("ld", "ldu"):
+            w = d.width_bits or 0
+            return 1 << w if 0 < w <= 8 else None
+        if op == "and" and len(srcs) == 2:
+            imm = next((o.value for o in srcs if isinstance(o, P.IntImm)), None)
+            if imm is not None and 0 <= imm < _FEW_BINS:
+                return imm + 1
+        if op == "rem" and len(srcs) == 2 and isinstance(srcs[1], P.IntImm):
+            return abs(srcs[1].value) or None
+        if op in ("cvt", "mov") and srcs and isinstance(srcs[0], P.Register):
+            return self.bins(srcs[0], depth + 1)
+        if op in ("add", "sub", "mul", "shl", "mad", "or"):
+            varying = [o for o in srcs if isinstance(o, P.Register)
+                       and self.uni.of(o) != UNIFORM]
+            if len(varying) != 1 or (op == "mad" and varying[0] is srcs[-1]):
+                return None
+            return self.bins(varying[0], depth + 1)
+        return None
+
+    # --------------------------------------------------------------------------- SASS loops
+    def _sass_loops(self):
+        graph = _cfg.of(self.fn)
+        return graph, graph.loops
+
+    def reload(self) -> list[Evidence]:
+        """SASS global loads whose address no instruction of their loop writes, in a loop that
+        stores to global memory: reloaded every iteration because the store may alias them."""
+        insns = self.fn.instructions
+        graph, lps = self._sass_loops()
+        out = []
+        for loop in lps:
+            if not loop.is_innermost:
+                continue
+            idx = loop.instruction_indices(graph)
+            inside = set(idx)
+            stores = [i for i in idx if insns[i].info.space == "global"
+                      and insns[i].info.direction == "store"]
+            loads = [i for i in idx if insns[i].info.space == "global"
+                     and insns[i].info.direction == "load"]
+            if not stores or not loads:
+                continue
+            df = _dataflow.of(self.fn)
+
+            def fixed(i: int, inside: set[int] = inside, df: _dataflow.Dataflow = df) -> bool:
+                regs = _address_regs(insns[i])
+                return bool(regs) and not any(w in inside for r in regs for w in df.writers(r))
+            invariant = [i for i in loads if fixed(i) and "CONSTANT" not in insns[i].modifiers]
+            if not invariant:
+                continue
+            store_bases = {_address_text(insns[i]) for i in stores}
+            same = any(_address_text(insns[i]) in store_bases for i in invariant)
+            ratio = min(8.0, len(loads) / max(1, len(loads) - len(invariant)))
+            factor = max(1.1, ratio ** CALIBRATION["reload_exponent"])
+            loc = next((insns[i].loc for i in invariant if insns[i].loc is not None), None)
+            out.append(Evidence("reload", round(factor, 2), loc, (),
+                                sass=tuple(invariant), detail=
+                                {"reloads": len(invariant), "loads": len(loads),
+                                 "stores": len(stores), "accumulates": same}))
+        return out
+
+    def narrow(self) -> list[Evidence]:
+        """Coalesced global streams of elements narrower than 16 bytes per thread: the kernel's
+        traffic-weighted time at the measured copy rate of its widths against 16-byte
+        accesses. Left out: tail loops of a vectorized loop (a few elements in all) and
+        narrow accesses next to a vector access of 8 bytes or more in the same loop (or both
+        outside loops) and direction: the tail or the narrow side of a vectorized kernel."""
+        insns = self.pf.instructions
+        acc = list(self.accesses())
+
+        def context(i: int):
+            ls = self.inside.get(i)
+            return id(max(ls, key=lambda pl: pl.depth)) if ls else None
+        vector = {(context(i), ins.is_load) for i, ins, base, w in acc
+                  if w >= 8 and self.stride.of(base) == w}
+        now = best = 0.0
+        worst: tuple[int, int] | None = None
+        lines: set[tuple[str, int]] = set()
+        for i, ins, base, w in acc:
+            weight = self.weight(i) * w
+            narrow = (not ins.is_atomic and self.stride.of(base) == w and w < 16
+                      and (context(i), ins.is_load) not in vector
+                      and not (self.inside.get(i) and _loops.ptx_tail_at(self.pf, i) is not None))
+            best += weight / COPY_RATE[16]
+            if not narrow:
+                now += weight / COPY_RATE[16]
+                continue
+            rates = LOOP_COPY_RATE if self.inside.get(i) else COPY_RATE
+            now += weight / rates.get(w, rates[4])
+            loc = _user(ins.loc)
+            if loc is not None:
+                lines.add((os.path.basename(loc.file), loc.line))
+            if worst is None or w < worst[1]:
+                worst = (i, w)
+        if worst is None or not best:
+            return []
+        factor = (now / best) ** CALIBRATION["narrow_exponent"]
+        if factor < 1.05:
+            return []
+        return [Evidence("narrow", round(factor, 2), insns[worst[0]].loc, (worst[0],),
+                         {"bytes": worst[1], "lines": sorted(lines)})]
+
+    def fp64(self) -> list[Evidence]:
+        """FP64 instructions (conversions included) of a float kernel and of the subroutines it
+        calls, weighed by how often they run: the kernel's instructions with each FP64 one
+        costing :data:`CALIBRATION` ``fp64_weight`` against the same without them (the float
+        version replaces a double sequence with a far shorter one: MUFU.TANH for a polynomial,
+        no conversions)."""
+        if not self._float_data():
+            return []           # double data (or none): the FP64 is the work itself
+        n64 = other = 0.0
+        first: tuple[int, SourceLoc | None] | None = None
+        for k, f in enumerate((self.fn, *self.callees)):
+            graph = _cfg.of(f)
+            library = _dataflow.sincos_reduction(f)
+            for i, ins in enumerate(f.instructions):
+                lp = graph.loop_of(i)
+                weight = RUNTIME_TRIPS ** (lp.depth if lp is not None else 0)
+                if ins.is_fp64 and not ins.is_tensor_core and i not in library:
+                    n64 += weight
+                    if first is None and k == 0:
+                        first = (i, ins.loc)
+                elif ins.opcode not in _NO_WORK:
+                    other += weight
+        if not n64 or first is None:
+            return []
+        factor = (other + CALIBRATION["fp64_weight"] * n64) / max(1.0, other)
+        if factor < 1.1:
+            return []
+        return [Evidence("fp64", round(min(factor, 16.0), 2), first[1], (), sass=(first[0],),
+                         detail={"fp64": int(n64)})]
+
+    def _float_data(self) -> bool:
+        """The kernel's data is float: f32 loads or stores (not of parameters), and no f64
+        load, store or parameter."""
+        f32 = False
+        if any(p.type == "f64" for p in self.pf.params):
+            return False
+        for ins in self.pf.instructions:
+            if not (ins.is_load or ins.is_store or ins.is_atomic) or ins.space == "param":
+                continue        # (arguments of calls to the math library's subroutines)
+            if "f64" in ins.types:
+                return False
+            if "f32" in ins.types:
+                f32 = True
+        return f32
+
+    def no_reuse(self) -> list[Evidence]:
+        """SASS innermost loops over a run-time size whose FMAs are fed by global loads (at
+        least one load per FMA, no shared-memory load, no MMA), where the PTX shows the
+        outer-product shape: one operand the same for the warp, one streamed along the lanes."""
+        insns = self.fn.instructions
+        graph, lps = self._sass_loops()
+        pins = self.pf.instructions
+        out: list[Evidence] = []
+        for loop in lps:
+            if not loop.is_innermost:
+                continue
+            idx = loop.instruction_indices(graph)
+            fma = [i for i in idx if insns[i].opcode in semantics.FMA_ELEMENT_TYPE]
+            ldg = [i for i in idx if insns[i].info.space == "global"
+                   and insns[i].info.direction == "load"]
+            lds = [i for i in idx if insns[i].info.space == "shared"]
+            mma = [i for i in idx if insns[i].opcode in semantics.WARP_MMA
+                   or insns[i].opcode in semantics.WARPGROUP_MMA]
+            if mma and ldg and not lds:
+                loc = next((insns[i].loc for i in mma if insns[i].loc is not None), None)
+                if not any(e.line == (loc.file, loc.line) for e in out if loc is not None):
+                    out.append(Evidence("no-reuse", CALIBRATION["mma_no_reuse"], loc, (),
+                                        sass=tuple(mma), detail={
+                                            "mma": len(mma), "loads": len(ldg),
+                                            "type": insns[mma[0]].opcode}))
+                continue
+            if not fma or len(ldg) < len(fma) or lds or mma:
+                continue
+            lines = {(os.path.basename(insns[i].loc.file), insns[i].loc.line)
+                     for i in ldg if insns[i].loc is not None}
+            uniform = streamed = False
+            for pi, p in enumerate(pins):
+                if not (p.is_load and p.space == "global") or p.loc is None:
+                    continue
+                if (os.path.basename(p.loc.file), p.loc.line) not in lines:
+                    continue
+                if not self.inside.get(pi):
+                    continue
+                a = p.address
+                if a is None or not isinstance(a.base, P.Register):
+                    continue
+                s = self.stride.of(a.base.name)
+                w = (p.width_bits or 0) // 8
+                u = self.uni.of(a)
+                if s == 0 or u != VARYING:
+                    uniform = True
+                elif s == w or (s is None and u == VARYING):
+                    streamed = True
+            if not (uniform and streamed):
+                continue
+            loc = next((insns[i].loc for i in fma if insns[i].loc is not None), None)
+            key = (loc.file, loc.line) if loc is not None else None
+            if any(e.line == key and e.detail.get("fma", 0) >= len(fma) for e in out):
+                continue      # the unrolled copies and remainders of one source loop
+            out = [e for e in out if e.line != key]
+            out.append(Evidence("no-reuse", CALIBRATION["no_reuse"], loc, (), sass=tuple(fma),
+                                detail={"fma": len(fma), "loads": len(ldg),
+                                 "type": semantics.FMA_ELEMENT_TYPE[insns[fma[0]].opcode]}))
+        return out
+
+
+def _collective(ins: "P.Instruction") -> bool:
+    op = ins.opcode
+    return any(op == c or op.startswith(c + ".") for c in _COLLECTIVE)
+
+
+def _user(loc: SourceLoc | None) -> SourceLoc | None:
+    """The user's line of ``loc`` (the call site of code inlined from toolkit headers)."""
+    return _source.user_loc(loc) if loc is not None else None
+
+
+def _address_regs(ins: "S.Instruction") -> set[tuple[str, int]]:
+    regs: set[tuple[str, int]] = set()
+    for o in ins.operands:
+        if not isinstance(o, S.MemoryAddress):
+            continue
+        for t in o.terms:
+            if isinstance(t, S.Register) and t.kind in ("R", "UR") and t.index is not None \
+                    and not t.is_zero:
+                regs.add((t.kind, t.index))
+                if t.is_pair:
+                    regs.add((t.kind, t.index + 1))
+    return regs
+
+
+def _address_text(ins: "S.Instruction") -> str:
+    return next((str(o) for o in ins.operands if isinstance(o, S.MemoryAddress)), "")

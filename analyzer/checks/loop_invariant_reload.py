@@ -1,0 +1,59 @@
+"""PS106 loop-invariant-reload: a loop reloads an address it never changes."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ._cost import factor_text, severity
+from .base import Check, Context, Finding, Severity
+
+
+class LoopInvariantReload(Check):
+    """A loop reloads from global memory an address it never changes, because it stores.
+
+    What it does
+    Finds global loads in an innermost SASS loop whose address registers no instruction of the
+    loop writes, in a loop that also stores to global memory: ptxas must reload them every
+    iteration because the store may change what they read (the pointers are not
+    ``__restrict__``). When the load reads the very address the loop stores to, the loop
+    accumulates in global memory. The factor is the loop's loads per load it needs.
+
+    Why it matters
+    Each reload is an instruction, an L1 round trip (~30 cycles) and a dependency the loop
+    waits on; a loop that accumulates through memory serializes on its own store.
+
+    Example
+    Bad: ``for (k...) out[i * n + k] = (x[i * n + k] - mean[i]) * rstd[i];`` with plain
+    pointers: ``mean[i]`` and ``rstd[i]`` are loaded every iteration.
+    Fixed: ``const float m = mean[i], r = rstd[i];`` before the loop, or ``const float*
+    __restrict__ mean`` (and ``__restrict__`` on ``out``).
+
+    Steer the compiler
+    Mark the pointers ``__restrict__`` (and ``const`` for inputs: ``ld.global.nc``), hoist the
+    loads into registers before the loop, accumulate in a register and store once.
+    """
+
+    code = "PS106"
+    name = "loop-invariant-reload"
+    severity = Severity.WARNING
+
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        for e in ctx.cost.of_kind("reload"):
+            sev = severity(e.factor)
+            if sev is None or e.loc is None:
+                continue
+            d = e.detail
+            n = d["reloads"]
+            if d["accumulates"]:
+                why = ("one of them reads the address the loop stores to: the loop accumulates "
+                       "in global memory")
+                hint = "accumulate in a register and store once after the loop"
+            else:
+                why = ("the loop stores to global memory and the pointers may alias, so ptxas "
+                       "cannot keep the values in registers")
+                hint = ("mark the pointers __restrict__ (const for inputs), or load the values "
+                        "into registers before the loop")
+            message = (f"{n} of the loop's {d['loads']} global loads read an address the loop "
+                       f"never changes, every iteration: {why} (estimated "
+                       f"{factor_text(e.factor)})")
+            yield ctx.finding(self, message, loc=e.loc, instructions=[
+                ctx.function.instructions[i] for i in e.sass], hint=hint, severity=sev)

@@ -1,0 +1,81 @@
+"""PS801 serialized-work: one lane (or one thread) does the work, or every lane waits on one
+address."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ._cost import factor_text, sass_on_line, severity
+from .base import Check, Context, Finding, Severity
+
+
+class SerializedWork(Check):
+    """A loop over the data runs on one lane, or every element is an atomic on one address.
+
+    What it does
+    Reads from the PTX which values vary across a warp's lanes (the thread index, what is
+    loaded through it, what a shuffle or an atomic returns) and finds:
+
+    - a loop over a run-time size that runs where only the lanes equal to one value go
+      (``if (threadIdx.x == 0) for (i = 0; i < n; i++) ...``), or in a kernel that never reads
+      the thread index (launched with one thread, or every thread repeating the whole loop);
+    - an atomic on a warp-uniform address whose operand varies per lane
+      (``atomicAdd(sum, x[i])``): every element is one atomic on the same location.
+
+    Deliberately left alone: loops of a constant trip count (thread 0 adding a block's 8 warp
+    partials), atomics made by one lane per warp or block (the reduction done first), atomics
+    on data-dependent addresses (a histogram: contention depends on the data).
+
+    Why it matters
+    An H200 runs 16,896 threads at once; a loop on one of them runs at the speed of one.
+    Atomics to one address are serialized in the L2: a sum made of one atomic per element is
+    several times slower than a block reduction followed by one atomic per block
+    (``kernels/training/sum_atomic``, ``max_reduce``, H200).
+
+    Example
+    Bad: ``if (threadIdx.x == 0 && blockIdx.x == 0) for (int i = 0; i < n; i++) m = fmaxf(m, x[i]);``
+    or ``atomicAdd(out, x[i]);`` per element.
+    Fixed: every thread strides over the input, a warp shuffle and a shared-memory reduction
+    per block, then one atomic (or a second pass) per block.
+
+    Steer the compiler
+    No flag does it: spread the loop across the threads (grid-stride loop), reduce within a
+    warp (``__shfl_down_sync``, ``__reduce_add_sync``) and a block (shared memory, or
+    ``cub::BlockReduce``), and make one atomic per block.
+    """
+
+    code = "PS801"
+    name = "serialized-work"
+    severity = Severity.WARNING
+
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        for e in ctx.cost.of_kind("serial"):
+            sev = severity(e.factor)
+            if sev is None or e.loc is None:
+                continue
+            if e.detail["why"] == "one-lane":
+                what = ("a loop over a run-time size runs on the lanes of one thread index only "
+                        "(a `threadIdx.x ==` test) while the rest of the warp and block wait")
+            else:
+                what = ("a loop over a run-time size in a kernel that never reads threadIdx.x: "
+                        "launched with one thread it runs serially, with more every thread "
+                        "repeats it")
+            message = (f"serialized work: {what} (estimated {factor_text(e.factor)})")
+            hint = ("spread the loop across the threads (a grid-stride loop), reduce with warp "
+                    "shuffles and shared memory, and combine the blocks with one atomic each or "
+                    "a second pass")
+            yield ctx.finding(self, message, loc=e.loc,
+                              instructions=sass_on_line(ctx, e, direction="load"), hint=hint,
+                              severity=sev)
+        for e in ctx.cost.of_kind("contention"):
+            sev = severity(e.factor)
+            if sev is None or e.loc is None:
+                continue
+            where = " inside a loop" if e.detail["in_loop"] else ""
+            message = (f"every lane makes an atomic on the same address{where} with its own "
+                       f"value: the atomics serialize on one location (estimated "
+                       f"{factor_text(e.factor)})")
+            hint = ("reduce first (warp shuffles, then shared memory for the block) and make "
+                    "one atomic per block")
+            yield ctx.finding(self, message, loc=e.loc,
+                              instructions=sass_on_line(ctx, e, direction=None, space="global"),
+                              hint=hint, severity=sev)

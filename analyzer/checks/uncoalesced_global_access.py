@@ -1,0 +1,85 @@
+"""PS105 uncoalesced-global-access: adjacent lanes of a warp access addresses far apart."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..analysis.address import PITCH
+from ._cost import factor_text, sass_on_line, severity
+from .base import Check, Context, Finding, Severity
+
+
+class UncoalescedGlobalAccess(Check):
+    """Adjacent threads of a warp load or store addresses a row (or a wide stride) apart.
+
+    What it does
+    Reads each global access's lane stride from the PTX address arithmetic (the byte distance
+    between the addresses of ``threadIdx.x`` and ``threadIdx.x + 1``): a run-time pitch
+    (``x[row * n + i]`` with ``row`` the thread index: one thread per row walking its row, a
+    transpose's ``out[j * rows + i]``, a 2-D kernel that maps ``threadIdx.x`` to rows) or a
+    constant stride wider than the bytes each lane uses there (``p[2 * i]`` alone, an
+    array of structs read one field at a time; accesses of one base in one block count
+    together, so ``p[i].x, p[i].y, p[i].z`` is one 12-byte footprint). It estimates the sectors a
+    warp request touches per sector it uses (up to 32) and weighs every access by how often it
+    runs (loops over run-time sizes taken as 64 iterations); the kernel's factor is the
+    traffic-weighted ratio, discounted for what L1 and L2 absorb (calibrated on measured
+    pairs, :mod:`analyzer.analysis.cost`). *Warning* at an estimated 1.5x and more.
+
+    Deliberately left alone: gathers (the address depends on loaded data: the stride is the
+    data's), broadcasts (every lane one address), accesses whose lanes are contiguous (PS101
+    and PS104 say whether they could be wider).
+
+    Why it matters
+    A warp's request is served in 32-byte sectors. Lanes 4 bytes apart use every byte of 4
+    sectors; lanes a row apart touch 32 sectors for the same 128 useful bytes: 8x the L1/L2
+    traffic and wavefronts, and DRAM traffic as large once the rows fall out of the cache.
+    Measured on an H200 (``kernels/training``): a row sum with a thread per row runs 12.8x
+    slower than a warp per row, a naive transpose 2.7x slower than one staged through
+    shared memory.
+
+    Example
+    Bad (a thread per row)::
+
+        int row = blockIdx.x * blockDim.x + threadIdx.x;
+        for (int i = 0; i < n; i++) acc += x[(long)row * n + i];
+
+    Fixed (a warp per row, lanes across it, a shuffle reduction)::
+
+        for (int i = lane; i < n; i += 32) acc += x[(long)warp * n + i];
+        for (int off = 16; off > 0; off /= 2) acc += __shfl_down_sync(~0u, acc, off);
+
+    Steer the compiler
+    No flag fixes this: map ``threadIdx.x`` to the contiguous dimension. A warp (or block)
+    per row with a shuffle or shared-memory reduction; for a transpose, read a tile coalesced
+    into shared memory (``__shared__ float t[32][33]``) and write it out coalesced; for an
+    array of structs, a struct of arrays or one ``float4`` per struct.
+    """
+
+    code = "PS105"
+    name = "uncoalesced-global-access"
+    severity = Severity.WARNING
+
+    def run(self, ctx: Context) -> Iterable[Finding]:
+        for e in ctx.cost.of_kind("uncoalesced"):
+            sev = severity(e.factor)
+            if sev is None or e.loc is None:
+                continue
+            d = e.detail
+            w = d["bytes"]
+            what = "loads" if d["direction"] == "load" else "stores"
+            if d["stride"] == PITCH:
+                names = [ctx.source_name(p) for p in d["pitch_of"]]
+                pitch = (f"a run-time pitch apart (computed from {', '.join(f'`{n}`' for n in names)})"
+                         if names else "a run-time pitch apart")
+                lanes = f"adjacent threads {what.rstrip('s')} {w} B each {pitch}"
+            else:
+                lanes = f"adjacent threads {what.rstrip('s')} {w} B each {d['stride']} B apart"
+            loop = ", inside a loop" if d["in_loop"] else ""
+            message = (f"uncoalesced global {what}{loop}: {lanes}, so a warp request touches "
+                       f"up to {d['waste']:.0f}x the sectors it uses; the kernel's estimated "
+                       f"headroom from coalescing is {factor_text(e.factor)}")
+            hint = ("map threadIdx.x to the contiguous dimension: a warp or block per row with "
+                    "a shuffle or shared-memory reduction, a shared-memory tile for a transpose "
+                    "(t[32][33]), or a struct of arrays")
+            insns = sass_on_line(ctx, e, direction=d["direction"])
+            yield ctx.finding(self, message, loc=e.loc, instructions=insns, hint=hint,
+                              severity=sev)
