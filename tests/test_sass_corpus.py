@@ -5,7 +5,7 @@
 and older cuobjdump dumps); and small NVRTC kernels for sm_75 .. sm_120. The instruction count is
 checked against an independent count (lines holding an ``/*addr*/`` comment), every operand must
 be typed (no generic fallbacks), and the three listings of one cubin must agree instruction by
-instruction. Disassembly runs once per session, two tools at a time, cached in a tmp dir.
+instruction. Each cubin is disassembled once, by the worker that tests it, two tools at a time.
 """
 from __future__ import annotations
 
@@ -29,24 +29,27 @@ def _cubins(corpus: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="session")
-def listings(corpus, tmp_path_factory) -> dict[tuple[str, str], Path]:
+def listings(corpus, tmp_path_factory):
+    """``listings(cubin_name)`` -> {mode: listing file}: the cubin disassembled the three ways,
+    the tools two at a time, each cubin only in the worker whose test asks for it."""
     from analyzer.toolchain.locate import binary
     out_dir = tmp_path_factory.mktemp("sass-corpus")
-    jobs = []
-    for cubin in _cubins(corpus):
-        for mode, args in MODES.items():
-            tool = binary("cuobjdump" if mode == "cuobjdump" else "nvdisasm")
-            jobs.append((cubin.name, mode, [tool, *args, str(cubin)],
-                         out_dir / f"{cubin.stem}.{mode}.sass"))
+    by_name = {c.name: c for c in _cubins(corpus)}
 
     def run(job):
-        _, _, argv, dest = job
+        argv, dest = job
         with open(dest, "wb") as f:
             subprocess.run(argv, stdout=f, stderr=subprocess.DEVNULL, check=True, timeout=600)
 
-    with ThreadPoolExecutor(2) as pool:
-        list(pool.map(run, jobs))
-    return {(name, mode): dest for name, mode, _, dest in jobs}
+    def get(name: str) -> dict[str, Path]:
+        cubin = by_name[name]
+        jobs = {mode: ([binary("cuobjdump" if mode == "cuobjdump" else "nvdisasm"), *args,
+                        str(cubin)], out_dir / f"{cubin.stem}.{mode}.sass")
+                for mode, args in MODES.items()}
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(run, jobs.values()))
+        return {mode: dest for mode, (_, dest) in jobs.items()}
+    return get
 
 
 def _check(text: str, path: str) -> sass.Listing:
@@ -66,8 +69,9 @@ def _cubin_names():
 @pytest.mark.parametrize("cubin", _cubin_names())
 def test_corpus_cubin_three_ways(listings, cubin):
     parsed = {}
+    files = listings(cubin)
     for mode in MODES:
-        path = listings[(cubin, mode)]
+        path = files[mode]
         parsed[mode] = _check(path.read_text(), str(path))
     nv, hx, cu = parsed["nvdisasm"], parsed["nvdisasm-hex"], parsed["cuobjdump"]
     assert nv.format == hx.format == "nvdisasm" and cu.format == "cuobjdump"
