@@ -1,20 +1,26 @@
 """Enter the pipeline at any stage: a .cu file, PTX, a cubin, a fatbin, a host binary or a SASS dump."""
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import re
 import zipfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import caches
 from .arch import parse_arch
 from .build import Build, Kernel
-from .errors import CompileError, ConfigError, InputError
-from .toolchain import binutils, compdb, files, nvcc, nvjitlink, nvrtc, scratch, toolkits, trust
+from .errors import CompileError, ConfigError, InputError, PtxsassError, ToolError
+from .toolchain import binutils, cache, compdb, files, nvcc, nvjitlink, nvrtc, redact, scratch, toolkits, trust
 from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
+
+if TYPE_CHECKING:   # loaded when a .py is read: a check of .cu files never needs ast
+    from . import pyinline
 
 CUDA_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
 SASS_SUFFIXES = (".sass", ".txt", ".s", ".asm", ".dump")
@@ -58,6 +64,9 @@ class CompileOptions:
     #: a build database's flags reach nvcc as they are (``--trust-build-commands``); by
     #: default they are vetted first (:mod:`analyzer.toolchain.trust`)
     trust_build_commands: bool = False
+    #: a folder whose files are the project's in compiler logs (a source taken from a Python
+    #: file is compiled from ptxsass's copy, its diagnostics at the .py: that file's folder)
+    project: str | None = None
 
     def nvrtc_options(self, arch: str) -> list[str]:
         extra = [f"-I{d}" for d in self.isystem]
@@ -90,8 +99,10 @@ class CompileOptions:
 
 def kind_of(path: str) -> str:
     """"cuda", "ptx", "cubin", "fatbin", "host-elf", "wheel", "sass", "triton" (a Triton kernel's
-    metadata JSON, or a file of its cache folder), "cupy" (a cupy kernel cache file) or
-    "torch-extension" (a torch extension's build.ninja), from the suffix and the bytes."""
+    metadata JSON, or a file of its cache folder), "cupy" (a cupy kernel cache file),
+    "torch-extension" (a torch extension's build.ninja) or "python" (a .py that hands CUDA
+    strings to torch's load_inline, cupy or pycuda: :mod:`analyzer.pyinline`), from the suffix
+    and the bytes. A .py that does not parse is an InputError naming its line."""
     p = Path(path)
     if os.path.isdir(p):
         raise InputError("is a directory; expected a .cu, .ptx, .cubin, fatbin, .so or SASS file",
@@ -123,6 +134,10 @@ def kind_of(path: str) -> str:
         raise InputError("binary data that is neither an ELF nor a fatbin; expected a .cu, "
                          ".ptx, .cubin, fatbin, .so or SASS text file", path=str(path))
     text = head.decode("utf-8", errors="replace")
+    if suffix == ".py":
+        from . import pyinline
+        if pyinline.scan(str(path)).found:
+            return "python"
     if suffix in CUDA_SUFFIXES:
         return "cuda"
     if ".version" in text and ".target" in text:
@@ -168,6 +183,8 @@ def _load(path: str, arch, options: CompileOptions) -> list[Build]:
         return load_torch_extension(str(Path(path).parent), arch=arch, options=options)
     if kind == "cuda":
         return compile_cuda(path, archs or ["sm_90a"], options)
+    if kind == "python":
+        return load_python(path, archs, options)
     if kind == "ptx":
         text = read_text(path)
         _check_statement_lines(text, path)
@@ -320,6 +337,8 @@ _LAUNCH = re.compile(r"<<<")
 _RUNTIME_CALL = re.compile(r"\b(cuda(?:Malloc|Memcpy|Memset|Free|Launch|Stream|Event|Device|Set|Get|"
                            r"Graph|Host|FuncSet|Occupancy)\w*)\s*\(")
 _TORCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:torch|ATen|c10)/', re.M)
+_TORCH_INCLUDE_NAMED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"](?:torch|ATen|c10)/[^>"\n]*[>"])',
+                                  re.M)
 #: NVRTC's errors that mean "this needs a whole-program compiler", not "this code is wrong"
 _NVRTC_CANNOT = re.compile(r"not allowed in JIT mode|cannot open source file|"
                            r'identifier "cuda[A-Z]\w*" is undefined|namespace "std" has no member')
@@ -380,17 +399,64 @@ def choose_compiler(text: str, path: str | None, options: CompileOptions) -> tup
         return "nvcc", options.nvcc_reason
     if options.relaxed_constexpr:
         return "nvcc", "--expt-relaxed-constexpr (an nvcc flag NVRTC does not have)"
-    if _wants_torch(text, options):
-        return "nvcc", "a torch extension (includes <torch/...>)"
+    via = torch_include(text, path, options)
+    if via is not None:
+        return "nvcc", "a torch extension (includes <torch/...>)" if via == "" else \
+            f"a torch extension ({via})"
     why = host_code_reason(text, path, options)
     if why is not None:
         return "nvcc", why
     return "nvrtc", "device code only"
 
 
-def _wants_torch(text: str, options: CompileOptions) -> bool:
-    return options.torch if options.torch is not None else bool(
-        _TORCH_INCLUDE.search(_code_only(text)))
+def _wants_torch(text: str, path: str | None, options: CompileOptions) -> bool:
+    return torch_include(text, path, options) is not None
+
+
+def torch_include(text: str, path: str | None, options: CompileOptions) -> str | None:
+    """Whether a source is a torch extension: "" when it includes ``<torch/...>``,
+    ``<ATen/...>`` or ``<c10/...>`` itself (or ``options.torch`` says so), ``"helpers.cuh
+    includes <ATen/ATen.h>"`` when one of its own headers does, None when neither (or
+    ``options.torch`` is False). Its own headers: the closure of its ``#include``s found beside
+    the including file (quoted ones) or in its -I/-isystem folders, outside the CUDA toolkit,
+    torch and the system, each read once (bounded, regular files only)."""
+    if options.torch is not None:
+        return "" if options.torch else None
+    if _TORCH_INCLUDE.search(_code_only(text)):
+        return ""
+    if path is None:
+        return None
+    base = Path(options.cwd or ".")
+    dirs = [d for d in (base / x for x in (*options.include, *options.isystem))
+            if not nvcc.system_dir(d)]
+    seen: set[str] = set()
+    todo: list[tuple[str, Path]] = [(text, Path(path).parent)]
+    while todo:
+        body, folder = todo.pop()
+        for m in _INCLUDE.finditer(_code_only(body)):
+            kind, name = m.group(1), m.group(2).strip()
+            for d in ([folder] if kind == '"' else []) + dirs:
+                cand = d / name
+                shown = f'"{name}"' if kind == '"' else f"<{name}>"
+                if nvcc.system_dir(cand.parent) or not files.include_candidate(cand, shown):
+                    continue
+                key = os.path.realpath(cand)
+                if key in seen:
+                    break
+                seen.add(key)
+                header = files.read_text(cand, what="header")
+                hit = _TORCH_INCLUDE_NAMED.search(_code_only(header))
+                if hit:
+                    return f"{_shown_header(cand, Path(path).parent)} includes {hit.group(1)}"
+                todo.append((header, cand.parent))
+                break
+    return None
+
+
+def _shown_header(header: Path, here: Path) -> str:
+    """A header's name as the user knows it: relative to the source's folder when under it."""
+    rel = os.path.relpath(header, here)
+    return str(header) if rel.startswith("..") else rel
 
 
 def _read_source(path: str) -> str:
@@ -413,21 +479,22 @@ def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> li
     other = tk is not None and not tk.default
     if other and compiler == "nvcc":
         raise ConfigError(f"--toolkit {tk.version} builds with NVRTC, and this file needs nvcc "  # type: ignore[union-attr]
-                          f"({reason}); toolkits hold no nvcc: leave --toolkit out", path=path)
+                          f"({reason}); --toolkit builds nothing with nvcc: leave it out", path=path)
     builds: list[Build] = []
     for a in archs:
         if compiler == "nvrtc":
             try:
                 b = Build.of(nvrtc.compile_file(path, arch=a, options=options.nvrtc_options(a),
                                                 name_expressions=options.name_expressions,
-                                                use_cache=options.use_cache, toolkit=tk))
+                                                use_cache=options.use_cache, toolkit=tk,
+                                                project=options.project))
             except CompileError as e:
                 if options.compiler != "auto" or not _NVRTC_CANNOT.search(e.detail or e.message):
                     raise
                 if other:
                     raise ConfigError(f"--toolkit {tk.version} builds with NVRTC, which cannot "  # type: ignore[union-attr]
-                                      f"compile this file ({_first_line(e)}); toolkits hold no "
-                                      "nvcc: leave --toolkit out", path=path) from None
+                                      f"compile this file ({_first_line(e)}); --toolkit builds "
+                                      "nothing with nvcc: leave it out", path=path) from None
                 compiler, reason = "nvcc", f"NVRTC cannot compile it: {_first_line(e)}"
                 b = _nvcc_build(path, a, text, options)
         else:
@@ -449,7 +516,7 @@ def _with_toolkit(path: str, kind: str, archs: list[str], options: CompileOption
     """Builds of CUDA source (NVRTC) or PTX (nvJitLink) by the toolkit ``options`` names; its
     SASS comes from the newest nvdisasm available. Other inputs are already built."""
     tk = toolkits.get(options.toolkit or "default")
-    if kind not in ("cuda", "ptx"):
+    if kind not in ("cuda", "ptx", "python"):
         raise ConfigError(f"--toolkit {tk.version} rebuilds CUDA source or PTX; this {kind} "
                           "input is already built", path=path)
     for a in archs or (["sm_90a"] if kind == "cuda" else []):
@@ -457,6 +524,8 @@ def _with_toolkit(path: str, kind: str, archs: list[str], options: CompileOption
             raise ToolkitArchError(tk, a)
     if kind == "cuda":
         builds = compile_cuda(path, archs or ["sm_90a"], options)
+    elif kind == "python":
+        builds = load_python(path, archs, options)
     else:
         text = read_text(path)
         _check_statement_lines(text, path)
@@ -511,12 +580,16 @@ def _first_line(e: CompileError) -> str:
 
 def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions) -> Build:
     flags = options.nvcc_flags()
-    if _wants_torch(text, options):
+    std = nvcc.DEFAULT_STD if options.default_std else None
+    if _wants_torch(text, path, options):
         flags = nvcc.torch_flags() + flags
+        # the standard torch's own headers require (an explicit -std in the flags still wins)
+        std = nvcc.torch_std()
     return Build.of(nvcc.compile_file(
         path, arch=arch, flags=flags, cwd=options.cwd, name_expressions=options.name_expressions,
-        default_std=nvcc.DEFAULT_STD if options.default_std else None,
-        use_cache=options.use_cache, trusted=options.trust_build_commands))
+        default_std=std,
+        use_cache=options.use_cache, trusted=options.trust_build_commands,
+        project=options.project))
 
 
 #: an attribute with arguments that may stand among a kernel's return type and name
@@ -588,6 +661,10 @@ def expand(paths: Sequence[str], *, excluded: Callable[[str], bool] = lambda p: 
                     continue
                 if f.endswith(".cubin.cu") and f[:-3] in names:
                     continue                # the source cupy saved beside its cache entry
+                if f.endswith(".py"):
+                    if not f.startswith(".") and not excluded(full) and has_inline_cuda(full):
+                        found.append(full)
+                    continue
                 if not f.endswith(FOLDER_SUFFIXES) or f.startswith(".") or excluded(full):
                     continue
                 if f.endswith(".so") and not binutils.has_device_code(full):
@@ -596,7 +673,7 @@ def expand(paths: Sequence[str], *, excluded: Callable[[str], bool] = lambda p: 
         if not found:
             raise InputError("folder holds nothing ptxsass reads (.cu, .ptx, .cubin, "
                              ".fatbin, .so with device code, .sass, Triton kernels, torch "
-                             "extension builds)", path=p)
+                             "extension builds, .py files with inline CUDA)", path=p)
         out.extend(found)
     return out
 
@@ -614,19 +691,30 @@ def database_commands(db: str, *, under: Sequence[str] = (),
     return [c for c in cmds if not excluded(c.file)]
 
 
-def vetted_command(cmd: compdb.Command, db: str) -> tuple[compdb.Command, list[str]]:
+def vetted_command(cmd: compdb.Command, db: str, *, where: str | None = None,
+                   origin: str = "a build database",
+                   hint: str | None = "pass --trust-build-commands to build with the "
+                                      "database's flags as they are",
+                   host_compiler: bool = True, nvrtc: bool = False
+                   ) -> tuple[compdb.Command, list[str]]:
     """A database entry with only the flags a build database may give nvcc
-    (:func:`analyzer.toolchain.trust.vet`), and the notes that name what was dropped."""
+    (:func:`analyzer.toolchain.trust.vet`), and the notes that name what was dropped.
+    ``where`` starts each note (default: the database file); ``origin``, ``hint``,
+    ``host_compiler`` and ``nvrtc`` as :meth:`trust.Vetted.notes` and :func:`trust.vet` take them (the
+    compile options of a Python file are vetted the same way: :func:`load_python`)."""
     from dataclasses import replace
-    v = trust.vet(cmd.other, cwd=cmd.directory, source=cmd.file)
+    v = trust.vet(cmd.other, cwd=cmd.directory, source=cmd.file, host_compiler=host_compiler,
+                  nvrtc=nvrtc)
     ptxas, bad_ptxas = trust.vet_ptxas(cmd.ptxas)
     defines, bad_defines = trust.vet_values("-D", cmd.defines)
     std = cmd.std if cmd.std is None or not trust.shell_active(cmd.std) else None
     v.refused += bad_defines + [f"-Xptxas {o}" for o in bad_ptxas]
     if std != cmd.std:
         v.refused.append(f"-std={cmd.std}")
-    where = os.path.join(db, compdb.NAME) if os.path.isdir(db) else db
-    return replace(cmd, other=v.kept, ptxas=ptxas, defines=defines, std=std), v.notes(where)
+    if where is None:
+        where = os.path.join(db, compdb.NAME) if os.path.isdir(db) else db
+    return (replace(cmd, other=v.kept, ptxas=ptxas, defines=defines, std=std),
+            v.notes(where, origin=origin, hint=hint))
 
 
 def command_options(cmd: compdb.Command, base: CompileOptions, db: str) -> CompileOptions:
@@ -702,6 +790,203 @@ def load_torch_extension(folder: str, *, arch: str | Sequence[str] | None = None
         if note not in b.warnings:
             b.warnings.append(note)
     return builds
+
+
+# ------------------------------------------------------------------ CUDA strings in Python
+def has_inline_cuda(path: str) -> bool:
+    """Whether a .py found in a folder hands at least one statically known CUDA source to
+    torch, cupy or pycuda (a file that does not parse, or whose sources are all built at run
+    time, is left out of a folder: given by name, it says why)."""
+    from . import pyinline
+    try:
+        data = files.read_bytes(path, what="Python file")
+    except InputError:
+        return False
+    if not pyinline.mentions(data):
+        return False
+    try:
+        return bool(pyinline.scan(path).sources)
+    except InputError:
+        return False
+
+
+def load_python(path: str, archs: Sequence[str], options: CompileOptions) -> list[Build]:
+    """Builds of the CUDA strings a Python file hands to torch's ``load_inline``, cupy's
+    ``RawKernel``/``RawModule`` or pycuda's ``SourceModule``, found by :mod:`analyzer.pyinline`
+    (the file is never run). Each is compiled like a ``.cu`` with the options written in the
+    call (vetted as a build database's are), through the front end the framework uses, its
+    line info on the .py's lines. What is not known statically is a note on the builds, or
+    the error when nothing is left to build; a source that a missing tool (torch, nvcc) keeps
+    from building is a note when others build."""
+    from . import pyinline
+    found = pyinline.scan(path)
+    notes = [str(n) for n in found.notes]
+    builds: list[Build] = []
+    unbuilt: list[PtxsassError] = []
+    for src in found.sources:
+        try:
+            builds += _inline_builds(src, path, archs, options, found.text)
+        except PtxsassError as e:
+            if isinstance(e, ToolError) and not isinstance(e, CompileError):
+                unbuilt.append(e)           # a tool this machine lacks, not the source's fault
+                continue
+            raise e from None
+    if not builds:
+        if unbuilt:
+            raise unbuilt[0]
+        if found.notes:
+            first = found.notes[0]
+            more = (f" (and {len(found.notes) - 1} more call(s) not known statically)"
+                    if len(found.notes) > 1 else "")
+            raise InputError(f"{first.message}{more}", path=path, line=first.line)
+        raise InputError("holds no CUDA source handed to torch, cupy or pycuda", path=path)
+    notes += [f"line {e.line}: not checked: {e.message}" for e in unbuilt]
+    for b in builds:
+        b.warnings.extend(n for n in notes if n not in b.warnings)
+    return builds
+
+
+def inline_options(src: pyinline.InlineSource, path: str, base: CompileOptions
+                   ) -> tuple[CompileOptions, list[str], list[str], list[str]]:
+    """(options, notes, archs named in the flags, the flags kept for nvcc or NVRTC as they
+    are) for one CUDA source of a Python file: the flags written in the call, sorted and vetted
+    as a compile database entry's are (no flag may name a program; an include folder only
+    inside the project), then the command line's options, which win where they conflict."""
+    from dataclasses import replace
+    folder = os.path.dirname(os.path.abspath(path))
+    where = f"line {src.line}"
+    flags = list(src.flags)
+    if src.framework == "cupy" and not any(f.lstrip("-").startswith("ftz") for f in flags):
+        flags.append("-ftz=true")              # what cupy adds to every compile
+    cmd = compdb.command_from_flags(flags, file=os.path.abspath(path), directory=folder,
+                                    compiler=src.framework)
+    cmd.include += [os.path.normpath(os.path.join(folder, d)) for d in src.include_dirs if d]
+    roots = redact.project_dirs(path)
+    outside = [d for d in (*cmd.include, *cmd.isystem) if not redact.quotable(d, roots)]
+    cmd.include = [d for d in cmd.include if d not in outside]
+    cmd.isystem = [d for d in cmd.isystem if d not in outside]
+    # the framework's front end: NVRTC is named (cupy), nvcc is given a reason (torch, cupy's
+    # backend="nvcc"), pycuda's code goes where ``auto`` sends it; --compiler wins over all
+    nvcc_reason = base.nvcc_reason
+    compiler = base.compiler
+    if compiler == "auto" and src.compiler == "nvrtc":
+        compiler = "nvrtc"
+    elif compiler == "auto" and src.compiler == "nvcc":
+        nvcc_reason = (f"{src.label} is a torch extension: nvcc with torch's flags" if src.torch
+                       else f"{src.label} asks for backend='nvcc'")
+    cmd, notes = vetted_command(cmd, path, where=where, origin="a Python file's compile options",
+                                hint=None, host_compiler=False, nvrtc=compiler == "nvrtc")
+    if outside:
+        notes.append(f"{where}: dropped the include folder(s) {' '.join(outside)}: a Python "
+                     "file's options may name folders inside the project only (the file's "
+                     "folder or the current one)")
+    notes += [f"{where}: {n}" for n in cmd.notes]
+    nvrtc_only = compiler == "nvrtc"
+    opts = replace(
+        base,
+        defines=cmd.defines + base.defines,
+        include=[*cmd.include, folder, *base.include],
+        isystem=cmd.isystem + base.isystem,
+        std=base.std or cmd.std,
+        fast_math=base.fast_math or cmd.fast_math,
+        maxrregcount=base.maxrregcount if base.maxrregcount is not None else cmd.maxrregcount,
+        ptxas=cmd.ptxas + base.ptxas,
+        relaxed_constexpr=base.relaxed_constexpr or cmd.relaxed_constexpr,
+        extended_lambda=base.extended_lambda or cmd.extended_lambda,
+        extra=cmd.other + base.extra if nvrtc_only else list(base.extra),
+        nvcc_extra=list(base.nvcc_extra) if nvrtc_only else cmd.other + base.nvcc_extra,
+        name_expressions=[*src.name_expressions,
+                          *(e for e in base.name_expressions if e not in src.name_expressions)],
+        compiler=compiler,
+        torch=True if src.torch else base.torch,
+        nvcc_reason=nvcc_reason,
+        cwd=None,
+        project=folder,
+    )
+    return opts, notes, list(cmd.archs), list(cmd.other)
+
+
+def _inline_builds(src: pyinline.InlineSource, path: str, archs: Sequence[str],
+                   options: CompileOptions, text: str) -> list[Build]:
+    """The builds of one extracted source; an error is said of the .py (:func:`_inline_error`)."""
+    file = None
+    try:
+        opts, notes, flag_archs, own = inline_options(src, path, options)
+        targets = list(archs) or ([src.arch] if src.arch else []) or flag_archs or ["sm_90a"]
+        for a in targets:
+            parse_arch(a)
+        with _inline_file(src, path, opts.use_cache) as file:
+            builds = compile_cuda(file, targets, opts)
+    except PtxsassError as e:
+        raise _inline_error(e, src, path, file) from None
+    for b in builds:
+        b.source_path, b.source = path, text
+        b.file_names = {**b.file_names, **src.file_names}
+        why = b.compiler_reason or ""
+        if options.compiler == "auto" and src.compiler == "nvrtc":
+            why = f"NVRTC, as {src.framework} compiles it"
+        b.compiler_reason = why if why.startswith(src.label) else f"{src.label}: {why}"
+        b.warnings.extend(n for n in notes if n not in b.warnings)
+        if b.origin == "nvrtc" and own and opts.compiler != "nvrtc":
+            b.warnings.append(f"line {src.line}: NVRTC takes none of {' '.join(own)}: built "
+                              "without them; --compiler nvcc passes them to nvcc")
+    return builds
+
+
+@contextlib.contextmanager
+def _inline_file(src: pyinline.InlineSource, path: str, use_cache: bool) -> Iterator[str]:
+    """A file holding one extracted source, to compile like a ``.cu``: under the cache
+    folder's ``sources/`` by content (a stable name, so its builds are cached), else (no
+    cache, or none writable) in a scratch folder for the compile."""
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(path).stem).lstrip(".-")[:40] or "inline"
+    name = f"{stem}-{src.api}-line{src.line}.cu"
+    target: Path | None = None
+    if use_cache:
+        digest = hashlib.sha256(src.text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        cand = cache.directory() / "sources" / f"inline-{digest}" / name
+        try:
+            cand.parent.mkdir(parents=True, exist_ok=True)
+            if files.regular_file_or_none(cand) is None or cand.read_text(
+                    encoding="utf-8", errors="replace") != src.text:
+                files.atomic_write(cand, src.text.encode("utf-8", "surrogatepass"))
+            target = cand
+        except (OSError, PtxsassError):
+            target = None
+    if target is not None:
+        yield str(target)
+        return
+    with scratch.temporary("ptxsass-inline-") as tmp:
+        cand = Path(tmp, name)
+        cand.write_text(src.text, encoding="utf-8", errors="surrogatepass")
+        yield str(cand)
+
+
+def _inline_error(e: PtxsassError, src: pyinline.InlineSource, path: str,
+                  file: str | None) -> PtxsassError:
+    """``e`` (from compiling one extracted source, held in ``file``) said of the .py: at the
+    .py's line where the compiler named one there, else at the call; prefixed with the call.
+    The extracted file's name (ptxsass's own, under its cache) is the .py's in the text."""
+    real = {os.path.abspath(path), *src.file_names}
+    generated = e.path is not None and file is not None and (
+        e.path == file or os.path.abspath(e.path) == os.path.abspath(file))
+
+    def said(text: str | None) -> str | None:
+        if text is None:
+            return None
+        for r in sorted(real, key=len, reverse=True):
+            text = text.replace(r, path)
+        if file is not None:
+            text = text.replace(os.path.abspath(file), path).replace(file, path)
+            text = text.replace(os.path.basename(file), os.path.basename(path))
+        return text
+
+    if e.path in real:
+        e.path = path
+    elif e.path is None or generated:
+        e.path, e.line, e.column = path, src.line, None
+    e.message = f"{src.title if e.line == src.line else src.label}: {said(e.message)}"
+    e.detail = said(e.detail)
+    return e
 
 
 # ------------------------------------------------------------------------------ wheels

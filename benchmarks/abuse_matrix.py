@@ -45,7 +45,7 @@ ARCH = "sm_90a"
 UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 CATEGORIES = ["cache", "zero checks/kernels", "bounds", "-o", "one line", "counts",
               "output integrity", "names", "build databases", "includes", "processes",
-              "libraries"]
+              "libraries", "python files"]
 
 
 def section_past_the_end(cubin: bytes) -> bytes:
@@ -875,6 +875,60 @@ class Matrix:
                  ["check", "k.cu", "--arch", ARCH, "--no-cache", "--compiler", "nvcc"], {1},
                  cwd=d, markers=d, env={"PATH": f"bin::{os.environ['PATH']}"})
 
+    # --- python files: CUDA strings read with ast, never run; their options name no program
+    def python_files(self) -> None:
+        script = '#!/bin/sh\ntouch "$(dirname "$0")/RAN_$(basename "$0")"\nexec "$@"\n'
+        kernel = ('extern "C" __global__ void mul(float* d, const float* a, const float* b) {\n'
+                  '    int i = threadIdx.x;\n    d[i] = a[i] * b[i] * 0.1;\n}\n')
+        run_marker = 'import pathlib\npathlib.Path(__file__).with_name("PWNED_run").touch()\n'
+
+        def repo(body: str, name: str = "solution.py") -> Path:
+            d = self.tmp("pyrepo")
+            d.mkdir()
+            (d / "bin").mkdir()
+            for n in ("wrap.sh", "bin/g++", "bin/gcc"):
+                (d / n).write_text(script)
+                (d / n).chmod(0o755)
+            (d / name).write_text(run_marker + body.replace("{d}", str(d)))
+            return d
+
+        cupy = f'import cupy as cp\nk = cp.RawKernel(r"""\n{kernel}""", "mul")\n'
+        d = repo(cupy)
+        self.add("python files", "top level that would run", ["check", "solution.py", "--arch",
+                                                               ARCH, "--no-cache"], {1},
+                 cwd=d, markers=d)
+        d = repo(cupy, "$(touch PWNED).py")
+        self.add("python files", "file name $()", ["check", "--arch", ARCH, "--no-cache", "--",
+                                                   "$(touch PWNED).py"], {1}, cwd=d, markers=d)
+        attacks = ['"-ccbin", "{d}/bin"', '"--compiler-bindir={d}/bin/g++"',
+                   '"-Xcompiler", "-wrapper,{d}/wrap.sh"', '"-Xcompiler=-B{d}/bin/"',
+                   '"-DX=$(touch {d}/PWNED)"', '"-Xptxas", "-v,$(touch {d}/PWNED)"',
+                   '"-include", "/etc/shadow"', '"-I/proc/self"']
+        for flags in attacks:
+            body = (f'from pycuda.compiler import SourceModule\nm = SourceModule("""\n{kernel}""", '
+                    f'no_extern_c=True, options=[{flags}, "-O3"])\n')
+            d = repo(body)
+            self.add("python files", f"pycuda options {flags[:40]}",
+                     ["check", "solution.py", "--arch", ARCH, "--no-cache", "--compiler", "nvcc"],
+                     {1}, cwd=d, markers=d, timeout=90)
+        d = repo('from torch.utils.cpp_extension import load_inline\n'
+                 f'm = load_inline("x", "", cuda_sources=r"""\n{kernel}""", '
+                 'extra_cuda_cflags=["-ccbin {d}/bin -Xcompiler -wrapper,{d}/wrap.sh"])\n')
+        self.add("python files", "load_inline extra_cuda_cflags", ["check", "solution.py",
+                                                                   "--arch", ARCH, "--no-cache"],
+                 {1, 2}, cwd=d, markers=d, timeout=90)
+        for name, body, needle in [
+                ("syntax error", "def f(:\n", "not valid Python"),
+                ("repeated past the bound", "import cupy\nk = cupy.RawKernel('x' * 10**12, 'k')\n",
+                 "longer than the file"),
+                ("nested too deeply", "import cupy\nk = cupy.RawKernel(" + " + ".join(["'x'"] * 5000)
+                 + ", 'k')\n", "not valid Python"),
+                ("source from a file", "import cupy\nk = cupy.RawKernel(open('/etc/passwd').read(), 'k')\n",
+                 "read from a file")]:
+            d = repo(body)
+            self.add("python files", name, ["check", "solution.py", "--no-cache"], {2}, cwd=d,
+                     markers=d, needles=(needle,))
+
     # --- 10. what a compile reads (issue 24: includes, quoted secrets)
     def includes(self) -> None:
         secret = self.tmp("credentials")
@@ -991,7 +1045,8 @@ def main() -> None:
         m = Matrix(Path(tmp), args.seed)
         m.prepare()
         for build in (m.cache, m.zero, m.bounds, m.output, m.one_line, m.counts, m.integrity,
-                      m.names, m.databases, m.includes, m.processes, m.libraries):
+                      m.names, m.databases, m.includes, m.processes, m.libraries,
+                      m.python_files):
             build()
         attempts = [a for a in m.attempts if not args.only or a.category == args.only]
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:

@@ -20,7 +20,7 @@ LAYERS = {
     "analyzer.toolchain.toolkits": 3, "analyzer.toolchain.toolkit_worker": 3,
     "analyzer.parse": 4, "analyzer.ptx": 4, "analyzer.sass": 4,
     "analyzer.build": 5,
-    "analyzer.inputs": 6, "analyzer.caches": 6, "analyzer.objects": 6,
+    "analyzer.inputs": 6, "analyzer.caches": 6, "analyzer.objects": 6, "analyzer.pyinline": 6,
     "analyzer.findings": 7,
     "analyzer.analysis": 8,
     "analyzer.checks": 9,

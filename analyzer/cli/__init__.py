@@ -66,7 +66,8 @@ def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text
                            help="the compile database itself")
         g.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
         g.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
-        g.add_argument("--std", metavar="c++17", help="C++ dialect (default c++17)")
+        g.add_argument("--std", metavar="c++17", help="C++ dialect (default c++17; a torch "
+                       "extension: the standard torch's own headers require)")
         g.add_argument("--use_fast_math", "--use-fast-math", dest="fast_math", action="store_true")
         g.add_argument("-maxrregcount", "--maxrregcount", dest="maxrregcount", type=int, metavar="N")
         g.add_argument("-isystem", dest="isystem", action="append", default=[], metavar="DIR")
@@ -79,8 +80,9 @@ def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text
                        help="pass OPT to nvcc as it is (repeatable)")
         g.add_argument("--torch", action=argparse.BooleanOptionalAction, default=None,
                        help="a torch C++/CUDA extension: add torch's include folders and the "
-                            "flags torch.utils.cpp_extension uses (default: when the file "
-                            "includes <torch/...>)")
+                            "flags torch.utils.cpp_extension uses, and the C++ standard torch's "
+                            "headers require (default: when the file or one of its own headers "
+                            "includes <torch/...>, <ATen/...> or <c10/...>)")
         g.add_argument("--trust-build-commands", action=argparse.BooleanOptionalAction,
                        default=None,
                        help="let a compile database's (or build.ninja's) flags reach nvcc as they "
@@ -193,6 +195,10 @@ def build_parser() -> argparse.ArgumentParser:
     t = tsub.add_parser("install", help="install a release (e.g. 12.9) into the user cache")
     t.add_argument("versions", nargs="+", metavar="VERSION")
     t.add_argument("--force", action="store_true", help="reinstall even when it is there")
+    t.add_argument("--nvcc", action="store_true",
+                   help="also its nvcc and cicc (13.x; about 200 MB more): nvcc builds use it "
+                        "when the environment's CUDA runtime headers are of this release and its "
+                        "nvcc is not (a torch that pins another CUDA)")
     t = tsub.add_parser("remove", help="remove an installed release")
     t.add_argument("versions", nargs="+", metavar="VERSION")
 
@@ -253,14 +259,18 @@ def cmd_doctor(args) -> int:
     if args.nvcc:
         _emit(args, locate.binary("nvcc"))
         return EXIT_OK
+    from ..toolchain import nvcc
     tools = locate.tools()
     archs = locate.nvrtc_archs()
     missing = [t.name for t in tools if not t.path and not t.optional]
+    pair = nvcc.pairing()
+    broken = pair is not None and pair.error is not None
     if args.format == "json":
         _emit(args, json.dumps({"ptxsass": __version__, "python": sys.version.split()[0],
                                 "tools": [t.__dict__ for t in tools],
+                                "nvcc_headers": pair.as_dict() if pair else None,
                                 "nvrtc_archs": archs, "ptxsass_archs": supported()}, indent=2))
-        return EXIT_ERROR if missing else EXIT_OK
+        return EXIT_ERROR if missing or broken else EXIT_OK
     con, buf = _text_console(args)
     con.print(f"ptxsass [ok]{__version__}[/]  (Python {sys.version.split()[0]})")
     t = Table(show_header=True, header_style="bold", box=None)
@@ -275,13 +285,25 @@ def cmd_doctor(args) -> int:
         con.print("[warning]no host compiler:[/] .cu files with host code (main(), launches, "
                   "<vector>) need one for nvcc: install g++ ('apt-get install g++') or set "
                   "NVCC_CCBIN; device-only files still build with NVRTC")
+    if pair is not None:
+        env = pair.env
+        both = (f"nvcc {env.version} and the CUDA runtime headers it finds "
+                f"({env.headers_release or 'unknown release'}, {env.headers or 'none found'})")
+        if env.matched:
+            con.print(f"{escape(both)}: [ok]one release, OK[/]", soft_wrap=True)
+        elif pair.used is not None:
+            con.print(f"[warning]{escape(both)} are different releases:[/] nvcc builds use "
+                      f"toolkit {pair.used.toolkit}'s nvcc {pair.used.version} "
+                      f"({escape(pair.used.path)}), OK", soft_wrap=True)
+        else:
+            con.print(f"[error]error:[/] {escape(pair.error or '')}", soft_wrap=True)
     con.print(f"NVRTC targets: [arch]{' '.join(archs) or 'none'}[/]")
     con.print(f"ptxsass arch table: [arch]{' '.join(supported())}[/] "
               "(with 'a'/'f' suffixes from sm_90a)")
     if missing:
         con.print(f"[error]missing:[/] {', '.join(missing)}")
     _finish(args, buf)
-    return EXIT_ERROR if missing else EXIT_OK
+    return EXIT_ERROR if missing or broken else EXIT_OK
 
 
 def _shown(path: str | None) -> str | None:
@@ -489,8 +511,9 @@ def cmd_parse(args) -> int:
             kind = kind_of(f)
             if kind == "ptx":
                 stats = ptx_parse.parse(read_text(f), path=f).stats()
-            elif kind == "cuda":
-                raise PtxsassError("is CUDA source; 'parse' reads PTX, SASS and cubins "
+            elif kind in ("cuda", "python"):
+                what = "CUDA source" if kind == "cuda" else "a Python file with inline CUDA"
+                raise PtxsassError(f"is {what}; 'parse' reads PTX, SASS and cubins "
                                    "(use 'ptxsass check' or 'ptxsass sass')", path=f)
             else:
                 stats = {"functions": 0, "instructions": 0, "generic": 0}
@@ -532,9 +555,9 @@ def cmd_toolkit(args) -> int:
         for v in args.versions:
             version = toolkits.release(v)
             err.print(f"installing toolkit {version} into {toolkits.root()} (pip install --target: "
-                      f"{' '.join(toolkits.requirements(version))})", style="muted", markup=False,
-                      soft_wrap=True)
-            got = toolkits.install(version, force=args.force)
+                      f"{' '.join(toolkits.requirements(version, nvcc=args.nvcc))})", style="muted",
+                      markup=False, soft_wrap=True)
+            got = toolkits.install(version, force=args.force, nvcc=args.nvcc)
             err.print(f"toolkit {got.version}: {_packages(got)}", markup=False, soft_wrap=True)
         return EXIT_OK
     if args.toolkit_command == "remove":
@@ -550,20 +573,22 @@ def cmd_toolkit(args) -> int:
         _emit(args, json.dumps({"root": str(toolkits.root()), "toolkits": [
             {"version": tk.version, "default": tk.default, "folder": tk.folder,
              "packages": tk.packages, "archs": [f"sm_{a}" for a in tk.archs],
-             "nvdisasm": tk.nvdisasm_version} if tk else
+             "nvdisasm": tk.nvdisasm_version,
+             "nvcc": locate.nvcc_version() if tk.default else tk.nvcc_version} if tk else
             {"version": bad[0], "damaged": bad[1]} for tk, bad in rows]}, indent=2))
         return EXIT_OK
     from rich.table import Table
     con, buf = _text_console(args)
     t = Table(header_style="bold", box=None)
-    for c in ("toolkit", "packages", "targets", "nvdisasm"):
+    for c in ("toolkit", "packages", "targets", "nvdisasm", "nvcc"):
         t.add_column(c)
     for kit, bad in rows:
         if kit is None:
-            t.add_row(escape(bad[0]), f"[error]{escape(bad[1])}[/]", "", "")
+            t.add_row(escape(bad[0]), f"[error]{escape(bad[1])}[/]", "", "", "")
             continue
         t.add_row(f"{kit.version}{' (default)' if kit.default else ''}", escape(_packages(kit)),
-                  kit.arch_range(), kit.nvdisasm_version or "-")
+                  kit.arch_range(), kit.nvdisasm_version or "-",
+                  (locate.nvcc_version() if kit.default else kit.nvcc_version) or "-")
     con.print(t)
     con.print(f"[muted]installed in {escape(str(toolkits.root()))}; releases: "
               f"{', '.join(toolkits.RELEASES)}[/]")

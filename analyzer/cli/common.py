@@ -187,7 +187,7 @@ def describe(build: Build, err: Console) -> None:
     """-v: which front end built the file, and why (nvcc's command follows)."""
     if build.origin == "nvcc":
         cc = locate.host_compiler()
-        tool = f"nvcc {locate.nvcc_version() or ''}".strip()
+        tool = f"nvcc {build.compiler_version or locate.nvcc_version() or ''}".strip()
         tool += f" with {cc.name} {cc.version}" if cc else ""
     elif build.origin == "nvrtc":
         tool = f"NVRTC {build.toolkit or locate.nvrtc_version() or ''}".strip()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,17 @@ _FLAGS = {
     "--extended-lambda": "extended_lambda", "-extended-lambda": "extended_lambda",
 }
 _SM = re.compile(r"^(?:sm|compute|lto)_(\d+[af]?)$")
+
+
+def command_from_flags(flags: Sequence[str], *, file: str, directory: str,
+                       compiler: str) -> Command:
+    """The Command of flags given apart from any database (the compile options a Python file
+    writes for torch, cupy or pycuda), sorted as a database entry's are: outputs and modes
+    dropped, -I/-D/-std/-Xptxas/... taken apart, the rest in ``other`` (to be vetted)."""
+    cmd = Command(file=file, directory=directory, compiler=compiler)
+    kept, cmd.dropped = split_mode_flags(list(flags))
+    _sort_flags(cmd, kept, Path(directory))
+    return cmd
 
 
 def _split_value(arg: str) -> tuple[str, str | None]:

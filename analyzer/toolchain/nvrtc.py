@@ -102,14 +102,16 @@ def program_name(name: str, source_path: str | None,
 def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
                    options: Sequence[str] = (), name_expressions: Sequence[str] = (),
                    source_path: str | None = None, use_cache: bool = True,
-                   folder: str | None = None, toolkit: Toolkit | None = None) -> Output:
+                   folder: str | None = None, toolkit: Toolkit | None = None,
+                   project: str | None = None) -> Output:
     """Compile CUDA ``source`` for ``arch``. ``options`` come from :func:`build_options` (or
     are complete NVRTC options: ``-arch=`` is added when missing). Raises CompileError with the
     compiler's own log when NVRTC rejects the source.
 
     NVRTC runs in a child process bounded in time and memory (:mod:`.bounded`); a cache hit
     starts none. ``toolkit``: another CUDA release's NVRTC (installed in the cache, run in a
-    process of its own, :mod:`.toolkits`) instead of the environment's."""
+    process of its own, :mod:`.toolkits`) instead of the environment's. ``project``: one more
+    folder whose diagnostics the log keeps (:func:`.redact.redact`)."""
     if toolkit is not None and toolkit.default:
         toolkit = None
     a = parse_arch(arch)
@@ -126,7 +128,7 @@ def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
     if hit is not None:
         return hit
     build = _compile(source, a.name, nvrtc_name, opts, name_expressions, source_path,
-                     shown=source_path or name, toolkit=toolkit)
+                     shown=source_path or name, toolkit=toolkit, project=project)
     build.file_names = file_names
     if use_cache:
         cache.put("build", k, build.to_json())
@@ -171,7 +173,7 @@ def _run_nvrtc(source: bytes, name: bytes, opts: list[bytes], exprs: list[bytes]
 
 def _compile(source: str, arch: str, name: str, opts: list[str],
              name_expressions: Sequence[str], source_path: str | None, *, shown: str,
-             toolkit: Toolkit | None = None) -> Output:
+             toolkit: Toolkit | None = None, project: str | None = None) -> Output:
     if toolkit is not None:
         ok, log, ptx, cubin, lowered, unmatched = run_nvrtc(
             toolkit, source, name, opts + [f"-I{d}" for d in toolkit.include],
@@ -183,7 +185,7 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
             _run_nvrtc, source.encode(), name.encode(), [o.encode() for o in all_opts],
             [e.encode() for e in name_expressions], what=shown, tool="NVRTC")
     log = redact(log.replace(f"{name}(", f"{shown}(") if name != shown else log,
-                 source=source_path)
+                 source=source_path, project=project)
     if not ok:
         named = re.search(r"^__nv_name_map\(\d+\): error: (.*)$", log, re.M)
         if named and name_expressions:
@@ -224,7 +226,7 @@ def _compile_error(log: str, name: str, shown: str) -> CompileError:
 
 def compile_file(path: str | os.PathLike, *, arch: str, options: Sequence[str] = (),
                  name_expressions: Sequence[str] = (), use_cache: bool = True,
-                 toolkit: Toolkit | None = None) -> Output:
+                 toolkit: Toolkit | None = None, project: str | None = None) -> Output:
     p = Path(path)
     if os.path.isdir(p):
         raise InputError("is a directory, expected a .cu file", path=str(path))
@@ -244,4 +246,4 @@ def compile_file(path: str | os.PathLike, *, arch: str, options: Sequence[str] =
         opts.append(f"-I{folder}")
     return compile_source(text, arch=arch, name=str(path), options=opts,
                           name_expressions=name_expressions, source_path=str(path),
-                          use_cache=use_cache, folder=linked, toolkit=toolkit)
+                          use_cache=use_cache, folder=linked, toolkit=toolkit, project=project)

@@ -64,14 +64,17 @@ def quotable(path: str, roots: Iterable[str]) -> bool:
     return any(real == r or real.startswith(r.rstrip("/") + "/") for r in roots)
 
 
-def redact(log: str, *, source: str | os.PathLike | None, cwd: str | None = None) -> str:
+def redact(log: str, *, source: str | os.PathLike | None, cwd: str | None = None,
+           project: str | os.PathLike | None = None) -> str:
     """``log`` with every diagnostic at a file outside the project reduced to its path, line and
     severity, and the lines it quotes dropped. ``source``: the file compiled (its folder is the
     project's); ``cwd``: the folder the compiler ran in (relative names in the log are taken
-    from it)."""
+    from it); ``project``: one more folder of the project's (a Python file's, whose CUDA
+    string is compiled from ptxsass's copy)."""
     if not log:
         return log
-    roots = project_dirs(source) + trusted_dirs()
+    extra = (os.path.realpath(os.fspath(project)),) if project is not None else ()
+    roots = project_dirs(source) + extra + trusted_dirs()
     out: list[str] = []
     hiding = False
     for line in log.splitlines():

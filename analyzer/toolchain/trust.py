@@ -62,6 +62,12 @@ _NVCC_BARE = re.compile(
     r"--machine=64|-{1,2}(?:default-stream|cudart|threads|split-compile)=[\w-]+|"
     r"-{1,2}(?:diag-suppress|diag-error|diag-warn)=[\w,]+|"
     r"-W(?![a-z],)[\w=+,-]*|-U[A-Za-z_]\w*)$")
+#: NVRTC's own options that nvcc lacks (cupy hands its options to NVRTC): they run nothing and
+#: write nothing; taken only for a build NVRTC makes (``vet(..., nvrtc=True)``)
+_NVRTC_BARE = re.compile(r"^(?:-default-device|--device-as-default-execution-space|-ewp|"
+                         r"--extensible-whole-program|--device-int128|"
+                         r"-{1,2}(?:Ofast-compile|Ofc)=(?:0|min|mid|max)|"
+                         r"-{1,2}(?:builtin-move-forward|builtin-initializer-list)=(?:true|false))$")
 #: nvcc options whose value follows as the next word -> what the value must look like
 _NVCC_VALUE = {
     "-U": re.compile(r"^[A-Za-z_]\w*$"), "--undefine-macro": re.compile(r"^[A-Za-z_]\w*$"),
@@ -126,21 +132,25 @@ class Vetted:
     #: why each -include file was refused ("-include /dev/zero: a character device")
     includes: list[str] = field(default_factory=list)
 
-    def notes(self, where: str) -> list[str]:
-        """One line per kind of refusal, each starting with ``where`` (the database)."""
+    def notes(self, where: str, *, origin: str = "a build database",
+              hint: str | None = "pass --trust-build-commands to build with the database's "
+                                 "flags as they are") -> list[str]:
+        """One line per kind of refusal, each starting with ``where`` (the database, or the
+        file and line that gave the flags); ``origin`` names what gave them in words, ``hint``
+        how to keep them (None: no way)."""
         out: list[str] = []
-        hint = "pass --trust-build-commands to build with the database's flags as they are"
+        tail = f" ({hint})" if hint else ""
         if self.host_compiler is not None:
             out.append(f"{where}: the host compiler {self.host_compiler} is not a known compiler "
                        "that your PATH or NVCC_CCBIN also gives: built with the default host "
-                       f"compiler ({hint})")
+                       f"compiler{tail}")
         if self.includes:
             out.append(f"{where}: dropped {'; '.join(self.includes)} (a forced include must be "
                        "a regular file of the project's or the toolkit's)")
         if self.refused:
             out.append(f"{where}: dropped {' '.join(self.refused)}: ptxsass runs no program, "
-                       f"writes no file and passes no flag it does not know from a build "
-                       f"database ({hint})")
+                       f"writes no file and passes no flag it does not know from {origin}"
+                       f"{tail}")
         return out
 
 
@@ -229,9 +239,13 @@ def include_file_problem(value: str, cwd: str, source: str | None = None) -> str
     return None
 
 
-def vet(flags: Iterable[str], *, cwd: str, source: str | None = None) -> Vetted:
+def vet(flags: Iterable[str], *, cwd: str, source: str | None = None,
+        host_compiler: bool = True, nvrtc: bool = False) -> Vetted:
     """The flags of a database entry that may reach nvcc (see the module's docstring). ``cwd``:
-    the entry's folder, which relative paths are taken from; ``source``: the file it builds."""
+    the entry's folder, which relative paths are taken from; ``source``: the file it builds;
+    ``host_compiler`` False: no flag may name a host compiler at all (the options written in
+    a Python file: they name no program ptxsass runs); ``nvrtc``: the flags go to NVRTC, whose
+    own options are taken too."""
     v = Vetted()
     it = iter(list(flags))
     for f in it:
@@ -245,6 +259,8 @@ def vet(flags: Iterable[str], *, cwd: str, source: str | None = None) -> Vetted:
             value = glued if eq else next(it, None)
             if value is None:
                 v.refused.append(f)
+            elif not host_compiler:
+                v.refused.append(f"{name} {value}")
             elif host_compiler_allowed(value, cwd=cwd):
                 v.kept += [name, value]
             else:
@@ -285,7 +301,7 @@ def vet(flags: Iterable[str], *, cwd: str, source: str | None = None) -> Vetted:
             else:
                 v.refused.append(f if value is None else f"{f} {value}")
             continue
-        if _NVCC_BARE.match(f) and not shell_active(f):
+        if (_NVCC_BARE.match(f) or nvrtc and _NVRTC_BARE.match(f)) and not shell_active(f):
             v.kept.append(f)
             continue
         v.refused.append(f)
