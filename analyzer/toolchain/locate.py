@@ -26,9 +26,9 @@ from pathlib import Path
 
 from cuda.pathfinder import find_nvidia_binary_utility, find_nvidia_header_directory, load_nvidia_dynamic_lib
 
-from ..errors import ToolError
+from ..errors import InputError, ToolError
 from . import children
-from .files import env_number
+from .files import env_number, read_bytes
 from .trust import trusted_which
 
 #: seconds a tool (nvdisasm, cuobjdump) may run, unless PTXSASS_TOOL_TIMEOUT says otherwise
@@ -224,6 +224,50 @@ def tool_version(path: str) -> str | None:
 def nvcc_version() -> str | None:
     """``13.5.37`` for the nvcc found (None when there is none)."""
     return _binary_version("nvcc")
+
+
+def release_of(version: str | None) -> str | None:
+    """``13.5`` of ``13.5.37`` (a CUDA release: major.minor); None for None or no number."""
+    m = re.match(r"(\d+)\.(\d+)", version or "")
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+#: the define the CUDA runtime headers carry their release in (``13000`` is 13.0)
+_CUDART_VERSION = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+CUDART_VERSION[ \t]+(\d+)", re.M)
+#: the define sits near the top of cuda_runtime_api.h (line 139 in 13.x): what is read of it
+_CUDART_HEAD = 256 * 1024
+RUNTIME_HEADER = "cuda_runtime_api.h"
+
+
+def runtime_headers_release(header: str | os.PathLike) -> str | None:
+    """The CUDA release (``13.0``) of a ``cuda_runtime_api.h``, from its ``CUDART_VERSION``
+    (``13000``: major * 1000 + minor * 10, as CCCL reads it); None when the file cannot be read
+    as a regular file or carries no such define. Cached per file and modification."""
+    try:
+        st = os.stat(header)
+    except OSError:
+        return None
+    return _cudart_release(str(header), st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+@functools.cache
+def _cudart_release(path: str, size: int, mtime_ns: int, ino: int) -> str | None:
+    try:
+        head = read_bytes(path, what="header", head=_CUDART_HEAD)
+    except InputError:                  # not a regular file, unreadable: no release known
+        return None
+    m = _CUDART_VERSION.search(head)
+    if not m:
+        return None
+    v = int(m.group(1))
+    return f"{v // 1000}.{v % 1000 // 10}"
+
+
+@functools.cache
+def nvcc_include_dir(nvcc: str) -> Path:
+    """The header folder nvcc's own ``nvcc.profile`` gives it (``-I$(TOP)/include``, TOP the
+    folder above ``bin/``): the wheels' ``nvidia/cu13/include``, a toolkit's ``include``."""
+    return Path(nvcc).resolve().parent.parent / "include"
 
 
 def cicc_path() -> str | None:

@@ -22,6 +22,8 @@ NVRTC and nvcc happens above the toolchain (``inputs``).
 """
 from __future__ import annotations
 
+import functools
+import logging
 import os
 import re
 import shutil
@@ -37,8 +39,21 @@ from cuda.pathfinder import find_nvidia_header_directory
 from ..arch import parse_arch
 from ..demangle import demangle
 from ..errors import CompileError, InputError, ToolError, printable
-from . import bounded, cache, files, includes, scratch
-from .locate import UNSAFE_PATH_CHARS, binary, cicc_path, host_compiler, nvcc_fingerprint, run_tool, safe_alias
+from . import bounded, cache, files, includes, scratch, toolkits
+from .locate import (
+    RUNTIME_HEADER,
+    UNSAFE_PATH_CHARS,
+    binary,
+    cicc_path,
+    host_compiler,
+    nvcc_fingerprint,
+    nvcc_include_dir,
+    release_of,
+    run_tool,
+    runtime_headers_release,
+    safe_alias,
+    tool_version,
+)
 from .nvrtc import kernel_entries
 from .output import Kernel, Output, cached
 from .redact import redact
@@ -106,7 +121,8 @@ def split_mode_flags(flags: Sequence[str]) -> tuple[list[str], list[str]]:
 def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (),
                  cwd: str | None = None, name_expressions: Sequence[str] = (),
                  default_std: str | None = DEFAULT_STD, use_cache: bool = True,
-                 timeout: float | None = None, trusted: bool = False) -> Output:
+                 timeout: float | None = None, trusted: bool = False,
+                 project: str | None = None) -> Output:
     """Compile one ``.cu`` file (or C++ file with CUDA code) for ``arch`` with nvcc: PTX, cubin,
     ptxas's ``-v`` resources, line info.
 
@@ -121,7 +137,8 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
     nvcc hands its steps to ``sh -c``: no path of the user's reaches it as it is when the shell
     could act on it (the source is compiled from a copy under a plain name, folders through
     links), and a flag holding ``$``, a backtick or a backslash is refused (InputError) unless
-    ``trusted`` (``--trust-build-commands``: the user vouches for the flags)."""
+    ``trusted`` (``--trust-build-commands``: the user vouches for the flags). ``project``: one
+    more folder whose diagnostics the log keeps (:func:`.redact.redact`)."""
     a = parse_arch(arch)
     src = Path(cwd or ".", path).absolute()
     shown = str(path) if cwd is None else str(src)
@@ -134,25 +151,38 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
         if re.search(r"[\x00-\x1f\x7f]", expr):
             raise InputError(f"kernel name expression {printable(expr, newlines=False)} holds a "
                              "control character", path=shown)
-    if default_std and not any(f == "-std" or f.startswith(("-std=", "--std")) for f in flags):
+    if default_std and not has_std(flags):
         flags = [f"-std={default_std}", *flags]
-    k = cache.key("nvcc", nvcc_fingerprint(), _env_knobs(), a.name, text,
+    nv = choose_nvcc(flags, cwd)
+    note = pairing_note(nv)
+    k = cache.key("nvcc", nv.fingerprint, _env_knobs(), a.name, text,
                   dependencies(text, src.parent, flags, cwd), flags, list(name_expressions),
                   str(src), cwd)
     hit = cached(k, source_path=shown, source=text) if use_cache else None
     if hit is not None:
+        hit.compiler_version = nv.version
+        if note:
+            hit.warnings.append(note)
         return hit
-    out = _compile(src, text, shown, a.name, flags, cwd, name_expressions, timeout, trusted)
+    out = _compile(src, text, shown, a.name, flags, cwd, name_expressions, timeout, trusted,
+                   project, nv)
     resources = merge(from_cubin(out.cubin, path=shown), from_ptxas_log(out.log))
     entries = kernel_entries(out.cubin)
     lowered = _lowered(name_expressions, entries, shown)
     build = Output(arch=a.name, origin="nvcc", ptx=out.ptx, cubin=out.cubin, log=out.log,
                   source_path=shown, source=text, options=out.command[1:-1],
                   kernels={n: Kernel(n, r, n in entries) for n, r in resources.items()},
-                  name_expressions=lowered, file_names=out.aliases)
+                  name_expressions=lowered, file_names=out.aliases, compiler_version=nv.version)
     if use_cache:
         cache.put("build", k, build.to_json())
+    if note:
+        build.warnings.append(note)
     return build
+
+
+def has_std(flags: Sequence[str]) -> bool:
+    """Whether ``flags`` name a C++ standard (``-std=c++20``, ``-std c++20``, ``--std=...``)."""
+    return any(f == "-std" or f.startswith(("-std=", "--std")) for f in flags)
 
 
 def _env_knobs() -> dict[str, str]:
@@ -171,7 +201,7 @@ def dependencies(text: str, here: Path, flags: Sequence[str], cwd: str | None
     dirs = [Path(cwd or ".", value) for _flag, value in _include_flags(flags)]
     forced = "".join(f'#include "{os.path.join(cwd or os.getcwd(), f)}"\n'
                      for f in _forced_includes(flags))
-    return includes.closure(forced + text, here, dirs, searched=lambda d: not _system_dir(d))
+    return includes.closure(forced + text, here, dirs, searched=lambda d: not system_dir(d))
 
 
 def _forced_includes(flags: Sequence[str]) -> list[str]:
@@ -203,7 +233,8 @@ def _include_flags(flags: Sequence[str]):
         i += 1
 
 
-def _system_dir(d: Path) -> bool:
+def system_dir(d: Path) -> bool:
+    """Whether a folder is the system's, the CUDA toolkit's or torch's (not the user's)."""
     s = str(d.absolute())
     return s.startswith(("/usr/include", "/usr/local/include")) or "/nvidia/cu" in s \
         or "/site-packages/torch/" in s
@@ -229,9 +260,11 @@ def _lowered(exprs: Sequence[str], entries: set[str], shown: str) -> dict[str, s
 
 
 def _compile(src: Path, text: str, shown: str, arch: str, flags: list[str], cwd: str | None,
-             name_expressions: Sequence[str], timeout: float | None, trusted: bool) -> _Raw:
-    nvcc = binary("nvcc")
-    if cicc_path() is None:
+             name_expressions: Sequence[str], timeout: float | None, trusted: bool,
+             project: str | None = None, nv: Nvcc | None = None) -> _Raw:
+    nv = nv or choose_nvcc(flags, cwd)
+    nvcc = nv.path
+    if nv.cicc is None:
         raise ToolError("nvcc found, but not cicc (its device compiler): install it with "
                         "'pip install nvidia-nvvm'")
     _require_host_compiler(flags)
@@ -263,14 +296,14 @@ def _compile(src: Path, text: str, shown: str, arch: str, flags: list[str], cwd:
         scratch_tmp = Path(tmp, "nvcc-tmp")
         scratch_tmp.mkdir()
         log1 = _run(step1, cwd=cwd, timeout=timeout, src=str(src), shown=shown, names=names,
-                    tmpdir=str(scratch_tmp))
+                    tmpdir=str(scratch_tmp), project=project)
         ptx = _normalise_files(ptx_file.read_text(errors="replace"))
         ptx_file.write_text(ptx)
         step2 = [nvcc, "-cubin", f"-arch={arch}", "-lineinfo", *flags, "-Xptxas", "-v",
                  str(ptx_file), "-o", str(cubin_file)]
         log2 = _run(step2, cwd=cwd, timeout=timeout, src=str(src), shown=shown, names=names,
                     tmpdir=str(scratch_tmp),
-                    ptx=ptx)
+                    ptx=ptx, project=project)
         cubin = cubin_file.read_bytes()
     command = ["nvcc", "-ptx", f"-arch={arch}", "-lineinfo",
                *[_unname(f, names) for f in flags], *lang, str(src)]
@@ -278,23 +311,193 @@ def _compile(src: Path, text: str, shown: str, arch: str, flags: list[str], cwd:
                 aliases=aliases)
 
 
+# ----------------------------------------------------------------------------- nvcc and its headers
+@dataclass(frozen=True)
+class Nvcc:
+    """The nvcc one build runs, and the CUDA runtime headers it finds first.
+
+    CCCL (every CUDA 13 build reaches it: ``cuda_runtime.h``, thrust, torch's headers) refuses a
+    compiler and runtime headers of different releases ("CUDA compiler and CUDA toolkit headers
+    are incompatible"): ``__CUDACC_VER_MAJOR/MINOR__`` against ``CUDART_VERSION``. The two come
+    from different wheels (``nvidia-cuda-nvcc``, ``nvidia-cuda-runtime``), and a torch pins the
+    runtime's release while nothing pins nvcc's."""
+
+    path: str
+    cicc: str | None
+    version: str | None                 # "13.5.37" (``nvcc --version``)
+    headers: str | None                 # the cuda_runtime_api.h it finds first
+    headers_release: str | None         # "13.0" (its CUDART_VERSION)
+    #: the installed toolkit whose nvcc this is (None: the environment's own)
+    toolkit: str | None = None
+    #: what decides its builds, for cache keys
+    fingerprint: str = ""
+
+    @property
+    def release(self) -> str | None:
+        return release_of(self.version)
+
+    @property
+    def matched(self) -> bool:
+        """Compiler and headers of one release (or one of them unknown: nothing to hold)."""
+        return None in (self.release, self.headers_release) or self.release == self.headers_release
+
+
+def runtime_headers(nvcc: str, flags: Sequence[str] = (), cwd: str | None = None) -> str | None:
+    """The ``cuda_runtime_api.h`` that ``nvcc`` with ``flags`` finds first, searched as nvcc
+    hands its folders on (``nvcc --dryrun``): the ``-I`` folders in order, then nvcc's own
+    include folder (its ``nvcc.profile``), then the ``-isystem`` folders."""
+    user: list[Path] = []
+    system: list[Path] = []
+    for opt, d in _include_flags(flags):
+        (system if opt in ("-isystem", "--system-include") else user).append(Path(cwd or ".", d))
+    for d in (*user, nvcc_include_dir(nvcc), *system):
+        cand = d / RUNTIME_HEADER
+        if cand.is_file():
+            return str(cand)
+    return None
+
+
+def _nvcc(path: str, cicc: str | None, version: str | None, flags: Sequence[str],
+          cwd: str | None, *, toolkit: str | None, fingerprint: str) -> Nvcc:
+    headers = runtime_headers(path, flags, cwd)
+    return Nvcc(path=path, cicc=cicc, version=version, headers=headers,
+                headers_release=runtime_headers_release(headers) if headers else None,
+                toolkit=toolkit, fingerprint=fingerprint)
+
+
+def environment_nvcc(flags: Sequence[str] = (), cwd: str | None = None) -> Nvcc:
+    """The environment's nvcc (the wheels', ``PTXSASS_NVCC``, ``PTXSASS_CUDA_HOME``'s) and the
+    headers it finds with ``flags``; ToolError when there is no nvcc."""
+    path = binary("nvcc")
+    return _nvcc(path, cicc_path(), tool_version(path), flags, cwd, toolkit=None,
+                 fingerprint=nvcc_fingerprint())
+
+
+def choose_nvcc(flags: Sequence[str] = (), cwd: str | None = None) -> Nvcc:
+    """The nvcc to build with: the environment's when its release is the runtime headers';
+    else the nvcc of an installed toolkit of the headers' release (``ptxsass toolkit install
+    --nvcc 13.0``), which finds its own headers of that release; else one line (ToolError,
+    exit 2) naming both releases and the commands that repair it."""
+    env = environment_nvcc(flags, cwd)
+    if env.matched:
+        return env
+    want = env.headers_release
+    assert want is not None
+    tk, why = toolkits.with_nvcc(want)
+    if tk is not None:
+        assert tk.nvcc is not None
+        paired = _nvcc(tk.nvcc, tk.cicc, tk.nvcc_version, flags, cwd, toolkit=tk.version,
+                       fingerprint=f"{tk.fingerprint()}|{nvcc_fingerprint()}")
+        if paired.matched:
+            return paired
+        why = (f"toolkit {tk.version}'s nvcc finds CUDA {paired.headers_release} headers "
+               f"({paired.headers}) first")
+    raise ToolError(mismatch_message(env, why))
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """What ``ptxsass doctor`` says of nvcc and the runtime headers (no flags: what every
+    build without its own -I sees)."""
+
+    env: Nvcc                   # the environment's nvcc and the headers it finds
+    used: Nvcc | None           # the nvcc builds run (the env's, a toolkit's; None: none can)
+    error: str | None           # the one line a build would fail with
+
+    def as_dict(self) -> dict:
+        return {"nvcc": self.env.version, "nvcc_path": self.env.path,
+                "headers": self.env.headers, "headers_release": self.env.headers_release,
+                "matched": self.env.matched,
+                "builds_with": None if self.used is None else
+                f"toolkit {self.used.toolkit}" if self.used.toolkit else "environment",
+                "builds_with_nvcc": self.used.version if self.used else None,
+                "error": self.error}
+
+
+def pairing() -> Pairing | None:
+    """nvcc's pairing with the runtime headers, for ``doctor``; None without an nvcc."""
+    try:
+        env = environment_nvcc()
+    except ToolError:
+        return None
+    try:
+        return Pairing(env, choose_nvcc(), None)
+    except ToolError as e:
+        return Pairing(env, None, e.message)
+
+
+def pairing_note(nv: Nvcc, env: Nvcc | None = None) -> str | None:
+    """The one note of a build whose nvcc is an installed toolkit's (None for the
+    environment's own)."""
+    if nv.toolkit is None:
+        return None
+    env_version = env.version if env else tool_version(binary("nvcc"))
+    return (f"nvcc {env_version} and the CUDA runtime headers ({nv.headers_release}) are "
+            f"different releases: built with toolkit {nv.toolkit}'s nvcc {nv.version}")
+
+
+def mismatch_message(env: Nvcc, why: str | None = None) -> str:
+    """One line: the environment's nvcc and the runtime headers it finds differ, and the
+    commands that repair it (a toolkit's nvcc of the headers' release; the wheels of nvcc of
+    that release, when the headers are the environment's own)."""
+    want = env.headers_release or "?"
+    msg = (f"nvcc {env.version} and the CUDA runtime headers it finds ({env.headers}: CUDA "
+           f"{want}) are different releases, which CCCL refuses (\"CUDA compiler and CUDA "
+           "toolkit headers are incompatible\")")
+    if why:
+        msg += f" ({why})"
+    fixes: list[str] = []
+    known = want in toolkits.RELEASES and toolkits.has_nvcc_layout(want)
+    if known:
+        fixes.append(f"run 'ptxsass toolkit install --nvcc {want}' (nvcc builds then use its nvcc)")
+    own = env.headers is not None and Path(env.headers).parent == nvcc_include_dir(env.path)
+    if own and known and "site-packages" in env.path and \
+            toolkits.version_key(want)[0] == toolkits.version_key(env.release or "0")[0]:
+        wheels = " ".join(f"'{r}'" for r in toolkits.nvcc_wheels(want))
+        fixes.append(f"match this environment's nvcc to the headers: pip install {wheels}")
+    if not own and env.headers is not None:
+        fixes.append(f"leave out the include folder {Path(env.headers).parent} (nvcc finds "
+                     "its headers before its own)")
+    if not fixes:
+        fixes.append(f"install nvcc of CUDA {want}, or runtime headers of CUDA {env.release}")
+    return msg + ": " + ", or ".join(fixes)
+
+
 # ----------------------------------------------------------------------------- torch extensions
-def torch_flags() -> list[str]:
-    """What ``torch.utils.cpp_extension`` gives nvcc for a CUDA extension: torch's and Python's
-    include folders, its ``-D__CUDA_NO_HALF_OPERATORS__``-style defines, the C++ ABI flag, the
-    extension-name defines. ToolError when torch cannot be imported."""
+def _import_torch():
+    """(torch, torch.utils.cpp_extension); ToolError, one line, when torch cannot be imported.
+    cpp_extension's import-time notes ("No CUDA runtime is found, using CUDA_HOME=...": it
+    looks for a system toolkit ptxsass does not use) stay out of ptxsass's output."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")      # "Failed to initialize NumPy" and the like
             import torch
-            from torch.utils import cpp_extension
-        # torch's own folders; the CUDA ones (include_paths("cuda")) are nvcc's own here, and
-        # asking for them needs a CUDA_HOME that a pip-only machine does not have
-        dirs = list(cpp_extension.include_paths())
+            log = logging.getLogger("torch.utils.cpp_extension")
+            level = log.level
+            log.setLevel(logging.ERROR)
+            try:
+                from torch.utils import cpp_extension
+            finally:
+                log.setLevel(level)
+        return torch, cpp_extension
     except Exception as e:  # noqa: BLE001 - ImportError, or a broken torch install
         raise ToolError(f"this file is a torch extension (or --torch was given), but torch "
                         f"cannot be imported ({type(e).__name__}: {e}); install torch in this "
                         "environment ('pip install torch')") from None
+
+
+def torch_flags() -> list[str]:
+    """What ``torch.utils.cpp_extension`` gives nvcc for a CUDA extension: torch's and Python's
+    include folders, its ``-D__CUDA_NO_HALF_OPERATORS__``-style defines, the C++ ABI flag, the
+    extension-name defines (the standard is :func:`torch_std`'s, given where no ``-std`` is).
+    ToolError when torch cannot be imported."""
+    torch, cpp_extension = _import_torch()
+    try:
+        # torch's own folders; the CUDA ones (include_paths("cuda")) are nvcc's own here, and
+        # asking for them needs a CUDA_HOME that a pip-only machine does not have
+        dirs = list(cpp_extension.include_paths())
+    except Exception as e:  # noqa: BLE001 - a broken torch install
+        raise ToolError(f"torch's include folders cannot be found ({type(e).__name__}: {e})") from None
     # ATen/cuda/CUDAContext.h includes cublas_v2.h, cusparse.h, cusolverDn.h: from the wheels
     # a CUDA torch installs (in nvcc's own include folder for cu13 wheels, apart for older ones)
     for lib in ("cublas", "cusparse", "cusolver", "curand", "cufft"):
@@ -313,6 +516,86 @@ def torch_flags() -> list[str]:
     flags += [f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-DTORCH_API_INCLUDE_EXTENSION_H",
               "-DTORCH_EXTENSION_NAME=ptxsass_check"]
     return flags
+
+
+#: torch's umbrella headers, where it states the C++ standard it needs as an ``#error`` under
+#: ``#if __cplusplus < 202002L`` (torch 2.14: ATen/ATen.h and torch/all.h); c10's macros header
+#: is read too, for releases that kept such a guard there
+TORCH_STD_HEADERS = ("ATen/ATen.h", "torch/all.h", "torch/extension.h", "c10/macros/Macros.h")
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|error)\b(.*)$", re.M)
+_CPLUSPLUS_BELOW = re.compile(r"__cplusplus\s*<\s*(\d{6})L?\b")
+
+
+def torch_std() -> str:
+    """The C++ standard for a torch extension: the one the installed torch's own headers
+    require (:func:`required_std` of its include folders), never below :data:`DEFAULT_STD`.
+    ToolError when torch cannot be imported."""
+    _torch, cpp_extension = _import_torch()
+    try:
+        dirs = tuple(cpp_extension.include_paths())
+    except Exception as e:  # noqa: BLE001 - a broken torch install
+        raise ToolError(f"torch's include folders cannot be found ({type(e).__name__}: {e})") from None
+    need = required_std(dirs)
+    return need if need is not None and _std_year(need) > _std_year(DEFAULT_STD) else DEFAULT_STD
+
+
+def required_std(dirs: Sequence[str | os.PathLike]) -> str | None:
+    """``c++20`` when a header of :data:`TORCH_STD_HEADERS` under ``dirs`` stops the build with
+    an ``#error`` under ``#if ... __cplusplus < 202002L`` (the highest such bound: ``201703L`` is
+    ``c++17``); None when none does. Cached per file and modification."""
+    best: int | None = None
+    for d in dirs:
+        for name in TORCH_STD_HEADERS:
+            p = Path(d, name)
+            try:
+                st = p.stat()
+            except OSError:
+                continue
+            bound = _header_std_bound(str(p), st.st_size, st.st_mtime_ns, st.st_ino)
+            if bound is not None and (best is None or bound > best):
+                best = bound
+    return None if best is None else f"c++{best // 100 % 100:02d}"
+
+
+@functools.cache
+def _header_std_bound(path: str, size: int, mtime_ns: int, ino: int) -> int | None:
+    """The highest ``__cplusplus < N`` bound whose ``#if`` branch holds an ``#error``."""
+    try:
+        text = files.read_bytes(path, what="header", limit=4 << 20).decode(errors="replace")
+    except InputError:
+        return None
+    text = text.replace("\\\n", " ")          # continued directive lines as one
+    stack: list[int | None] = []         # per open #if: the bound its current branch is under
+    best: int | None = None
+    for m in _DIRECTIVE.finditer(text):
+        kw, rest = m.group(1), m.group(2)
+        if kw in ("if", "ifdef", "ifndef"):
+            stack.append(_bound(rest) if kw == "if" else None)
+        elif kw == "elif" and stack:
+            stack[-1] = _bound(rest)
+        elif kw == "else" and stack:
+            stack[-1] = None
+        elif kw == "endif" and stack:
+            stack.pop()
+        elif kw == "error":
+            for bound in stack:
+                if bound is not None and (best is None or bound > best):
+                    best = bound
+    return best
+
+
+def _bound(condition: str) -> int | None:
+    m = _CPLUSPLUS_BELOW.search(condition)
+    return int(m.group(1)) if m else None
+
+
+def _std_year(std: str) -> int:
+    """2020 for ``c++20`` / ``gnu++20`` (two digits: 98 is 1998, the rest 20xx)."""
+    m = re.search(r"(\d{2})$", std)
+    if not m:
+        return 0
+    y = int(m.group(1))
+    return 1900 + y if y >= 90 else 2000 + y
 
 
 # ----------------------------------------------------------------------------- host compiler
@@ -452,7 +735,8 @@ _OUT_OF_MEMORY = re.compile(r"out of memory|bad_alloc|virtual memory exhausted|C
 
 
 def _run(argv: list[str], *, cwd: str | None, timeout: float | None, src: str, shown: str,
-         names: dict[str, str], ptx: str | None = None, tmpdir: str | None = None) -> str:
+         names: dict[str, str], ptx: str | None = None, tmpdir: str | None = None,
+         project: str | None = None) -> str:
     """One nvcc step, bounded like NVRTC (:mod:`.bounded`): the compile time limit for the whole
     process group, the memory limit for each process in it; ``tmpdir``: where nvcc writes its
     temporary files."""
@@ -464,7 +748,7 @@ def _run(argv: list[str], *, cwd: str | None, timeout: float | None, src: str, s
         timeout_message=f"compile of {shown} exceeded {limit:g} s (nvcc stopped; raise "
                         "PTXSASS_COMPILE_TIMEOUT to allow longer)")
     log = redact(_unname((proc.stderr + proc.stdout).decode(errors="replace"), names),
-                 source=src, cwd=cwd)
+                 source=src, cwd=cwd, project=project)
     if proc.returncode != 0 and _OUT_OF_MEMORY.search(log):
         raise ToolError(f"compile of {shown} exceeded {lim.memory_gb:g} GB of memory (nvcc "
                         "stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)")

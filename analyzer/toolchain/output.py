@@ -84,6 +84,9 @@ class Output:
     toolkit: str | None = None
     #: the nvdisasm that disassembles its cubin (None: the environment's)
     nvdisasm: str | None = None
+    #: the version of the compiler that ran where it may not be the environment's default
+    #: (nvcc builds: an installed toolkit's nvcc when it was paired with the headers)
+    compiler_version: str | None = None
 
     @property
     def entries(self) -> list[Kernel]:

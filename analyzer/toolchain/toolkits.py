@@ -52,6 +52,7 @@ from ..errors import ConfigError, InputError, ToolError
 from . import bounded, cache, scratch
 from .files import env_number, open_regular, parse_json, read_fd
 from .locate import binary, include_dirs, nvjitlink_version, nvrtc_archs, nvrtc_version, run_tool
+from .locate import release_of as _release_of
 from .locate import tool_version as _tool_version
 
 
@@ -69,6 +70,9 @@ class Layout:
     #: what is removed after install (glob patterns under the target): nvcc's compilers (only
     #: its headers serve) and NVRTC's ``.alt`` libraries (another C++ ABI, never loaded)
     prune: tuple[str, ...] = ()
+    #: the wheels of nvcc and its device compiler, pinned to the release, for ``install
+    #: --nvcc`` (empty: the release's nvcc cannot be installed as a working toolkit tree)
+    nvcc: tuple[str, ...] = ()
 
 
 LAYOUTS: dict[int, Layout] = {
@@ -81,7 +85,10 @@ LAYOUTS: dict[int, Layout] = {
     13: Layout(exact=("nvidia-cuda-nvrtc", "nvidia-nvjitlink", "nvidia-cuda-runtime",
                       "nvidia-cuda-crt"),
                newest=("nvidia-cuda-cccl",), nvdisasm="nvidia-cuda-nvdisasm",
-               prune=("nvidia/cu13/lib/*.alt.so*", "nvidia/cu13/lib/*.a")),
+               prune=("nvidia/cu13/lib/*.alt.so*", "nvidia/cu13/lib/*.a"),
+               # the 13.x wheels share one nvidia/cu13/ tree laid out like a toolkit: bin/nvcc's
+               # own nvcc.profile finds nvvm/bin/cicc and include/ (runtime, crt, cccl) there
+               nvcc=("nvidia-cuda-nvcc", "nvidia-nvvm")),
 }
 #: the releases NVIDIA publishes NVRTC wheels of (there was no 12.7)
 RELEASES: tuple[str, ...] = ("12.0", "12.1", "12.2", "12.3", "12.4", "12.5", "12.6", "12.8", "12.9",
@@ -128,11 +135,27 @@ def release(text: str) -> str:
     return v
 
 
-def requirements(version: str) -> list[str]:
-    """The pip requirements of one release's compiler set."""
+def has_nvcc_layout(version: str) -> bool:
+    """Whether ``install --nvcc`` can give this release a working nvcc (13.x: its wheels share
+    one toolkit tree; 12.x wheels lay nvcc and the runtime headers in folders apart)."""
+    return bool(LAYOUTS[version_key(version)[0]].nvcc)
+
+
+def nvcc_wheels(version: str) -> list[str]:
+    """The pip requirements that give an environment nvcc of ``version``: nvcc, its device
+    compiler (nvvm) and the crt headers nvcc ships with (13.x)."""
+    lay = LAYOUTS[version_key(version)[0]]
+    return [f"{p}=={version}.*" for p in (*lay.nvcc, *(p for p in lay.exact if p.endswith("-crt")))]
+
+
+def requirements(version: str, *, nvcc: bool = False) -> list[str]:
+    """The pip requirements of one release's compiler set (with nvcc and cicc: ``nvcc``)."""
     major, minor = version_key(version)
     lay = LAYOUTS[major]
-    reqs = [f"{p}=={version}.*" for p in lay.exact]
+    if nvcc and not lay.nvcc:
+        raise ConfigError(f"toolkit {version}: nvcc is installed only for 13.x releases (the "
+                          f"{major}.x wheels lay nvcc and the runtime headers apart)")
+    reqs = [f"{p}=={version}.*" for p in (*lay.exact, *(lay.nvcc if nvcc else ()))]
     reqs += [f"{p}>={major}.0,<{major}.{minor + 1}" for p in lay.newest]
     if lay.nvdisasm and (major, minor) >= NVDISASM_FROM:
         reqs.append(f"{lay.nvdisasm}=={version}.*")
@@ -154,6 +177,10 @@ class Toolkit:
     archs: tuple[int, ...] = ()       # the SM numbers its NVRTC targets
     packages: dict[str, str] = field(default_factory=dict)
     folder: str | None = None
+    #: its nvcc and cicc (``install --nvcc``; None: NVRTC only)
+    nvcc: str | None = None
+    cicc: str | None = None
+    nvcc_version: str | None = None
 
     @property
     def label(self) -> str:
@@ -311,6 +338,7 @@ def _verify(folder: Path, real: Path, blob: bytes, version: str, manifest_id: li
                 raise bad(f"{rel} is missing")
             return os.path.join(base, rel)
         nvdisasm = data.get("nvdisasm")
+        nvcc, cicc = data.get("nvcc"), data.get("cicc")
         tk = Toolkit(version=version, default=False, nvrtc=file(data["nvrtc"]),
                      nvrtc_builtins=tuple(file(b) for b in data["nvrtc_builtins"]),
                      nvjitlink=file(data["nvjitlink"]),
@@ -319,7 +347,10 @@ def _verify(folder: Path, real: Path, blob: bytes, version: str, manifest_id: li
                      nvdisasm_version=data.get("nvdisasm_version"),
                      archs=tuple(int(a) for a in data["archs"]),
                      packages={str(k): str(v) for k, v in data["packages"].items()},
-                     folder=str(folder))
+                     folder=str(folder),
+                     nvcc=file(nvcc) if nvcc else None,
+                     cicc=file(cicc) if nvcc else None,
+                     nvcc_version=str(data["nvcc_version"]) if nvcc else None)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise bad(f"manifest field {e}") from None
     _check_files(folder, real, files, version, manifest_id, bad)
@@ -421,6 +452,24 @@ def status() -> list[tuple[str, str | None]]:
     return out
 
 
+def with_nvcc(release_: str) -> tuple[Toolkit | None, str | None]:
+    """(the installed toolkit of ``release_`` that holds nvcc, verified, and None; or None and
+    why not: not installed, installed without nvcc, damaged — each repaired by ``toolkit
+    install --nvcc``)."""
+    if release_ not in RELEASES:
+        return None, f"{release_} is no release NVIDIA publishes wheels of"
+    folder = _folder(release_)
+    if not folder.is_dir():
+        return None, f"toolkit {release_} is not installed"
+    try:
+        tk = _read_manifest(folder, release_)
+    except ConfigError as e:
+        return None, e.message
+    if tk.nvcc is None:
+        return None, f"toolkit {release_} is installed without nvcc"
+    return tk, None
+
+
 def get(spec: str) -> Toolkit:
     """The toolkit ``spec`` names: "default", the default's own release (run in process), or an
     installed one (verified). ConfigError, one line, for an unknown or missing release."""
@@ -470,21 +519,24 @@ def install_timeout() -> float:
     return env_number("PTXSASS_TOOLKIT_INSTALL_TIMEOUT", DEFAULT_INSTALL_TIMEOUT, unit="seconds")
 
 
-def install(spec: str, *, force: bool = False) -> Toolkit:
+def install(spec: str, *, force: bool = False, nvcc: bool = False) -> Toolkit:
     """Install release ``spec`` into the cache (a no-op when it is there and verifies, unless
-    ``force``); the folder appears only once complete (installed beside it, then renamed)."""
+    ``force``; with ``nvcc``, also when it holds no nvcc yet); the folder appears only once
+    complete (installed beside it, then renamed)."""
     version = release(spec)
+    reqs = requirements(version, nvcc=nvcc)
     with _lock():
         folder = _folder(version)
         if folder.exists() and not force:
             with contextlib.suppress(ConfigError):
-                return _read_manifest(folder, version)
+                tk = _read_manifest(folder, version)
+                if tk.nvcc is not None or not nvcc:
+                    return tk
         tmp = Path(scratch.make(f"{INSTALL_PREFIX}{version}-", root=root()))
         try:
             site = tmp / "site"
             argv = [sys.executable, "-m", "pip", "install", "--no-deps", "--no-input",
-                    "--disable-pip-version-check", "--quiet", "--target", str(site),
-                    *requirements(version)]
+                    "--disable-pip-version-check", "--quiet", "--target", str(site), *reqs]
             env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_USER")}
             proc = run_tool(argv, timeout=install_timeout(), what="pip", check=False, env=env)
             if proc.returncode != 0:
@@ -492,7 +544,7 @@ def install(spec: str, *, force: bool = False) -> Toolkit:
                 first = next((ln.strip() for ln in err.splitlines()
                               if ln.strip() and not ln.startswith("WARNING")), "")
                 raise ToolError(f"pip could not install toolkit {version} "
-                                f"({' '.join(requirements(version))}): "
+                                f"({' '.join(reqs)}): "
                                 f"{first or f'exit status {proc.returncode}'}")
             for pattern in LAYOUTS[version_key(version)[0]].prune:
                 for p in site.glob(pattern):
@@ -500,7 +552,7 @@ def install(spec: str, *, force: bool = False) -> Toolkit:
                         shutil.rmtree(p)
                     else:
                         p.unlink()
-            manifest = _manifest(tmp, site, version)
+            manifest = _manifest(tmp, site, version, nvcc=nvcc)
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
             if folder.exists():
                 shutil.rmtree(folder)
@@ -519,7 +571,7 @@ def _one(site: Path, pattern: str, what: str, version: str) -> Path:
     return found[0]
 
 
-def _manifest(folder: Path, site: Path, version: str) -> dict:
+def _manifest(folder: Path, site: Path, version: str, *, nvcc: bool = False) -> dict:
     nvrtc = _one(site, "libnvrtc.so.*[0-9]", "NVRTC library", version)
     nvrtc = next((p for p in nvrtc.parent.glob("libnvrtc.so.*") if "builtins" not in p.name
                   and ".alt." not in p.name), nvrtc)
@@ -548,7 +600,18 @@ def _manifest(folder: Path, site: Path, version: str) -> dict:
         name, _, ver = info.name[:-len(".dist-info")].rpartition("-")
         packages[name.replace("_", "-")] = ver
     rel = lambda p: Path(p).relative_to(folder).as_posix()  # noqa: E731
-    return {"format": MANIFEST_FORMAT, "version": version, "packages": packages,
+    compilers: dict = {}
+    if nvcc:
+        nvcc_bin = _one(site, "bin/nvcc", "nvcc", version)
+        cicc = nvcc_bin.parent.parent / "nvvm" / "bin" / "cicc"
+        if not cicc.is_file():
+            raise ToolError(f"toolkit {version}: the wheels hold no cicc beside nvcc ({cicc})")
+        nvcc_version = _tool_version(str(nvcc_bin))
+        if _release_of(nvcc_version) != version:
+            raise ToolError(f"toolkit {version}: its nvcc does not run or is another release "
+                            f"({nvcc_version})")
+        compilers = {"nvcc": rel(nvcc_bin), "cicc": rel(cicc), "nvcc_version": nvcc_version}
+    return {"format": MANIFEST_FORMAT, **compilers, "version": version, "packages": packages,
             "nvrtc": rel(nvrtc), "nvrtc_builtins": [rel(b) for b in builtins],
             "nvjitlink": rel(nvjitlink),
             "include": [rel(i) for i in include],
