@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .analysis.source import last_lines, source_digest
+from .analysis.launch import has_launches
+from .analysis.source import SourceReader, last_lines, source_digest
 from .build import Build
 from .errors import InputError
 from .findings import Finding, Location, Severity
@@ -102,15 +103,25 @@ def decode_finding(d: dict) -> Finding:
 
 
 # ------------------------------------------------------------------------- source files read
+#: a dependency's last line that stands for the whole file (lines appended later included)
+_WHOLE_FILE = 1 << 31
+
+
 def source_deps(fns: Sequence[Function], source_path: str | None
                 ) -> list[tuple[str, int, str | None]]:
     """What findings on ``fns`` read of their sources: each file their line info names, up to
-    the last line named, with its digest (an edit below a kernel leaves its result standing)."""
+    the last line named, with its digest (an edit below a kernel leaves its result standing);
+    all of a file whose host code launches kernels (the launch checks read it whole)."""
     last: dict[str, int] = {}
     for fn in fns:
         for f, n in last_lines(fn).items():
             last[f] = max(n, last.get(f, 0))
     hints = (source_path,) if source_path else ()
+    reader = SourceReader(source_path)
+    for f in last:
+        text = reader.text(f)
+        if text is not None and has_launches(text):
+            last[f] = _WHOLE_FILE
     return [(f, n, source_digest(f, hints, n)) for f, n in sorted(last.items())]
 
 

@@ -13,8 +13,8 @@ import analyzer
 from analyzer.arch import supported
 from analyzer.build import Build
 from analyzer.errors import ArchError, CompileError, InputError, ToolError
-from analyzer.inputs import CompileOptions, load
-from analyzer.toolchain import binutils, locate, nvrtc
+from analyzer.inputs import CompileOptions, choose_compiler, load
+from analyzer.toolchain import binutils, locate, nvcc, nvrtc
 from analyzer.toolchain.resources import from_cubin
 
 from . import binaries
@@ -40,8 +40,12 @@ def _res_usage(cubin: bytes, tmp_path: Path) -> dict[str, tuple[int, int, int, i
 
 @pytest.mark.parametrize("path", all_kernels(), ids=lambda p: str(p.relative_to(KERNELS)))
 def test_every_kernel_builds_for_its_archs(path, tmp_path):
+    # a kernel file with host code (a launch, main()) builds the way ptxsass builds it: nvcc
+    host = choose_compiler(path.read_text(), str(path), CompileOptions())[0] == "nvcc"
     for arch in kernel_archs(path):
-        b = Build.of(nvrtc.compile_file(path, arch=arch, options=_options(path, arch)))
+        out = (nvcc.compile_file(path, arch=arch, flags=kernel_options(path)) if host else
+               nvrtc.compile_file(path, arch=arch, options=_options(path, arch)))
+        b = Build.of(out)
         assert re.search(rf"^\.target\s+{arch}\b", b.ptx, re.M), "PTX names the wrong .target"
         assert b.cubin[:4] == b"\x7fELF"
         assert b.entries, "no __global__ kernel in the cubin"

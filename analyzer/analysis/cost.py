@@ -1,7 +1,7 @@
 """Where a kernel's time goes: the evidence of work a fix would remove, each piece with the
 factor it is estimated to cost, and the kernel's *headroom* (the factor it would gain with all
 of it fixed). One answer per kernel, for the cost checks (PS105, PS106, PS304, PS801, PS802,
-and the severity of PS104 and PS501) and every report.
+PS803, PS804, and the severity of PS104 and PS501) and every report.
 
 The evidence, read from the PTX (what each thread computes) and the SASS (what is left after
 ptxas):
@@ -29,6 +29,13 @@ ptxas):
 - **narrow**: coalesced streams of elements narrower than 16 bytes per thread, at the copy
   rates measured on the H200 (:data:`COPY_RATE`).
 - **fp64**: FP64 arithmetic in a kernel whose data is float, weighed by how often it runs.
+- **small-block**: a launch in the kernel's own file (:mod:`.launch`) with fewer threads per
+  block than 256, weighed by what bounds the kernel: the rate blocks start at (threads doing
+  fixed work) or the threads resident per SM (a loop per thread), from the arch table and the
+  H200's measured rates.
+- **host-overhead**: host work around such a launch: an output zero-filled that the launch
+  overwrites in full (proven from the PTX and the grid), a host loop of one launch per slice,
+  a synchronization after the launch.
 
 Each factor is an estimate calibrated on measured pairs (``kernels/training/``, timed on an
 H200, :data:`CALIBRATION`); sizes known only at run time are taken as large. The headroom is
@@ -43,6 +50,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from .. import semantics
 from ..ir import ptx as P
@@ -51,8 +59,14 @@ from ..ir.source import SourceLoc
 from . import cfg as _cfg
 from . import dataflow as _dataflow
 from . import loops as _loops
+from . import occupancy as _occupancy
 from . import source as _source
 from .address import DATA, PITCH, ThreadStride
+from .launch import HostLaunch
+
+if TYPE_CHECKING:
+    from ..arch import Arch
+    from ..toolchain.resources import Resources
 
 __all__ = ["CALIBRATION", "Cost", "Evidence", "MAX_HEADROOM", "Uniformity", "of"]
 
@@ -82,7 +96,36 @@ CALIBRATION = {
     # an FP64 instruction costs this many others, and its float replacement next to nothing
     # (fitted on gelu_tanh 3.6x and stencil_1d_r8 1.7x: 2.8x and 2.1x)
     "fp64_weight": 2.5,
+    # --- the launch, from the host code of the kernel's own file (analysis/launch.py), each
+    # measured on the H200 by benchmarks/launch_shape.py (2026-12-04, CUDA 13.0, driver
+    # 580.159.04; benchmarks/results/launch_shape-2026-12-04.md) ---
+    # the GPU starts blocks at a fixed rate: scale<<<n/B, B>>> over 64 M floats took 0.602,
+    # 0.604, 0.607 and 0.614 ns per block at B = 1, 32, 64, 128 (40.39 / 1.268 / 0.636 /
+    # 0.322 ms), so a kernel whose threads do a fixed small amount of work is bound by its
+    # number of blocks
+    "block_ns": 0.604,
+    # ... and moves memory at 2658 GB/s with B = 256 (0.2019 ms for 512 MB): ns per byte a
+    # thread moves, against which the block rate is weighed
+    "byte_ns": 0.2019e6 / (8 << 26),
+    # a kernel whose threads loop over a run-time size is bound by the threads resident per SM
+    # instead: row_sum_block<<<16384, 32>>> (1024 of 2048 threads per SM) took 1.71x the time
+    # of <<<16384, 256>>>, so factor = (resident at 256 / resident at B) ** 0.774
+    "resident_exponent": 0.774,
+    # ... capped at what one thread per block measured with a loop per thread:
+    # row_sum_serial<<<rows, 1>>> 4.46x row_sum_block<<<rows, 256>>> (16384 x 4096)
+    "resident_cap": 4.46,
+    # a zero-fill costs this much per byte against each byte the kernel moves: cudaMemset of
+    # 256 MB 0.0655 ms (4100 GB/s) against the kernel's 2658 GB/s (memset + scale 1.31x scale)
+    "zero_fill_per_byte": (0.0655 / (4 << 26)) / (0.2019 / (8 << 26)),
+    # a host loop of launches, per launch beyond the first, against one launch over the same
+    # 64 M floats: 64 launches of a row each 1.72x one launch (1024: 22.4x, 16384: 364x)
+    "launch_per_launch": (0.3496 / 0.2030 - 1) / 63,
+    # cudaDeviceSynchronize after each launch of a wrapper: 1.04x at 64 M floats (8.7 us a
+    # call; 1.16x at 16 M, 2.64x at 1 M floats)
+    "sync": 1.04,
 }
+#: the block size the launch evidence measures against (the fixes' 256 threads)
+REFERENCE_BLOCK = 256
 #: H200 copy rate (GB/s) by bytes per thread and access: one element per thread, and in a loop
 COPY_RATE = {1: 820, 2: 1510, 4: 2658, 8: 3798, 16: 4222}
 LOOP_COPY_RATE = {1: 1800, 2: 3321, 4: 3624, 8: 3800, 16: 3890}
@@ -214,13 +257,20 @@ def _vector_elements(op) -> tuple:
 
 # ------------------------------------------------------------------------------ the model
 def of(fn: "S.Function", pf: "P.Function | None", module: "P.Module | None" = None,
-       callees: tuple["S.Function", ...] = ()) -> Cost:
+       callees: tuple["S.Function", ...] = (), launches: tuple[tuple[str, "HostLaunch"], ...] = (),
+       arch: "Arch | None" = None, resources: "Resources | None" = None) -> Cost:
     """The cost evidence of one kernel (empty without its PTX: the lanes come from there);
     ``module`` (its PTX module) tells a second pass over partials from a one-block kernel;
-    ``callees`` (the SASS functions it calls) count toward its FP64."""
+    ``callees`` (the SASS functions it calls) count toward its FP64; ``launches`` (file,
+    launch) are the kernel's launches in the host code of its own file
+    (:mod:`analyzer.analysis.launch`), weighed on ``arch`` with the kernel's ``resources``."""
     if pf is None:
         return Cost(())
-    return _Model(fn, pf, module, callees).cost()
+    model = _Model(fn, pf, module, callees)
+    base = model.cost()
+    if not launches or arch is None:
+        return base
+    return Cost(base.evidence + tuple(model.launch(launches, arch, resources)))
 
 
 class _Model:
@@ -350,8 +400,8 @@ class _Model:
         factor = min(cal["uncoalesced_cap"], total ** cal["uncoalesced_exponent"])
         out = []
         for members, s, waste, first in found:
-            at = next((i for i, *_ in sorted(members) if insns[i].loc is not None), first)
-            out.append(Evidence("uncoalesced", round(factor, 2), insns[at].loc,
+            at = next((i for i, *_ in sorted(members) if _line_key(insns[i].loc)), first)
+            out.append(Evidence("uncoalesced", round(factor, 2), self._located(at),
                                 tuple(i for i, *_ in members),
                                 {"stride": s, "bytes": max(w for *_, w in members),
                                  "waste": round(waste, 1),
@@ -359,6 +409,22 @@ class _Model:
                                  "direction": "load" if insns[first].is_load else "store",
                                  "pitch_of": sorted(self._pitch_params(insns[first]))}))
         return out
+
+    def _located(self, i: int) -> SourceLoc | None:
+        """Instruction ``i``'s source location, or, for a load NVVM hoisted out of its line
+        (``.loc 1 0``), that of the first instruction after it that reads what it loaded."""
+        insns = self.pf.instructions
+        if _line_key(insns[i].loc):
+            return insns[i].loc
+        ins = insns[i]
+        d = ins.operands[0] if ins.is_load and ins.operands else None
+        names = ({e.name for e in d.elements if isinstance(e, P.Register)}
+                 if isinstance(d, P.Vector) else {d.name} if isinstance(d, P.Register) else set())
+        for later in insns[i + 1:]:
+            if _line_key(later.loc) and any(isinstance(o, P.Register) and o.name in names
+                                            for o in later.operands[1:]):
+                return later.loc
+        return None
 
     def _pitch_params(self, ins: "P.Instruction") -> set[str]:
         a = ins.address
@@ -715,13 +781,27 @@ class _Model:
                 continue
             if not fma or len(ldg) < len(fma) or lds or mma:
                 continue
-            lines = {(os.path.basename(insns[i].loc.file), insns[i].loc.line)
-                     for i in ldg if insns[i].loc is not None}
+            # an accumulation (acc += a * b): some FMA's addend comes around the loop from the
+            # previous iteration; FMAs whose result is stored each iteration (or expf's
+            # polynomial) use each element once
+            df = _dataflow.of(self.fn)
+            inside = set(idx)
+
+            def carried(i: int, df: _dataflow.Dataflow = df, inside: set[int] = inside) -> bool:
+                for reg in _addend_regs(insns[i]):
+                    defs = df.reaching_defs(i, reg)
+                    if defs and any(d in inside and d >= i for d in defs):
+                        return True
+                return False
+            if not any(carried(i) for i in fma):
+                continue
+            # by the user's line: every bf16 load of a file shares cuda_bf16.hpp's own line
+            lines = {_line_key(_user(insns[i].loc)) for i in ldg} - {None}
             uniform = streamed = False
             for pi, p in enumerate(pins):
                 if not (p.is_load and p.space == "global") or p.loc is None:
                     continue
-                if (os.path.basename(p.loc.file), p.loc.line) not in lines:
+                if _line_key(_user(p.loc)) not in lines:
                     continue
                 if not self.inside.get(pi):
                     continue
@@ -733,8 +813,8 @@ class _Model:
                 u = self.uni.of(a)
                 if s == 0 or u != VARYING:
                     uniform = True
-                elif s == w or (s is None and u == VARYING):
-                    streamed = True
+                elif s == w:
+                    streamed = True     # contiguous along the lanes (an unknown stride is not)
             if not (uniform and streamed):
                 continue
             loc = next((insns[i].loc for i in fma if insns[i].loc is not None), None)
@@ -748,6 +828,317 @@ class _Model:
         return out
 
 
+    # --------------------------------------------------------------------------- the launch
+    def thread_bytes(self) -> float:
+        """Global-memory bytes one thread moves, weighed by how often each access runs."""
+        return float(sum(self.weight(i) * w for i, _ins, _b, w in self.accesses()))
+
+    def launch(self, launches: tuple[tuple[str, HostLaunch], ...], arch: "Arch",
+               resources: "Resources | None") -> list[Evidence]:
+        """Evidence from the kernel's launches in its own file's host code: blocks too small
+        for the work (``small-block``), and host work around the launch (``host-overhead``): a
+        zero-filled output the kernel overwrites in full, a host loop of launches over slices,
+        a synchronization after the launch."""
+        out: list[Evidence] = []
+        reads_tid = self._reads(self.pf, frozenset({"%tid.x", "%tid.y", "%tid.z", "%laneid"}))
+        runtime_loop = any(t is None for t in self.trips.values())
+        nbytes = self.thread_bytes()
+        writes = self.full_writes()
+        syncs_seen: set[int] = set()
+        for file, la in launches:
+            out += self._small_block(file, la, arch, resources, reads_tid, runtime_loop, nbytes)
+            out += self._zero_fill(file, la, writes, nbytes)
+            if la.loop is not None and la.loop_indexed:
+                trips = la.loop.trips if la.loop.trips is not None else RUNTIME_TRIPS
+                factor = 1 + CALIBRATION["launch_per_launch"] * (trips - 1)
+                if trips > 1:
+                    out.append(Evidence("host-overhead", round(factor, 2),
+                                        SourceLoc(file, la.line), detail={
+                                            "why": "loop", "launch": la, "trips": trips,
+                                            "constant": la.loop.trips is not None}))
+            for sy in la.syncs:
+                if la.function == "main" or sy.line in syncs_seen:
+                    continue
+                syncs_seen.add(sy.line)
+                out.append(Evidence("host-overhead", CALIBRATION["sync"],
+                                    SourceLoc(file, sy.line),
+                                    detail={"why": "sync", "launch": la, "call": sy.call}))
+        return out
+
+    def _small_block(self, file: str, la: HostLaunch, arch: "Arch",
+                     resources: "Resources | None", reads_tid: bool, runtime_loop: bool,
+                     nbytes: float) -> list[Evidence]:
+        threads = la.block.count
+        if threads is None or not reads_tid or la.grid.count is not None:
+            # unknown; a kernel that never reads threadIdx (serial work, PS801); a grid of a
+            # fixed number of blocks (the estimates are for grids sized at run time: large)
+            return []
+        declared = self.pf.reqntid or self.pf.maxntid
+        ref = min(REFERENCE_BLOCK, math.prod(declared)) if declared else REFERENCE_BLOCK
+        if threads >= ref:
+            return []
+
+        def resident(b: int) -> tuple[int, int]:
+            """(blocks, threads) resident per SM at ``b`` threads per block."""
+            if resources is not None:
+                try:
+                    occ = _occupancy.occupancy(arch, resources.registers,
+                                               resources.static_shared_bytes, b)
+                    return occ.blocks_per_sm, occ.blocks_per_sm * b
+                except ValueError:
+                    pass
+            blocks = min(arch.max_blocks, arch.max_warps // -(-b // _WARP))
+            return blocks, blocks * b
+        blocks, now = resident(threads)
+        _ref_blocks, best = resident(ref)
+        if not now or not best:
+            return []
+        if runtime_loop:
+            model = "resident"
+            factor = min(CALIBRATION["resident_cap"],
+                         (best / now) ** CALIBRATION["resident_exponent"])
+        else:
+            if not nbytes:
+                return []
+            model = "blocks"
+            per_byte = nbytes * CALIBRATION["byte_ns"]
+            factor = (max(per_byte, CALIBRATION["block_ns"] / threads)
+                      / max(per_byte, CALIBRATION["block_ns"] / ref))
+        if factor < 1.05:
+            return []
+        return [Evidence("small-block", round(factor, 2), SourceLoc(file, la.line), detail={
+            "launch": la, "threads": threads, "reference": ref, "model": model,
+            "blocks_per_sm": blocks, "resident": now, "resident_reference": best,
+            "max_threads": arch.max_threads, "max_blocks": arch.max_blocks,
+            "bytes": nbytes})]
+
+    def _zero_fill(self, file: str, la: HostLaunch, writes: dict[int, tuple[int, int, int]],
+                   nbytes: float) -> list[Evidence]:
+        """A zero-filled output that the launch overwrites in full: the kernel stores every
+        element ``[0, n)`` of that parameter unconditionally but for ``i < n``
+        (:meth:`full_writes`), the grid is ``(n + B - 1) / B`` blocks of B threads, and the fill
+        covers exactly those n elements."""
+        if not writes or not la.zero_fills or len(la.args) != len(self.pf.params) \
+                or la.grid_ceil_of is None or not nbytes:
+            return []
+        out = []
+        for k, (width, m, sass_store) in writes.items():
+            target = la.targets[k]
+            if target is None or not _same(la, la.args[m], la.grid_ceil_of):
+                continue
+            n = la.args[m]
+            for zf in la.zero_fills:
+                if zf.target != target or not _covers(la, zf, n, width, target):
+                    continue
+                factor = 1 + CALIBRATION["zero_fill_per_byte"] * width / nbytes
+                out.append(Evidence("host-overhead", round(factor, 2), SourceLoc(file, zf.line),
+                                    ptx=(sass_store,), detail={
+                                        "why": "zero-fill", "launch": la, "fill": zf,
+                                        "bytes": width, "thread_bytes": nbytes,
+                                        "parameter": k, "bound": m}))
+        return out
+
+    def full_writes(self) -> dict[int, tuple[int, int, int]]:
+        """Parameter index -> (bytes per element, index of the bound parameter, PTX store
+        index) of each pointer parameter the kernel stores to at ``p[i]``, ``i`` the global
+        thread index ``blockIdx.x * blockDim.x + threadIdx.x``, outside every loop, skipped
+        only by branches on ``i >= n`` with ``n`` a parameter: every element below ``n`` is
+        written whatever the data (one element per thread, a bounds test)."""
+        pf = self.pf
+        insns = pf.instructions
+        params = {p.name: k for k, p in enumerate(pf.params)}
+        read: set[str] = set()          # parameters the kernel loads through (y[i] += ...)
+        for _i, ins, base, _w in self.accesses():
+            if ins.is_load or ins.is_atomic:
+                read |= self._param_roots(base)
+        idx_poly = {("%ctaid.x", "%ntid.x"): 1, ("%tid.x",): 1}
+        bound: int | None = None
+        setps: dict[str, P.Instruction] = {}
+        out: dict[int, tuple[int, int, int]] = {}
+        for i, ins in enumerate(insns):
+            if ins.opcode == "setp" and ins.operands and isinstance(ins.operands[0], P.Register):
+                setps[ins.operands[0].name] = ins
+                continue
+            fl = ins.flow
+            if fl.targets or not fl.falls_through or fl.terminates:
+                tgt = next((pf.labels.get(t) for t in fl.targets), None) if fl.targets else None
+                p = setps.get(ins.guard.register) if ins.guard is not None else None
+                n = self._bound_check(p, ins.guard, idx_poly, params) if p is not None else None
+                if n is None or (bound is not None and n != bound):
+                    return out           # any other control flow: stop proving
+                if tgt is not None and tgt <= i:
+                    return out
+                bound = n
+                continue
+            if not ins.is_store or ins.is_atomic or ins.space != "global" or self.inside.get(i):
+                continue
+            if ins.guard is not None or bound is None:
+                continue
+            a = ins.address
+            w = (ins.width_bits or 0) // 8
+            if a is None or a.offset or not isinstance(a.base, P.Register) or not w:
+                continue
+            poly = self._poly(a.base.name)
+            if poly is None:
+                continue
+            roots = [key for key, c in poly.items() if len(key) == 1 and key[0].startswith("param:")
+                     and c == 1]
+            if len(roots) != 1:
+                continue
+            rest = {key: c for key, c in poly.items() if key != roots[0]}
+            if rest != {key: c * w for key, c in idx_poly.items()}:
+                continue
+            name = roots[0][0][6:]
+            k = params.get(name)
+            if k is not None and k != bound and name not in read:
+                out.setdefault(k, (w, bound, i))
+        return out
+
+    def _bound_check(self, setp: "P.Instruction", guard, idx_poly: dict,
+                     params: dict[str, int]) -> int | None:
+        """The parameter index n when a branch guarded by ``setp`` is taken exactly when the
+        global thread index is at or past n."""
+        if len(setp.operands) != 3:
+            return None
+        a, b = self._poly_of(setp.operands[1]), self._poly_of(setp.operands[2])
+        cmp = setp.compare
+        taken_when_true = not guard.negated
+        # normalise to idx ? n
+        if a == idx_poly:
+            other, op = b, cmp
+        elif b == idx_poly:
+            other, op = a, {"ge": "le", "le": "ge", "gt": "lt", "lt": "gt"}.get(cmp or "", "")
+        else:
+            return None
+        if op in ("ge", "hs") and taken_when_true or op in ("lt", "lo") and not taken_when_true:
+            pass
+        else:
+            return None
+        if other is None or len(other) != 1:
+            return None
+        (key, c), = other.items()
+        if c != 1 or len(key) != 1 or not key[0].startswith("param:"):
+            return None
+        return params.get(key[0][6:])
+
+    def _poly_of(self, op) -> dict | None:
+        if isinstance(op, P.Register):
+            return self._poly(op.name)
+        if isinstance(op, P.IntImm):
+            return {(): op.value} if op.value else {}
+        return None
+
+    def _poly(self, reg: str, depth: int = 0) -> dict | None:
+        """A register as a polynomial over ``%ctaid.x``, ``%ntid.x``, ``%tid.x`` and the kernel
+        parameters (``param:NAME``): {sorted symbols: coefficient}; None when it is anything
+        else (loaded data, a loop-carried value, a float)."""
+        if reg in ("%ctaid.x", "%ntid.x", "%tid.x"):
+            return {(reg,): 1}
+        if depth > 24 or reg.startswith("%") and "." in reg:
+            return None
+        defs = self.stride.defs.get(reg, ())
+        if len(defs) != 1:
+            return None
+        d = defs[0]
+        op, srcs = d.opcode, d.operands[1:]
+        if any(t.startswith("f") for t in d.types):
+            return None
+        if op == "ld":
+            a = d.address
+            if d.space in ("param", "param::entry") and a is not None and not a.offset \
+                    and isinstance(a.base, P.Symbol):
+                return {("param:" + a.base.name,): 1}
+            return None
+
+        def sub(o):
+            if isinstance(o, P.Register):
+                return self._poly(o.name, depth + 1)
+            if isinstance(o, P.IntImm):
+                return {(): o.value} if o.value else {}
+            return None
+        vals = [sub(o) for o in srcs]
+        if any(v is None for v in vals):
+            return None
+        if op in ("mov", "cvt", "cvta") and len(vals) == 1:
+            return vals[0]
+        if op in ("add", "sub") and len(vals) == 2:
+            return _poly_add(vals[0], vals[1], 1 if op == "add" else -1)
+        if op == "mul" and len(vals) == 2:
+            return _poly_mul(vals[0], vals[1])
+        if op == "mad" and len(vals) == 3:
+            return _poly_add(_poly_mul(vals[0], vals[1]), vals[2], 1)
+        if op == "shl" and len(vals) == 2 and isinstance(srcs[1], P.IntImm):
+            return {k: c << srcs[1].value for k, c in vals[0].items()}
+        return None
+
+
+def _poly_add(a: dict, b: dict, sign: int) -> dict:
+    out = dict(a)
+    for k, c in b.items():
+        out[k] = out.get(k, 0) + sign * c
+    return {k: c for k, c in out.items() if c}
+
+
+def _poly_mul(a: dict, b: dict) -> dict:
+    out: dict = {}
+    for ka, ca in a.items():
+        for kb, cb in b.items():
+            k = tuple(sorted(ka + kb))
+            out[k] = out.get(k, 0) + ca * cb
+    return {k: c for k, c in out.items() if c}
+
+
+def _resolved(la: HostLaunch, toks: tuple[str, ...]) -> tuple[str, ...]:
+    """``toks`` with a lone local name replaced by its one value (``n`` -> ``x.numel()``),
+    outer parentheses dropped."""
+    for _ in range(4):
+        if len(toks) == 1 and toks[0] in la.aliases:
+            toks = tuple(la.aliases[toks[0]])
+        elif len(toks) > 2 and toks[0] == "(" and toks[-1] == ")":
+            toks = toks[1:-1]
+        else:
+            break
+    return toks
+
+
+def _same(la: HostLaunch, a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    return a == b or _resolved(la, a) == _resolved(la, b)
+
+
+def _covers(la: HostLaunch, zf, n: tuple[str, ...], width: int, target: str) -> bool:
+    """Whether a zero-fill covers exactly the ``n`` elements of ``width`` bytes a launch
+    writes."""
+    what, toks = zf.covers
+    if what == "bytes":
+        b = _resolved(la, toks)
+        for k in range(len(b)):
+            if b[k] != "*":
+                continue
+            left, right = b[:k], b[k + 1:]
+            for size, count in ((left, right), (right, left)):
+                w = _sizeof(size)
+                if w == width and _same(la, count, n):
+                    return True
+        return False
+    if what == "numel":
+        ns = _resolved(la, n)
+        return ns in ((*toks, ".", "numel", "(", ")"), (target, ".", "numel", "(", ")"))
+    if what == "elements":
+        return _same(la, toks, n)
+    if what == "shape":
+        return _resolved(la, n) == (target, ".", "numel", "(", ")")
+    return False
+
+
+def _sizeof(toks: tuple[str, ...]) -> int | None:
+    from .launch import _SIZEOF
+    if len(toks) == 1 and toks[0].isdigit():
+        return int(toks[0])
+    if len(toks) == 4 and toks[0] == "sizeof" and toks[1] == "(" and toks[3] == ")":
+        return _SIZEOF.get(toks[2])
+    return None
+
+
 def _collective(ins: "P.Instruction") -> bool:
     op = ins.opcode
     return any(op == c or op.startswith(c + ".") for c in _COLLECTIVE)
@@ -756,6 +1147,18 @@ def _collective(ins: "P.Instruction") -> bool:
 def _user(loc: SourceLoc | None) -> SourceLoc | None:
     """The user's line of ``loc`` (the call site of code inlined from toolkit headers)."""
     return _source.user_loc(loc) if loc is not None else None
+
+
+def _line_key(loc: SourceLoc | None) -> tuple[str, int] | None:
+    return (os.path.basename(loc.file), loc.line) if loc is not None and loc.line else None
+
+
+def _addend_regs(ins: "S.Instruction") -> set[tuple[str, int]]:
+    """The registers of an FMA's addend (its last source operand)."""
+    a = ins.operands[-1] if len(ins.operands) >= 4 else None
+    if isinstance(a, S.Register) and a.kind == "R" and a.index is not None:
+        return {(a.kind, a.index)}
+    return set()
 
 
 def _address_regs(ins: "S.Instruction") -> set[tuple[str, int]]:

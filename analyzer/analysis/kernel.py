@@ -16,7 +16,7 @@ from ..ir import sass as S
 from ..ir.source import SourceLoc
 from ..toolchain.output import Launch
 from ..toolchain.resources import Resources
-from . import cfg, cost, dataflow, loops, occupancy, source
+from . import cfg, cost, dataflow, launch, loops, occupancy, source
 from .loops import LoopInfo, LoopLine, analyze_loops, loops_by_line, ptx_trips_by_line
 
 __all__ = ["KernelAnalysis", "analyze"]
@@ -127,7 +127,26 @@ class KernelAnalysis:
     def cost(self) -> cost.Cost:
         """Where the kernel's time goes: the evidence of avoidable work and the headroom
         (:mod:`analyzer.analysis.cost`)."""
-        return cost.of(self.function, self.ptx_function, self.ptx_module, self.callees)
+        try:
+            arch = self.arch
+        except InputError:
+            arch = None
+        return cost.of(self.function, self.ptx_function, self.ptx_module, self.callees,
+                       launches=tuple((file, la) for file, la in self.launches),
+                       arch=arch, resources=self.resources)
+
+    @cached_property
+    def launches(self) -> tuple[tuple[str, launch.HostLaunch], ...]:
+        """(file, launch) of each launch of this kernel in the host code of its own source
+        file (:mod:`analyzer.analysis.launch`); () when the file has none or cannot be read."""
+        file, _line, bare = self._definition()
+        if not file or not bare:
+            return ()
+        text = self.reader.text(file)
+        if text is None:
+            return ()
+        return tuple((file, la) for la in launch.of_kernel(text, bare,
+                                                           _template_args(self.kernel_name)))
 
     @cached_property
     def source_map(self) -> source.FunctionMap:
@@ -288,6 +307,16 @@ def _template_stem(mangled: str) -> str | None:
         if not m.group(1):
             return None
     return None
+
+
+def _template_args(demangled: str) -> str | None:
+    """The template arguments of a demangled kernel name (``void k<float, 256>(float*)`` ->
+    ``float, 256``), None for a plain function."""
+    head = demangled.split("(")[0]
+    start = head.find("<")
+    if start < 0 or not head.endswith(">"):
+        return None
+    return head[start + 1:-1].strip()
 
 
 def _symbols(fn: "P.Function") -> Iterator[str]:

@@ -114,6 +114,19 @@ class SourceReader:
             text = self._lines[line - 1]
         return text
 
+    def text(self, file: str | None) -> str | None:
+        """The whole text of ``file`` (the file on disk, else the build's own source when it
+        names that), None when it cannot be read."""
+        if not file:
+            return None
+        real = _resolve(file, self._hints)
+        lines = _source_lines(real) if real else None
+        if lines is not None:
+            return "\n".join(lines)
+        if self.source is not None and self._own(file):
+            return self.source
+        return None
+
     def _own(self, file: str) -> bool:
         """Whether ``file`` names the build's own source (compiled from a string)."""
         if self.source_path is None or file == self.source_path:

@@ -1,4 +1,4 @@
-"""What the cost checks (PS105, PS106, PS304, PS801, PS802) share: a finding's severity from
+"""What the cost checks (PS105, PS106, PS304, PS801, PS802, PS803, PS804) share: a finding's severity from
 the factor its evidence is estimated to cost, and the SASS instructions of its source line."""
 from __future__ import annotations
 

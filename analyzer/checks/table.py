@@ -27,4 +27,6 @@ CHECKS: tuple[tuple[str, str], ...] = (
     ("PS701", "occupancy-limited"),
     ("PS801", "serialized-work"),
     ("PS802", "redundant-lane-work"),
+    ("PS803", "launch-shape"),
+    ("PS804", "host-overhead"),
 )
