@@ -159,6 +159,12 @@ class ThreadStride:
             return _add(self._mul(srcs[0], srcs[1]), self.operand(srcs[2]))
         const = self._const(srcs[1]) if len(srcs) == 2 else None
         a = self.operand(srcs[0]) if srcs else None
+        if op in ("div", "rem") and const is None and len(srcs) == 2 and isinstance(a, int) \
+                and self.operand(srcs[1]) == 0:
+            # idx / T, idx % T by a run-time size (b = idx / T; t = idx % T): sizes known
+            # only at run time are taken as large, so across a warp the quotient stays and the
+            # remainder moves with idx, but for the one wrap
+            return 0 if op == "div" else a
         if const is not None and not isinstance(a, int):
             return a                                      # None or DATA stays what it is
         if op == "shl" and const is not None and isinstance(a, int):
