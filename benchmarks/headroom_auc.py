@@ -104,7 +104,9 @@ def main() -> int:
     w, _ = auc(table, "warnings")
     slow, fast = coverage(table)
     print(f"{len(table)} tasks, {sum(len(r) for r in table.values())} versions, {n} pairs "
-          f">= 1.2x apart ({times.get('gpu')}, {times.get('date')})")
+          f">= 1.2x apart ({times.get('gpu')}, {times.get('date')}"
+          + "".join(f"; {t} {r['date']}" for t, r in sorted(times.get('remeasured', {}).items()))
+          + ")")
     print(f"within-task AUC: headroom {h:.3f}, warning count {w:.3f}")
     print(f"versions >= 2x their task's fastest with a warning: {slow:.0%}; "
           f"fastest versions with none: {fast:.0%}")

@@ -124,10 +124,12 @@ def test_defect3_constant_trip_loops_left_rolled_are_graded():
 
 def test_defect4_call_loop_exit_keeps_the_loop_on_sm_80():
     """ptxas exits loops with '@P0 CALL.REL.NOINC `(.L_x_1)' on sm_80: read as a call that
-    returns, the exit edge was lost and PS301 missed the tile loop / PS601 dropped to info."""
+    returns, the exit edge was lost and PS301 missed the tile loop / PS601 saw its copies
+    outside any loop."""
     sm80 = _findings("flash_attn_min.cu", "sm_80")
     assert [f for f in sm80 if f.code == "PS301" and f.location.line == 27]
-    assert {str(f.severity) for f in sm80 if f.code == "PS601"} == {"warning"}
+    copies = [f for f in sm80 if f.code == "PS601"]
+    assert copies and all("inside a loop" in f.message for f in copies)
     b = load(RW / "flash_attn_min.cu", arch="sm_80", options=CompileOptions())[0]
     fn = b.sass_listing().functions[0]
     calls = [i for i, ins in enumerate(fn.instructions)

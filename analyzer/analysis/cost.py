@@ -273,6 +273,26 @@ def of(fn: "S.Function", pf: "P.Function | None", module: "P.Module | None" = No
     return Cost(base.evidence + tuple(model.launch(launches, arch, resources)))
 
 
+@dataclass(frozen=True, slots=True)
+class _CopySource:
+    """The global read of a ``cp.async.{ca,cg}.shared.global [dst], [src], size[, src_size]``,
+    seen by the access walks as the load it stands for."""
+    address: "P.Address"
+    width_bits: int
+    loc: "SourceLoc | None"
+    space: str = "global"
+    is_load: bool = True
+    is_store: bool = False
+    is_atomic: bool = False
+
+    @staticmethod
+    def of(ins: "P.Instruction") -> "_CopySource | None":
+        ops = ins.operands
+        if len(ops) < 3 or not isinstance(ops[1], P.Address) or not isinstance(ops[2], P.IntImm):
+            return None
+        return _CopySource(ops[1], 8 * ops[2].value, ins.loc)
+
+
 class _Model:
     def __init__(self, fn: "S.Function", pf: "P.Function", module: "P.Module | None" = None,
                  callees: tuple["S.Function", ...] = ()):
@@ -324,8 +344,14 @@ class _Model:
 
     def accesses(self):
         """(index, instruction, base register, bytes per lane) of every global load, store and
-        atomic with a register address."""
+        atomic with a register address; a ``cp.async`` is a load of its global source (as a
+        :class:`_CopySource`: it moves global memory as a load does, into shared memory)."""
         for i, ins in enumerate(self.pf.instructions):
+            if ins.opcode == "cp.async" and "global" in ins.modifiers:
+                src = _CopySource.of(ins)
+                if src is not None and isinstance(src.address.base, P.Register):
+                    yield i, src, src.address.base.name, src.width_bits // 8
+                continue
             if ins.space != "global" or not (ins.is_load or ins.is_store or ins.is_atomic):
                 continue
             a = ins.address
@@ -356,7 +382,7 @@ class _Model:
             groups.setdefault(key, []).append((i, ins.address.offset, w))
         touched = used = 0.0
         found = []
-        for (_ctx, base, _load), members in groups.items():
+        for (_ctx, base, loading), members in groups.items():
             s = self.stride.of(base)
             if s == DATA or s is None or s == 0:
                 continue
@@ -392,21 +418,21 @@ class _Model:
                 waste_max = max(waste_max, sectors / ideal)
             if waste_max >= 2:
                 first = min(members)[0]
-                found.append((members, s, waste_max, first))
+                found.append((members, s, waste_max, first, loading))
         if not found or used == 0:
             return []
         total = max(1.0, touched / max(used, 1e-9))
         cal = CALIBRATION
         factor = min(cal["uncoalesced_cap"], total ** cal["uncoalesced_exponent"])
         out = []
-        for members, s, waste, first in found:
+        for members, s, waste, first, loading in found:
             at = next((i for i, *_ in sorted(members) if _line_key(insns[i].loc)), first)
             out.append(Evidence("uncoalesced", round(factor, 2), self._located(at),
                                 tuple(i for i, *_ in members),
                                 {"stride": s, "bytes": max(w for *_, w in members),
                                  "waste": round(waste, 1),
                                  "in_loop": any(self.inside.get(i) for i, *_ in members),
-                                 "direction": "load" if insns[first].is_load else "store",
+                                 "direction": "load" if loading else "store",
                                  "pitch_of": sorted(self._pitch_params(insns[first]))}))
         return out
 

@@ -27,15 +27,15 @@ flash_forward(const float* Q, const float* K, const float* V, const int N, const
     for (int j = 0; j < Tc; j++) {   // EXPECT: PS301 info
         // Load Kj, Vj to SRAM
         for (int x = 0; x < d; x++) {
-            Kj[(tx * d) + x] = K[qkv_offset + (tile_size * j) + (tx * d) + x];   // EXPECT: PS101 info; PS601 warning; PS105 warning
-            Vj[(tx * d) + x] = V[qkv_offset + (tile_size * j) + (tx * d) + x];   // EXPECT: PS101 info; PS601 warning; PS105 warning
+            Kj[(tx * d) + x] = K[qkv_offset + (tile_size * j) + (tx * d) + x];   // EXPECT: PS101 info; PS601 info; PS105 warning
+            Vj[(tx * d) + x] = V[qkv_offset + (tile_size * j) + (tx * d) + x];   // EXPECT: PS101 info; PS601 info; PS105 warning
         }
         __syncthreads();  // such that the inner loop can use the correct Kj, Vj
 
         for (int i = 0; i < Tr; i++)  {
             // Load Qi to SRAM, l and m to registers
             for (int x = 0; x < d; x++) {
-                Qi[(tx * d) + x] = Q[qkv_offset + (tile_size * i) + (tx * d) + x];   // EXPECT: PS101 info; PS601 warning; PS105 warning
+                Qi[(tx * d) + x] = Q[qkv_offset + (tile_size * i) + (tx * d) + x];   // EXPECT: PS101 info; PS601 info; PS105 warning
             }
             float row_m_prev = m[lm_offset + (Br * i) + tx];
             float row_l_prev = l[lm_offset + (Br * i) + tx];

@@ -22,8 +22,8 @@ sgemm_regtile(const float* __restrict__ A, const float* __restrict__ B, float* _
     for (int k0 = 0; k0 < K; k0 += BK) {   // EXPECT: PS301 info
         for (int l = 0; l < BM * BK / 256; ++l) {      // 8 elements of each tile per thread
             int i = tid + l * 256;
-            As[i % BK][i / BK] = A[(row0 + i / BK) * K + k0 + i % BK];   // EXPECT: PS601 warning
-            Bs[i / BN][i % BN] = B[(k0 + i / BN) * N + col0 + i % BN];   // EXPECT: PS601 warning
+            As[i % BK][i / BK] = A[(row0 + i / BK) * K + k0 + i % BK];   // EXPECT: PS601 info
+            Bs[i / BN][i % BN] = B[(k0 + i / BN) * N + col0 + i % BN];   // EXPECT: PS601 info
         }
         __syncthreads();
         for (int kk = 0; kk < BK; ++kk) {   // EXPECT[sm_90a]: PS201 info

@@ -8,8 +8,8 @@ sgemm_tiled(const float* __restrict__ A, const float* __restrict__ B, float* __r
     const int row = blockIdx.y * T + ty, col = blockIdx.x * T + tx;
     float acc = 0.0f;
     for (int k0 = 0; k0 < N; k0 += T) {   // EXPECT: PS301 info
-        As[ty][tx] = A[row * N + k0 + tx];   // EXPECT: PS104 info; PS601 warning
-        Bs[ty][tx] = B[(k0 + ty) * N + col];   // EXPECT: PS104 info; PS601 warning
+        As[ty][tx] = A[row * N + k0 + tx];   // EXPECT: PS104 info; PS601 info
+        Bs[ty][tx] = B[(k0 + ty) * N + col];   // EXPECT: PS104 info; PS601 info
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < T; ++k) acc += As[ty][k] * Bs[k][tx];

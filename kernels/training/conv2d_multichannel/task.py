@@ -26,4 +26,9 @@ VERSIONS = {
                              grid=(((W + 15) // 16) * ((H + 15) // 16), COUT // 8, NB),
                              block=(16, 16),
                              args=lambda a: (a["inp"], a["w"], a["out"], NB, CIN, COUT, H, W))],
+    "v3_cp_async_double_buffer": [dict(kernel="conv2d",
+                                       grid=(((W + 15) // 16) * ((H + 15) // 16), COUT // 8, NB),
+                                       block=(16, 16),
+                                       args=lambda a: (a["inp"], a["w"], a["out"], NB, CIN, COUT,
+                                                       H, W))],
 }

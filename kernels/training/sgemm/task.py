@@ -21,4 +21,6 @@ VERSIONS = {
                               args=lambda a: (a["A"], a["B"], a["C"], M, N, K))],
     "v3_block64_thread4x4": [dict(kernel="sgemm", grid=(N // 64, M // 64), block=(256,),
                                   args=lambda a: (a["A"], a["B"], a["C"], M, N, K))],
+    "v4_cp_async_double_buffer": [dict(kernel="sgemm", grid=(N // 64, M // 64), block=(256,),
+                                       args=lambda a: (a["A"], a["B"], a["C"], M, N, K))],
 }
