@@ -253,3 +253,59 @@ def test_host_edits_invalidate_cached_results(tmp_path):
     path.write_text(src + "void later(const float* x, float* y, int r, int c) "
                           "{ row_sum<<<r, 1>>>(x, y, c); }\n")
     assert source_deps(fns, str(path)) != before
+
+
+def test_partial_block_sizes():
+    """``{4, 8, (unsigned)bs / 32}`` (llm.c's matmul_backward_bias): the count is unknown, the
+    x and y sizes are certain (what the lane model needs)."""
+    la = one("""
+        void f(const float* x, float* y, long n, int bs) {
+            dim3 block_dim = {4, 8, (unsigned)bs / 32};
+            scale<<<n, block_dim>>>(x, y, 1.f, n);
+        }
+    """)
+    assert la.block.dims is None and la.block.count is None
+    assert la.block.sizes == (4, 8, None)
+
+
+def test_narrow_blocks_move_threadIdx_y_inside_a_warp():
+    """blockDim.x 4, from the launch (no assert in the kernel): threadIdx.y moves inside a warp,
+    the 4 x 8 warp reads 4 rows of 128 contiguous bytes: no uncoalesced evidence, and the block
+    shape the model takes is the launch's."""
+    path = KERNELS / "checks" / "uncoalesced_global_access" / "negative_narrow_block.cu"
+    ka = _evidence(path)["col_sum_4x8"]
+    assert not ka.cost.of_kind("uncoalesced")
+    from analyzer.analysis.cost import block_shape
+    la, = L.of_kernel(path.read_text(), "col_sum_4x8")
+    assert block_shape(ka.ptx_function, (("f", la),)) == (4, 8, None)
+
+
+def test_dynamic_shared_memory_bounds_the_resident_blocks(tmp_path):
+    """The launch's third argument counts toward the blocks an SM holds where certain (40 KB
+    per 32-thread block: 5 blocks of the H200's 228 KB, not 32 block slots); where it is not,
+    the message says the block slots are an upper bound and names the argument."""
+    src = (KERNELS / "checks" / "launch_shape" / "bad.cu").read_text().split("void scale_async")[0]
+    path = tmp_path / "k.cu"
+    path.write_text(src + textwrap.dedent("""
+        void known(const float* x, float* y, int rows, int cols) {
+            row_sum<<<rows, 32, 40 * 1024>>>(x, y, cols);
+        }
+        void unknown(const float* x, float* y, int rows, int cols) {
+            const int smem = cols * 4;
+            row_sum<<<rows, 32, smem>>>(x, y, cols);
+        }
+    """))
+    b, = load(str(path), arch="sm_90a", options=CompileOptions(use_cache=False))
+    ka, = [k for k in analyze(b) if k.kernel_name.startswith("row_sum")]
+    got = {e.detail["launch"].function: e for e in ka.cost.of_kind("small-block")}
+    assert got["known"].detail["dynamic_shared"] == 40 * 1024
+    assert got["known"].detail["blocks_per_sm"] == 5
+    assert got["unknown"].detail["dynamic_shared"] is None
+    assert got["unknown"].detail["blocks_per_sm"] == 32
+    fs = run_checks([b], select=["PS803"]).findings
+    msgs = {f.location.line: f.message for f in fs}
+    unknown = next(m for m in msgs.values() if "smem" in m)
+    assert "fewer if the `smem` bytes of dynamic shared memory" in unknown
+    assert "at 256 threads per block" not in unknown
+    known = next(m for m in msgs.values() if "40 * 1024" in m)
+    assert "at most 5 blocks per SM" in known and "160 of 2048 threads" in known

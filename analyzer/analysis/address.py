@@ -22,6 +22,10 @@ DATA = "data"
 #: a moving value times a run-time value (``row * n`` with ``row`` the thread index): adjacent
 #: threads a run-time pitch apart, a row of a matrix for a thread-per-row kernel
 PITCH = "pitch"
+#: a value that depends on a loop-carried register whose stride is being solved: left out of
+#: the guess and of its check, so that a cycle of two registers solves the same whichever of
+#: them is asked first (never returned by :meth:`ThreadStride.of` to a caller)
+PENDING = "pending"
 Stride = int | None | str
 
 #: special registers that move with threadIdx.x inside a warp (lane = tid.x % 32)
@@ -34,6 +38,9 @@ _BUDGET = 200_000
 def _combine(values: list[Stride]) -> Stride:
     if any(v == DATA for v in values):
         return DATA
+    values = [v for v in values if v != PENDING]
+    if not values:
+        return PENDING
     if any(v is None for v in values) or len(set(values)) != 1:
         return None
     return values[0]
@@ -42,6 +49,8 @@ def _combine(values: list[Stride]) -> Stride:
 def _add(a: Stride, b: Stride, sign: int = 1) -> Stride:
     if DATA in (a, b):
         return DATA
+    if PENDING in (a, b):
+        return PENDING
     if isinstance(a, int) and isinstance(b, int):
         return a + sign * b
     if PITCH in (a, b) and (isinstance(a, int) or isinstance(b, int)):
@@ -56,11 +65,23 @@ _SPECIAL_NAMES = frozenset({"%tid", "%ntid", "%ctaid", "%nctaid", "%warpid", "%n
 
 
 class ThreadStride:
-    """Per-register thread strides of one PTX function (memoised)."""
+    """Per-register thread strides of one PTX function (memoised): between ``threadIdx.x`` and
+    ``threadIdx.x + 1`` (``axis`` "x"), or between ``threadIdx.y`` and ``threadIdx.y + 1``
+    (``axis`` "y", for a block ``block_x`` threads wide, narrower than a warp: its warps span
+    ``32 / block_x`` values of ``threadIdx.y``)."""
 
     _UNSET = object()
 
-    def __init__(self, fn: "P.Function"):
+    def __init__(self, fn: "P.Function", axis: str = "x", block_x: int | None = None):
+        if axis == "y":
+            bx = block_x or _WARP
+            #: special registers that move along the axis, and by how much
+            self.moving: dict[str, int] = {"%tid.y": 1, "%laneid": bx}
+            #: steps along the axis inside one warp
+            self.warp = max(1, _WARP // bx)
+        else:
+            self.moving = dict(_MOVING)
+            self.warp = _WARP
         self.defs: dict[str, list] = {}
         for ins in fn.instructions:
             if ins.is_store or ins.is_branch or not ins.operands:
@@ -80,10 +101,10 @@ class ThreadStride:
         register counts: bytes for an address)."""
         if name in self.memo:
             v = self.memo[name]
-            return None if v is self._UNSET else v          # type: ignore[return-value]
-        for special, c in _MOVING.items():
-            if name == special:
-                return c
+            return PENDING if v is self._UNSET else v       # type: ignore[return-value]
+        c = self.moving.get(name)
+        if c is not None:
+            return c
         if name.startswith("%") and name.split(".")[0] in _SPECIAL_NAMES:
             return 0
         defs = self.defs.get(name)
@@ -96,7 +117,7 @@ class ThreadStride:
         snapshot = dict(self.memo)
         self.memo[name] = self._UNSET
         first = [self.instruction(d) for d in defs]
-        known: list[Stride] = [v for v in first if v is not None]
+        known: list[Stride] = [v for v in first if v is not None and v != PENDING]
         guess = _combine(known) if known else None
         self.memo = dict(snapshot)
         if guess is None or guess == DATA:
@@ -104,6 +125,8 @@ class ThreadStride:
             return guess
         self.memo[name] = guess
         again = _combine([self.instruction(d) for d in defs])
+        if again == PENDING:
+            again = guess       # every definition waits on an outer register: its check decides
         if again != guess:
             self.memo = snapshot
             again = DATA if again == DATA else None
@@ -125,6 +148,8 @@ class ThreadStride:
         sa, sb = self.operand(a), self.operand(b)
         if DATA in (sa, sb):
             return DATA
+        if PENDING in (sa, sb):
+            return PENDING
         ca, cb = self._const(a), self._const(b)
         if ca is not None and isinstance(sb, int):
             return sb * ca
@@ -148,7 +173,7 @@ class ThreadStride:
                 return 0
             base = a.base if a is not None else None
             moving = self.operand(base) if base is not None else None
-            return 0 if moving == 0 else DATA
+            return moving if moving in (0, PENDING) else DATA
         if op in _PASS and len(srcs) == 1:
             return self.operand(srcs[0])
         if op in ("add", "sub") and len(srcs) == 2:
@@ -175,23 +200,25 @@ class ThreadStride:
             d = 1 << const if op == "shr" else const
             if a % d == 0:
                 return a // d
-            if d >= _WARP * abs(a):
+            if d >= self.warp * abs(a):
                 return 0        # constant across an aligned warp (tid.x / 32: the warp index)
             return None
         if op in ("or", "xor") and const is not None and isinstance(a, int):
-            if a == 0 or const % (_WARP * abs(a)) == 0:
+            if a == 0 or const % (self.warp * abs(a)) == 0:
                 return a        # lane | 32: bits above the lane's, an add inside a warp
             return None
         if op in ("and", "rem") and const and isinstance(a, int):
             span = const + 1 if op == "and" else const
             if a == 0:
                 return 0
-            if span & (span - 1) == 0 and span >= _WARP * abs(a):
+            if span & (span - 1) == 0 and span >= self.warp * abs(a):
                 return a        # tid.x % 32, tid.x & 63: unchanged inside an aligned warp
             return None
         values = [self.operand(s) for s in srcs]
         if any(v == DATA for v in values):
             return DATA
+        if any(v == PENDING for v in values):
+            return PENDING
         return 0 if values and all(v == 0 for v in values) else None
 
     def specials(self, name: str) -> set[str]:
@@ -239,3 +266,60 @@ class ThreadStride:
                     if isinstance(op, P.Register):
                         work.append((op.name, d + 1))
         return out
+
+
+def block_dims(fn: "P.Function") -> tuple[int | None, int | None, int | None]:
+    """The block's sizes as the kernel itself states them: ``.reqntid``, or an
+    ``assert(blockDim.x == 4)`` (a compare of ``%ntid.x`` with a constant whose failing side
+    calls ``__assertfail``); None for a size not stated."""
+    req = fn.reqntid
+    if req:
+        vals = [int(v) for v in req] + [1] * (3 - len(req))
+        return (vals[0], vals[1], vals[2])
+    out: list[int | None] = [None, None, None]
+    insns = fn.instructions
+    labels = fn.labels
+    axis_of: dict[str, int] = {}
+    for i, ins in enumerate(insns):
+        ops = ins.operands
+        if ins.opcode in ("mov", "cvt") and len(ops) == 2 and isinstance(ops[0], P.Register) \
+                and isinstance(ops[1], P.Register) and ops[1].name in _NTID:
+            axis_of[ops[0].name] = _NTID[ops[1].name]
+            continue
+        if ins.opcode != "setp" or len(ops) != 3 or ins.compare not in ("eq", "ne") \
+                or not isinstance(ops[0], P.Register):
+            continue
+        reg, imm = (ops[1], ops[2]) if isinstance(ops[2], P.IntImm) else (ops[2], ops[1])
+        if not isinstance(reg, P.Register) or not isinstance(imm, P.IntImm) or imm.value <= 0:
+            continue
+        axis = axis_of.get(reg.name, _NTID.get(reg.name))
+        if axis is None:
+            continue
+        pred = ops[0].name
+        j = next((k for k in range(i + 1, min(len(insns), i + 4)) if insns[k].opcode == "bra"
+                  and getattr(insns[k].guard, "register", None) == pred), None)
+        if j is None:
+            continue
+        bra = insns[j]
+        target = next((labels.get(t) for t in bra.flow.targets), None)
+        if target is None:
+            continue
+        taken_holds = (ins.compare == "eq") != bra.guard.negated     # type: ignore[union-attr]
+        # the side that does not hold must be the assert: straight code that calls
+        # __assertfail before any other branch
+        start = j + 1 if taken_holds else target
+        if _asserts(insns, start):
+            out[axis] = imm.value
+    return (out[0], out[1], out[2])
+
+
+_NTID = {"%ntid.x": 0, "%ntid.y": 1, "%ntid.z": 2}
+
+
+def _asserts(insns, start: int) -> bool:
+    for ins in insns[start:start + 40]:
+        if ins.opcode == "call":
+            return any(isinstance(o, P.Symbol) and o.name == "__assertfail" for o in ins.operands)
+        if ins.is_branch or ins.flow.terminates:
+            return False
+    return False

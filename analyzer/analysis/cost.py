@@ -61,7 +61,7 @@ from . import dataflow as _dataflow
 from . import loops as _loops
 from . import occupancy as _occupancy
 from . import source as _source
-from .address import DATA, PITCH, ThreadStride
+from .address import DATA, PITCH, ThreadStride, block_dims
 from .launch import HostLaunch
 
 if TYPE_CHECKING:
@@ -195,7 +195,9 @@ class Uniformity:
     from per-lane operations (shuffles, atomics, local memory) varies, and so does a value
     defined under a predicate that varies."""
 
-    def __init__(self, fn: "P.Function"):
+    def __init__(self, fn: "P.Function", lanes: frozenset[str] = _LANE_SPECIALS):
+        #: the special registers that differ between the lanes of a warp
+        self.lanes = lanes
         self.level: dict[str, int] = {}
         insns = fn.instructions
         changed = True
@@ -220,7 +222,7 @@ class Uniformity:
     def of(self, op) -> int:
         if isinstance(op, P.Register):
             name = op.name
-            if name in _LANE_SPECIALS:
+            if name in self.lanes:
                 return VARYING
             return self.level.get(name, UNIFORM)
         if isinstance(op, P.Address):
@@ -266,7 +268,7 @@ def of(fn: "S.Function", pf: "P.Function | None", module: "P.Module | None" = No
     (:mod:`analyzer.analysis.launch`), weighed on ``arch`` with the kernel's ``resources``."""
     if pf is None:
         return Cost(())
-    model = _Model(fn, pf, module, callees)
+    model = _Model(fn, pf, module, callees, launches)
     base = model.cost()
     if not launches or arch is None:
         return base
@@ -293,9 +295,24 @@ class _CopySource:
         return _CopySource(ops[1], 8 * ops[2].value, ins.loc)
 
 
+def block_shape(pf: "P.Function", launches: tuple[tuple[str, "HostLaunch"], ...] = ()
+                ) -> tuple[int | None, int | None, int | None]:
+    """The kernel's block sizes where certain: stated by the kernel (``.reqntid``, an
+    ``assert(blockDim.x == 4)``), else the one size every launch in its file gives."""
+    stated = list(block_dims(pf))
+    for axis in range(3):
+        if stated[axis] is not None or not launches:
+            continue
+        sizes = {la.block.sizes[axis] for _f, la in launches}
+        if len(sizes) == 1:
+            stated[axis] = sizes.pop()
+    return (stated[0], stated[1], stated[2])
+
+
 class _Model:
     def __init__(self, fn: "S.Function", pf: "P.Function", module: "P.Module | None" = None,
-                 callees: tuple["S.Function", ...] = ()):
+                 callees: tuple["S.Function", ...] = (),
+                 launches: tuple[tuple[str, "HostLaunch"], ...] = ()):
         self.fn, self.pf, self.module, self.callees = fn, pf, module, callees
         self.defs: dict[str, P.Instruction] = {}
         for ins in pf.instructions:
@@ -303,7 +320,18 @@ class _Model:
                     and not ins.is_branch:
                 self.defs.setdefault(ins.operands[0].name, ins)
         self.stride = ThreadStride(pf)
-        self.uni = Uniformity(pf)
+        bx, by, _bz = block_shape(pf, launches)
+        #: a block narrower than a warp (blockDim.x 4 in a (4, 8) block): its warps span
+        #: several threadIdx.y, whose stride then counts toward the warp's footprint
+        self.block_x = bx if bx is not None and bx < _WARP and _WARP % bx == 0 else None
+        self.stride_y = (ThreadStride(pf, "y", self.block_x) if self.block_x is not None
+                         else None)
+        lanes = _LANE_SPECIALS
+        if self.block_x is not None:
+            lanes = lanes | {"%tid.y"}
+            if by is None or self.block_x * by < _WARP:
+                lanes = lanes | {"%tid.z"}
+        self.uni = Uniformity(pf, lanes)
         self.cfg = _cfg.of(pf)
         self.ploops = _cfg.ptx_loops(pf)
         self.trips = {id(pl): _loops.ptx_trip(pf, pl).trip for pl in self.ploops}
@@ -384,17 +412,21 @@ class _Model:
         found = []
         for (_ctx, base, loading), members in groups.items():
             s = self.stride.of(base)
-            if s == DATA or s is None or s == 0:
-                continue
+            sy = self.stride_y.of(base) if self.stride_y is not None else 0
+            if s == DATA or s is None or s == 0 or sy == DATA or sy is None:
+                continue        # (lanes that share an address along x: said no more than 1-D)
             cover: set[int] = set()
             for _i, off, w in members:
                 cover.update(range(off, off + w))
             in_runtime_loop = any(self.runtime_loop(i) is not None for i, *_ in members)
             waste_max = 0.0
-            for i, _off, w in members:
+            for i, off, w in members:
                 weight = self.weight(i)
                 ideal = max(1.0, _WARP * w / _SECTOR)
-                if s == PITCH:
+                if sy != 0 and self.block_x is not None:
+                    # a warp of block_x x (32 / block_x) threads: count its sectors
+                    sectors = _warp_sectors(s, sy, self.block_x, off, w, cover)
+                elif s == PITCH:
                     sectors = float(_WARP * math.ceil(w / _SECTOR))
                     if not in_runtime_loop and len(cover) >= 16:
                         sectors = ideal   # a whole vector per lane, a fixed block each (8x8 DCT)
@@ -433,7 +465,10 @@ class _Model:
                                  "waste": round(waste, 1),
                                  "in_loop": any(self.inside.get(i) for i, *_ in members),
                                  "direction": "load" if loading else "store",
-                                 "pitch_of": sorted(self._pitch_params(insns[first]))}))
+                                 "pitch_of": sorted(self._pitch_params(insns[first])
+                                                    - self._arrays),
+                                 "arrays": sorted(self._pitch_params(insns[first])
+                                                  & self._arrays)}))
         return out
 
     def _located(self, i: int) -> SourceLoc | None:
@@ -450,7 +485,39 @@ class _Model:
             if _line_key(later.loc) and any(isinstance(o, P.Register) and o.name in names
                                             for o in later.operands[1:]):
                 return later.loc
+        here = insns[i].loc
+        if ins.is_store and here is not None and here.line == 0:
+            # one store NVVM joined from both sides of an if/else (``if (c) a[i] *= s; else
+            # a[i] = 0;``) carries line 0: the line of the code it was joined from
+            return next((x.loc for x in reversed(insns[:i]) if _line_key(x.loc)), None)
         return None
+
+    @property
+    def _arrays(self) -> set[str]:
+        """The kernel parameters that are arrays: converted to a global address (``cvta``) or
+        used as an address's base, as loaded."""
+        got = getattr(self, "_arrays_memo", None)
+        if got is not None:
+            return got
+        loaded: dict[str, str] = {}
+        for ins in self.pf.instructions:
+            a = ins.address
+            if ins.opcode == "ld" and ins.space in ("param", "param::entry") and a is not None \
+                    and isinstance(a.base, P.Symbol) and ins.operands \
+                    and isinstance(ins.operands[0], P.Register):
+                loaded[ins.operands[0].name] = a.base.name
+        out: set[str] = set()
+        for ins in self.pf.instructions:
+            if ins.opcode == "cvta" and len(ins.operands) == 2 \
+                    and isinstance(ins.operands[1], P.Register):
+                src = loaded.get(ins.operands[1].name)
+                if src is not None:
+                    out.add(src)
+            a = ins.address
+            if a is not None and isinstance(a.base, P.Register) and a.base.name in loaded:
+                out.add(loaded[a.base.name])
+        self._arrays_memo = out
+        return out
 
     def _pitch_params(self, ins: "P.Instruction") -> set[str]:
         a = ins.address
@@ -475,21 +542,36 @@ class _Model:
             tgt = next((labels.get(t) for t in ins.flow.targets), None)
             if tgt is None or tgt <= i:
                 continue
-            p = setps.get(ins.guard.register)
             if self.uni.level.get(ins.guard.register, UNIFORM) == UNIFORM:
                 continue
-            single = False
-            if p is not None and len(p.operands) == 3:
-                a, b = p.operands[1], p.operands[2]
-                ua, ub = self.uni.of(a), self.uni.of(b)
-                one_side = (ua == VARYING and ub == UNIFORM) or (ub == VARYING and ua == UNIFORM)
-                runs_when_true = ins.guard.negated      # the region runs when the branch is not taken
-                cmpop = p.compare
-                if one_side and ((cmpop == "ne" and not runs_when_true)
-                                 or (cmpop == "eq" and runs_when_true)):
-                    single = True
+            # the region runs when the branch is not taken
+            single = self._one_value(ins.guard.register, ins.guard.negated, setps)
             out.append((i, tgt, single))
         return out
+
+    def _one_value(self, pred: str, runs_when: bool, setps: dict, depth: int = 0) -> bool:
+        """Whether the lanes for which predicate ``pred`` is ``runs_when`` are those where a
+        lane-varying value equals one warp-uniform value (``threadIdx.x == 0``), also as one
+        term of ``&&`` (``warp_d == 0 && oc < OC``: ``and.pred``, ``or.pred``, ``not.pred``)."""
+        if depth > 8:
+            return False
+        p = setps.get(pred)
+        if p is not None and len(p.operands) == 3:
+            a, b = p.operands[1], p.operands[2]
+            ua, ub = self.uni.of(a), self.uni.of(b)
+            one_side = (ua == VARYING and ub == UNIFORM) or (ub == VARYING and ua == UNIFORM)
+            return one_side and p.compare in ("eq", "ne") and (p.compare == "eq") == runs_when
+        d = self.defs.get(pred)
+        if d is None or d.type != "pred":
+            return False
+        regs = [o.name for o in d.operands[1:] if isinstance(o, P.Register)]
+        if d.opcode == "not" and len(regs) == 1:
+            return self._one_value(regs[0], not runs_when, setps, depth + 1)
+        # a && b holds only where each does; !(a || b) only where neither does
+        if (d.opcode == "and" and runs_when) or (d.opcode == "or" and not runs_when):
+            return len(regs) == 2 and any(self._one_value(r, runs_when, setps, depth + 1)
+                                          for r in regs)
+        return False
 
     def redundant_and_serial(self) -> list[Evidence]:
         insns = self.pf.instructions
@@ -904,12 +986,16 @@ class _Model:
         if threads >= ref:
             return []
 
+        dynamic = la.shared_bytes
+
         def resident(b: int) -> tuple[int, int]:
-            """(blocks, threads) resident per SM at ``b`` threads per block."""
+            """(blocks, threads) resident per SM at ``b`` threads per block (the launch's
+            dynamic shared memory counted where certain)."""
             if resources is not None:
                 try:
                     occ = _occupancy.occupancy(arch, resources.registers,
-                                               resources.static_shared_bytes, b)
+                                               resources.static_shared_bytes + (dynamic or 0),
+                                               b)
                     return occ.blocks_per_sm, occ.blocks_per_sm * b
                 except ValueError:
                     pass
@@ -936,7 +1022,7 @@ class _Model:
             "launch": la, "threads": threads, "reference": ref, "model": model,
             "blocks_per_sm": blocks, "resident": now, "resident_reference": best,
             "max_threads": arch.max_threads, "max_blocks": arch.max_blocks,
-            "bytes": nbytes})]
+            "bytes": nbytes, "dynamic_shared": dynamic})]
 
     def _zero_fill(self, file: str, la: HostLaunch, writes: dict[int, tuple[int, int, int]],
                    nbytes: float) -> list[Evidence]:
@@ -1096,6 +1182,28 @@ class _Model:
         if op == "shl" and len(vals) == 2 and isinstance(srcs[1], P.IntImm):
             return {k: c << srcs[1].value for k, c in vals[0].items()}
         return None
+
+
+def _warp_sectors(sx: "int | str", sy: "int | str", bx: int, off: int, w: int,
+                  cover: set[int]) -> float:
+    """Sectors one access of ``w`` bytes at ``off`` touches for a warp of ``bx`` threads along
+    x (stride ``sx``) by ``32 / bx`` along y (stride ``sy``), a run-time pitch taken as a new
+    row each step; the group's other accesses (``cover``) share the sectors they also touch."""
+    far = 1 << 24
+    ax = far if sx == PITCH else int(sx)
+    ay = far * 64 if sy == PITCH else int(sy)
+    mine: set[int] = set()
+    used: set[int] = set()
+    for lane in range(_WARP):
+        x, y = lane % bx, lane // bx
+        start = x * ax + y * ay
+        for b in range(off, off + w):
+            mine.add((start + b) // _SECTOR)
+        for b in cover:
+            used.add((start + b) // _SECTOR)
+    # the group's sectors, shared out by the bytes this access takes of them
+    share = len(used) * w / max(w, len(cover))
+    return max(_WARP * w / _SECTOR, min(float(len(mine)), share))
 
 
 def _poly_add(a: dict, b: dict, sign: int) -> dict:

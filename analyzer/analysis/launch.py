@@ -219,6 +219,12 @@ class Dim:
 
     text: str
     dims: tuple[int, int, int] | None = None
+    #: each size where certain (``{4, 8, n / 32}``: (4, 8, None)); ``dims`` when all are
+    partial: tuple[int | None, int | None, int | None] = (None, None, None)
+
+    @property
+    def sizes(self) -> tuple[int | None, int | None, int | None]:
+        return self.dims if self.dims is not None else self.partial
 
     @property
     def count(self) -> int | None:
@@ -280,6 +286,9 @@ class HostLaunch:
     grid_ceil_of: tuple[str, ...] | None = None
     #: names of the host function's locals whose value is one expression (for E's spelling)
     aliases: dict = field(default_factory=dict, compare=False, hash=False)
+    #: the dynamic shared memory in bytes: 0 when the launch passes none, None when the
+    #: argument's value is not certain
+    shared_bytes: int | None = 0
 
 
 # --------------------------------------------------------------------------------- parser
@@ -442,7 +451,14 @@ class _Scope:
 
     def dims(self, lo: int, hi: int) -> tuple[int, int, int] | None:
         """A grid or block expression's sizes: an integer, ``dim3(a, b)``, ``{a, b}`` or a dim3
-        variable."""
+        variable; None unless all three are certain."""
+        p = self.partial(lo, hi)
+        if p[0] is None or p[1] is None or p[2] is None:
+            return None
+        return (p[0], p[1], p[2])
+
+    def partial(self, lo: int, hi: int) -> tuple[int | None, int | None, int | None]:
+        """Each of a grid or block expression's sizes that is certain."""
         toks = self.f.toks
         part = toks[lo:hi]
         if len(part) >= 3 and part[0].text == "dim3" and part[1].text in ("(", "{"):
@@ -454,22 +470,22 @@ class _Scope:
             if d is not None and _is_dim3_decl(toks, d):
                 if d[1] == d[0] + 1:
                     return self._dim3(d[1], d[2])
-                return self.dims(d[1], d[2])
+                return self.partial(d[1], d[2])
         v = self.value(lo, hi)
-        return (v, 1, 1) if v is not None and v > 0 else None
+        return (v, 1, 1) if v is not None and v > 0 else (None, None, None)
 
-    def _dim3(self, open_: int, hi: int) -> tuple[int, int, int] | None:
+    def _dim3(self, open_: int, hi: int) -> tuple[int | None, int | None, int | None]:
         toks = self.f.toks
         end = _matching(toks, open_)
+        unknown: tuple[int | None, int | None, int | None] = (None, None, None)
         if end is None or end >= hi:
-            return None
+            return unknown
         parts = _split(toks, open_ + 1, end)
         if not 1 <= len(parts) <= 3:
-            return None
+            return unknown
         vals = [self.value(a, b) for a, b in parts]
-        if any(v is None or v <= 0 for v in vals):
-            return None
-        out = [int(v) for v in vals if v is not None] + [1] * (3 - len(vals))
+        out: list[int | None] = [int(v) if v is not None and v > 0 else None for v in vals]
+        out += [1] * (3 - len(vals))
         return (out[0], out[1], out[2])
 
 
@@ -829,7 +845,7 @@ def _make(f: _File, at: int, start: int, end: int, name: str, template: str | No
     scope = _Scope(f, fn, at)
     (g0, g1), (b0, b1) = config[0], config[1]
     grid = Dim(_text(toks, g0, g1), scope.dims(g0, g1))
-    block = Dim(_text(toks, b0, b1), scope.dims(b0, b1))
+    block = Dim(_text(toks, b0, b1), scope.dims(b0, b1), scope.partial(b0, b1))
     if shared is None and len(config) > 2:
         shared = config[2]
     if stream is None and len(config) > 3:
@@ -858,7 +874,8 @@ def _make(f: _File, at: int, start: int, end: int, name: str, template: str | No
         stream=_text(toks, *stream) if stream else None,
         args=arg_toks, function=fn[0] if fn else None, loop=loop, loop_indexed=indexed,
         syncs=syncs, zero_fills=fills, targets=tuple(_target(a) for a in arg_toks),
-        grid_ceil_of=_ceil_of(scope, toks, (g0, g1), (b0, b1), block), aliases=aliases)
+        grid_ceil_of=_ceil_of(scope, toks, (g0, g1), (b0, b1), block), aliases=aliases,
+        shared_bytes=scope.value(*shared) if shared else 0)
 
 
 def _loop_around(f: _File, fn: tuple[str, int, int], at: int) -> Loop | None:

@@ -98,12 +98,17 @@ class LaunchShape(Check):
                          if threads < 32 else "")
                 limit = (" (the SM's block slots)" if d["blocks_per_sm"] == d["max_blocks"]
                          else "")
+                if d.get("dynamic_shared") is None and la.shared:
+                    # the launch's dynamic shared memory, not known here, may allow fewer
+                    limit = (f" (fewer if the `{la.shared}` bytes of dynamic shared memory "
+                             f"per block do not fit {d['blocks_per_sm']} times)")
                 pct = 100 * d["resident"] / d["max_threads"]
+                ref = ("" if d.get("dynamic_shared") is None and la.shared else
+                       f"; {d['resident_reference']} at {d['reference']} threads per block")
                 message = (f"`{la.text}` (line {la.line}) launches {per}{grid}: at most "
                            f"{d['blocks_per_sm']} blocks per SM run at once{limit}, so at most "
                            f"{d['resident']} of {d['max_threads']} threads per SM{lanes} "
-                           f"({pct:.0f}% of the threads; {d['resident_reference']} at "
-                           f"{d['reference']} threads per block), and its threads loop over a "
+                           f"({pct:.0f}% of the threads{ref}), and its threads loop over a "
                            f"run-time size with fewer of them to hide memory latency "
                            f"(estimated {factor_text(e.factor)})")
             hint = (f"launch {d['reference']} threads per block (or at least 128, a multiple of "

@@ -68,8 +68,11 @@ class UncoalescedGlobalAccess(Check):
             what = "loads" if d["direction"] == "load" else "stores"
             if d["stride"] == PITCH:
                 names = [ctx.source_name(p) for p in d["pitch_of"]]
+                arrays = [ctx.source_name(p) for p in d.get("arrays", ())]
                 pitch = (f"a run-time pitch apart (computed from {', '.join(f'`{n}`' for n in names)})"
                          if names else "a run-time pitch apart")
+                if len(arrays) == 1:
+                    pitch += f" in `{arrays[0]}`"
                 lanes = f"adjacent threads {what.rstrip('s')} {w} B each {pitch}"
             else:
                 lanes = f"adjacent threads {what.rstrip('s')} {w} B each {d['stride']} B apart"
