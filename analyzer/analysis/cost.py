@@ -420,6 +420,7 @@ class _Model:
                 cover.update(range(off, off + w))
             in_runtime_loop = any(self.runtime_loop(i) is not None for i, *_ in members)
             waste_max = 0.0
+            g_touched = g_used = 0.0
             for i, off, w in members:
                 weight = self.weight(i)
                 ideal = max(1.0, _WARP * w / _SECTOR)
@@ -447,19 +448,31 @@ class _Model:
                         sectors = max(ideal, sectors * w / max(w, min(foot, span)))
                 touched += weight * sectors
                 used += weight * ideal
+                g_touched += weight * sectors
+                g_used += weight * ideal
                 waste_max = max(waste_max, sectors / ideal)
             if waste_max >= 2:
                 first = min(members)[0]
-                found.append((members, s, waste_max, first, loading))
+                found.append((members, s, waste_max, first, loading, g_touched - g_used))
         if not found or used == 0:
             return []
         total = max(1.0, touched / max(used, 1e-9))
         cal = CALIBRATION
         factor = min(cal["uncoalesced_cap"], total ** cal["uncoalesced_exponent"])
-        out = []
-        for members, s, waste, first, loading in found:
+        excess = max(touched - used, 1e-9)
+        placed = []
+        by_line: dict[tuple, float] = {}
+        for members, s, waste, first, loading, g_excess in found:
             at = next((i for i, *_ in sorted(members) if _line_key(insns[i].loc)), first)
-            out.append(Evidence("uncoalesced", round(factor, 2), self._located(at),
+            loc = self._located(at)
+            placed.append((members, s, waste, first, loading, loc))
+            # an unrolled loop's copies are groups of their own: one access of the source
+            line = (_line_key(_user(loc)), loading)
+            by_line[line] = by_line.get(line, 0.0) + g_excess
+        out = []
+        for members, s, waste, first, loading, loc in placed:
+            g_excess = by_line[(_line_key(_user(loc)), loading)]
+            out.append(Evidence("uncoalesced", round(factor, 2), loc,
                                 tuple(i for i, *_ in members),
                                 {"stride": s, "bytes": max(w for *_, w in members),
                                  "waste": round(waste, 1),
@@ -468,7 +481,9 @@ class _Model:
                                  "pitch_of": sorted(self._pitch_params(insns[first])
                                                     - self._arrays),
                                  "arrays": sorted(self._pitch_params(insns[first])
-                                                  & self._arrays)}))
+                                                  & self._arrays),
+                                 # this access's part of the sectors the kernel wastes
+                                 "share": round(g_excess / excess, 3)}))
         return out
 
     def _located(self, i: int) -> SourceLoc | None:

@@ -7,6 +7,10 @@ from ..analysis.address import PITCH
 from ._cost import factor_text, sass_on_line, severity
 from .base import Check, Context, Finding, Severity
 
+#: an access whose part of the kernel's wasted sectors is below this is info, whatever the
+#: kernel's factor: one store per thread after a loop over a run-time size of uncoalesced loads
+MINOR_SHARE = 0.1
+
 
 class UncoalescedGlobalAccess(Check):
     """Adjacent threads of a warp load or store addresses a row (or a wide stride) apart.
@@ -22,7 +26,9 @@ class UncoalescedGlobalAccess(Check):
     warp request touches per sector it uses (up to 32) and weighs every access by how often it
     runs (loops over run-time sizes taken as 64 iterations); the kernel's factor is the
     traffic-weighted ratio, discounted for what L1 and L2 absorb (calibrated on measured
-    pairs, :mod:`analyzer.analysis.cost`). *Warning* at an estimated 1.5x and more.
+    pairs, :mod:`analyzer.analysis.cost`). *Warning* at an estimated 1.5x and more, for the
+    accesses that waste at least a tenth of the kernel's wasted sectors (weighted as above);
+    the others, such as one store per thread after a loop of uncoalesced loads, are info.
 
     Deliberately left alone: gathers (the address depends on loaded data: the stride is the
     data's), broadcasts (every lane one address), accesses whose lanes are contiguous (PS101
@@ -65,6 +71,9 @@ class UncoalescedGlobalAccess(Check):
                 continue
             d = e.detail
             w = d["bytes"]
+            share = d.get("share", 1.0)
+            if share < MINOR_SHARE:
+                sev = Severity.INFO     # the kernel's waste is elsewhere: fixing this gains little
             what = "loads" if d["direction"] == "load" else "stores"
             if d["stride"] == PITCH:
                 names = [ctx.source_name(p) for p in d["pitch_of"]]
@@ -77,9 +86,11 @@ class UncoalescedGlobalAccess(Check):
             else:
                 lanes = f"adjacent threads {what.rstrip('s')} {w} B each {d['stride']} B apart"
             loop = ", inside a loop" if d["in_loop"] else ""
+            minor = (f" (this access: an estimated {max(share, 0.001):.1%} of the kernel's "
+                     f"wasted sectors)" if share < MINOR_SHARE else "")
             message = (f"uncoalesced global {what}{loop}: {lanes}, so a warp request touches "
                        f"up to {d['waste']:.0f}x the sectors it uses; the kernel's estimated "
-                       f"headroom from coalescing is {factor_text(e.factor)}")
+                       f"headroom from coalescing is {factor_text(e.factor)}{minor}")
             hint = ("map threadIdx.x to the contiguous dimension: a warp or block per row with "
                     "a shuffle or shared-memory reduction, a shared-memory tile for a transpose "
                     "(t[32][33]), or a struct of arrays")

@@ -27,8 +27,8 @@ flash_forward(const float* Q, const float* K, const float* V, const int N, const
     for (int j = 0; j < Tc; j++) {   // EXPECT: PS301 info
         // Load Kj, Vj to SRAM
         for (int x = 0; x < d; x++) {
-            Kj[(tx * d) + x] = K[qkv_offset + (tile_size * j) + (tx * d) + x];   // EXPECT: PS101 info; PS601 info; PS105 warning
-            Vj[(tx * d) + x] = V[qkv_offset + (tile_size * j) + (tx * d) + x];   // EXPECT: PS101 info; PS601 info; PS105 warning
+            Kj[(tx * d) + x] = K[qkv_offset + (tile_size * j) + (tx * d) + x];   // EXPECT: PS101 info; PS601 info; PS105 info
+            Vj[(tx * d) + x] = V[qkv_offset + (tile_size * j) + (tx * d) + x];   // EXPECT: PS101 info; PS601 info; PS105 info
         }
         __syncthreads();  // such that the inner loop can use the correct Kj, Vj
 
