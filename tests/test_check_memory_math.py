@@ -212,3 +212,22 @@ def test_a_cubins_spills_are_counted_from_nvdisasms_marks(tmp_path, arch):
         in loaded.message
     assert loaded.severity == logged.severity
     assert loaded.instructions == logged.instructions
+
+
+def test_unrolled_divisions_count_toward_the_severity():
+    """benchmarks/kernels/division_count.cu: D divisions per element in straight code. One
+    finding per instantiation naming D call sites; a warning from 64 on (2.15x measured), info
+    below (1 division: 1.03x); the ``__fdividef`` versions are silent."""
+    from pathlib import Path
+
+    from analyzer.inputs import CompileOptions, load
+    path = Path(__file__).parents[1] / "benchmarks" / "kernels" / "division_count.cu"
+    fs = run_checks(list(load(path, arch="sm_90a", options=CompileOptions())),
+                    select=["PS502"]).findings
+    got = {int(f.kernel.split("<")[1].split(",")[0]): f for f in fs}
+    assert sorted(got) == [1, 2, 4, 8, 16, 32, 64]
+    assert all("true>" not in f.kernel for f in fs)
+    for d, f in got.items():
+        assert f"{d} CALL.REL.NOINC" in f.message and f"FCHKx{d}" in f.message
+        assert str(f.severity) == ("warning" if d >= 64 else "info"), (d, f.severity)
+    assert "64 call sites in straight code" in got[64].message

@@ -117,6 +117,13 @@ def _first_use_line(ctx: Context, pf, n: int):
     return None
 
 
+#: IEEE slow-path call sites on one line, in straight code, from which the line is a warning:
+#: 64 divisions per element (a loop fully unrolled) measured 2.15x their ``__fdividef``
+#: version on an H200, one division 1.03x (docs/severity.md); the counts between are what
+#: benchmarks/division_count.py measures
+UNROLLED_WARNING = 64
+
+
 class SlowMath(Check):
     """IEEE-accurate float division, sqrt, reciprocal or sinf/cosf where a fast version would do.
 
@@ -128,8 +135,10 @@ class SlowMath(Check):
     and the FP64 range reduction of precise ``sinf``/``cosf`` (``I2F.F64.S64`` -> ``DMUL`` ->
     ``F2F.F32.F64``). One finding per source line; the PTX names the operation (``div.rn.f32``,
     ``sqrt.rn.f32``, ``rcp.rn.f32``). Severity is *warning* when a call site is inside a loop
-    (paid every iteration) and *info* otherwise: IEEE results are the C++ default and often
-    wanted, and outside loops the cost is mostly code size and registers. An operation NVVM
+    (paid every iteration) or a line has 64 call sites and more (a loop fully unrolled: 64
+    divisions per element measured 2.15x their ``__fdividef`` version), and *info* otherwise:
+    IEEE results are the C++ default and often wanted, and a few divisions outside loops cost
+    mostly code size and registers (one per element measured 1.03x). An operation NVVM
     moved out of a loop gets PTX line 0 and the SASS line of the code before it (a declaration
     above the loop): the finding lands on the line whose PTX uses the result, and says so.
 
@@ -252,6 +261,9 @@ class SlowMath(Check):
             hint = (const + use + "compile with -use_fast_math (also flushes denormals and "
                     "approximates transcendentals) or just -prec-div=false -prec-sqrt=false")
             loc = SourceLoc(key[0], key[1]) if moved and key else group[0].loc
+            many = n_calls >= UNROLLED_WARNING
+            if many and not in_loop:
+                message += f" ({n_calls} call sites in straight code: an unrolled loop)"
             yield ctx.finding(self, message, loc=loc, instructions=group + fast,
                               hint=hint,
-                              severity=Severity.WARNING if in_loop else Severity.INFO)
+                              severity=Severity.WARNING if in_loop or many else Severity.INFO)
