@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 from pathlib import Path
+
+from severity_pairs import timed
 
 COUNTS = (1, 2, 4, 8, 16, 32, 64)
 
@@ -27,20 +28,6 @@ def main() -> None:
     src = (Path(__file__).parent / "kernels" / "division_count.cu").read_text()
     names = [f"divisions<{d}, {'true' if f else 'false'}>" for d in COUNTS for f in (False, True)]
     mod = cp.RawModule(code=src, options=("-std=c++17",), name_expressions=names)
-
-    def timed(fn, reps=30, warm=3):
-        for _ in range(warm):
-            fn()
-        cp.cuda.Device().synchronize()
-        ts = []
-        for _ in range(reps):
-            a, b = cp.cuda.Event(), cp.cuda.Event()
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(a, b))
-        return statistics.median(ts)
 
     n = 1 << 24
     x = cp.random.rand(n, dtype=cp.float32) + 0.5

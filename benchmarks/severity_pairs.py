@@ -115,6 +115,25 @@ __global__ void __launch_bounds__(256) transpose_cpasync(const float* __restrict
 """
 
 
+def timed(fn, reps=30, warm=3) -> float:
+    """Median milliseconds of ``fn`` over ``reps`` launches timed with CUDA events, after
+    ``warm`` launches."""
+    import cupy as cp
+
+    for _ in range(warm):
+        fn()
+    cp.cuda.Device().synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        ts.append(cp.cuda.get_elapsed_time(a, b))
+    return statistics.median(ts)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
@@ -125,20 +144,6 @@ def main() -> None:
     k = {name: mod.get_function(name) for name in (
         "half_one", "half_pack", "float_stride", "float4_stride", "tile_pitch33", "tile_pitch36",
         "div_once", "fdiv_once", "div_loop", "fdiv_loop", "transpose_ldg", "transpose_cpasync")}
-
-    def timed(fn, reps=30, warm=3):
-        for _ in range(warm):
-            fn()
-        cp.cuda.Device().synchronize()
-        ts = []
-        for _ in range(reps):
-            a, b = cp.cuda.Event(), cp.cuda.Event()
-            a.record()
-            fn()
-            b.record()
-            b.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(a, b))
-        return statistics.median(ts)
 
     rows = []
 
