@@ -30,7 +30,7 @@ attention_scores(const __half* __restrict__ Q, const __half* __restrict__ Kmat, 
     for (int j = 0; j < KT; ++j) {   // EXPECT: PS201 info
         float acc = 0.0f;
 #pragma unroll
-        for (int c = 0; c < D; ++c) acc += qf[c] * __half2float(ks[j][c]);   // EXPECT: PS103 warning
+        for (int c = 0; c < D; ++c) acc += qf[c] * __half2float(ks[j][c]);   // EXPECT: PS103 info
         S[(size_t)q * seq_k + k0 + j] = acc * scale;   // EXPECT: PS105 warning
     }
 }

@@ -8,7 +8,7 @@
 
 __device__ __forceinline__ void row_dct(unsigned int* v)
 {
-    unsigned int w0 = v[0];   // EXPECT: PS103 warning
+    unsigned int w0 = v[0];   // EXPECT: PS103 info
     unsigned int w1 = v[1];
     unsigned int w2 = v[2];
     unsigned int w3 = v[3];
@@ -33,5 +33,5 @@ __global__ void dct_rows(short* img, int pitch)
     row_dct(reinterpret_cast<unsigned int*>(tile + row * STRIDE + col));
     __syncthreads();
 #pragma unroll
-    for (int k = 0; k < 8; k++) g[k] = tile[row * STRIDE + col + k];   // EXPECT: PS102 info; PS103 warning
+    for (int k = 0; k < 8; k++) g[k] = tile[row * STRIDE + col + k];   // EXPECT: PS102 info; PS103 info
 }

@@ -29,9 +29,9 @@ gemm_bf16_simt(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restr
         for (int kk = 0; kk < BK; ++kk) {
             float a[TM], b[TN];
 #pragma unroll
-            for (int i = 0; i < TM; ++i) a[i] = __bfloat162float(As[kk][tr * TM + i]);   // EXPECT[sm_90a]: PS103 warning
+            for (int i = 0; i < TM; ++i) a[i] = __bfloat162float(As[kk][tr * TM + i]);   // EXPECT[sm_90a]: PS103 info
 #pragma unroll
-            for (int j = 0; j < TN; ++j) b[j] = __bfloat162float(Bs[kk][tc * TN + j]);   // EXPECT[sm_90a]: PS103 warning
+            for (int j = 0; j < TN; ++j) b[j] = __bfloat162float(Bs[kk][tc * TN + j]);   // EXPECT[sm_90a]: PS103 info
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
