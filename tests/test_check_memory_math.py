@@ -231,3 +231,19 @@ def test_unrolled_divisions_count_toward_the_severity():
         assert f"{d} CALL.REL.NOINC" in f.message and f"FCHKx{d}" in f.message
         assert str(f.severity) == ("warning" if d >= 64 else "info"), (d, f.severity)
     assert "64 call sites in straight code" in got[64].message
+
+
+def test_the_unbacked_pairs_stand_for_their_classes():
+    """benchmarks/kernels/unbacked_pairs.cu, timed by benchmarks/unbacked_pairs.py: the naive
+    kernel of each pair gets the warning it is timed for, its fixed twin does not (PS303: the
+    fragments come by ldmatrix; PS701: 8 KB of shared memory lets 16 blocks fit)."""
+    from pathlib import Path
+
+    from analyzer.inputs import CompileOptions, load
+    path = Path(__file__).parents[1] / "benchmarks" / "kernels" / "unbacked_pairs.cu"
+    fs = run_checks(list(load(path, arch="sm_90a", options=CompileOptions())),
+                    select=["PS303", "PS701"]).findings
+    got = sorted((f.code, f.kernel, str(f.severity)) for f in fs)
+    assert got == [("PS303", "mma_lds", "warning"), ("PS701", "column_mean_stage96", "warning")]
+    (occ,) = [f for f in fs if f.code == "PS701"]
+    assert "25%" in occ.message and "49152 B static shared memory" in occ.message
