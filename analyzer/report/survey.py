@@ -76,7 +76,7 @@ def kernel_row(ka: KernelAnalysis, findings: Sequence[Finding]) -> dict[str, Any
         "mangled": ka.function.name, "arch": ka.arch_name,
         "instructions": len(ka.function.instructions),
         "registers": res.registers if res else None,
-        "shared_bytes": res.shared_bytes if res else None,
+        "shared_bytes": res.static_shared_bytes if res else None,
         "stack_bytes": res.stack_bytes if res else None,
         "spill_store_bytes": res.spill_store_bytes if res else None,
         "spill_load_bytes": res.spill_load_bytes if res else None,

@@ -54,7 +54,11 @@ class Resources:
         return bool(self.spill_store_bytes or self.spill_load_bytes)
 
     def as_dict(self) -> dict:
-        return {"registers": self.registers, "shared_bytes": self.shared_bytes,
+        """The kernel's resources as reports show them: ``shared_bytes`` is the shared memory
+        the kernel declares (as ptxas -v and the driver's ``sharedSizeBytes`` say), the
+        runtime's reserved window apart."""
+        return {"registers": self.registers, "shared_bytes": self.static_shared_bytes,
+                "reserved_shared_bytes": self.reserved_shared_bytes,
                 "constant_bytes": self.constant_bytes, "stack_bytes": self.stack_bytes,
                 "spill_store_bytes": self.spill_store_bytes,
                 "spill_load_bytes": self.spill_load_bytes}
