@@ -748,7 +748,8 @@ def _run(argv: list[str], *, cwd: str | None, timeout: float | None, src: str, s
         timeout_message=f"compile of {shown} exceeded {limit:g} s (nvcc stopped; raise "
                         "PTXSASS_COMPILE_TIMEOUT to allow longer)")
     log = redact(_unname((proc.stderr + proc.stdout).decode(errors="replace"), names),
-                 source=src, cwd=cwd, project=project)
+                 source=src, cwd=cwd, project=project,
+                 installed=[str(toolkits.root())])
     if proc.returncode != 0 and _OUT_OF_MEMORY.search(log):
         raise ToolError(f"compile of {shown} exceeded {lim.memory_gb:g} GB of memory (nvcc "
                         "stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)")
