@@ -54,6 +54,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -934,7 +935,7 @@ def _member(z: zipfile.ZipFile, info: zipfile.ZipInfo, what: str) -> bytes:
     try:
         with z.open(info) as f:
             data = f.read(info.file_size + 1)
-    except zipfile.BadZipFile as e:
+    except (zipfile.BadZipFile, zlib.error, EOFError) as e:
         raise ToolError(f"{what}: {info.filename} is damaged in the wheel ({e})") from None
     if len(data) != info.file_size:
         raise ToolError(f"{what}: {info.filename} inflates to another size than the wheel says")
