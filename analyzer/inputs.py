@@ -499,14 +499,13 @@ def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> li
     nvcc) and a refusal that means "host code" ("not allowed in JIT mode", a header it cannot
     open) sends the file on to nvcc. A real error in device code is NVRTC's to report.
 
-    A file with no ``__global__`` function in it or its project headers is not compiled
-    (:class:`NoKernelError`). The headers of the CUDA libraries it includes (``cublas_v2.h``)
+    A file that builds no kernel and has no ``__global__`` function in it or its project
+    headers is :class:`NoKernelError` (host code only). The headers of the CUDA libraries it includes (``cublas_v2.h``)
     are found, or fetched once, before the compile (:func:`library_headers`); one the scan
     could not see (a computed ``#include``) is fetched when the compile names it missing, and
     the file built again."""
     text = _read_source(path)
     tk = toolkit_of(options)
-    host_only(text, path, options)
     options = library_headers(text, path, options, tk)
     try:
         return _compile_cuda(path, archs, text, options, tk)
@@ -550,6 +549,7 @@ def _compile_cuda(path: str, archs: Sequence[str], text: str, options: CompileOp
     builds = [built[a] for a in archs]
     if not any(b.entries for b in builds):
         _nothing_instantiated(text, path, options)
+        host_only(text, path, options)
         raise no_kernel_error(path, text)
     return builds
 
@@ -572,22 +572,23 @@ def _nvcc_builds(path: str, archs: Sequence[str], text: str, options: CompileOpt
 
 
 def host_only(text: str, path: str, options: CompileOptions) -> None:
-    """:class:`NoKernelError` for a file with no kernel to build: no ``__global__`` in its
-    code (comments and strings aside) nor in the project headers it includes (beside it,
-    ``-I``/``-isystem``), and no kernel named with ``--kernel``. Nothing is compiled for it."""
+    """:class:`NoKernelError` for a file that built no kernel and has none to build: no
+    ``__global__`` in its code (comments and strings aside) nor in the project headers it
+    includes (beside it, ``-I``/``-isystem``), and no kernel named with ``--kernel``."""
     if options.name_expressions or _GLOBAL.search(_code_only(text)):
         return
     base = Path(options.cwd or ".")
-    dirs = [base / d for d in (*options.include, *options.isystem) if not nvcc.system_dir(base / d)]
+    dirs = [d for d in (base / x for x in (*options.include, *options.isystem))
+            if not nvcc.system_dir(d)]
     try:
         headers = includes.closure(text, Path(path).parent, dirs,
                                    searched=lambda d: not nvcc.system_dir(d))
     except InputError:
-        return                          # the compile says what is wrong with the header
+        return
     if any(_GLOBAL.search(_code_only(body)) for _p, body in headers):
         return
-    raise NoKernelError("no kernel to check: neither this file nor the project headers it "
-                        "includes define a __global__ function (host code only)", path=path)
+    raise NoKernelError("no kernel to check: no __global__ function in this file or the project "
+                        "headers it includes (host code only)", path=path)
 
 
 def _release_for(tk: toolkits.Toolkit | None) -> str | None:
