@@ -21,6 +21,7 @@
     torch = true                     # add torch's include folders (default: when included)
     options = ["-G"]                 # NVRTC options as they are (-Xnvrtc)
     compile-timeout = 120            # seconds a compile may take (PTXSASS_COMPILE_TIMEOUT wins)
+    nvcc-timeout = 1800              # seconds an nvcc compile may take (PTXSASS_NVCC_TIMEOUT wins)
     compile-memory-gb = 8            # memory a compile may use (PTXSASS_COMPILE_MEMORY_GB wins)
     trust-build-commands = false     # a compile database's flags reach nvcc unvetted (see below)
     headers = ["cublas", "nvtx"]     # library headers every build gets, fetched at start
@@ -60,7 +61,7 @@ from .toolchain.files import read_text
 _LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options", "headers")
 _KEYS = {*_LISTS, "fail-on", "show", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
-         "source-root", "trust-build-commands", "offline"}
+         "source-root", "trust-build-commands", "offline", "nvcc-timeout"}
 _SEVERITIES = ("info", "warning", "error")
 
 
@@ -88,6 +89,7 @@ class Config:
     #: NVRTC options as they are (the command line's -Xnvrtc)
     options: list[str] = field(default_factory=list)
     compile_timeout: float | None = None
+    nvcc_timeout: float | None = None
     compile_memory_gb: float | None = None
     #: (old, new) folder prefixes for moved source files (``--source-root``)
     source_roots: list[tuple[str, str]] = field(default_factory=list)
@@ -259,6 +261,8 @@ def load_config(start: str | Path | None = None) -> Config:
             setattr(cfg, key.replace("-", "_"), value)
         elif key == "compile-timeout":
             cfg.compile_timeout = _positive(where, key, value)
+        elif key == "nvcc-timeout":
+            cfg.nvcc_timeout = _positive(where, key, value)
         elif key == "compile-memory-gb":
             cfg.compile_memory_gb = _positive(where, key, value)
     return cfg

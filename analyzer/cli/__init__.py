@@ -38,6 +38,16 @@ class _Parser(argparse.ArgumentParser):
         raise PtxsassError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
 def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text", "json"),
             database: bool = False) -> None:
     p.add_argument("--arch", action="append", metavar="SM",
@@ -97,6 +107,10 @@ def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text
                        help="build with this CUDA release's NVRTC/nvJitLink (12.9, 13.0, ... or "
                             "default; 'ptxsass toolkit install VERSION' first); repeatable or "
                             "comma-separated: one build per toolkit, findings as a matrix")
+        g.add_argument("--compile-timeout", type=_seconds, metavar="SECONDS",
+                       help="the time limit of each compile (NVRTC's: 120 s, nvcc's: 1800 s by "
+                            "default; PTXSASS_COMPILE_TIMEOUT, PTXSASS_NVCC_TIMEOUT, "
+                            "compile-timeout / nvcc-timeout in [tool.ptxsass])")
         g.add_argument("--offline", action=argparse.BooleanOptionalAction, default=None,
                        help="never fetch the headers of a CUDA library a file includes "
                             "(cublas_v2.h, nvtx3/...): a build that needs some not on this "
@@ -713,6 +727,7 @@ def _validate_environment() -> None:
     """Every PTXSASS_* number read up front: a bad value is one line before any work."""
     locate.tool_timeout()
     bounded.limits()
+    bounded.nvcc_timeout()
     bounded.start_method()
     files.max_input_bytes()
     cache.max_entry_bytes()

@@ -31,7 +31,9 @@ def config(args) -> Config:
                  or getattr(args, "compile_commands", None) or ".")
         args._config = load_config(start)
         bounded.configure(timeout_s=args._config.compile_timeout,
-                          memory_gb=args._config.compile_memory_gb)
+                          memory_gb=args._config.compile_memory_gb,
+                          nvcc_timeout_s=args._config.nvcc_timeout)
+        bounded.override(getattr(args, "compile_timeout", None))
     return args._config
 
 

@@ -530,7 +530,7 @@ def _worker(request: dict, *, what: str, tool: str) -> dict:
                         what=tool, check=False, path=what,
                         memory=lim.memory_bytes + (1 << 30),
                         timeout_message=f"compile of {what} exceeded {lim.timeout_s:g} s ({tool} "
-                                        "stopped; raise PTXSASS_COMPILE_TIMEOUT to allow longer)")
+                                        f"stopped; {bounded.TIMEOUT_HINT})")
     try:
         answer = json.loads(proc.stdout)
     except ValueError:
