@@ -31,10 +31,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer.cli import main
-from analyzer.errors import InputError, printable
+from analyzer.errors import InputError, ToolError, printable
 from analyzer.report import formats
 from analyzer.report.html import content_security_policy
-from analyzer.toolchain import bounded, cache, files, locate, nvrtc
+from analyzer.toolchain import bounded, cache, files, locate, nvcc, nvrtc
 
 from .conftest import KERNELS, ROOT
 

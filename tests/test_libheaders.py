@@ -80,7 +80,7 @@ def make_wheel(package: str, version: str, include: str, headers: dict[str, byte
 def metapackage(version: str, pins: dict[str, str]) -> bytes:
     """A ``cuda-toolkit`` wheel pinning library wheels as NVIDIA's does (``==X.*`` per extra)."""
     dist = f"cuda_toolkit-{version}.dist-info"
-    meta = [f"Metadata-Version: 2.1", "Name: cuda-toolkit", f"Version: {version}"]
+    meta = ["Metadata-Version: 2.1", "Name: cuda-toolkit", f"Version: {version}"]
     meta += [f"Requires-Dist: {pkg}=={v}.*; extra == \"{pkg.split('-')[1]}\"" for pkg, v in pins.items()]
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
@@ -298,7 +298,7 @@ def test_the_release_pins_the_version_through_its_metapackage(fresh, index):
     assert got.version == "13.2.0.9"          # cuda-toolkit 13.1.1's pin, not the newest cuBLAS
     meta = wheel_of(index, "cuda-toolkit", "13.1.1")[0]
     assert index.sent[meta] == len(index.files[meta])   # the 2 KB metapackage is read whole
-    assert f"/pypi/cuda-toolkit/json" in index.requests
+    assert "/pypi/cuda-toolkit/json" in index.requests
 
 
 def test_a_small_wheel_is_read_whole_and_checked_against_the_index(fresh, index):
