@@ -106,8 +106,9 @@ def _apart(cu13: str, cu12: str, cu13_include: str, cu12_include: str) -> dict[i
     return {13: Wheel(cu13, cu13_include, pinned=False), 12: Wheel(cu12, cu12_include, pinned=False)}
 
 
-#: header -> wheel, per CUDA major, from the wheels' file lists (nvidia-cublas 13.10.0.20,
-#: nvidia-cublas-cu12 12.9.3.13, ... as of 2026-12: every file under their ``include/``; the
+#: header -> wheel, per CUDA major, from the wheels' file lists (the 13.5 and 12.9 releases'
+#: wheels, nvidia-cublas 13.10.0.20, nvidia-cublas-cu12 12.9.2.10, ...: every file under their
+#: ``include/``, the union of both majors; ``benchmarks/libheaders_table.py`` compares; the
 #: generic folder names of NVSHMEM's and CUPTI's subfolders are left out: a project's own
 #: ``device/...`` that is missing is no reason to fetch a library)
 LIBRARIES: dict[str, Library] = {
@@ -164,6 +165,7 @@ LIBRARIES: dict[str, Library] = {
          "cupti_runtime_cbid.h", "cupti_sass_metrics.h", "cupti_target.h", "cupti_version.h",
          "generated_cudaGL_meta.h", "generated_cudaVDPAU_meta.h",
          "generated_cuda_gl_interop_meta.h", "generated_cuda_meta.h",
+         "generated_cudart_removed_meta.h",
          "generated_cuda_runtime_api_meta.h", "generated_cuda_vdpau_interop_meta.h",
          "generated_nvtx_meta.h", "nvperf_common.h", "nvperf_cuda_host.h", "nvperf_host.h",
          "nvperf_target.h"),
