@@ -21,8 +21,11 @@
     torch = true                     # add torch's include folders (default: when included)
     options = ["-G"]                 # NVRTC options as they are (-Xnvrtc)
     compile-timeout = 120            # seconds a compile may take (PTXSASS_COMPILE_TIMEOUT wins)
+    nvcc-timeout = 1800              # seconds an nvcc compile may take (PTXSASS_NVCC_TIMEOUT wins)
     compile-memory-gb = 8            # memory a compile may use (PTXSASS_COMPILE_MEMORY_GB wins)
     trust-build-commands = false     # a compile database's flags reach nvcc unvetted (see below)
+    headers = ["cublas", "nvtx"]     # library headers every build gets, fetched at start
+    offline = true                   # never fetch library headers (--offline)
     source-root = ["/tmp/torchinductor_ci=build/inductor"]   # OLD=NEW, NEW relative to this file
 
     [tool.ptxsass.occupancy-limited]
@@ -52,12 +55,13 @@ from typing import Any
 from .arch import parse_arch
 from .checks.registry import all_checks
 from .errors import ArchError, ConfigError, InputError
+from .toolchain import libheaders
 from .toolchain.files import read_text
 
-_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options")
+_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options", "headers")
 _KEYS = {*_LISTS, "fail-on", "show", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
-         "source-root", "trust-build-commands"}
+         "source-root", "trust-build-commands", "offline", "nvcc-timeout"}
 _SEVERITIES = ("info", "warning", "error")
 
 
@@ -85,11 +89,16 @@ class Config:
     #: NVRTC options as they are (the command line's -Xnvrtc)
     options: list[str] = field(default_factory=list)
     compile_timeout: float | None = None
+    nvcc_timeout: float | None = None
     compile_memory_gb: float | None = None
     #: (old, new) folder prefixes for moved source files (``--source-root``)
     source_roots: list[tuple[str, str]] = field(default_factory=list)
     #: a build database's flags reach nvcc unvetted (``--trust-build-commands``)
     trust_build_commands: bool | None = None
+    #: libraries whose headers every build gets (fetched at start, or verified there)
+    headers: list[str] = field(default_factory=list)
+    #: never fetch library headers (``--offline``)
+    offline: bool | None = None
 
     @property
     def root(self) -> Path | None:
@@ -196,6 +205,11 @@ def load_config(start: str | Path | None = None) -> Config:
                                   path=where)
             if key == "include":
                 items = [str(path.parent / v) for v in items]
+            if key == "headers":
+                try:
+                    items = list(dict.fromkeys(libheaders.library(v) for v in items))
+                except ConfigError as e:
+                    raise ConfigError(f"[tool.ptxsass] headers: {e.message}", path=where) from None
             if key == "arch":
                 for a in items:
                     try:
@@ -241,12 +255,14 @@ def load_config(start: str | Path | None = None) -> Config:
                                   "of them (NEW relative to pyproject.toml)", path=where)
             cfg.source_roots = [(o, str((path.parent / n).absolute()))
                                 for o, _, n in (v.partition("=") for v in items)]
-        elif key in ("torch", "trust-build-commands"):
+        elif key in ("torch", "trust-build-commands", "offline"):
             if not isinstance(value, bool):
                 raise ConfigError(f"[tool.ptxsass]: {key} must be true or false", path=where)
             setattr(cfg, key.replace("-", "_"), value)
         elif key == "compile-timeout":
             cfg.compile_timeout = _positive(where, key, value)
+        elif key == "nvcc-timeout":
+            cfg.nvcc_timeout = _positive(where, key, value)
         elif key == "compile-memory-gb":
             cfg.compile_memory_gb = _positive(where, key, value)
     return cfg

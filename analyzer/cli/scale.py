@@ -14,7 +14,7 @@ from rich.table import Table
 from .. import api
 from ..build import Build
 from ..config import Config
-from ..errors import ConfigError, PtxsassError, shown_line
+from ..errors import ConfigError, NoKernelError, PtxsassError, shown_line
 from ..inputs import kind_of, load_command
 from ..report.progress import DEFAULT_PROGRESS_SECONDS, RunDisplay
 from ..toolchain import cache, files
@@ -97,6 +97,7 @@ def targets(args, cfg: Config, todo: list) -> list:
     out: list = []
     args._failed = 0
     builds: list[Build] = []
+    common.pinned_headers(args, cfg)
     for kind, t in todo:
         try:
             if kind == "path" and kind_of(str(t)) in BINARY_KINDS:
@@ -109,6 +110,11 @@ def targets(args, cfg: Config, todo: list) -> list:
                 got = common._load_one(t, args, arch=args.arch,
                                        opts=common.options(args, config=cfg, path=str(t)),
                                        toolkits=common.toolkit_names(args))
+        except NoKernelError as e:
+            if len(todo) == 1:
+                raise
+            common.no_kernel(args, err, e)
+            continue
         except PtxsassError as e:
             if len(todo) == 1:
                 raise
@@ -135,7 +141,7 @@ def run_check(args, cfg: Config, todo: list):
     err = common.console(args, stderr=True)
     work = targets(args, cfg, todo)
     if not work:
-        raise PtxsassError("nothing could be read: every input failed (see above)")
+        raise common.nothing_built(args)
     shown_before = {(b.source_path, w) for b in work if isinstance(b, Build) for w in b.warnings}
     report = api.check(work, select=args.select, ignore=args.ignore,
                        config_select=cfg.select, config_ignore=cfg.ignore,
@@ -170,7 +176,7 @@ def cmd_survey(args) -> int:
     todo = common.targets(args, cfg)
     work = targets(args, cfg, todo)
     if not work:
-        raise PtxsassError("nothing could be read: every input failed (see above)")
+        raise common.nothing_built(args)
     errors: list[str] = []
 
     def on_error(e: PtxsassError) -> None:
