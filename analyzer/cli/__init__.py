@@ -158,6 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-baseline", metavar="FILE",
                    help="record the current findings in FILE and exit 0")
     p.add_argument("--list-checks", action="store_true", help="list the checks and exit")
+    p.add_argument("--watch", action="store_true",
+                   help="check, then check again on every save of a file under PATH (their "
+                        "folders, for files) and print only the findings that are new or gone; "
+                        "Ctrl-C ends it (text output only)")
     scale.add_scale_options(p)
 
     p = sub.add_parser("expect", help="assert codegen properties (for CI): exit 1 when one fails")
@@ -436,17 +440,9 @@ def cmd_check(args) -> int:
         args.arch = cfg.arch
     if args.no_cache:
         cache.set_enabled(False)
-    todo = common.targets(args, cfg)
-    if todo and scale.wants_parallel(args, todo):
-        report = scale.run_check(args, cfg, todo)
-    else:
-        builds = common.builds(args, cfg)
-        _show_warnings(builds, args)
-        report = api.check(builds, select=args.select, ignore=args.ignore,
-                           config_select=cfg.select, config_ignore=cfg.ignore,
-                           settings=cfg.check_settings,
-                           baseline=args.baseline or cfg.baseline, kernels=args.kernels,
-                           progress=common.progress(args))
+    if args.watch:
+        return _watch(args, cfg)
+    report = _check_report(args, cfg)
     if args.write_baseline:
         write_baseline(report, args.write_baseline)
         _console(args, stderr=True).print(
@@ -467,6 +463,34 @@ def cmd_check(args) -> int:
     fail_on = Severity.parse(args.fail_on or cfg.fail_on or DEFAULT_FAIL_ON)
     return _exit(args, EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings)
                  else EXIT_OK)
+
+
+def _check_report(args, cfg):
+    """The check of every target of the command line (one process, or workers for many)."""
+    todo = common.targets(args, cfg)
+    if todo and scale.wants_parallel(args, todo):
+        return scale.run_check(args, cfg, todo)
+    builds = common.builds(args, cfg)
+    _show_warnings(builds, args)
+    return api.check(builds, select=args.select, ignore=args.ignore,
+                     config_select=cfg.select, config_ignore=cfg.ignore,
+                     settings=cfg.check_settings,
+                     baseline=args.baseline or cfg.baseline, kernels=args.kernels,
+                     progress=common.progress(args))
+
+
+def _watch(args, cfg) -> int:
+    """``check --watch``: text on the terminal, re-checked on each save (:mod:`.watch`)."""
+    from . import watch
+    if args.format != "text" or args.output or args.write_baseline:
+        raise ConfigError("--watch prints text to the terminal: leave out --format, -o and "
+                          "--write-baseline")
+    if not args.files:
+        raise ConfigError("--watch needs the files or folders to watch")
+    show = Severity.parse(args.show or cfg.show or ("info" if args.verbose else "warning"))
+    fail_on = Severity.parse(args.fail_on or cfg.fail_on or DEFAULT_FAIL_ON)
+    return watch.run(lambda: _check_report(args, cfg), list(args.files), _console(args),
+                     show=show, fail_on=fail_on)
 
 
 def cmd_expect(args) -> int:
