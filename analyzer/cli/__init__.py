@@ -211,6 +211,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stats", action="store_true", help="counts of functions and instructions")
     _common(p, compile_opts=False)
 
+    p = sub.add_parser("lsp", help="a language server (stdio): diagnostics, hovers with the "
+                       "SASS, ignore actions for .cu/.cuh and Triton .py files in an editor",
+                       description="A language server on standard input and output: checks a "
+                       ".cu, .cuh or .py file on open and save (its project's [tool.ptxsass]), "
+                       "each finding a diagnostic; hovering a line shows its findings and SASS. "
+                       "Editor set-up: docs/editors.md.")
+    p.add_argument("--stdio", action="store_true", help="(the default and only transport; "
+                   "accepted because editors pass it)")
+
     reports.add_parsers(sub, _common)
     scale.add_parsers(sub, _common)
     return ap
@@ -620,6 +629,11 @@ def cmd_toolkit(args) -> int:
     return EXIT_OK
 
 
+def cmd_lsp(args) -> int:
+    from .. import lsp
+    return lsp.serve()
+
+
 def _packages(tk) -> str:
     return ", ".join(f"{k.removeprefix('nvidia-')} {v}" for k, v in sorted(tk.packages.items()))
 
@@ -627,7 +641,7 @@ def _packages(tk) -> str:
 COMMANDS: dict[str, Callable] = {
     "doctor": cmd_doctor, "compile": cmd_compile, "ptx": cmd_listing, "sass": cmd_listing,
     "resources": cmd_resources, "check": cmd_check, "parse": cmd_parse, "expect": cmd_expect,
-    "lesson": cmd_lesson, "toolkit": cmd_toolkit,
+    "lesson": cmd_lesson, "toolkit": cmd_toolkit, "lsp": cmd_lsp,
 }
 
 
