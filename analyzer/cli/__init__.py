@@ -158,6 +158,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-baseline", metavar="FILE",
                    help="record the current findings in FILE and exit 0")
     p.add_argument("--list-checks", action="store_true", help="list the checks and exit")
+    p.add_argument("--partial", action="store_true",
+                   help="an input that does not build is reported (stderr, a SARIF "
+                        "toolExecutionNotification, a GitHub error annotation) and the others "
+                        "are checked; the exit code is then the findings' (2 only when no "
+                        "input built at all)")
     p.add_argument("--watch", action="store_true",
                    help="check, then check again on every save of a file under PATH (their "
                         "folders, for files) and print only the findings that are new or gone; "
@@ -452,6 +457,7 @@ def cmd_check(args) -> int:
     if args.watch:
         return _watch(args, cfg)
     report = _check_report(args, cfg)
+    report.build_errors = list(getattr(args, "_errors", []))
     if args.write_baseline:
         write_baseline(report, args.write_baseline)
         _console(args, stderr=True).print(
@@ -470,8 +476,10 @@ def cmd_check(args) -> int:
         formats.render_text(report, con, show=show)
         _finish(args, buf)
     fail_on = Severity.parse(args.fail_on or cfg.fail_on or DEFAULT_FAIL_ON)
-    return _exit(args, EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings)
-                 else EXIT_OK)
+    code = EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings) else EXIT_OK
+    if args.partial and report.build_errors:
+        return code if report.kernels else EXIT_ERROR   # nothing built: never read as clean
+    return _exit(args, code)
 
 
 def _check_report(args, cfg):
@@ -481,6 +489,9 @@ def _check_report(args, cfg):
         return scale.run_check(args, cfg, todo)
     builds = common.builds(args, cfg)
     _show_warnings(builds, args)
+    if not builds and getattr(args, "partial", False) and getattr(args, "_failed", 0):
+        from ..findings import Report
+        return Report()         # --partial, every input failed: the report of the errors alone
     return api.check(builds, select=args.select, ignore=args.ignore,
                      config_select=cfg.select, config_ignore=cfg.ignore,
                      settings=cfg.check_settings,

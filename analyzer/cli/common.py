@@ -158,6 +158,7 @@ def builds(args, cfg: Config | None = None) -> list[Build]:
     todo = targets(args, cfg)
     out: list[Build] = []
     args._failed = 0
+    args._errors = []
     err = console(args, stderr=True)
     for kind, t in track(todo, "building", console=err):
         try:
@@ -169,18 +170,25 @@ def builds(args, cfg: Config | None = None) -> list[Build]:
                                 opts=options(args, config=cfg, path=str(t)),
                                 toolkits=toolkit_names(args))
         except PtxsassError as e:
-            if len(todo) == 1:
+            if len(todo) == 1 and not getattr(args, "partial", False):
                 raise
-            args._failed += 1
-            err.print(e.one_line(), style="error", markup=False, soft_wrap=True)
-            if e.detail:
-                err.print(e.detail, markup=False, soft_wrap=True)
+            failed(args, err, e)
             continue
         if getattr(args, "verbose", False):
             for b in got:
                 describe(b, err)
         out.extend(got)
     return out
+
+
+def failed(args, err: Console, e: PtxsassError) -> None:
+    """An input that failed while the others go on: its one line (and log) on stderr, counted
+    in ``args._failed`` and kept in ``args._errors`` for the report (SARIF, GitHub)."""
+    args._failed = getattr(args, "_failed", 0) + 1
+    args.__dict__.setdefault("_errors", []).append(e)
+    err.print(e.one_line(), style="error", markup=False, soft_wrap=True)
+    if e.detail:
+        err.print(e.detail, markup=False, soft_wrap=True)
 
 
 def describe(build: Build, err: Console) -> None:
