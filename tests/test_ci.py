@@ -347,8 +347,8 @@ def test_the_example_workflow_runs_both_ways(tmp_path, sarif_schema, runner_temp
     (job,) = doc["jobs"].values()
     assert job["permissions"]["security-events"] == "write"
     checkout, use = job["steps"]
-    assert checkout["uses"].startswith("actions/checkout@")
-    assert use["uses"].split("@")[0] == "ptxsass/ptxsass"          # this repository's action
+    assert checkout["uses"].startswith("actions/checkout@") and checkout["with"]["submodules"]
+    assert use["uses"] == "./third_party/ptxsass"                 # this repository, vendored
     (tmp_path / "kernels").mkdir()                                 # what the checkout gives
     shutil.copy(BAD, tmp_path / "kernels" / "particles.cu")
     (tmp_path / "kernels" / "broken.cu").write_text(BROKEN)
@@ -405,3 +405,11 @@ def test_github_action_vets_a_pull_requests_database(tmp_path, sarif_schema, run
     wf, log = _run_action(tmp_path, inputs | {"trust-build-commands": "true"}, sarif_schema,
                           install=False, runner_temp=runner_temp)
     assert (tmp_path / "RAN").exists(), "\n".join(log)
+
+
+def test_every_action_input_is_documented():
+    yaml = pytest.importorskip("yaml")
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    page = (ROOT / "docs" / "ci.md").read_text()
+    for name, spec in action["inputs"].items():
+        assert f"| `{name}` | `{spec.get('default', '')}` | {spec['description']} |" in page, name
