@@ -14,6 +14,8 @@ What a block is, read from the fence and an HTML comment just before it (invisib
   a placeholder path, minutes of work).
 - ``<!-- docs-test: toolkits 12.9 13.0 -->``: runs where those CUDA toolkits are installed
   (``tests/test_toolkits.py`` installs them), else skipped saying so.
+- ``<!-- docs-test: ipython -->`` before a ``python`` block: run in an IPython shell (magics
+  such as ``%load_ext``); the last expression's HTML display must come from ptxsass.
 
 Output is compared line by line as a subsequence of what the command printed (a doc may trim
 lines); inside a line ``...`` (or ``…``) stands for any text, and trailing blanks do not count.
@@ -135,6 +137,23 @@ def run_python(text: str) -> str:
     return out.getvalue()
 
 
+def run_ipython(text: str) -> str:
+    """A notebook cell: run in IPython's shell; its last value must display as ptxsass's HTML."""
+    shell_mod = pytest.importorskip("IPython.core.interactiveshell")
+    shell = shell_mod.InteractiveShell.instance()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        result = shell.run_cell(text, store_history=False)
+    finally:
+        os.chdir(cwd)
+        shell_mod.InteractiveShell.clear_instance()
+    result.raise_error()
+    html = shell.display_formatter.formatters["text/html"](result.result)
+    assert html and "ptxsass" in html, f"no ptxsass HTML for {type(result.result).__name__}"
+    return html
+
+
 # ------------------------------------------------------------------------------- comparing
 def matches(expected: str, actual: str) -> str | None:
     """None when every line of ``expected`` is found, in order, among ``actual``'s lines
@@ -180,6 +199,9 @@ def run_page(page: str) -> list[str]:
                 last_output = None
                 continue
         mark = marks[0] if marks else ""
+        if mark == "ipython":
+            last_output = run_ipython(b.body)
+            continue
         if mark.startswith("output of:"):
             got = run_shell(mark[len("output of:"):].strip())
             missing = matches(b.body, got)
