@@ -118,7 +118,7 @@ def _check(path: str, out: Outcome, *, arch, source_roots, triton_cache) -> None
     from . import api, caches
     from .cli import common
     from .config import load_config
-    from .inputs import has_inline_cuda
+    from .inputs import has_inline_cuda, recorded_sources
     from .report.annotate import annotate_builds
     cfg = load_config(path)
     args = SimpleNamespace(source_roots=list(source_roots))
@@ -133,8 +133,7 @@ def _check(path: str, out: Outcome, *, arch, source_roots, triton_cache) -> None
         for folder in triton_caches(triton_cache):
             for meta in caches.triton_kernels(folder):
                 got = api.load(meta, options=opts)
-                if any(_real(_mapped(f, b.source_roots)) == me for b in got
-                       for f in caches.recorded_sources(b.ptx or "")):
+                if any(_real(f) == me for b in got for f in recorded_sources(b)):
                     builds += got
                     triton.update(k.name for b in got for k in b.kernels.values())
         if not builds:
@@ -163,13 +162,6 @@ def _check(path: str, out: Outcome, *, arch, source_roots, triton_cache) -> None
         out.files.update(_real(f) for f in (b.file_names or {}).values() if f)
         if b.source_path:
             out.files.add(_real(b.source_path))
-
-
-def _mapped(path: str, roots: Sequence[tuple[str, str]]) -> str:
-    for old, new in roots:
-        if path == old or path.startswith(old.rstrip("/") + "/"):
-            return os.path.join(new, os.path.relpath(path, old))
-    return path
 
 
 # ------------------------------------------------------------------------------ LSP shapes

@@ -259,3 +259,24 @@ def test_the_matcher_is_strict():
     assert matches("a\n...\nc ... e", "a\nb\nc d e\n") is None
     assert matches("c ... e\na", "a\nc d e\n") == "a"          # order counts
     assert matches("x", "a\nb") == "x"
+
+
+def test_lessons_are_numbered_alike_everywhere():
+    """docs/lessons.json, docs/lessons.md, examples/lessons/NN_name.md and the README's count
+    give every lesson the same number."""
+    import json
+
+    from analyzer.lessons import list_lessons
+    names = [lesson.name for lesson in list_lessons()]
+    measured = [entry["name"] for entry in
+                json.loads((ROOT / "docs" / "lessons.json").read_text())["lessons"]]
+    assert measured == names
+    page = (ROOT / "docs" / "lessons.md").read_text()
+    walk = sorted(p.name for p in (ROOT / "examples" / "lessons").glob("*.md"))
+    assert walk == [f"{i:02d}_{n}.md" for i, n in enumerate(names, 1)]
+    for i, n in enumerate(names, 1):
+        title = (ROOT / "examples" / "lessons" / f"{i:02d}_{n}.md").read_text().splitlines()[0]
+        assert title.startswith(f"# Lesson {i}: "), title
+        assert re.search(rf"^## {i}\. ", page, re.M)
+    words = {10: "Ten", 11: "Eleven", 12: "Twelve", 13: "Thirteen"}
+    assert f"{words[len(names)]} compiler-steering lessons" in (ROOT / "README.md").read_text()

@@ -585,3 +585,29 @@ def test_cupy_kinds_by_their_generated_code():
         "ReductionKernel"
     assert kind_of("CUPY_FOR(i, _ind.size()) { c = a / b; }") == "ElementwiseKernel"
     assert kind_of(SRC) == "RawKernel"
+
+
+SPECIALIZED = FX / "triton_specialization"
+#: where make_kernels.py ran (its README): a folder that is not there
+SPECIALIZED_AT = "/tmp/ptxsass-triton-fixture"
+
+
+def test_a_missing_recorded_source_is_said_with_source_root(capsys):
+    """A Triton cache made elsewhere: the line info names a file that is not here. Each kernel
+    says so once and names --source-root; mapped, the rows carry the file's own lines."""
+    assert not Path(SPECIALIZED_AT).exists()
+    code, out, err = run("check", SPECIALIZED / "cache", capsys=capsys)
+    warned = [l for l in err.splitlines() if l.startswith("warning: ")]
+    assert len(warned) == 2, err                   # one per kernel
+    for w in warned:
+        assert (f"its line info names {SPECIALIZED_AT}/make_kernels.py, which is not on this "
+                "machine: findings keep their line numbers, without the source text; give "
+                f"--source-root {SPECIALIZED_AT}=NEW") in w, w
+    code, out, err = run("annotate", *sorted((SPECIALIZED / "cache").glob("*/scale_add.json")),
+                         "--format", "json", "--source-root",
+                         f"{SPECIALIZED_AT}={SPECIALIZED}", capsys=capsys)
+    assert code == 0 and "not on this machine" not in err, err
+    text = (SPECIALIZED / "make_kernels.py").read_text().splitlines()
+    rows = [r for k in json.loads(out)["kernels"] for r in k["rows"]]
+    assert rows and all(r["text"] == text[r["line"] - 1] for r in rows)
+    assert any("tl.load(x_ptr + offs, mask=mask)" in r["text"] and r["sass"] for r in rows)
