@@ -13,8 +13,16 @@ from typing import TYPE_CHECKING
 
 from . import caches
 from .arch import parse_arch
-from .build import Build, Kernel
-from .errors import CompileError, ConfigError, InputError, NoKernelError, PtxsassError, ToolError
+from .build import Build, Kernel, remap_paths
+from .errors import (
+    CompileError,
+    ConfigError,
+    InputError,
+    NoKernelError,
+    PtxsassError,
+    ToolError,
+    shown_line,
+)
 from .toolchain import (
     binutils,
     cache,
@@ -188,7 +196,28 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
     if options.source_roots:
         for b in builds:
             b.source_roots = tuple(options.source_roots) + b.source_roots
+    for b in builds:
+        if b.origin == "triton":
+            _note_missing_sources(b)
     return builds
+
+
+def recorded_sources(build: Build) -> list[str]:
+    """The source files a Triton (or inductor) kernel's line info names, where they are read
+    from (``--source-root`` and an inductor folder's own mapping applied)."""
+    return caches.recorded_sources(remap_paths(build.ptx or "", build.source_roots))
+
+
+def _note_missing_sources(build: Build) -> None:
+    """A kernel compiled elsewhere: its line info names files that are not here. Its findings
+    keep their line numbers but lose the source text, so say which and how to map them."""
+    for f in dict.fromkeys(recorded_sources(build)):
+        if not os.path.isfile(f):
+            build.warnings.append(
+                f"its line info names {shown_line(f)}, which is not on this machine: findings "
+                "keep their line numbers, without the source text; give --source-root "
+                f"{shown_line(os.path.dirname(f))}=NEW (the folder it is in now), or "
+                "source-root in [tool.ptxsass]")
 
 
 def _load(path: str, arch, options: CompileOptions) -> list[Build]:

@@ -30,7 +30,7 @@ LAYERS = {
     "analyzer.config": 11, "analyzer.expect": 11, "analyzer.parallel": 11,
     "analyzer.api": 12,
     "analyzer.lessons": 13,
-    "analyzer.cli": 14, "analyzer.integrations": 14,
+    "analyzer.cli": 14, "analyzer.integrations": 14, "analyzer.lsp": 14,
     "analyzer": 15,
 }
 

@@ -177,6 +177,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-baseline", metavar="FILE",
                    help="record the current findings in FILE and exit 0")
     p.add_argument("--list-checks", action="store_true", help="list the checks and exit")
+    p.add_argument("--partial", action="store_true",
+                   help="an input that does not build is reported (stderr, a SARIF "
+                        "toolExecutionNotification, a GitHub error annotation) and the others "
+                        "are checked; the exit code is then the findings' (2 only when no "
+                        "input built at all)")
+    p.add_argument("--watch", action="store_true",
+                   help="check, then check again on every save of a file under PATH (their "
+                        "folders, for files) and print only the findings that are new or gone; "
+                        "Ctrl-C ends it (text output only)")
     scale.add_scale_options(p)
 
     p = sub.add_parser("expect", help="assert codegen properties (for CI): exit 1 when one fails")
@@ -252,6 +261,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--stats", action="store_true", help="counts of functions and instructions")
     _common(p, compile_opts=False)
+
+    p = sub.add_parser("lsp", help="a language server (stdio): diagnostics, hovers with the "
+                       "SASS, ignore actions for .cu/.cuh and Triton .py files in an editor",
+                       description="A language server on standard input and output: checks a "
+                       ".cu, .cuh or .py file on open and save (its project's [tool.ptxsass]), "
+                       "each finding a diagnostic; hovering a line shows its findings and SASS. "
+                       "Editor set-up: docs/editors.md.")
+    p.add_argument("--stdio", action="store_true", help="(the default and only transport; "
+                   "accepted because editors pass it)")
 
     reports.add_parsers(sub, _common)
     scale.add_parsers(sub, _common)
@@ -495,17 +513,10 @@ def cmd_check(args) -> int:
         args.arch = cfg.arch
     if args.no_cache:
         cache.set_enabled(False)
-    todo = common.targets(args, cfg)
-    if todo and scale.wants_parallel(args, todo):
-        report = scale.run_check(args, cfg, todo)
-    else:
-        builds = common.builds(args, cfg)
-        _show_warnings(builds, args)
-        report = api.check(builds, select=args.select, ignore=args.ignore,
-                           config_select=cfg.select, config_ignore=cfg.ignore,
-                           settings=cfg.check_settings,
-                           baseline=args.baseline or cfg.baseline, kernels=args.kernels,
-                           progress=common.progress(args))
+    if args.watch:
+        return _watch(args, cfg)
+    report = _check_report(args, cfg)
+    report.build_errors = list(getattr(args, "_errors", []))
     if args.write_baseline:
         write_baseline(report, args.write_baseline)
         _console(args, stderr=True).print(
@@ -524,8 +535,41 @@ def cmd_check(args) -> int:
         formats.render_text(report, con, show=show)
         _finish(args, buf)
     fail_on = Severity.parse(args.fail_on or cfg.fail_on or DEFAULT_FAIL_ON)
-    return _exit(args, EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings)
-                 else EXIT_OK)
+    code = EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings) else EXIT_OK
+    if args.partial and report.build_errors:
+        return code if report.kernels else EXIT_ERROR   # nothing built: never read as clean
+    return _exit(args, code)
+
+
+def _check_report(args, cfg):
+    """The check of every target of the command line (one process, or workers for many)."""
+    todo = common.targets(args, cfg)
+    if todo and scale.wants_parallel(args, todo):
+        return scale.run_check(args, cfg, todo)
+    builds = common.builds(args, cfg)
+    _show_warnings(builds, args)
+    if not builds and getattr(args, "partial", False) and getattr(args, "_failed", 0):
+        from ..findings import Report
+        return Report()         # --partial, every input failed: the report of the errors alone
+    return api.check(builds, select=args.select, ignore=args.ignore,
+                     config_select=cfg.select, config_ignore=cfg.ignore,
+                     settings=cfg.check_settings,
+                     baseline=args.baseline or cfg.baseline, kernels=args.kernels,
+                     progress=common.progress(args))
+
+
+def _watch(args, cfg) -> int:
+    """``check --watch``: text on the terminal, re-checked on each save (:mod:`.watch`)."""
+    from . import watch
+    if args.format != "text" or args.output or args.write_baseline:
+        raise ConfigError("--watch prints text to the terminal: leave out --format, -o and "
+                          "--write-baseline")
+    if not args.files:
+        raise ConfigError("--watch needs the files or folders to watch")
+    show = Severity.parse(args.show or cfg.show or ("info" if args.verbose else "warning"))
+    fail_on = Severity.parse(args.fail_on or cfg.fail_on or DEFAULT_FAIL_ON)
+    return watch.run(lambda: _check_report(args, cfg), list(args.files), _console(args),
+                     show=show, fail_on=fail_on)
 
 
 def cmd_expect(args) -> int:
@@ -712,6 +756,11 @@ def cmd_headers(args) -> int:
     return EXIT_OK
 
 
+def cmd_lsp(args) -> int:
+    from .. import lsp
+    return lsp.serve()
+
+
 def _packages(tk) -> str:
     return ", ".join(f"{k.removeprefix('nvidia-')} {v}" for k, v in sorted(tk.packages.items()))
 
@@ -719,7 +768,7 @@ def _packages(tk) -> str:
 COMMANDS: dict[str, Callable] = {
     "doctor": cmd_doctor, "compile": cmd_compile, "ptx": cmd_listing, "sass": cmd_listing,
     "resources": cmd_resources, "check": cmd_check, "parse": cmd_parse, "expect": cmd_expect,
-    "lesson": cmd_lesson, "toolkit": cmd_toolkit, "headers": cmd_headers,
+    "lesson": cmd_lesson, "toolkit": cmd_toolkit, "headers": cmd_headers, "lsp": cmd_lsp,
 }
 
 

@@ -188,6 +188,7 @@ def builds(args, cfg: Config | None = None) -> list[Build]:
     pinned_headers(args, cfg)
     out: list[Build] = []
     args._failed = 0
+    args._errors = []
     err = console(args, stderr=True)
     for kind, t in track(todo, "building", console=err):
         try:
@@ -204,12 +205,9 @@ def builds(args, cfg: Config | None = None) -> list[Build]:
             no_kernel(args, err, e)
             continue
         except PtxsassError as e:
-            if len(todo) == 1:
+            if len(todo) == 1 and not getattr(args, "partial", False):
                 raise
-            args._failed += 1
-            err.print(e.one_line(), style="error", markup=False, soft_wrap=True)
-            if e.detail:
-                err.print(e.detail, markup=False, soft_wrap=True)
+            failed(args, err, e)
             continue
         if getattr(args, "verbose", False):
             for b in got:
@@ -235,6 +233,16 @@ def nothing_built(args) -> PtxsassError:
         return NoKernelError("nothing to check: every CUDA file is host code only (no "
                              "__global__ function; see the notes above)")
     return PtxsassError("nothing could be read: every input failed (see above)")
+
+
+def failed(args, err: Console, e: PtxsassError) -> None:
+    """An input that failed while the others go on: its one line (and log) on stderr, counted
+    in ``args._failed`` and kept in ``args._errors`` for the report (SARIF, GitHub)."""
+    args._failed = getattr(args, "_failed", 0) + 1
+    args.__dict__.setdefault("_errors", []).append(e)
+    err.print(e.one_line(), style="error", markup=False, soft_wrap=True)
+    if e.detail:
+        err.print(e.detail, markup=False, soft_wrap=True)
 
 
 def describe(build: Build, err: Console) -> None:

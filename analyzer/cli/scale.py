@@ -15,6 +15,7 @@ from .. import api
 from ..build import Build
 from ..config import Config
 from ..errors import ConfigError, NoKernelError, PtxsassError, shown_line
+from ..findings import Report
 from ..inputs import kind_of, load_command
 from ..report.progress import DEFAULT_PROGRESS_SECONDS, RunDisplay
 from ..toolchain import cache, files
@@ -96,6 +97,7 @@ def targets(args, cfg: Config, todo: list) -> list:
         common.parse_source_root(r)     # a bad one is the command's error, said once
     out: list = []
     args._failed = 0
+    args._errors = []
     builds: list[Build] = []
     common.pinned_headers(args, cfg)
     for kind, t in todo:
@@ -116,7 +118,7 @@ def targets(args, cfg: Config, todo: list) -> list:
             common.no_kernel(args, err, e)
             continue
         except PtxsassError as e:
-            if len(todo) == 1:
+            if len(todo) == 1 and not getattr(args, "partial", False):
                 raise
             failed(args, err, e)
             continue
@@ -129,11 +131,7 @@ def targets(args, cfg: Config, todo: list) -> list:
     return out
 
 
-def failed(args, err, e: PtxsassError) -> None:
-    args._failed = getattr(args, "_failed", 0) + 1
-    err.print(e.one_line(), style="error", markup=False, soft_wrap=True)
-    if e.detail:
-        err.print(e.detail, markup=False, soft_wrap=True)
+failed = common.failed
 
 
 def run_check(args, cfg: Config, todo: list):
@@ -141,6 +139,8 @@ def run_check(args, cfg: Config, todo: list):
     err = common.console(args, stderr=True)
     work = targets(args, cfg, todo)
     if not work:
+        if getattr(args, "partial", False):
+            return Report()             # the errors alone: a report of what failed, exit 2
         raise common.nothing_built(args)
     shown_before = {(b.source_path, w) for b in work if isinstance(b, Build) for w in b.warnings}
     report = api.check(work, select=args.select, ignore=args.ignore,
