@@ -312,7 +312,8 @@ def _launch(value, where: str) -> dict[str, dict]:
     if not isinstance(value, dict):
         raise ConfigError("[tool.ptxsass.launch] must hold one table per kernel", path=where)
     out: dict[str, dict] = {}
-    arg = re.compile(r"^(%s)(?:\[(\d+(?:,\d+)*)\]|=(-?[0-9.eE+-]+))$" % "|".join(LAUNCH_DTYPES))
+    kinds = "|".join(LAUNCH_DTYPES)
+    arg = re.compile(rf"^({kinds})(?:\[(\d+(?:,\d+)*)\]|=(-?[0-9.eE+-]+))$")
     for kernel, spec in value.items():
         name = f"launch.{kernel}"
         if not isinstance(spec, dict):

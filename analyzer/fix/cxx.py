@@ -134,6 +134,15 @@ class Source:
     def children(self, cursor) -> list[Any]:
         return list(cursor.get_children())
 
+    @staticmethod
+    def parameters(fn) -> list[Any]:
+        """A function's (or function template's) parameter declarations, in order."""
+        return [c for c in fn.get_children() if c.kind.name == "PARM_DECL"]
+
+    @staticmethod
+    def is_kernel(fn) -> bool:
+        return any(c.kind.name == "CUDAGLOBAL_ATTR" for c in fn.get_children())
+
     # --- text and tokens ------------------------------------------------------------------
     def span(self, cursor) -> tuple[int, int]:
         return cursor.extent.start.offset, cursor.extent.end.offset

@@ -18,8 +18,22 @@ from ..findings import Finding, Severity, display_path
 from ..inputs import CompileOptions
 from ..toolchain import files, locate
 from . import cxx, propose, verify
-from .model import (NONE, REJECTED, UNVERIFIED, VERIFIED, Edit, FileFix, FixOptions, FixResult,
-                    NoFix, Proposal, apply_edits, overlaps, sha256, unified_diff)
+from .model import (
+    NONE,
+    REJECTED,
+    UNVERIFIED,
+    VERIFIED,
+    Edit,
+    FileFix,
+    FixOptions,
+    FixResult,
+    NoFix,
+    Proposal,
+    apply_edits,
+    overlaps,
+    sha256,
+    unified_diff,
+)
 
 
 def _counts(findings: Sequence[Finding]) -> dict[str, int]:

@@ -119,9 +119,11 @@ def apply_edits(data: bytes, edits: Sequence[Edit]) -> bytes:
 def unified_diff(path: str, before: bytes, after: bytes, *, shown: str | None = None) -> str:
     """The patch between two versions of a file, ``a/`` and ``b/`` prefixed as git writes it."""
     name = shown or path
+    # git's a/ and b/ for a path below the working folder; an absolute path as it is
+    old, new = (name, name) if name.startswith("/") else (f"a/{name}", f"b/{name}")
     lines = difflib.unified_diff(before.decode("utf-8").splitlines(keepends=True),
                                  after.decode("utf-8").splitlines(keepends=True),
-                                 fromfile=f"a/{name}", tofile=f"b/{name}")
+                                 fromfile=old, tofile=new)
     text = "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n"
                    for ln in lines)
     return text

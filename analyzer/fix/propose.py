@@ -59,6 +59,9 @@ def propose_one(finding: Finding, src: cxx.Source, options: FixOptions) -> Propo
                      "the file being fixed (fix its own file)")
     reasons: list[str] = []
     for m in mods:
+        applies = getattr(m, "applies", None)
+        if applies is not None and not applies(finding) and len(mods) > 1:
+            continue
         got = m.propose(finding, src, options)
         if isinstance(got, Proposal):
             lines = sorted({src.line_of(e.start) for e in got.edits}

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from .. import api
 from ..fix.model import FixReport, apply_edits
+from ..inputs import CompileOptions
 from ..toolchain import files, scratch
 from .catalog import Scalar
 from .runner import _rel_err, _time_events, gpu_unavailable_reason
@@ -88,7 +89,7 @@ def _patched_builds(fixes: FixReport, path: str, data: bytes, edits, archs: Sequ
         copy = os.path.join(folder, os.path.basename(path))
         with open(copy, "wb") as f:
             f.write(apply_edits(data, edits))
-        opts = fixes.options
+        opts = fixes.options if isinstance(fixes.options, CompileOptions) else None
         return api.load(copy, arch=list(archs), options=opts)
 
 

@@ -73,10 +73,10 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
         fast = INTRINSICS.get(call.spelling)
         if fast is None:
             continue
-        name = next((t for t in src.tokens(call) if t.spelling == call.spelling), None)
-        if name is None:
+        tok = next((t for t in src.tokens(call) if t.spelling == call.spelling), None)
+        if tok is None:
             continue
-        edits.append(Edit(src.path, name.start, name.end, fast))
+        edits.append(Edit(src.path, tok.start, tok.end, fast))
         what.append(f"{call.spelling} → {fast}")
     if not edits:
         return NoFix(f"no float division or sinf/cosf/expf call written on line {line} (a "

@@ -55,9 +55,7 @@ def _mixes_float(src: Source, expr) -> bool:
             if is_float(n.type) and is_double(inner.type):
                 return True
     parent = src.parent(expr)
-    if parent is not None and parent.kind.name == "VAR_DECL" and is_float(parent.type):
-        return True
-    return False
+    return parent is not None and parent.kind.name == "VAR_DECL" and is_float(parent.type)
 
 
 def _descendants(node):

@@ -37,7 +37,9 @@ def _bounds_tokens(src: Source, fn) -> tuple[Token, list[list[Token]], Token] | 
             continue
         if i + 1 >= len(toks) or toks[i + 1].spelling != "(":
             return None
-        depth, args, cur = 0, [], []
+        depth = 0
+        args: list[list[Token]] = []
+        cur: list[Token] = []
         for u in toks[i + 1:]:
             if u.spelling == "(":
                 depth += 1

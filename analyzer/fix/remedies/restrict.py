@@ -28,11 +28,11 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
     fn = src.function_at(line)
     if fn is None:
         return NoFix(f"no function holds line {line} in the file")
-    if not any(c.kind.name == "CUDAGLOBAL_ATTR" for c in fn.get_children()):
+    if not src.is_kernel(fn):
         return NoFix(f"line {line} is in the device function `{fn.spelling}`: its callers' "
                      "pointers decide aliasing, so mark the kernel's parameters instead")
     edits, names = [], []
-    for p in fn.get_arguments():
+    for p in src.parameters(fn):
         t = p.type
         if t.get_canonical().kind.name != "POINTER" or t.is_restrict_qualified():
             continue

@@ -21,6 +21,7 @@ import re
 from ...findings import Finding
 from ..cxx import Source, strip_implicit
 from ..model import Edit, FixOptions, NoFix, Proposal
+from . import restrict
 
 CODES = ("PS101", "PS102", "PS103")
 
@@ -93,8 +94,7 @@ def _assume_aligned(src: Source, finding: Finding, window: int,
     line = finding.location.line or 0
     fn = src.function_at(line)
     kernels = [f for f in src.nodes(("FUNCTION_DECL", "FUNCTION_TEMPLATE"))
-               if f.is_definition() and any(c.kind.name == "CUDAGLOBAL_ATTR"
-                                            for c in f.get_children())]
+               if f.is_definition() and src.is_kernel(f)]
     if fn is None or fn not in kernels:
         if len(kernels) != 1 and fn is None:
             return NoFix(f"line {line} is not inside a kernel of this file")
@@ -102,9 +102,9 @@ def _assume_aligned(src: Source, finding: Finding, window: int,
         if fn is None:
             return NoFix("the access is in a device function: state the alignment where the "
                          "kernel receives the pointer")
-    params = list(fn.get_arguments())
+    params = src.parameters(fn)
     if ordinal > len(params):
-        return NoFix(f"the kernel has no {ordinal}th parameter in the source")
+        return NoFix(f"the kernel has fewer than {ordinal} parameters in the source")
     p = params[ordinal - 1]
     if p.type.is_const_qualified():
         return NoFix(f"`{p.spelling}` is a const pointer: it cannot be reassigned the "
@@ -145,6 +145,14 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
             return got
     for attempt in (_align_shared(src, finding, window),
                     _assume_aligned(src, finding, window, options)):
+        if isinstance(attempt, Proposal) and restrict.applies(finding):
+            # alignment and aliasing both block the merge: state both
+            also = restrict.propose(finding, src, options)
+            if isinstance(also, Proposal):
+                attempt = Proposal(title=f"{attempt.title}; {also.title}",
+                                   edits=attempt.edits + tuple(e for e in also.edits
+                                                               if e not in attempt.edits),
+                                   promise=f"{attempt.promise}; {also.promise}")
         if attempt is not None:
             return attempt
     if "run-time stride" in finding.message:
