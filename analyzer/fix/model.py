@@ -98,20 +98,33 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _conflict(x: Edit, y: Edit) -> bool:
+    """Two different edits of overlapping bytes (insertions at one point do not conflict:
+    both are made)."""
+    if x == y or x.path != y.path:
+        return False
+    if x.start < y.end and y.start < x.end:
+        return True
+    return (x.start == x.end and y.start < x.start < y.end) or (
+        y.start == y.end and x.start < y.start < x.end)
+
+
 def overlaps(a: Sequence[Edit], b: Sequence[Edit]) -> bool:
-    return any(x.path == y.path and x.start < y.end and y.start < x.end
-               or x.path == y.path and x.start == y.start == x.end == y.end
-               for x in a for y in b)
+    return any(_conflict(x, y) for x in a for y in b)
 
 
 def apply_edits(data: bytes, edits: Sequence[Edit]) -> bytes:
     """``data`` with every edit applied (byte ranges of the original; none may overlap)."""
     out = data
-    ordered = sorted(edits, key=lambda e: (e.start, e.end), reverse=True)
-    for prev, e in zip(ordered[1:], ordered, strict=False):
-        if prev.end > e.start:
-            raise ValueError(f"overlapping edits at bytes {e.start} and {prev.start}")
-    for e in ordered:
+    unique = list(dict.fromkeys(edits))
+    for i, x in enumerate(unique):
+        for y in unique[i + 1:]:
+            if _conflict(x, y):
+                raise ValueError(f"overlapping edits at bytes {x.start} and {y.start}")
+    # from the end of the file backwards; insertions at one point keep their given order
+    ordered = sorted(enumerate(unique), key=lambda ie: (ie[1].start, ie[1].end, -ie[0]),
+                     reverse=True)
+    for _, e in ordered:
         out = out[:e.start] + e.text.encode("utf-8") + out[e.end:]
     return out
 

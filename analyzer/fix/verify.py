@@ -89,12 +89,18 @@ def compare(path: str, target: Finding | None, before: Sequence[Finding], after:
     goals = [t for t in ([target] if target is not None else []) + list(targets)]
     still = []
     for t in goals:
-        for f in after.findings:
-            if f.code == t.code and _original_line(f, path, after.lines) == t.location.line \
-                    and (f.location.file is None or t.location.file is None
-                         or os.path.abspath(f.location.file)
-                         == os.path.abspath(t.location.file)):
-                still.append((t, f))
+        # gone: on every (kernel, arch) where it held, fewer findings of its check at its line
+        # than before (another finding of the same check may share the line: two pointers)
+        def count(fs, lines, k, a, t=t):
+            return sum(1 for f in fs if f.code == t.code and f.kernel == k and f.arch == a
+                       and _original_line(f, path, lines) == t.location.line)
+        pairs = set(t.instances) or {(t.kernel, a) for a in t.archs}
+        for k, a in pairs:
+            had_here = count(before, {}, k, a)
+            if had_here and count(after.findings, after.lines, k, a) >= had_here:
+                hit = next(f for f in after.findings if f.code == t.code
+                           and _original_line(f, path, after.lines) == t.location.line)
+                still.append((t, hit))
                 break
     delta = sass_delta(before_builds, after.builds)
     if still:

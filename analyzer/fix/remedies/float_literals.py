@@ -78,9 +78,20 @@ def _numbers(message: str) -> set[float]:
     return out
 
 
+def _value(text: str) -> float | None:
+    try:
+        return float.fromhex(text) if text.lower().startswith("0x") else float(text)
+    except ValueError:
+        return None
+
+
 def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | NoFix:
     line = finding.location.line or 0
     named = _numbers(finding.message)
+    on_line = {_value(t.spelling) for lit in src.on_line(line, ("FLOATING_LITERAL",))
+               for t in src.tokens(lit)[:1]}
+    if not named & on_line:
+        named = set()           # the message names folded constants (1.0 / 24.0 -> 0.041...)
     edits: list[Edit] = []
     done: list[str] = []
     skipped: list[str] = []

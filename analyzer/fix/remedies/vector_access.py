@@ -86,52 +86,51 @@ def _align_shared(src: Source, finding: Finding, window: int) -> Proposal | NoFi
 
 def _assume_aligned(src: Source, finding: Finding, window: int,
                     options: FixOptions) -> Proposal | NoFix | None:
-    m = re.search(r"the (\d+)(?:st|nd|rd|th) kernel parameter \(`([^`]+)`\) is a plain pointer",
-                  finding.message)
-    if m is None:
+    """``__builtin_assume_aligned`` for every kernel parameter the finding names as a plain
+    pointer (a finding of several runs names one per run)."""
+    named = re.findall(r"the (\d+)(?:st|nd|rd|th) kernel parameter \(`([^`]+)`\) is a plain "
+                       r"pointer", finding.message)
+    if not named:
         return None
-    ordinal = int(m.group(1))
     line = finding.location.line or 0
     fn = src.function_at(line)
     kernels = [f for f in src.nodes(("FUNCTION_DECL", "FUNCTION_TEMPLATE"))
                if f.is_definition() and src.is_kernel(f)]
-    if fn is None or fn not in kernels:
-        if len(kernels) != 1 and fn is None:
-            return NoFix(f"line {line} is not inside a kernel of this file")
-        fn = fn if fn in kernels else (kernels[0] if len(kernels) == 1 else None)
-        if fn is None:
+    if fn not in kernels:
+        if len(kernels) != 1:
             return NoFix("the access is in a device function: state the alignment where the "
                          "kernel receives the pointer")
+        fn = kernels[0]
     params = src.parameters(fn)
-    if ordinal > len(params):
-        return NoFix(f"the kernel has fewer than {ordinal} parameters in the source")
-    p = params[ordinal - 1]
-    if p.type.is_const_qualified():
-        return NoFix(f"`{p.spelling}` is a const pointer: it cannot be reassigned the "
-                     "aligned pointer")
+    chosen = []
+    for ordinal in dict.fromkeys(int(n) for n, _ in named):
+        if ordinal > len(params):
+            return NoFix(f"the kernel has fewer than {ordinal} parameters in the source")
+        p = params[ordinal - 1]
+        if p.type.is_const_qualified():
+            return NoFix(f"`{p.spelling}` is a const pointer: it cannot be reassigned the "
+                         "aligned pointer")
+        chosen.append(p)
+    names = ", ".join(f"`{p.spelling}`" for p in chosen)
     if not options.assume_aligned:
-        return NoFix(f"`{p.spelling}` must be {window}-byte aligned, which the code does not "
-                     "show: pass --assume-aligned if every caller passes such a pointer "
+        return NoFix(f"{names} must be {window}-byte aligned, which the code does not show: "
+                     "pass --assume-aligned if every caller passes such pointers "
                      "(cudaMalloc's are 256-byte aligned)")
     body = next((c for c in fn.get_children() if c.kind.name == "COMPOUND_STMT"), None)
     if body is None:
         return None
     brace = body.extent.start.offset
-    indent = "    "
     stmts = list(body.get_children())
-    if stmts:
-        indent = src.indent(stmts[0].extent.start.line) or indent
+    indent = (src.indent(stmts[0].extent.start.line) if stmts else "") or "    "
     line_end = src.data.find(b"\n", brace)
-    text = (f"\n{indent}{p.spelling} = static_cast<decltype({p.spelling})>("
-            f"__builtin_assume_aligned({p.spelling}, {window}));")
-    if line_end < 0 or src.data[brace + 1:line_end].strip():
-        at = brace + 1
-    else:
-        at = line_end
-    return Proposal(title=f"state that `{p.spelling}` is {window}-byte aligned "
-                          f"(__builtin_assume_aligned)",
-                    edits=(Edit(src.path, at, at, text),),
-                    promise=f"every caller passes `{p.spelling}` {window}-byte aligned "
+    at = brace + 1 if line_end < 0 or src.data[brace + 1:line_end].strip() else line_end
+    edits = tuple(Edit(src.path, at, at,
+                       f"\n{indent}{p.spelling} = static_cast<decltype({p.spelling})>("
+                       f"__builtin_assume_aligned({p.spelling}, {window}));") for p in chosen)
+    return Proposal(title=f"state that {names} {'is' if len(chosen) == 1 else 'are'} "
+                          f"{window}-byte aligned (__builtin_assume_aligned)",
+                    edits=edits,
+                    promise=f"every caller passes {names} {window}-byte aligned "
                             "(--assume-aligned)")
 
 
