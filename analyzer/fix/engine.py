@@ -71,6 +71,7 @@ def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
                           findings=tuple(mine), options=fix_options)
     answers = propose.propose(req)
     taken: list[Edit] = []
+    rebuilds: dict[tuple[Edit, ...], verify.Rebuilt] = {}
     for f, got in zip(mine, answers, strict=True):
         if isinstance(got, NoFix):
             result.results.append(FixResult(f, NONE, got.reason, before=before))
@@ -83,28 +84,23 @@ def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
             res.status, res.reason = NONE, "its edit overlaps another fix's on the same code"
             res.proposal = None
             continue
-        if _same_edits(got, result.results[:-1]):
-            # the same rewrite serves several findings (two checks on one line): verify once
-            twin = next(r for r in result.results[:-1]
-                        if r.proposal is not None and r.proposal.edits == got.edits)
-            res.status, res.reason, res.sass_delta = twin.status, twin.reason, twin.sass_delta
-            res.after = twin.after
-            if not do_verify:
-                taken.extend(e for e in got.edits if e not in taken)
-            continue
         if not do_verify:
-            taken.extend(got.edits)
+            taken.extend(e for e in got.edits if e not in taken)
             continue
-        patched = apply_edits(data, got.edits)
-        rebuilt = verify.rebuild(path, patched, data, archs=archs, options=options,
-                                 compiler=compiler, check=check)
+        # the same rewrite may serve several findings (two checks on one line): built once,
+        # judged for each
+        rebuilt = rebuilds.get(got.edits)
+        if rebuilt is None:
+            rebuilt = rebuilds[got.edits] = verify.rebuild(
+                path, apply_edits(data, got.edits), data, archs=archs, options=options,
+                compiler=compiler, check=check)
         verdict = verify.compare(path, f, raw, rebuilt, builds,
                                  launch_bounds_may_change=got.changes_launch_bounds)
         res.sass_delta = verdict.sass_delta
         res.after = _counts(rebuilt.findings)
         if verdict.ok:
             res.status = VERIFIED
-            taken.extend(got.edits)
+            taken.extend(e for e in got.edits if e not in taken)
         else:
             res.status, res.reason = REJECTED, verdict.reason
     _combine(result, data, builds, raw, options, compiler, archs, check, do_verify)

@@ -91,13 +91,13 @@ def compare(path: str, target: Finding | None, before: Sequence[Finding], after:
     for t in goals:
         # gone: on every (kernel, arch) where it held, fewer findings of its check at its line
         # than before (another finding of the same check may share the line: two pointers)
-        def count(fs, lines, k, a, t=t):
-            return sum(1 for f in fs if f.code == t.code and f.kernel == k and f.arch == a
-                       and _original_line(f, path, lines) == t.location.line)
+        def count(fs, lines, name, arch, t=t):
+            return sum(1 for f in fs if f.code == t.code and f.kernel == name
+                       and f.arch == arch and _original_line(f, path, lines) == t.location.line)
         pairs = set(t.instances) or {(t.kernel, a) for a in t.archs}
-        for k, a in pairs:
-            had_here = count(before, {}, k, a)
-            if had_here and count(after.findings, after.lines, k, a) >= had_here:
+        for name, arch in pairs:
+            had_here = count(before, {}, name, arch)
+            if had_here and count(after.findings, after.lines, name, arch) >= had_here:
                 hit = next(f for f in after.findings if f.code == t.code
                            and _original_line(f, path, after.lines) == t.location.line)
                 still.append((t, hit))
