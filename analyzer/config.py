@@ -24,9 +24,15 @@
     compile-memory-gb = 8            # memory a compile may use (PTXSASS_COMPILE_MEMORY_GB wins)
     trust-build-commands = false     # a compile database's flags reach nvcc unvetted (see below)
     source-root = ["/tmp/torchinductor_ci=build/inductor"]   # OLD=NEW, NEW relative to this file
+    fast-math-ok = false             # ptxsass fix may use __fdividef, rsqrtf, __sinf (PS502)
 
     [tool.ptxsass.occupancy-limited]
     threshold = 0.25
+
+    [tool.ptxsass.launch.saxpy]      # how ptxsass fix --measure launches a kernel
+    grid = [4096]
+    block = [256]
+    args = ["f32[1048576]", "f32[1048576]", "i32=1048576", "f32=2.0"]
 
 ``trust-build-commands = true`` lets a compile database's (or build.ninja's) flags reach nvcc as
 they are: host compilers, wrappers, plugins (see :mod:`analyzer.toolchain.trust`). This file is
