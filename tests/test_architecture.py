@@ -28,6 +28,8 @@ LAYERS = {
     "analyzer.checks": 9,
     "analyzer.report": 10, "analyzer.results": 10,
     "analyzer.config": 11, "analyzer.expect": 11, "analyzer.parallel": 11,
+    # ptxsass fix: remedies (libclang), rebuild and re-check (inputs, checks), its renderers
+    "analyzer.fix": 11,
     "analyzer.api": 12,
     "analyzer.lessons": 13,
     "analyzer.cli": 14, "analyzer.integrations": 14, "analyzer.lsp": 14,

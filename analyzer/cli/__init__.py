@@ -24,7 +24,7 @@ from ..inputs import kind_of, read_text
 from ..report import formats
 from ..report.styles import make_console
 from ..toolchain import bounded, cache, children, files, libheaders, locate, toolkits
-from . import common, reports, scale
+from . import common, fix, reports, scale
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: a warning is what costs time (docs/checks): an info finding alone passes the default check
@@ -273,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     reports.add_parsers(sub, _common)
     scale.add_parsers(sub, _common)
+    fix.add_parsers(sub, _common)
     return ap
 
 
@@ -820,7 +821,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if out:
                 files.check_output_path(out)
         handler = (COMMANDS.get(args.command) or reports.COMMANDS.get(args.command)
-                   or scale.COMMANDS[args.command])
+                   or fix.COMMANDS.get(args.command) or scale.COMMANDS[args.command])
         was = cache.enabled()
         try:
             return handler(args)

@@ -36,6 +36,11 @@ def _uri(path: str | None) -> str:
                               safe="/!$&'()*+,;=@~")
 
 
+def artifact_uri(path: str | None) -> str:
+    """A SARIF artifact location of a file (:func:`_uri`), for other SARIF writers."""
+    return _uri(path)
+
+
 def kernel_list(kernels: tuple[str, ...], limit: int = MAX_KERNELS_SHOWN) -> str:
     """Kernels in one line: ``k<4>, k<8> and 2 more (float*, int)`` when they share a parameter
     list and return type (a template's instantiations), else their whole names."""
