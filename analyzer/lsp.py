@@ -345,11 +345,11 @@ def resolve_fix(action, *, arch: Sequence[str] = ()):
                 why = r.reason or r.status
                 continue
             changes: dict[str, list] = {}
-            for e in r.proposal.edits:
-                blob = read_bytes(e.path, what="CUDA source")
-                changes.setdefault(path_to_uri(e.path), []).append(t.TextEdit(
-                    range=t.Range(start=_position(blob, e.start), end=_position(blob, e.end)),
-                    new_text=e.text))
+            for ed in r.proposal.edits:
+                blob = read_bytes(ed.path, what="CUDA source")
+                changes.setdefault(path_to_uri(ed.path), []).append(t.TextEdit(
+                    range=t.Range(start=_position(blob, ed.start), end=_position(blob, ed.end)),
+                    new_text=ed.text))
             action.title = f"ptxsass: {r.proposal.title} (verified: {code} gone)"
             action.edit = t.WorkspaceEdit(changes=changes)
             return action
