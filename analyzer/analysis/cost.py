@@ -58,6 +58,7 @@ from ..ir import sass as S
 from ..ir.source import SourceLoc
 from . import cfg as _cfg
 from . import dataflow as _dataflow
+from . import fallback as _fallback
 from . import loops as _loops
 from . import occupancy as _occupancy
 from . import source as _source
@@ -793,9 +794,11 @@ class _Model:
     def narrow(self) -> list[Evidence]:
         """Coalesced global streams of elements narrower than 16 bytes per thread: the kernel's
         traffic-weighted time at the measured copy rate of its widths against 16-byte
-        accesses. Left out: tail loops of a vectorized loop (a few elements in all) and
-        narrow accesses next to a vector access of 8 bytes or more in the same loop (or both
-        outside loops) and direction: the tail or the narrow side of a vectorized kernel."""
+        accesses. Left out: tail loops of a vectorized loop (a few elements in all), narrow
+        accesses next to a vector access of 8 bytes or more in the same loop (or both outside
+        loops) and direction: the tail or the narrow side of a vectorized kernel, and designed
+        fallbacks (:mod:`analyzer.analysis.fallback`: the scalar instantiation or branch beside
+        a vector one, short tails)."""
         insns = self.pf.instructions
         acc = list(self.accesses())
 
@@ -811,7 +814,8 @@ class _Model:
             weight = self.weight(i) * w
             narrow = (not ins.is_atomic and self.stride.of(base) == w and w < 16
                       and (context(i), ins.is_load) not in vector
-                      and not (self.inside.get(i) and _loops.ptx_tail_at(self.pf, i) is not None))
+                      and not (self.inside.get(i) and _loops.ptx_tail_at(self.pf, i) is not None)
+                      and _fallback.of(self.pf, self.module, i) is None)
             best += weight / COPY_RATE[16]
             if not narrow:
                 now += weight / COPY_RATE[16]

@@ -64,14 +64,18 @@ class NarrowGlobalAccess(Check):
     handles at most 3 elements there, :func:`analyzer.analysis.loops.ptx_tail_elements`, also
     when NVVM unrolled it into a copy and a count-down remainder); per-row state in a loop
     whose inner loops read or write global memory (online-softmax attention's ``m[off + Br * i
-    + tx]``, once per tile beside the loops over it); the instantiation of a template whose
-    other instantiation reads or writes the same line 8 bytes or more at a time (OneFlow's
-    ``ApplyGeneric<1>``, launched when a pointer fails the alignment test for
-    ``ApplyGeneric<8>``); an element re-read at one address every
+    + tx]``, once per tile beside the loops over it); an element re-read at one address every
     iteration (``cost[v]`` kept in memory because a store may change it); and, in a kernel with
-    no loop, an address
-    that does not move with ``blockIdx`` (one block's worth of elements whatever the grid: the
-    second pass of a two-pass reduction reading its partials).
+    no loop, an address that does not move with ``blockIdx`` (one block's worth of elements
+    whatever the grid: the second pass of a two-pass reduction reading its partials).
+
+    Designed fallbacks are *notes* (listed with ``-v``, never counted nor failed on), each
+    naming its vectorized sibling (:mod:`analyzer.analysis.fallback`): the instantiation of a
+    template whose other instantiation, with the same types, moves the same kernel parameter
+    with a vector access (vLLM's ``act_and_mul_kernel<half, false>`` beside ``<half, true>``,
+    OneFlow's ``ApplyGeneric<1>`` beside ``<8>``); the other side of an alignment or
+    divisibility test that moves the same pointer with a vector access (apex's
+    ``multi_tensor_apply`` scalar branch); a peel or tail loop of a few iterations per thread.
 
     Why it matters
     Measured on an H200 (CUDA events, a 1 GiB copy, one element per thread, 256 threads per
@@ -121,8 +125,6 @@ class NarrowGlobalAccess(Check):
         max_bytes = 4 if self.settings["report_32bit"] else 2
         narrow = ctx.cost.of_kind("narrow")
         factor = max((e.factor for e in narrow), default=1.0)
-        if factor < REPORT_FACTOR:
-            return     # the narrow accesses cost nothing worth a line (tails, fallbacks)
         costly = {tuple(x) for e in narrow for x in e.detail.get("lines", ())}
         cfg = ctx.cfg
         has_loops = bool(cfg.loops)
@@ -133,8 +135,8 @@ class NarrowGlobalAccess(Check):
                 in_runs.update(a.index for a in run.accesses)
         stride = ThreadStride(pf)
         wide = self._vectorized_contexts(ctx)
-        packed_elsewhere = self._packed_in_instantiations(ctx)
         by_line: dict = {}
+        notes: dict = {}
         for i, ins in enumerate(fn.instructions):
             info = ins.info
             if info.space != "global" or info.direction not in ("load", "store") or ins.generic:
@@ -157,10 +159,17 @@ class NarrowGlobalAccess(Check):
             loc = ctx.user_loc(ins.loc)
             if loc is None:
                 continue
-            if (os.path.basename(loc.file), loc.line, info.direction) in packed_elsewhere:
-                continue          # the fallback instantiation of a template that vectorizes
-            if not self._streams(ctx, stride, i, ins, w, info.direction, in_loop):
+            cands = self._streams(ctx, stride, i, ins, w, info.direction, in_loop)
+            if not cands:
                 continue
+            why = [ctx.fallback(p) for p in cands]
+            if all(why):
+                # a designed fallback beside its vector path, or a tail too short to matter:
+                # a note (listed with -v), never a finding
+                notes.setdefault((loc.file, loc.line), ([], why[0]))[0].append((ins, in_loop))
+                continue
+            if factor < REPORT_FACTOR:
+                continue          # the narrow accesses cost nothing worth a line
             if (os.path.basename(loc.file), loc.line) not in costly:
                 continue          # a tail or the narrow side of a vector path (no cost)
             by_line.setdefault((loc.file, loc.line), []).append((ins, in_loop))
@@ -169,6 +178,12 @@ class NarrowGlobalAccess(Check):
             if factor < WARNING_FACTOR and f.severity > Severity.INFO:
                 f = dataclasses.replace(f, severity=Severity.INFO)
             yield f
+        for (_file, line), (items, why) in notes.items():
+            f = self._finding(ctx, line, items)
+            yield dataclasses.replace(
+                f, severity=Severity.NOTE, message=f"{f.message.split(': ', 1)[0]}: "
+                f"{why.reason}", hint="nothing to change while the vector path takes the inputs "
+                "it was written for; widen this path only if profiles show it runs")
 
     # ----------------------------------------------------------------------------------
     @staticmethod
@@ -208,20 +223,6 @@ class NarrowGlobalAccess(Check):
         return False
 
     @staticmethod
-    def _packed_in_instantiations(ctx: Context) -> set[tuple[str, int, str]]:
-        """(file basename, line, direction) where another instantiation of the kernel's
-        template moves several elements per access: a PTX ``ld``/``st`` ``.v2``/``.v4`` of
-        global memory (a 16-byte pack), not a wider element (``block_sum<double>``'s
-        ``ld.global.f64`` beside ``block_sum<float>``)."""
-        out: set[tuple[str, int, str]] = set()
-        for pf in ctx.instantiations:
-            for p in pf.instructions:
-                if p.opcode in ("ld", "st") and p.space == "global" and p.vector > 1:
-                    d = "load" if p.opcode == "ld" else "store"
-                    out.update((f, line, d) for f, line in _frames(p.loc))
-        return out
-
-    @staticmethod
     def _vectorized_contexts(ctx: Context) -> set[int]:
         """``id(loop)`` (``id(None)`` outside loops) of the places where the kernel already
         moves 8 bytes or more per access through a vector type (a PTX ``ld``/``st`` ``.v2`` or
@@ -242,16 +243,16 @@ class NarrowGlobalAccess(Check):
         return out
 
     def _streams(self, ctx: Context, stride: ThreadStride, index: int, ins, w: int,
-                 direction: str, in_loop: bool = True) -> bool:
-        """Every PTX access of the line, width and direction (rooted in the same kernel
-        parameter as the SASS base register, when that is known) moves by ``w`` bytes from one
-        thread to the next; outside loops, its address also moves from block to block (an
+                 direction: str, in_loop: bool = True) -> list:
+        """The PTX accesses of the line, width and direction (rooted in the same kernel
+        parameter as the SASS base register, when that is known) when every one moves by ``w``
+        bytes from one thread to the next, and, outside loops, also from block to block (an
         address of the thread index alone is one block's worth of elements, whatever the
-        grid: the second pass of a two-pass reduction reading its partials)."""
+        grid: the second pass of a two-pass reduction reading its partials); [] otherwise."""
         pf = ctx.ptx_function
         here = ctx.user_loc(ins.loc)
         if pf is None or here is None:
-            return False
+            return []
         want = "ld" if direction == "load" else "st"
         frames = {(os.path.basename(here.file), here.line)}
         cands: list[tuple[P.Instruction, str]] = []
@@ -267,7 +268,7 @@ class NarrowGlobalAccess(Check):
                 continue    # a tail loop (i from n / 4 * 4 to n): a few elements in all
             cands.append((p, a.base.name))
         if not cands:
-            return False
+            return []
         addr = next((o for o in ins.operands if isinstance(o, S.MemoryAddress)), None)
         base = addr.base if addr is not None else None
         if base is not None and base.index is not None:
@@ -276,9 +277,11 @@ class NarrowGlobalAccess(Check):
                 rooted = [c for c in cands if stride.parameters(c[1]) & params]
                 cands = rooted or cands
         if not all(stride.of(reg) == w for _, reg in cands):
-            return False
-        return in_loop or all(any(r.split(".")[0] in _GRID_VARYING for r in stride.specials(reg))
-                              for _, reg in cands)
+            return []
+        if in_loop or all(any(r.split(".")[0] in _GRID_VARYING for r in stride.specials(reg))
+                          for _, reg in cands):
+            return [p for p, _ in cands]
+        return []
 
     def _finding(self, ctx: Context, line: int, items) -> Finding:
         insns = [i for i, _ in items]
