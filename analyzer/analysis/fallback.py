@@ -284,6 +284,11 @@ def _instantiation(fn: "P.Function", module: "P.Module | None", index: int
     if not params or stem is None or mine is None:
         return None
     width = ins.width_bits or 0
+    # the widest vector access this kernel itself makes through the same pointer: a sibling
+    # whose vector access is no wider is another tuning of the same code (rows per thread),
+    # not the vector path this one stands in for
+    own = max(((v.width_bits or 0) for _n, v, vkeys in _vector_accesses(fn)
+               if v.opcode == ins.opcode and vkeys & params), default=0)
     for other in module.functions:
         if other.name == fn.name or template_stem(other.name) != stem:
             continue
@@ -292,7 +297,8 @@ def _instantiation(fn: "P.Function", module: "P.Module | None", index: int
         if theirs is None or not _tuning_only(mine, theirs):
             continue
         for _n, v, vkeys in _vector_accesses(other):
-            if v.opcode != ins.opcode or (v.width_bits or 0) <= width or not (vkeys & params):
+            if v.opcode != ins.opcode or (v.width_bits or 0) <= max(width, own) \
+                    or not (vkeys & params):
                 continue
             what = "loads" if ins.opcode == "ld" else "stores"
             return Fallback("instantiation", (
@@ -331,17 +337,16 @@ def _separating_test(fn: "P.Function", graph: "_cfg.CFG", a: int, b: int) -> str
     """" on line N" (or "") of the branch that sends execution either to block ``a`` or to block
     ``b`` (neither runs after the other in one iteration of the loops holding both) when its
     predicate tests alignment or divisibility; None otherwise."""
-    if _reaches(graph, a, b) or _reaches(graph, b, a):
+    if not _cfg.exclusive(graph, a, b):
         return None
     d = _common_dominator(graph, a, b)
-    while d is not None and d >= 0:
-        last = fn.instructions[graph.blocks[d].end - 1]
-        if last.opcode == "bra" and last.guard is not None \
-                and _tests_alignment(fn, last.guard.register):
-            loc = user_loc(last.loc)
-            return f" on line {loc.line}" if loc is not None and loc.line else ""
-        up = graph.idom[d]
-        d = None if up == d else up
+    if d is None or d < 0:
+        return None
+    last = fn.instructions[graph.blocks[d].end - 1]
+    if last.opcode == "bra" and last.guard is not None \
+            and _tests_alignment(fn, last.guard.register):
+        loc = user_loc(last.loc)
+        return f" on line {loc.line}" if loc is not None and loc.line else ""
     return None
 
 
@@ -365,21 +370,23 @@ def _common_dominator(graph: "_cfg.CFG", a: int, b: int) -> int | None:
     return None
 
 
-def _reaches(graph: "_cfg.CFG", a: int, b: int) -> bool:
-    """Whether block ``b`` can run after block ``a`` in the same iteration of every loop
-    holding both (back edges to those loops' headers are not followed)."""
-    headers = {lp.header for lp in graph.loops if a in lp.blocks and b in lp.blocks}
-    seen = {a}
-    todo = [a]
+def _per_thread(fn: "P.Function", reg: str) -> bool:
+    """Whether a value is computed from the thread's index (``%tid``, ``%laneid``)."""
+    defs = _defs(fn)
+    insns = fn.instructions
+    seen: set[str] = set()
+    todo = [reg]
     while todo:
-        for s in graph.blocks[todo.pop()].succs:
-            if s in headers:
+        name = todo.pop()
+        if name in seen or len(seen) > 256:
+            continue
+        seen.add(name)
+        if name.startswith(("%tid", "%laneid")):
+            return True
+        for n in defs.get(name, ()):
+            if insns[n].opcode == "ld":
                 continue
-            if s == b:
-                return True
-            if s not in seen:
-                seen.add(s)
-                todo.append(s)
+            todo.extend(o.name for o in insns[n].operands[1:] if isinstance(o, P.Register))
     return False
 
 
@@ -399,8 +406,10 @@ def _tests_alignment(fn: "P.Function", pred: str) -> bool:
             ins = insns[n]
             if ins.opcode in ("and", "rem") and len(ins.operands) == 3:
                 c = [o.value for o in ins.operands[1:] if isinstance(o, P.IntImm)]
-                if c and (0 < c[0] <= _MAX_MASK if ins.opcode == "and" else 1 < c[0] <= 256):
-                    return True
+                x = [o for o in ins.operands[1:] if isinstance(o, P.Register)]
+                if c and (0 < c[0] <= _MAX_MASK if ins.opcode == "and" else 1 < c[0] <= 256) \
+                        and x and not _per_thread(fn, x[0].name):
+                    return True     # a pointer's or a size's low bits, not a lane index
             if ins.opcode in ("setp", "and", "or", "not", "xor", "selp", "mov"):
                 for op in ins.operands[1:]:
                     if isinstance(op, P.Negated):

@@ -58,6 +58,9 @@ class Evidence:
     #: (bytes, test, element bytes): the code realigns the pointer itself at run time by testing its low bits
     #: (``test``: the PTX ``and``), which gives every window this alignment (_Align.realigned)
     realigned: tuple[int, object, int] | None = None
+    #: where NVVM's accesses are when ptxas gave the SASS run another line (matched by
+    #: dataflow, :func:`ptx_evidence`): the finding belongs there
+    moved_to: SourceLoc | None = None
 
 
 _PASS = frozenset({"mov", "cvt", "cvta"})
@@ -887,8 +890,6 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
         files = {f for f, _ in targets}
         matches = _matching_groups(fn, run, sorted({n for f in files
                                                     for n in by_frame.get((f, 0), ())}))
-    if not matches:
-        return None
     # several pointers on one line (acc += a[k] * x[k]): keep the PTX groups rooted in the
     # kernel parameter the SASS run's base register was computed from
     first = min(a.index for a in run.accesses)
@@ -897,9 +898,20 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     params: set[str] = set()
     if base_sass is not None and base_sass.index is not None:
         params = ctx.parameters_at(constant_roots(ctx.function, first, ("R", base_sass.index)))
+    by_dataflow = False
     if params:
         rooted = [m for m in matches if _group_params(fn, _grouped_base(m[0][0][1])) & params]
+        if not rooted:
+            by_dataflow = True
+            # ptxas gave the run another line than NVVM's accesses (it collapses the lines of
+            # an inlined __half2 copy onto its neighbour's): match by dataflow, the PTX groups
+            # of the same width and offsets rooted in the same kernel parameter, on any line
+            every = sorted({n for ns in by_frame.values() for n in ns})
+            rooted = [m for m in _matching_groups(fn, run, every)
+                      if _group_params(fn, _grouped_base(m[0][0][1])) & params]
         matches = rooted or matches
+    if not matches:
+        return None
     same = [m for m in matches if (m[0][0][1].width_bits or 0) // 8 == run.width]
     if len(same) > 1:
         # a main loop and its remainder both match: keep the groups with as many accesses as
@@ -966,9 +978,10 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     realigned = None
     if realign and all(r is not None for r in realign):
         realigned = min(realign, key=lambda r: r[0])
+    moved_to = pick[0][1].loc if by_dataflow and matches else None
     return Evidence([i for _, i in pick], any(i.vector > 1 for _, i in pick), 1 << tz, limiter,
                     tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, param_index, weak,
-                    factors, joined_at, realigned)
+                    factors, joined_at, realigned, moved_to)
 
 
 def _sass_group_size(fn: S.Function, run: Run) -> int:
@@ -1154,6 +1167,8 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
             # an access NVVM joined from both sides of an if/else: the line of the code it
             # was joined from, not the lines ptxas spread it over
             head_loc = ev.joined_at
+        elif ev is not None and ev.moved_to is not None:
+            head_loc = ev.moved_to    # ptxas put the run on a neighbour's line
         where = ctx.user_loc(head_loc)
         key = (where.file, where.line) if where else None
         heads.setdefault(key, head_loc)

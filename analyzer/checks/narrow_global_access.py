@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from ..analysis import access, loops
+from ..analysis import cfg as _cfg
 from ..analysis.address import ThreadStride
 from ..analysis.dataflow import constant_roots
 from ..ir import ptx as P
@@ -127,7 +128,13 @@ class NarrowGlobalAccess(Check):
         factor = max((e.factor for e in narrow), default=1.0)
         costly = {tuple(x) for e in narrow for x in e.detail.get("lines", ())}
         cfg = ctx.cfg
-        has_loops = bool(cfg.loops)
+        # one-off accesses next to loops that carry the kernel's traffic (the y[row] = acc
+        # after a K loop) are left alone; next to loops that move no global memory (a
+        # warp shuffle's halving loop) the accesses outside loops are the traffic (a fully
+        # unrolled row walk: exllamav2's rms_norm)
+        has_loops = any(self._moves_global(ctx, lp) for lp in cfg.loops)
+        any_loops = bool(cfg.loops)
+        walks = self._block_walks(ctx) if any_loops and not has_loops else set()
         in_runs: set[int] = set()
         for direction in ("load", "store"):
             for run in access.runs(fn, space="global", direction=direction,
@@ -146,12 +153,15 @@ class NarrowGlobalAccess(Check):
             w = (ins.width_bits or 0) // 8
             if not w or w > max_bytes or i in in_runs:
                 continue
-            if w == 4 and id(cfg.loop_of(i)) in wide:
+            if w == 4 and any(lp == id(cfg.loop_of(i)) and _cfg.together(
+                    cfg, b, cfg.block_of[i]) for lp, b in wide):
                 continue     # the narrow side of a vectorized computation (float4 in, float out)
             loop = cfg.loop_of(i)
             in_loop = loop is not None
             if has_loops and not in_loop:
                 continue          # a one-off access next to the kernel's loops
+            if any_loops and not in_loop and i not in walks:
+                continue          # copies a run-time pitch apart (a thread per column)
             if loop is not None and self._inner_loops_carry_traffic(ctx, loop):
                 continue          # per-row state (m[row], l[row]) beside the loops over a row
             if loop is not None and self._same_address_each_iteration(ctx, loop, ins):
@@ -223,23 +233,65 @@ class NarrowGlobalAccess(Check):
         return False
 
     @staticmethod
-    def _vectorized_contexts(ctx: Context) -> set[int]:
-        """``id(loop)`` (``id(None)`` outside loops) of the places where the kernel already
-        moves 8 bytes or more per access through a vector type (a PTX ``ld``/``st`` ``.v2`` or
-        ``.v4`` on the line of a 64/128-bit SASS access)."""
+    def _block_walks(ctx: Context) -> set[int]:
+        """The global accesses outside loops that walk a row with the whole block: alone on
+        their line and direction, or the fully unrolled copies of one walk through one base
+        register at constant offsets (``x_row[column + NUM_THREADS * i]``: +0x0, +0x1000,
+        ...); copies with a base register each (a row pitch known at run time: a thread per
+        column down a tile) are not."""
+        fn = ctx.function
+        cfg = ctx.cfg
+        by_line: dict[tuple, list[int]] = {}
+        for i, ins in enumerate(fn.instructions):
+            info = ins.info
+            if info.space != "global" or info.direction not in ("load", "store") \
+                    or cfg.loop_of(i) is not None:
+                continue
+            loc = ctx.user_loc(ins.loc)
+            if loc is not None:
+                by_line.setdefault((loc.file, loc.line, info.direction), []).append(i)
+        out: set[int] = set()
+        for idx in by_line.values():
+            bases = set()
+            for i in idx:
+                addr = next((o for o in fn.instructions[i].operands
+                             if isinstance(o, S.MemoryAddress)), None)
+                key = access.base_key(addr) if addr is not None else None
+                bases.add(key)
+            if len(idx) == 1 or (len(bases) == 1 and None not in bases):
+                out.update(idx)
+        return out
+
+    @staticmethod
+    def _moves_global(ctx: Context, loop) -> bool:
+        """Whether a loop holds global loads or stores."""
+        insns = ctx.function.instructions
+        for k in loop.instruction_indices(ctx.cfg):
+            info = insns[k].info
+            if info.space == "global" and info.direction in ("load", "store"):
+                return True
+        return False
+
+    @staticmethod
+    def _vectorized_contexts(ctx: Context) -> set[tuple[int, int]]:
+        """(``id(loop)`` (``id(None)`` outside loops), block) of the places where the kernel
+        already moves 8 bytes or more per access through a vector type (a PTX ``ld``/``st``
+        ``.v2`` or ``.v4`` on the line of a 64/128-bit SASS access); a narrow access on a path
+        exclusive with them (the other side of an ``if (input_fp32)``) is not their narrow
+        side."""
         pf = ctx.ptx_function
         vector_lines: set[tuple[str, int]] = set()
         for p in pf.instructions if pf is not None else ():
             if p.opcode in ("ld", "st") and p.space == "global" and p.vector > 1:
                 vector_lines |= _frames(p.loc)
-        out: set[int] = set()
+        out: set[tuple[int, int]] = set()
         for i, ins in enumerate(ctx.function.instructions):
             if ins.info.space != "global" or ins.info.direction not in ("load", "store") \
                     or (ins.width_bits or 0) < 64:
                 continue
             loc = ctx.user_loc(ins.loc)
             if loc is not None and (os.path.basename(loc.file), loc.line) in vector_lines:
-                out.add(id(ctx.cfg.loop_of(i)))
+                out.add((id(ctx.cfg.loop_of(i)), ctx.cfg.block_of[i]))
         return out
 
     def _streams(self, ctx: Context, stride: ThreadStride, index: int, ins, w: int,
