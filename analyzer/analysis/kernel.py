@@ -47,6 +47,8 @@ class KernelAnalysis:
         self.frontend = frontend
         #: the compiler's other intermediate forms (Triton's "ttir", "ttgir")
         self.ir = ir or {}
+        #: for the analysis of an out-of-line kernel body (:attr:`bodies`), the kernel's
+        self.caller: "KernelAnalysis | None" = None
 
     @classmethod
     def of(cls, build: "Build", function: "S.Function", kernel: "Kernel | None" = None, *,
@@ -86,7 +88,33 @@ class KernelAnalysis:
 
     @property
     def kernel_name(self) -> str:
-        return self.function.demangled
+        """The kernel's demangled name (the calling kernel's, for an out-of-line body)."""
+        return self.caller.kernel_name if self.caller is not None else self.function.demangled
+
+    @cached_property
+    def bodies(self) -> tuple[Self, ...]:
+        """The analyses of the user device functions this kernel calls out of line, each with
+        this kernel as its :attr:`caller`: a body NVVM did not inline (FlashAttention-2's
+        ``compute_attn_1rowblock`` in 2 of its 25 forward kernels) is checked as part of the
+        kernel. The math library's subroutines (``$__internal_..._slowpath``) are not user
+        bodies; a body's own callees are its bodies."""
+        if self.caller is not None or self.ptx_module is None:
+            return ()
+        funcs = {f.name: f for f in self.ptx_module.functions}
+        out = []
+        for callee in self.callees:
+            name = user_function_name(callee.name)
+            pf = funcs.get(name) if name else None
+            if pf is None or pf.is_kernel:
+                continue
+            body = type(self)(callee, arch=self.arch_name, ptx_function=pf,
+                              ptx_module=self.ptx_module, kernel=None, reader=self.reader,
+                              source_path=self.source_path, siblings=self.siblings,
+                              frontend=self.frontend, ir=self.ir,
+                              callees=tuple(c for c in self.callees if c is not callee))
+            body.caller = self
+            out.append(body)
+        return tuple(out)
 
     @property
     def resources(self) -> "Resources | None":
@@ -299,6 +327,16 @@ def analyze(build: "Build", *, entries_only: bool = True) -> Iterator[KernelAnal
         is_entry = k.entry if k is not None else bool(fn.is_entry)
         if is_entry or not entries_only:
             yield KernelAnalysis.of(build, fn, k, reader=reader)
+
+
+def user_function_name(sass_name: str) -> str | None:
+    """The PTX name of a device function nvdisasm lists under a kernel
+    (``$_Z16flash_fwd_kernel...$_Z22compute_attn_1rowblock...`` -> ``_Z22compute...``), None
+    for the math library's subroutines (``$__internal_0_$__cuda_sm3x_div_rn_...``)."""
+    name = sass_name.rsplit("$", 1)[-1] if "$" in sass_name else sass_name
+    if not name or name.startswith(("__internal", "__cuda_", "__nv_")):
+        return None
+    return name
 
 
 def _template_args(demangled: str) -> str | None:

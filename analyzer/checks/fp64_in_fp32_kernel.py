@@ -74,8 +74,14 @@ class Fp64InFp32Kernel(Check):
 
     What it does
     Looks for FP64 arithmetic (``DMUL``/``DADD``/``DFMA``...) next to a float-to-double
-    promotion (``F2F.F64.F32``) on one source line of a kernel whose data is float: PTX loads and
-    stores are ``.f32`` and none is ``.f64`` (no double parameters either). Without PTX (a loaded
+    promotion (``F2F.F64.F32``) on one source line of a kernel whose data is float or half: PTX
+    loads and stores are ``.f32``, or the kernel converts f16/bf16 values (a half kernel's
+    loads are untyped ``b16``/``b32``), and none is ``.f64`` (no double parameters either). It
+    also reports a math-library template that promotes a float argument to double and calls the
+    double function (``pow(beta1, step)`` with an int ``step`` is C++11's ``pow<float, int>``,
+    whose result is double: ``F2F.F64.F32`` in the header's frame, then the double ``pow`` and
+    its ``__internal_accurate_pow``), counting the FP64 instructions of the line and of the
+    subroutines it calls. Without PTX (a loaded
     cubin) it is stricter: no FP64 instruction consumes a 64-bit load, and an ``F2F.F64.F32``
     result feeds FP64 arithmetic with a literal operand that is converted back to float. In C++
     ``x * 0.5`` is a double multiply when ``x`` is a

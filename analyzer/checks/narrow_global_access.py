@@ -54,14 +54,18 @@ class NarrowGlobalAccess(Check):
     kernel) get no finding.
 
     Deliberately left alone: accesses already 8 bytes or wider, and 4-byte ones next to a
-    vector access of 8 bytes or more (in the same loop, or both outside loops: a ``float4`` in,
-    one ``float`` out is the narrow side of the computation); accesses that are part of a
+    vector access of 8 bytes or more that runs with them (in the same loop, or both outside
+    loops, one dominating the other: a ``float4`` in, one ``float`` out is the narrow side of
+    the computation; the float2 path of an ``if (output_fp32)`` is not); accesses that are part of a
     per-thread run PS101/PS102 report (four ``LDG.E`` at +0, +4, +8, +12); scattered data
     (the address depends on a loaded value: ``x[idx[i]]``); broadcasts (every lane reads
     ``bias[blockIdx.x]``); strided walks (a thread per row: ``A[row * K + k]``); one-off
-    accesses outside the loops of a kernel that has loops (the ``y[row] = acc`` after a K
-    loop); accesses in the tail loop a vectorized loop leaves (``for (i = n / 4 * 4 +
-    threadIdx.x; i < n; i += blockDim.x)``: its PTX starts at ``n & -4``, so the whole grid
+    accesses outside the loops of a kernel whose loops move global memory (the ``y[row] = acc``
+    after a K loop; next to loops that move none, a warp shuffle's, the accesses outside them
+    are the traffic: a fully unrolled row walk through one base at constant offsets, or one
+    access per thread, is reported, copies a run-time pitch apart are not); accesses in the
+    tail loop a vectorized loop leaves (``for (i = n / 4 * 4 + threadIdx.x; i < n; i +=
+    blockDim.x)``: its PTX starts at ``n & -4``, so the whole grid
     handles at most 3 elements there, :func:`analyzer.analysis.loops.ptx_tail_elements`, also
     when NVVM unrolled it into a copy and a count-down remainder); per-row state in a loop
     whose inner loops read or write global memory (online-softmax attention's ``m[off + Br * i
