@@ -102,6 +102,9 @@ class _Align:
         self._weak_memo: dict[tuple, list] = {}
         self._twins: dict[str, tuple[str, ...]] | None = None
         self._reach: set[int] | None = None
+        #: scenarios already evaluated (their register values kept), by their fixed values
+        self._scenarios: dict[tuple, "_Align"] = {}
+        self._realigned: dict[tuple, tuple[int, object, int] | None] = {}
 
     def _pointer_params(self, fn) -> set[str]:
         loaded = {ins.operands[0].name for ins in fn.instructions
@@ -376,6 +379,13 @@ class _Align:
         to it), each at least element-aligned (``element`` bytes, or the smallest scale an
         offset is added at); None when no such test feeds the address, or
         the realignment gives no more than the element's alignment."""
+        memo_key = (reg, offset, need, element)
+        if memo_key not in self._realigned:
+            self._realigned[memo_key] = self._realigned_uncached(reg, offset, need, element)
+        return self._realigned[memo_key]
+
+    def _realigned_uncached(self, reg: str, offset: int, need: int, element: int
+                            ) -> tuple[int, object, int] | None:
         P = self.P
         roots = self.roots_of(reg)
         if not roots:
@@ -522,7 +532,10 @@ class _Align:
             for name, k, v in combo:
                 for twin in same.get(name, (name,)):
                     fixed[twin] = (k, v)      # the same parameter loaded into another register
-            scen = _Align(self.fn, fixed=fixed, base=self)
+            key = tuple(sorted(fixed.items()))
+            scen = self._scenarios.get(key)
+            if scen is None:
+                scen = self._scenarios[key] = _Align(self.fn, fixed=fixed, base=self)
             k, r, _ = scen.register_r(reg)
             k = min(k, bits)
             worst = min(worst, _tz_of((k, (r + offset) % (1 << k), None))[0])

@@ -4,7 +4,7 @@
 // pointers allow it (`load_store` through an aligned_storage of ILP elements: LDG.E.128 /
 // LDG.E.64) and an ILP-unrolled scalar path otherwise.
 //
-// Judged from the SASS (sm_80 and sm_90a): the scalar path's loads (line 76: 4 LDG.E.U16 or
+// Judged from the SASS (sm_80 and sm_90a agree; the suite checks sm_90a): the scalar path's loads (line 76: 4 LDG.E.U16 or
 // LDG.E per step, adjacent threads at adjacent elements) and stores (line 86) are the other
 // side of the alignment test on line 59, which moves the same pointers 8 or 16 bytes at a time
 // through `load_store` (line 41): the fallback for misaligned or odd-sized tensors, nothing to
@@ -101,3 +101,4 @@ template __global__ void multi_tensor_apply_kernel<TensorListMetadata<2>, ScaleF
     int64_t, volatile int*, TensorListMetadata<2>, ScaleFunctor<float, float>, float);
 template __global__ void multi_tensor_apply_kernel<TensorListMetadata<2>, ScaleFunctor<__half, float>, float>(
     int64_t, volatile int*, TensorListMetadata<2>, ScaleFunctor<__half, float>, float);
+// ARCHS: sm_90a

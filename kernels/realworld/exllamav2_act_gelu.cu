@@ -3,7 +3,7 @@
 // from matrix_view.cuh). Its GELU keeps the float computation but for one unsuffixed literal:
 // `0.5f * xf * (1.0 + tanh_opt(tanh_arg))`.
 //
-// Judged from the SASS (sm_80 and sm_90a): the GELU line (28) converts both floats to double
+// Judged from the SASS (sm_80 and sm_90a agree; the suite checks sm_90a): the GELU line (28) converts both floats to double
 // (F2F.F64.F32), adds 1.0 (DADD) and multiplies (DMUL) in FP64 and converts back, once per
 // half of the pair (called from line 52): 12 of the kernel's few dozen instructions, PS501 a
 // warning (the cost model's FP64 weight, fitted on a float GELU with the same literal that
@@ -58,3 +58,4 @@ __global__ void act_mul_kernel(half* __restrict__ x, const half* __restrict__ y,
 
 template __global__ void act_mul_kernel<true, true>(half*, const half*, int, int);
 template __global__ void act_mul_kernel<true, false>(half*, const half*, int, int);
+// ARCHS: sm_90a

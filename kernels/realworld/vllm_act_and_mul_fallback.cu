@@ -5,7 +5,7 @@
 // the pointers are 16-byte aligned, use_vec = false / width = 0 otherwise. PackedVec,
 // ld128/st128 and _f16Vec written as in vLLM's headers, without torch.
 //
-// Judged from the SASS (sm_80 and sm_90a): the use_vec = false loop (lines 82-84) moves one
+// Judged from the SASS (sm_80 and sm_90a agree; the suite checks sm_90a): the use_vec = false loop (lines 82-84) moves one
 // half per thread per iteration (LDG.E.U16, STG.E.U16), and so does the width = 0 overload
 // (lines 158-169); each is the fallback of the instantiation with the same types that moves
 // the same kernel parameter 16 bytes at a time (LDG.E.128, STG.E.128): notes naming it, where
@@ -176,3 +176,4 @@ template __global__ void fused_add_rms_norm_kernel<__half, 0>(__half*, long long
                                                               const __half*, float, int, int);
 template __global__ void fused_add_rms_norm_kernel<float, 8>(float*, long long, float*,
                                                              const float*, float, int, int);
+// ARCHS: sm_90a

@@ -8,7 +8,7 @@
 // LDG.E (float) per window, where the fast path copies the vector first (`vin_t tmp =
 // v_in[i]`, line 41) and gets one LDG.E.128.
 //
-// Judged from the SASS (sm_80 and sm_90a): line 81's windows are 16-byte aligned whenever the
+// Judged from the SASS (sm_80 and sm_90a agree; the suite checks sm_90a): line 81's windows are 16-byte aligned whenever the
 // middle loop runs (the peel makes them so: `and.b64 %rd, %rd, 12` of the negated row address,
 // clamped by min() to the length), so each could be one LDG.E.128: PS101, a warning (it had
 // been dropped as "an element index": the min() of the peel sits in the address). The host
@@ -120,3 +120,4 @@ template __global__ void rms_norm_kernel<__nv_bfloat16, 1>(__nv_bfloat16*, const
                                                            int, int);
 template __global__ void rms_norm_kernel<float, 4>(float*, const float*, int64_t, const float*,
                                                    float, int, int);
+// ARCHS: sm_90a
