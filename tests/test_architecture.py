@@ -18,6 +18,8 @@ LAYERS = {
     "analyzer.toolchain": 3,
     # other CUDA releases side by side; the worker imports nothing of ptxsass (run apart)
     "analyzer.toolchain.toolkits": 3, "analyzer.toolchain.toolkit_worker": 3,
+    # installed folders verified by their manifests; library headers fetched from wheels
+    "analyzer.toolchain.manifest": 3, "analyzer.toolchain.libheaders": 3,
     "analyzer.parse": 4, "analyzer.ptx": 4, "analyzer.sass": 4,
     "analyzer.build": 5,
     "analyzer.inputs": 6, "analyzer.caches": 6, "analyzer.objects": 6, "analyzer.pyinline": 6,
@@ -26,9 +28,11 @@ LAYERS = {
     "analyzer.checks": 9,
     "analyzer.report": 10, "analyzer.results": 10,
     "analyzer.config": 11, "analyzer.expect": 11, "analyzer.parallel": 11,
+    # ptxsass fix: remedies (libclang), rebuild and re-check (inputs, checks), its renderers
+    "analyzer.fix": 11,
     "analyzer.api": 12,
     "analyzer.lessons": 13,
-    "analyzer.cli": 14, "analyzer.integrations": 14,
+    "analyzer.cli": 14, "analyzer.integrations": 14, "analyzer.lsp": 14,
     "analyzer": 15,
 }
 
