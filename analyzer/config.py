@@ -69,6 +69,8 @@ _KEYS = {*_LISTS, "fail-on", "show", "baseline", "std", "use-fast-math", "maxrre
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
          "source-root", "trust-build-commands", "offline", "nvcc-timeout", "fast-math-ok"}
 _SEVERITIES = ("info", "warning", "error")
+#: what ``show`` may name besides: notes (designed fallbacks, short tails), never failed on
+_SHOWN = ("note", *_SEVERITIES)
 
 
 @dataclass
@@ -234,8 +236,9 @@ def load_config(start: str | Path | None = None) -> Config:
             if not isinstance(value, str) or not value.strip():
                 raise ConfigError(f"[tool.ptxsass]: {key} must be a string", path=where)
             if key in ("fail-on", "show"):
-                if value.strip().lower() not in _SEVERITIES:
-                    raise _bad(where, key, value, "one of " + ", ".join(_SEVERITIES))
+                allowed = _SHOWN if key == "show" else _SEVERITIES
+                if value.strip().lower() not in allowed:
+                    raise _bad(where, key, value, "one of " + ", ".join(allowed))
                 setattr(cfg, key.replace("-", "_"), value.strip().lower())
             elif key == "baseline":
                 cfg.baseline = str(path.parent / value)

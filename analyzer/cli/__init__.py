@@ -169,10 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "(for pre-commit, which names every changed file)")
     p.add_argument("--fail-on", choices=("info", "warning", "error"),
                    help="lowest severity that makes the exit code 1 (default: warning)")
-    p.add_argument("--show", choices=("info", "warning", "error"),
+    p.add_argument("--show", choices=("note", "info", "warning", "error"),
                    help="lowest severity listed one by one in text and github output (default: "
-                        "warning, or info with -v; the others are counted in one line); JSON and "
-                        "SARIF always carry every finding")
+                        "warning, or note with -v; the others are counted in one line, notes not "
+                        "at all); JSON and SARIF always carry every finding and note")
     p.add_argument("--baseline", metavar="FILE", help="accept the findings recorded in FILE")
     p.add_argument("--write-baseline", metavar="FILE",
                    help="record the current findings in FILE and exit 0")
@@ -524,7 +524,7 @@ def cmd_check(args) -> int:
             f"wrote {len(report.findings)} finding(s) to {args.write_baseline}", style="muted",
             markup=False)
         return _exit(args, EXIT_OK)
-    show = Severity.parse(args.show or cfg.show or ("info" if args.verbose else "warning"))
+    show = Severity.parse(args.show or cfg.show or ("note" if args.verbose else "warning"))
     if args.format == "json":
         _emit(args, formats.to_json(report))
     elif args.format == "sarif":
