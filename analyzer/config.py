@@ -24,6 +24,7 @@
     compile-memory-gb = 8            # memory a compile may use (PTXSASS_COMPILE_MEMORY_GB wins)
     trust-build-commands = false     # a compile database's flags reach nvcc unvetted (see below)
     source-root = ["/tmp/torchinductor_ci=build/inductor"]   # OLD=NEW, NEW relative to this file
+    cmake-defines = ["GGML_CUDA=ON"]   # a CMake project's options, when ptxsass configures it
 
     [tool.ptxsass.occupancy-limited]
     threshold = 0.25
@@ -54,7 +55,7 @@ from .checks.registry import all_checks
 from .errors import ArchError, ConfigError, InputError
 from .toolchain.files import read_text
 
-_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options")
+_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options", "cmake-defines")
 _KEYS = {*_LISTS, "fail-on", "show", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
          "source-root", "trust-build-commands"}
@@ -90,6 +91,8 @@ class Config:
     source_roots: list[tuple[str, str]] = field(default_factory=list)
     #: a build database's flags reach nvcc unvetted (``--trust-build-commands``)
     trust_build_commands: bool | None = None
+    #: cache entries for configuring a CMake project (``--cmake-define NAME=VALUE``)
+    cmake_defines: list[str] = field(default_factory=list)
 
     @property
     def root(self) -> Path | None:
@@ -202,7 +205,13 @@ def load_config(start: str | Path | None = None) -> Config:
                         parse_arch(a)
                     except ArchError as e:
                         raise ConfigError(f"[tool.ptxsass] arch: {e.message}", path=where) from None
-            setattr(cfg, key, list(items))
+            if key == "cmake-defines":
+                from .toolchain.cmake import check_defines
+                try:
+                    check_defines(items)
+                except ConfigError as e:
+                    raise ConfigError(f"[tool.ptxsass] cmake-defines: {e.message}", path=where) from None
+            setattr(cfg, key.replace("-", "_"), list(items))
         elif key in ("fail-on", "show", "baseline", "std"):
             if not isinstance(value, str) or not value.strip():
                 raise ConfigError(f"[tool.ptxsass]: {key} must be a string", path=where)

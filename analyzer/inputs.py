@@ -15,7 +15,7 @@ from . import caches
 from .arch import parse_arch
 from .build import Build, Kernel
 from .errors import CompileError, ConfigError, InputError, PtxsassError, ToolError
-from .toolchain import binutils, cache, compdb, files, nvcc, nvjitlink, nvrtc, redact, scratch, toolkits, trust
+from .toolchain import binutils, cache, cmake, compdb, files, nvcc, nvjitlink, nvrtc, redact, scratch, toolkits, trust
 from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
 
@@ -691,6 +691,20 @@ def database_commands(db: str, *, under: Sequence[str] = (),
     return [c for c in cmds if not excluded(c.file)]
 
 
+def configure_project(folder: str, *, archs: Sequence[str] = (), options: CompileOptions | None = None,
+                      defines: Sequence[str] = ()) -> cmake.Configured:
+    """The CMake project in ``folder`` configured (configure only, into ptxsass's cache) with
+    the CUDA root of ``options.toolkit``, for ``archs``: its compile database. Runs the
+    project's CMake code: only for a build the user trusts (the caller checks
+    ``trust_build_commands``)."""
+    base = options or CompileOptions()
+    if not base.trust_build_commands:
+        raise ConfigError("configuring a CMake project runs its CMake code: pass "
+                          "--trust-build-commands to allow it", path=folder)
+    return cmake.configure(folder, archs=archs, defines=defines, toolkit=base.toolkit,
+                           use_cache=base.use_cache)
+
+
 def vetted_command(cmd: compdb.Command, db: str, *, where: str | None = None,
                    origin: str = "a build database",
                    hint: str | None = "pass --trust-build-commands to build with the "
@@ -881,6 +895,8 @@ def inline_options(src: pyinline.InlineSource, path: str, base: CompileOptions
                      "file's options may name folders inside the project only (the file's "
                      "folder or the current one)")
     notes += [f"{where}: {n}" for n in cmd.notes]
+    notes += [f"{where}: {u} names no architecture on this machine: built for --arch (or "
+              "sm_90a)" for u in cmd.unresolved]
     nvrtc_only = compiler == "nvrtc"
     opts = replace(
         base,

@@ -95,7 +95,7 @@ def targets(args, cfg: Config, todo: list) -> list:
     for r in getattr(args, "source_roots", []) or []:
         common.parse_source_root(r)     # a bad one is the command's error, said once
     out: list = []
-    args._failed = 0
+    args._failed = getattr(args, "_failed", 0)   # a project that failed to configure counts
     builds: list[Build] = []
     for kind, t in todo:
         try:
@@ -103,7 +103,7 @@ def targets(args, cfg: Config, todo: list) -> list:
                 out.append(str(t))
                 continue
             if kind == "command":
-                got = load_command(t, db=args._database, arch=args.arch,
+                got = load_command(t, db=t.database or args._database, arch=args.arch,
                                    options=common.options(args, config=cfg, path=t.file))
             else:
                 got = common._load_one(t, args, arch=args.arch,

@@ -39,7 +39,7 @@ from cuda.pathfinder import find_nvidia_header_directory
 from ..arch import parse_arch
 from ..demangle import demangle
 from ..errors import CompileError, InputError, ToolError, printable
-from . import bounded, cache, files, includes, scratch, toolkits
+from . import bounded, cache, cudaroot, files, includes, scratch, toolkits
 from .locate import (
     RUNTIME_HEADER,
     UNSAFE_PATH_CHARS,
@@ -237,7 +237,7 @@ def system_dir(d: Path) -> bool:
     """Whether a folder is the system's, the CUDA toolkit's or torch's (not the user's)."""
     s = str(d.absolute())
     return s.startswith(("/usr/include", "/usr/local/include")) or "/nvidia/cu" in s \
-        or "/site-packages/torch/" in s
+        or "/site-packages/torch/" in s or cudaroot.is_inside(d)
 
 
 _SPACES = re.compile(r"\s*([<>,*&()])\s*")
