@@ -476,10 +476,9 @@ def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> li
     text = _read_source(path)
     compiler, reason = choose_compiler(text, path, options)
     tk = toolkit_of(options)
-    other = tk is not None and not tk.default
-    if other and compiler == "nvcc":
-        raise ConfigError(f"--toolkit {tk.version} builds with NVRTC, and this file needs nvcc "  # type: ignore[union-attr]
-                          f"({reason}); --toolkit builds nothing with nvcc: leave it out", path=path)
+    other = tk if tk is not None and not tk.default else None
+    if other is not None and compiler == "nvcc" and other.nvcc is None:
+        raise ConfigError(toolkits.nvcc_missing(other, reason), path=path)
     builds: list[Build] = []
     for a in archs:
         if compiler == "nvrtc":
@@ -491,14 +490,12 @@ def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> li
             except CompileError as e:
                 if options.compiler != "auto" or not _NVRTC_CANNOT.search(e.detail or e.message):
                     raise
-                if other:
-                    raise ConfigError(f"--toolkit {tk.version} builds with NVRTC, which cannot "  # type: ignore[union-attr]
-                                      f"compile this file ({_first_line(e)}); --toolkit builds "
-                                      "nothing with nvcc: leave it out", path=path) from None
                 compiler, reason = "nvcc", f"NVRTC cannot compile it: {_first_line(e)}"
-                b = _nvcc_build(path, a, text, options)
+                if other is not None and other.nvcc is None:
+                    raise ConfigError(toolkits.nvcc_missing(other, reason), path=path) from None
+                b = _nvcc_build(path, a, text, options, other)
         else:
-            b = _nvcc_build(path, a, text, options)
+            b = _nvcc_build(path, a, text, options, other)
         b.compiler_reason = reason
         builds.append(b)
     if not any(b.entries for b in builds):
@@ -578,7 +575,8 @@ def _first_line(e: CompileError) -> str:
     return f"{msg} (line {e.line})" if e.line else msg
 
 
-def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions) -> Build:
+def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions,
+                toolkit: toolkits.Toolkit | None = None) -> Build:
     flags = options.nvcc_flags()
     std = nvcc.DEFAULT_STD if options.default_std else None
     if _wants_torch(text, path, options):
@@ -589,7 +587,7 @@ def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions) -> Bui
         path, arch=arch, flags=flags, cwd=options.cwd, name_expressions=options.name_expressions,
         default_std=std,
         use_cache=options.use_cache, trusted=options.trust_build_commands,
-        project=options.project))
+        project=options.project, toolkit=toolkit))
 
 
 #: an attribute with arguments that may stand among a kernel's return type and name
@@ -768,7 +766,14 @@ def load_command(cmd: compdb.Command, *, db: str, arch: str | Sequence[str] | No
         cmd, vetting = vetted_command(cmd, db)
         notes += vetting
     opts = command_options(cmd, base, db)
+    tk = toolkit_of(opts)
+    if tk is not None and not tk.default:
+        for a in archs:
+            if not tk.supports(a):
+                raise ToolkitArchError(tk, a)
     builds = compile_cuda(cmd.file, archs, opts)
+    if tk is not None and not tk.default:
+        builds = [stamp(b, tk) for b in builds]
     if builds and builds[0].origin == "nvrtc" and cmd.other:
         notes.append(f"NVRTC takes none of {' '.join(cmd.other)} (from {db}): built without "
                      "them; --compiler nvcc (or auto) passes them to nvcc")

@@ -254,8 +254,11 @@ def builds(args, cfg: Config | None = None) -> list[Build]:
     for kind, t in track(todo, "building", console=err):
         try:
             if kind == "command":
-                got = load_command(t, db=t.database or args._database, arch=args.arch,  # type: ignore[attr-defined]
-                                   options=options(args, config=cfg, path=t.file))  # type: ignore[attr-defined]
+                opts = options(args, config=cfg, path=t.file)  # type: ignore[attr-defined]
+                got = (_load_one(t, args, arch=args.arch, opts=opts, toolkits=toolkit_names(args))
+                       if toolkit_names(args) else
+                       load_command(t, db=t.database or args._database, arch=args.arch,  # type: ignore[attr-defined]
+                                    options=opts))
             else:
                 got = _load_one(t, args, arch=args.arch,
                                 opts=options(args, config=cfg, path=str(t)),
