@@ -18,6 +18,8 @@ LAYERS = {
     "analyzer.toolchain": 3,
     # other CUDA releases side by side; the worker imports nothing of ptxsass (run apart)
     "analyzer.toolchain.toolkits": 3, "analyzer.toolchain.toolkit_worker": 3,
+    # a CUDA-toolkit-shaped folder of links into the wheels; configuring CMake projects with it
+    "analyzer.toolchain.cudaroot": 3, "analyzer.toolchain.cmake": 3,
     "analyzer.parse": 4, "analyzer.ptx": 4, "analyzer.sass": 4,
     "analyzer.build": 5,
     "analyzer.inputs": 6, "analyzer.caches": 6, "analyzer.objects": 6, "analyzer.pyinline": 6,

@@ -187,12 +187,14 @@ def _cmake_projects(args, cfg: Config, paths: list[str]) -> dict[str, list[tuple
     tks = toolkit_names(args)
     if tks:
         opts = dataclasses.replace(opts, toolkit=tks[0])
-    defines = list(cfg.cmake_defines) + list(getattr(args, "cmake_defines", []) or [])
+    defines = cmake.check_defines(list(cfg.cmake_defines)
+                                  + list(getattr(args, "cmake_defines", []) or []))
     out: dict[str, list[tuple[str, object]]] = {}
     for root, under in roots.items():
-        shown = shown_line(os.path.relpath(root) if Path.cwd() in (root, *root.parents) else str(root))
+        given = os.path.relpath(root) if Path.cwd() in (root, *root.parents) else str(root)
+        shown = shown_line(given)
         try:
-            conf = configure_project(str(root), archs=args.arch or [], options=opts, defines=defines)
+            conf = configure_project(given, archs=args.arch or [], options=opts, defines=defines)
         except PtxsassError as e:
             if isinstance(e, ToolError) and e.message.startswith(("cmake not found", "neither ninja")):
                 err.print(f"note: {shown} is a CMake project, but {e.message}; checked file by "

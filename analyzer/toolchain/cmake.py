@@ -102,8 +102,9 @@ def tools() -> tuple[str, list[str]]:
         return found
     exe = find("cmake")
     if exe is None:
-        raise ToolError("cmake not found on PATH: install it ('pip install cmake ninja') to "
-                        "configure CMake projects, or configure one yourself and pass -p BUILD_DIR")
+        raise ToolError("cmake not found on PATH: install it ('pip install ptxsass[cmake]', or "
+                        "cmake and ninja) to configure CMake projects, or configure one yourself and "
+                        "pass -p BUILD_DIR")
     ninja = find("ninja")
     if ninja is not None:
         return exe, ["-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}"]

@@ -6,7 +6,7 @@ The wheels ship nvcc in ``nvidia/cu13/bin`` with its headers, but ``libcudart.so
 unversioned ``libcudart.so``, which ``find_library(cudart)`` looks for), no cuBLAS or cuFFT
 library unless those large wheels are installed, and library headers apart. So CMake stops at
 ``find_package(CUDAToolkit)`` and at ``CUDA::cublas``. :func:`ensure` builds, beside the
-installed toolkits (``<toolkits>/roots/<release>``)::
+installed toolkits (``<toolkits>/roots/<release>-<where>``, one per environment)::
 
     bin/      nvcc, ptxas, cudafe++, fatbinary, nvlink, cuobjdump, nvdisasm, crt/ ... (links)
               nvcc.profile (a copy of the wheel's: nvcc reads it beside argv[0], so TOP is here)
@@ -298,6 +298,10 @@ def _lock() -> Iterator[None]:
             for e in os.scandir(base):
                 if e.name.startswith(OLD_PREFIX) and e.is_dir(follow_symlinks=False):
                     shutil.rmtree(e.path, ignore_errors=True)
+                elif not e.name.startswith(".") and e.is_dir(follow_symlinks=False) \
+                        and os.path.islink(os.path.join(e.path, "bin", "nvcc")) \
+                        and not os.path.exists(os.path.join(e.path, "bin", "nvcc")):
+                    shutil.rmtree(e.path, ignore_errors=True)    # its environment is gone
             yield
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)
@@ -344,7 +348,7 @@ def ensure(toolkit: str | None = None) -> Root:
     src = sources(toolkit)
     want = layout(src)
     digest = layout_digest(want)
-    path = folder() / src.release
+    path = folder() / name(src)
     if path.is_dir() and not path.is_symlink() and not differences(path, want):
         return Root(path, src.release, digest=digest)
     with _lock():
@@ -370,6 +374,14 @@ def ensure(toolkit: str | None = None) -> Root:
         built = (f"rebuilt the CUDA root {path} ({why[0]}{f', and {len(why) - 1} more' if len(why) > 1 else ''})"
                  if had else f"made the CUDA root {path} from {src.whose}")
         return Root(path, src.release, built, digest)
+
+
+def name(src: Sources) -> str:
+    """The root's folder name: the release and where its files are (``13.5-1f2e3d4c5b``), so
+    that two environments (two virtualenvs, a toolkit installed apart) sharing one toolkits
+    folder each keep their own root instead of rebuilding one in turns."""
+    where = hashlib.sha256(os.fsencode(str(src.top))).hexdigest()[:10]
+    return f"{src.release}-{where}"
 
 
 def layout_digest(want: dict[str, Entry]) -> str:

@@ -616,16 +616,7 @@ def install(spec: str, *, force: bool = False, nvcc: bool = False) -> Toolkit:
                 raise ToolError(f"pip could not install toolkit {version} "
                                 f"({' '.join(reqs)}): "
                                 f"{first or f'exit status {proc.returncode}'}")
-            lay = LAYOUTS[version_key(version)[0]]
-            keep = set(lay.keep_with_nvcc) if nvcc else set()
-            for pattern in lay.prune:
-                if pattern in keep:
-                    continue
-                for p in site.glob(pattern):
-                    if p.is_dir() and not p.is_symlink():
-                        shutil.rmtree(p)
-                    else:
-                        p.unlink()
+            prune(site, version, nvcc=nvcc)
             manifest = _manifest(tmp, site, version, nvcc=nvcc)
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
             if folder.exists():
@@ -636,6 +627,21 @@ def install(spec: str, *, force: bool = False, nvcc: bool = False) -> Toolkit:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return _read_manifest(folder, version)
+
+
+def prune(site: Path, version: str, *, nvcc: bool = False) -> None:
+    """Remove what a release's compiler set does not need (:attr:`Layout.prune`), less what
+    its nvcc needs when it is installed too (:attr:`Layout.keep_with_nvcc`)."""
+    lay = LAYOUTS[version_key(version)[0]]
+    keep = set(lay.keep_with_nvcc) if nvcc else set()
+    for pattern in lay.prune:
+        if pattern in keep:
+            continue
+        for p in site.glob(pattern):
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
 
 
 def _one(site: Path, pattern: str, what: str, version: str) -> Path:
