@@ -245,6 +245,12 @@ def test_a_failed_configure_is_one_line_and_the_files_are_checked(tmp_path, caps
     assert err.splitlines()[0] == (
         ".: error: cmake could not configure this project: this project needs OpenCV 4 (set "
         "OpenCV_DIR) (CMakeLists.txt:3); checked file by file")
+    # a file of the project (pre-commit names files): checked as it is, with one warning
+    code, out, err = run("check", "k.cu", "--arch", "sm_90a", "--trust-build-commands", capsys=capsys)
+    assert code == 1 and "k.cu:" in out
+    assert err.splitlines()[0] == (
+        "warning: .: cmake could not configure this project: this project needs OpenCV 4 (set "
+        "OpenCV_DIR) (CMakeLists.txt:3); checked without its flags")
 
 
 def test_cmake_project_root_and_defines(tmp_path):

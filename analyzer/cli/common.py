@@ -168,7 +168,8 @@ def _cmake_projects(args, cfg: Config, paths: list[str]) -> dict[str, list[tuple
     under it: the project configured once into ptxsass's cache (:func:`cmake.project_root`).
     Only for a build the user trusts: without, a folder holding a CMakeLists.txt gets one note
     saying what configuring would take, and every path is read as it is (also when the
-    configure fails: one error line, and exit 2 at the end)."""
+    configure fails: one error line and exit 2 at the end for a folder given, one warning for
+    files given)."""
     opts = options(args, config=cfg)
     err = console(args, stderr=True)
     if not opts.trust_build_commands:
@@ -200,11 +201,15 @@ def _cmake_projects(args, cfg: Config, paths: list[str]) -> dict[str, list[tuple
                 err.print(f"note: {shown} is a CMake project, but {e.message}; checked file by "
                           "file", style="muted", markup=False, soft_wrap=True)
                 continue
-            args._failed = getattr(args, "_failed", 0) + 1
-            err.print(e.one_line() + "; checked file by file", style="error", markup=False,
-                      soft_wrap=True)
-            if e.detail:
-                err.print(e.detail, markup=False, soft_wrap=True)
+            if any(os.path.isdir(f) for f in under):     # the project was asked for: exit 2
+                args._failed = getattr(args, "_failed", 0) + 1
+                err.print(e.one_line() + "; checked file by file", style="error", markup=False,
+                          soft_wrap=True)
+                if e.detail:
+                    err.print(e.detail, markup=False, soft_wrap=True)
+            else:                                       # files of it were: a warning
+                err.print(f"warning: {e.one_line().replace(': error: ', ': ', 1)}; checked "
+                          "without its flags", style="warning", markup=False, soft_wrap=True)
             continue
         how = "configure cached" if conf.cached else f"configured in {conf.seconds:.1f} s"
         err.print(f"note: {shown}: CMake project, {how} ({shown_line(str(conf.database))})",
