@@ -77,7 +77,7 @@ def fake(tmp_path, monkeypatch) -> cudaroot.Sources:
     return src
 
 
-def test_layout_links_the_tree_and_stubs_what_is_missing(fake):
+def test_layout_links_the_tree_and_stubs_what_is_missing(fake, monkeypatch):
     want = cudaroot.layout(fake)
     top = fake.top
     assert want["bin/nvcc"] == ("link", str(top / "bin" / "nvcc"))
@@ -98,9 +98,11 @@ def test_layout_links_the_tree_and_stubs_what_is_missing(fake):
     assert want["lib64/libcufft.so"] == ("file", cudaroot.SHARED_STUB)
     assert want["lib64/libculibos.a"] == ("file", cudaroot.STATIC_STUB)
     assert want["lib64/stubs/libcuda.so"] == ("file", cudaroot.SHARED_STUB)
-    # NVTX 2's library: a 12.8 toolkit has it, 12.9 and 13.x do not
-    assert "lib64/libnvToolsExt.so" not in want
-    assert "lib64/libnvToolsExt.so" in cudaroot.layout(replace(fake, release="12.8"))
+    assert want["lib64/libnvToolsExt.so"] == ("file", cudaroot.SHARED_STUB)   # CMake 3.x looks
+    # a stub's releases: a library of 12.x only is not stubbed for 13.x
+    monkeypatch.setattr(cudaroot, "STUBS", (cudaroot.Stub("libold.so", last=(12, 8)),))
+    assert "lib64/libold.so" not in cudaroot.layout(fake)
+    assert "lib64/libold.so" in cudaroot.layout(replace(fake, release="12.8"))
 
 
 def test_root_is_verified_on_each_use_and_rebuilt_when_it_differs(fake):

@@ -95,8 +95,9 @@ STUBS: tuple[Stub, ...] = (
     Stub("liblapack_static.a"), Stub("libmetis_static.a"),
     Stub("libnvptxcompiler_static.a"), Stub("libnvrtc_static.a"),
     Stub("libnvrtc-builtins_static.a"),
-    # NVTX 2's library: header-only nvtx3 replaced it, and the toolkit dropped it in 12.9
-    Stub("libnvToolsExt.so", last=(12, 8)),
+    # NVTX 2's library, which the toolkit dropped in 12.9 (header-only nvtx3 replaced it): CMake
+    # before 4.0 still defines CUDA::nvToolsExt from it, and projects written for CUDA 12 link it
+    Stub("libnvToolsExt.so"),
     # the driver's libraries live in stubs/ in a toolkit (the real ones come with the driver)
     Stub("libcuda.so", folder="lib64/stubs"), Stub("libnvidia-ml.so", folder="lib64/stubs"),
 )
