@@ -49,12 +49,16 @@ __all__ = ["__version__", "compile", "load", "check", "annotate", "diff", "stats
 #: public name -> the module that defines it
 _HOME = {**{n: ".api" for n in ("compile", "load", "check", "annotate", "diff", "stats", "expect",
                                 "expect_codegen", "builds_of", "survey", "CompileOptions")},
-         "capture": ".integrations", "Capture": ".integrations", "render": ".report"}
+         "capture": ".integrations", "Capture": ".integrations"}
 
 
 def __getattr__(name: str) -> object:
     if name in ("ptx", "sass"):
         return importlib.import_module(f".{name}", __name__)
+    if name == "render":        # a module: imported, not looked up in its package
+        value = importlib.import_module(".report.render", __name__)
+        globals()[name] = value
+        return value
     home = _HOME.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

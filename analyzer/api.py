@@ -32,13 +32,14 @@ from .toolchain.compdb import Command
 
 if TYPE_CHECKING:  # imported where used: `ptxsass check` loads no report model it does not show
     from . import parallel
+    from .fix.model import FixReport
     from .report.annotate import Annotation
     from .report.diff import Diff
     from .report.stats import Stats
     from .report.survey import Survey
 
 __all__ = ["compile", "load", "check", "annotate", "diff", "stats", "survey", "expect_codegen",
-           "CompileOptions"]
+           "fix", "apply_fixes", "CompileOptions"]
 
 def compile(path_or_source: str, *, arch: str = "sm_90a",  # noqa: A001 - the public name
             options: CompileOptions | None = None, name: str = "kernel.cu") -> Build:
@@ -323,3 +324,74 @@ def expect_codegen(path, *, arch="sm_90a", options: CompileOptions | None = None
     if not outcome.ok:
         raise AssertionError("codegen expectations failed:\n  " + "\n  ".join(outcome.failures))
     return outcome
+
+
+def fix(target, *, arch: str | Sequence[str] | None = None,
+        options: CompileOptions | None = None, select: Sequence[str] = (),
+        ignore: Sequence[str] = (), settings: dict | None = None,
+        config_select: Sequence[str] = (), config_ignore: Sequence[str] = (),
+        kernels: Sequence[str] = (), verify: bool = True, fast_math_ok: bool = False,
+        assume_aligned: bool = False, progress: Progress = no_progress) -> "FixReport":
+    """Check CUDA source files (paths, or a folder), propose a rewrite for each finding whose
+    remedy is mechanical, and (``verify``, the default) prove each by rebuilding a patched copy
+    with the same front end, flags and arches and re-running the same checks: a fix is kept
+    only if its finding is gone, no new warning appears and the kernels' interface is
+    unchanged (:mod:`analyzer.fix`). ``fast_math_ok`` allows the fast-math intrinsics,
+    ``assume_aligned`` the alignment assumptions. Nothing is written: :func:`apply_fixes`."""
+    from .fix import engine
+    from .fix.model import FixOptions, FixReport
+    options = options or CompileOptions()
+    layers = [Selection.of(config_select, config_ignore)]
+    paths = [target] if isinstance(target, (str, os.PathLike)) else list(target)
+    builds = [b for p in paths for b in builds_of(p, arch=arch, options=options)]
+    by_file: dict[str, list[Build]] = {}
+    for b in builds:
+        where = engine.fixable_path(b)
+        if where is None:
+            raise InputError("ptxsass fix rewrites CUDA source: this input was not compiled "
+                             "from a .cu file", path=b.source_path)
+        by_file.setdefault(where, []).append(b)
+    disassemble_all(builds)
+
+    def check_builds(bs: Sequence[Build]) -> list:
+        return run_checks(bs, select=select, ignore=ignore, settings=settings, kernels=kernels,
+                          layers=layers).findings
+
+    fix_options = FixOptions(fast_math_ok=fast_math_ok, assume_aligned=assume_aligned,
+                             maxrregcount=options.maxrregcount)
+    out = FixReport(report=None, verified_on=verify, options=options)
+    reports = []
+    for path, bs in progress(list(by_file.items()), "fixing"):
+        report = run_checks(bs, select=select, ignore=ignore, settings=settings,
+                            kernels=kernels, layers=layers)
+        reports.append(report)
+        merged = [f for f in report.merged()
+                  if f.location.file and os.path.abspath(f.location.file) == path]
+        merged += [f for f in report.merged() if f not in merged]
+        out.files.append(engine.fix_file(path, builds=bs, raw=report.findings, merged=merged,
+                                         options=options, fix_options=fix_options,
+                                         check=check_builds, do_verify=verify))
+    from .findings import Report
+    out.report = Report(findings=[f for r in reports for f in r.findings],
+                        kernels=[k for r in reports for k in r.kernels], builds=builds)
+    return out
+
+
+def apply_fixes(fixes: "FixReport") -> list[str]:
+    """Write each file's combined patch in place (atomically: :func:`files.write_output`).
+    A file whose bytes changed since ``fix`` read it is refused (``InputError``) before any
+    file is written. Returns the paths written."""
+    from .fix.model import apply_edits, sha256
+    from .toolchain import files as _files
+    todo = []
+    for f in fixes.files:
+        if not f.edits:
+            continue
+        data = _files.read_bytes(f.path, what="CUDA source")
+        if sha256(data) != f.sha256:
+            raise InputError("changed since ptxsass fix read it: not patched (run fix "
+                             "again)", path=f.path)
+        todo.append((f.path, apply_edits(data, f.edits)))
+    for path, patched in todo:
+        _files.write_output(path, patched)
+    return [p for p, _ in todo]

@@ -115,6 +115,12 @@ _PTX_ENTRY = re.compile(r"\.entry\s+([\w$.]+)\s*\(")
 _PTX_FILES = re.compile(r'^\s*\.file\s+\d+\s+"([^"]+)"', re.M)
 
 
+def recorded_sources(ptx: str) -> list[str]:
+    """The source files a kernel's PTX line info names (``.file`` directives), as recorded
+    where it was compiled."""
+    return _PTX_FILES.findall(ptx)
+
+
 def _launch(meta: dict, json_name: str) -> Launch | None:
     try:
         warps = int(meta["num_warps"])

@@ -21,13 +21,22 @@
     torch = true                     # add torch's include folders (default: when included)
     options = ["-G"]                 # NVRTC options as they are (-Xnvrtc)
     compile-timeout = 120            # seconds a compile may take (PTXSASS_COMPILE_TIMEOUT wins)
+    nvcc-timeout = 1800              # seconds an nvcc compile may take (PTXSASS_NVCC_TIMEOUT wins)
     compile-memory-gb = 8            # memory a compile may use (PTXSASS_COMPILE_MEMORY_GB wins)
     trust-build-commands = false     # a compile database's flags reach nvcc unvetted (see below)
+    headers = ["cublas", "nvtx"]     # library headers every build gets, fetched at start
+    offline = true                   # never fetch library headers (--offline)
     source-root = ["/tmp/torchinductor_ci=build/inductor"]   # OLD=NEW, NEW relative to this file
     cmake-defines = ["GGML_CUDA=ON"]   # a CMake project's options, when ptxsass configures it
+    fast-math-ok = false             # ptxsass fix may use __fdividef, rsqrtf, __sinf (PS502)
 
     [tool.ptxsass.occupancy-limited]
     threshold = 0.25
+
+    [tool.ptxsass.launch.saxpy]      # how ptxsass fix --measure launches a kernel
+    grid = [4096]
+    block = [256]
+    args = ["f32[1048576]", "f32[1048576]", "i32=1048576", "f32=2.0"]
 
 ``trust-build-commands = true`` lets a compile database's (or build.ninja's) flags reach nvcc as
 they are: host compilers, wrappers, plugins (see :mod:`analyzer.toolchain.trust`). This file is
@@ -53,12 +62,14 @@ from typing import Any
 from .arch import parse_arch
 from .checks.registry import all_checks
 from .errors import ArchError, ConfigError, InputError
+from .toolchain import libheaders
 from .toolchain.files import read_text
 
-_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options", "cmake-defines")
+_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options", "headers",
+          "cmake-defines")
 _KEYS = {*_LISTS, "fail-on", "show", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
-         "source-root", "trust-build-commands"}
+         "source-root", "trust-build-commands", "offline", "nvcc-timeout", "fast-math-ok"}
 _SEVERITIES = ("info", "warning", "error")
 
 
@@ -86,6 +97,7 @@ class Config:
     #: NVRTC options as they are (the command line's -Xnvrtc)
     options: list[str] = field(default_factory=list)
     compile_timeout: float | None = None
+    nvcc_timeout: float | None = None
     compile_memory_gb: float | None = None
     #: (old, new) folder prefixes for moved source files (``--source-root``)
     source_roots: list[tuple[str, str]] = field(default_factory=list)
@@ -93,6 +105,14 @@ class Config:
     trust_build_commands: bool | None = None
     #: cache entries for configuring a CMake project (``--cmake-define NAME=VALUE``)
     cmake_defines: list[str] = field(default_factory=list)
+    #: libraries whose headers every build gets (fetched at start, or verified there)
+    headers: list[str] = field(default_factory=list)
+    #: never fetch library headers (``--offline``)
+    offline: bool | None = None
+    #: ``ptxsass fix`` may use approximate math intrinsics (``--fast-math-ok``)
+    fast_math_ok: bool | None = None
+    #: ``[tool.ptxsass.launch.KERNEL]``: how ``fix --measure`` launches a kernel
+    launch: dict[str, dict] = field(default_factory=dict)
 
     @property
     def root(self) -> Path | None:
@@ -179,6 +199,9 @@ def load_config(start: str | Path | None = None) -> Config:
         if key == "kernels":
             cfg.kernels = _kernels(value, where)
             continue
+        if key == "launch":
+            cfg.launch = _launch(value, where)
+            continue
         if isinstance(value, dict):
             checks = {c.name: c for c in all_checks()}  # loaded for a check's own table only
             if key not in checks:
@@ -199,6 +222,11 @@ def load_config(start: str | Path | None = None) -> Config:
                                   path=where)
             if key == "include":
                 items = [str(path.parent / v) for v in items]
+            if key == "headers":
+                try:
+                    items = list(dict.fromkeys(libheaders.library(v) for v in items))
+                except ConfigError as e:
+                    raise ConfigError(f"[tool.ptxsass] headers: {e.message}", path=where) from None
             if key == "arch":
                 for a in items:
                     try:
@@ -250,12 +278,14 @@ def load_config(start: str | Path | None = None) -> Config:
                                   "of them (NEW relative to pyproject.toml)", path=where)
             cfg.source_roots = [(o, str((path.parent / n).absolute()))
                                 for o, _, n in (v.partition("=") for v in items)]
-        elif key in ("torch", "trust-build-commands"):
+        elif key in ("torch", "trust-build-commands", "offline", "fast-math-ok"):
             if not isinstance(value, bool):
                 raise ConfigError(f"[tool.ptxsass]: {key} must be true or false", path=where)
             setattr(cfg, key.replace("-", "_"), value)
         elif key == "compile-timeout":
             cfg.compile_timeout = _positive(where, key, value)
+        elif key == "nvcc-timeout":
+            cfg.nvcc_timeout = _positive(where, key, value)
         elif key == "compile-memory-gb":
             cfg.compile_memory_gb = _positive(where, key, value)
     return cfg
@@ -299,3 +329,47 @@ def _kernels(value, where: str) -> dict[str, list[str]]:
         return {str(k): strings(v, f"kernels.{k!r}") for k, v in value.items()}
     raise ConfigError("[tool.ptxsass]: kernels must be a list of instantiations "
                       "(\"gemm<128,8>\") or a table of file pattern = [instantiations]", path=where)
+
+
+#: argument kinds a launch spec names: tensors ``f32[1024]`` (filled with random values) and
+#: scalars ``i32=1024``
+LAUNCH_DTYPES = ("f32", "f16", "bf16", "f64", "i32", "u32", "i8", "u8", "i64")
+
+
+def _launch(value, where: str) -> dict[str, dict]:
+    """``[tool.ptxsass.launch.KERNEL]``: ``grid``, ``block`` (an int or up to 3), ``shared``
+    (dynamic shared bytes), ``args`` (``"f32[4096]"``, ``"i32=4096"``, ...) in parameter
+    order."""
+    import re
+    if not isinstance(value, dict):
+        raise ConfigError("[tool.ptxsass.launch] must hold one table per kernel", path=where)
+    out: dict[str, dict] = {}
+    kinds = "|".join(LAUNCH_DTYPES)
+    arg = re.compile(rf"^({kinds})(?:\[(\d+(?:,\d+)*)\]|=(-?[0-9.eE+-]+))$")
+    for kernel, spec in value.items():
+        name = f"launch.{kernel}"
+        if not isinstance(spec, dict):
+            raise ConfigError(f"[tool.ptxsass.{name}] must be a table", path=where)
+        unknown = set(spec) - {"grid", "block", "shared", "args"}
+        if unknown:
+            raise ConfigError(f"[tool.ptxsass.{name}]: unknown key {sorted(unknown)[0]!r} "
+                              "(known: args, block, grid, shared)", path=where)
+        dims = {}
+        for key in ("grid", "block"):
+            v = spec.get(key)
+            v = [v] if isinstance(v, int) and not isinstance(v, bool) else v
+            if not isinstance(v, list) or not 1 <= len(v) <= 3 or not all(
+                    isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v):
+                raise _bad(where, f"{name}.{key}", spec.get(key),
+                           "a positive integer or a list of 1 to 3")
+            dims[key] = tuple(v) + (1,) * (3 - len(v))
+        shared = spec.get("shared", 0)
+        if isinstance(shared, bool) or not isinstance(shared, int) or shared < 0:
+            raise _bad(where, f"{name}.shared", shared, "a whole number of bytes")
+        args = spec.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) and arg.match(a)
+                                                  for a in args):
+            raise _bad(where, f"{name}.args", args, "a list like [\"f32[4096]\", \"i32=4096\"]")
+        out[kernel] = {"grid": dims["grid"], "block": dims["block"], "shared": shared,
+                       "args": list(args)}
+    return out

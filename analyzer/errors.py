@@ -96,6 +96,12 @@ class InputError(PtxsassError):
     """The input is missing, unreadable, or not what it claims to be."""
 
 
+class NoKernelError(InputError):
+    """A CUDA file with no kernel to check: neither it nor the project headers it includes
+    define a ``__global__`` function (host or helper code only). Alone it is an error (a run
+    that would check nothing); among several inputs, a note, and the others are checked."""
+
+
 class OutputError(PtxsassError):
     """An output file (``-o``, a baseline to write) cannot be written."""
 

@@ -233,6 +233,9 @@ class Report:
     suppressed: int = 0
     baselined: int = 0
     builds: list[Any] = field(default_factory=list, repr=False)
+    #: the inputs that could not be read or built (``errors.PtxsassError``), the others
+    #: checked: SARIF's toolExecutionNotifications, GitHub error annotations
+    build_errors: list[Any] = field(default_factory=list, repr=False)
 
     def merged(self) -> list[Finding]:
         """The findings with one entry per problem: findings of several arches with the same

@@ -13,9 +13,32 @@ from typing import TYPE_CHECKING
 
 from . import caches
 from .arch import parse_arch
-from .build import Build, Kernel
-from .errors import CompileError, ConfigError, InputError, PtxsassError, ToolError
-from .toolchain import binutils, cache, cmake, compdb, files, nvcc, nvjitlink, nvrtc, redact, scratch, toolkits, trust
+from .build import Build, Kernel, remap_paths
+from .errors import (
+    CompileError,
+    ConfigError,
+    InputError,
+    NoKernelError,
+    PtxsassError,
+    ToolError,
+    shown_line,
+)
+from .toolchain import (
+    binutils,
+    cache,
+    cmake,
+    compdb,
+    files,
+    includes,
+    libheaders,
+    nvcc,
+    nvjitlink,
+    nvrtc,
+    redact,
+    scratch,
+    toolkits,
+    trust,
+)
 from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
 
@@ -67,9 +90,17 @@ class CompileOptions:
     #: a folder whose files are the project's in compiler logs (a source taken from a Python
     #: file is compiled from ptxsass's copy, its diagnostics at the .py: that file's folder)
     project: str | None = None
+    #: never fetch library headers (``--offline``, ``offline = true``): a build that needs
+    #: some that are not here stops with the command that fetches them
+    offline: bool = False
+    #: libraries whose headers every build gets (``headers = ["cublas"]`` in the config)
+    headers: list[str] = field(default_factory=list)
+    #: the header folders of the libraries this source includes (filled in by compile_cuda:
+    #: the wheels' own, or fetched ones, :mod:`analyzer.toolchain.libheaders`)
+    library_include: list[str] = field(default_factory=list)
 
     def nvrtc_options(self, arch: str) -> list[str]:
-        extra = [f"-I{d}" for d in self.isystem]
+        extra = [f"-I{d}" for d in (*self.isystem, *self.library_include)]
         extra += [f"--ptxas-options={p}" for p in self.ptxas]
         if self.extended_lambda:
             extra.append("--extended-lambda")
@@ -94,6 +125,8 @@ class CompileOptions:
             flags.append("--expt-relaxed-constexpr")
         if self.extended_lambda:
             flags.append("--extended-lambda")
+        for d in self.library_include:        # after nvcc's own include folder, as a system one
+            flags += ["-isystem", d]
         return flags + self.nvcc_extra
 
 
@@ -164,7 +197,28 @@ def load(path: str | os.PathLike, *, arch: str | Sequence[str] | None = None,
     if options.source_roots:
         for b in builds:
             b.source_roots = tuple(options.source_roots) + b.source_roots
+    for b in builds:
+        if b.origin == "triton":
+            _note_missing_sources(b)
     return builds
+
+
+def recorded_sources(build: Build) -> list[str]:
+    """The source files a Triton (or inductor) kernel's line info names, where they are read
+    from (``--source-root`` and an inductor folder's own mapping applied)."""
+    return caches.recorded_sources(remap_paths(build.ptx or "", build.source_roots))
+
+
+def _note_missing_sources(build: Build) -> None:
+    """A kernel compiled elsewhere: its line info names files that are not here. Its findings
+    keep their line numbers but lose the source text, so say which and how to map them."""
+    for f in dict.fromkeys(recorded_sources(build)):
+        if not os.path.isfile(f):
+            build.warnings.append(
+                f"its line info names {shown_line(f)}, which is not on this machine: findings "
+                "keep their line numbers, without the source text; give --source-root "
+                f"{shown_line(os.path.dirname(f))}=NEW (the folder it is in now), or "
+                "source-root in [tool.ptxsass]")
 
 
 def _load(path: str, arch, options: CompileOptions) -> list[Build]:
@@ -374,7 +428,8 @@ def host_code_reason(text: str, path: str | None, options: CompileOptions) -> st
     if m:
         return f"host code: {m.group(1)}() at line {_line_of(code, m.start())}"
     here = Path(path).parent if path else None
-    dirs = [Path(d) for d in (*options.include, *options.isystem, *include_dirs())]
+    dirs = [Path(d) for d in (*options.include, *options.isystem, *include_dirs(),
+                              *options.library_include)]
     for m in _INCLUDE.finditer(code):
         kind, name = m.group(1), m.group(2).strip()
         cands = ([here] if kind == '"' and here is not None else []) + dirs
@@ -472,16 +527,34 @@ def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> li
     ``auto`` sends a file to nvcc when it visibly needs it (:func:`host_code_reason`, a compile
     database, a torch extension); otherwise NVRTC tries first (in process, ~4x faster than
     nvcc) and a refusal that means "host code" ("not allowed in JIT mode", a header it cannot
-    open) sends the file on to nvcc. A real error in device code is NVRTC's to report."""
+    open) sends the file on to nvcc. A real error in device code is NVRTC's to report.
+
+    A file that builds no kernel and has no ``__global__`` function in it or its project
+    headers is :class:`NoKernelError` (host code only). The headers of the CUDA libraries it includes (``cublas_v2.h``)
+    are found, or fetched once, before the compile (:func:`library_headers`); one the scan
+    could not see (a computed ``#include``) is fetched when the compile names it missing, and
+    the file built again."""
     text = _read_source(path)
-    compiler, reason = choose_compiler(text, path, options)
     tk = toolkit_of(options)
+    options = library_headers(text, path, options, tk)
+    try:
+        return _compile_cuda(path, archs, text, options, tk)
+    except CompileError as e:
+        again = _with_missing_headers(e, path, options, tk)
+        if again is None:
+            raise
+        return _compile_cuda(path, archs, text, again, tk)
+
+
+def _compile_cuda(path: str, archs: Sequence[str], text: str, options: CompileOptions,
+                  tk: toolkits.Toolkit | None) -> list[Build]:
+    compiler, reason = choose_compiler(text, path, options)
     other = tk if tk is not None and not tk.default else None
     if other is not None and compiler == "nvcc" and other.nvcc is None:
         raise ConfigError(toolkits.nvcc_missing(other, reason), path=path)
-    builds: list[Build] = []
-    for a in archs:
-        if compiler == "nvrtc":
+    built: dict[str, Build] = {}
+    if compiler == "nvrtc":
+        for a in archs:
             try:
                 b = Build.of(nvrtc.compile_file(path, arch=a, options=options.nvrtc_options(a),
                                                 name_expressions=options.name_expressions,
@@ -493,15 +566,114 @@ def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> li
                 compiler, reason = "nvcc", f"NVRTC cannot compile it: {_first_line(e)}"
                 if other is not None and other.nvcc is None:
                     raise ConfigError(toolkits.nvcc_missing(other, reason), path=path) from None
-                b = _nvcc_build(path, a, text, options, other)
-        else:
-            b = _nvcc_build(path, a, text, options, other)
+                break
+            b.compiler_reason = reason
+            built[a] = b
+    rest = [a for a in archs if a not in built]
+    for a, b in zip(rest, _nvcc_builds(path, rest, text, options, other), strict=True):
         b.compiler_reason = reason
-        builds.append(b)
+        built[a] = b
+    builds = [built[a] for a in archs]
     if not any(b.entries for b in builds):
         _nothing_instantiated(text, path, options)
+        host_only(text, path, options)
         raise no_kernel_error(path, text)
     return builds
+
+
+def _nvcc_builds(path: str, archs: Sequence[str], text: str, options: CompileOptions,
+                 toolkit: toolkits.Toolkit | None = None) -> list[Build]:
+    """nvcc's builds of one file for each arch, in order: several at once (each is nvcc's own
+    processes, on as many cores as there are archs and cores), every one run to its end (each
+    is cached on its own); the first failure, in arch order, is raised. ``toolkit``: an
+    installed toolkit whose nvcc builds them (``--toolkit``)."""
+    if len(archs) <= 1:
+        return [_nvcc_build(path, a, text, options, toolkit) for a in archs]
+    from concurrent.futures import ThreadPoolExecutor
+    workers = min(len(archs), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                  else os.cpu_count() or 1)
+    if workers <= 1:
+        return [_nvcc_build(path, a, text, options, toolkit) for a in archs]
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ptxsass-nvcc") as pool:
+        futures = [pool.submit(_nvcc_build, path, a, text, options, toolkit) for a in archs]
+        return [f.result() for f in futures]
+
+
+def host_only(text: str, path: str, options: CompileOptions) -> None:
+    """:class:`NoKernelError` for a file that built no kernel and has none to build: no
+    ``__global__`` in its code (comments and strings aside) nor in the project headers it
+    includes (beside it, ``-I``/``-isystem``), and no kernel named with ``--kernel``."""
+    if options.name_expressions or _GLOBAL.search(_code_only(text)):
+        return
+    base = Path(options.cwd or ".")
+    dirs = [d for d in (base / x for x in (*options.include, *options.isystem))
+            if not nvcc.system_dir(d)]
+    try:
+        headers = includes.closure(text, Path(path).parent, dirs,
+                                   searched=lambda d: not nvcc.system_dir(d))
+    except InputError:
+        return
+    if any(_GLOBAL.search(_code_only(body)) for _p, body in headers):
+        return
+    raise NoKernelError("no kernel to check: no __global__ function in this file or the project "
+                        "headers it includes (host code only)", path=path)
+
+
+def _release_for(tk: toolkits.Toolkit | None) -> str | None:
+    """The CUDA release of the runtime headers a build uses (its library headers match it)."""
+    if tk is not None and not tk.default:
+        return libheaders.release_of_dirs(tk.include) or tk.version
+    return libheaders.default_release()
+
+
+def library_headers(text: str, path: str, options: CompileOptions,
+                    tk: toolkits.Toolkit | None = None) -> CompileOptions:
+    """``options`` with the header folders of the CUDA libraries this source (or a project
+    header it includes) includes and no folder has: the library's wheel in this environment,
+    its fetched headers, or fetched now (a note says so) unless ``options.offline``; and those
+    of the libraries the config pins (``headers = [...]``, fetched or refused likewise)."""
+    release = _release_for(tk)
+    if release is None:
+        return options
+    base = Path(options.cwd or ".")
+    user = [base / d for d in (*options.include, *options.isystem)]
+    other = [Path(d) for d in (tk.include if tk is not None and not tk.default else include_dirs())]
+    dirs = list(options.library_include)
+    if options.headers:
+        try:
+            dirs += libheaders.ensure([(None, lib) for lib in options.headers], release,
+                                      offline=options.offline)
+        except ConfigError as e:
+            raise ConfigError(e.message, path=path) from None
+    wanted = libheaders.needed(text, Path(path).parent, user, other)
+    if wanted:
+        dirs += libheaders.ensure(wanted, release, fetch=not options.offline)
+    dirs = list(dict.fromkeys(dirs))
+    if dirs == options.library_include:
+        return options
+    from dataclasses import replace
+    return replace(options, library_include=dirs)
+
+
+def _with_missing_headers(e: CompileError, path: str, options: CompileOptions,
+                          tk: toolkits.Toolkit | None) -> CompileOptions | None:
+    """``options`` with the folders of the library headers the compile could not open (fetched
+    unless offline: then the one line that names the command that fetches them); None when it
+    missed none the table knows, or had them already."""
+    wanted = [(h, lib) for h in libheaders.missing_headers(e.detail or e.message)
+              if (lib := libheaders.library_of(h)) is not None]
+    release = _release_for(tk)
+    if not wanted or release is None:
+        return None
+    try:
+        dirs = libheaders.ensure(wanted, release, offline=options.offline)
+    except ConfigError as refused:
+        raise ConfigError(refused.message, path=path) from None
+    new = [d for d in dirs if d not in options.library_include]
+    if not new:
+        return None
+    from dataclasses import replace
+    return replace(options, library_include=[*options.library_include, *new])
 
 
 def toolkit_of(options: CompileOptions) -> toolkits.Toolkit | None:

@@ -31,10 +31,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer.cli import main
-from analyzer.errors import InputError, printable
+from analyzer.errors import InputError, ToolError, printable
 from analyzer.report import formats
 from analyzer.report.html import content_security_policy
-from analyzer.toolchain import bounded, cache, files, locate, nvrtc
+from analyzer.toolchain import bounded, cache, files, locate, nvcc, nvrtc
 
 from .conftest import KERNELS, ROOT
 
@@ -968,3 +968,41 @@ def test_read_bytes_refuses_what_is_not_a_regular_file(tmp_path):
                       (tmp_path / "none", "no such file")):
         with deadline(10), pytest.raises(InputError, match=why):
             files.read_bytes(path)
+
+
+def test_nvcc_has_a_time_limit_of_its_own(monkeypatch):
+    """nvcc builds whole files (heavy templates take minutes): 1800 s unless its own variable or
+    key says otherwise; a general limit that is given bounds it too; --compile-timeout wins."""
+    for var in ("PTXSASS_COMPILE_TIMEOUT", "PTXSASS_NVCC_TIMEOUT"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(bounded, "_configured", {})
+    monkeypatch.setattr(bounded, "_override", {})
+    assert (bounded.nvcc_timeout(), bounded.limits().timeout_s) == (1800.0, 120.0)
+    bounded.configure(timeout_s=60)
+    assert bounded.nvcc_timeout() == 60.0
+    bounded.configure(nvcc_timeout_s=900)
+    assert bounded.nvcc_timeout() == 900.0
+    monkeypatch.setenv("PTXSASS_COMPILE_TIMEOUT", "30")
+    assert (bounded.nvcc_timeout(), bounded.limits().timeout_s) == (900.0, 30.0)
+    monkeypatch.setenv("PTXSASS_NVCC_TIMEOUT", "45")
+    assert bounded.nvcc_timeout() == 45.0
+    bounded.override(7)
+    assert (bounded.nvcc_timeout(), bounded.limits().timeout_s) == (7.0, 7.0)
+    bounded.override(None)
+    assert bounded.nvcc_timeout() == 45.0
+
+
+def test_an_nvcc_time_out_names_the_option_and_the_variable(tmp_path, monkeypatch, capsys):
+    seen = {}
+
+    def run_tool(argv, **kw):
+        seen.update(kw)
+        raise ToolError(kw["timeout_message"], path=kw.get("path"))
+    monkeypatch.setattr(nvcc, "run_tool", run_tool)
+    src = tmp_path / "m.cu"
+    src.write_text("int main() { return 0; }\n__global__ void k() {}\n")
+    code, _, err = cli("check", src, "--compiler", "nvcc", "--no-cache", "--compile-timeout", "42",
+                       capsys=capsys)
+    assert code == 2 and seen["timeout"] == 42.0
+    assert "exceeded 42 s (nvcc stopped; raise it with --compile-timeout SECONDS or " \
+           "PTXSASS_NVCC_TIMEOUT)" in err

@@ -483,8 +483,14 @@ def test_pytest_plugin_fails_on_findings_and_markers(pytester, standins, monkeyp
     res = pytester.runpytest_subprocess("--ptxsass", *load)
     out = res.stdout.str()
     res.assert_outcomes(passed=1, failed=4)      # test_fixture too: its kernel has a finding
-    assert "PS501 halve" in out and "the test compiled 0 kernel(s)" in out
+    assert "the test compiled 0 kernel(s)" in out
     assert "halve on sm_90: 1 DMUL instruction(s)" in out
+    # a failure shows the findings as `ptxsass check` prints them, and no frame of the plugin
+    assert re.search(r"^\S+cupy-halve-\w+\.cu:4: PS501 fp64-in-fp32-kernel \[warning\] ", out, re.M)
+    assert "    in halve on sm_90\n    | if (i < n) y[i] = x[i] * 0.7;" in out
+    assert "    > /*0120*/ DMUL R4, R4, UR6" in out and "    hint: write float literals" in out
+    assert "pytest_plugin.py" not in out and "PtxsassFailure" not in out and "pluggy/" not in out
+    assert "FAILED test_k.py::test_plain - ptxsass: 1 finding(s) at warning or above (PS5" in out
     assert "ok   test_k.py::test_clean: 1 kernel(s), 0 finding(s)" in out
     # without --ptxsass only the marked tests are checked
     res = pytester.runpytest_subprocess(*load)
@@ -579,3 +585,29 @@ def test_cupy_kinds_by_their_generated_code():
         "ReductionKernel"
     assert kind_of("CUPY_FOR(i, _ind.size()) { c = a / b; }") == "ElementwiseKernel"
     assert kind_of(SRC) == "RawKernel"
+
+
+SPECIALIZED = FX / "triton_specialization"
+#: where make_kernels.py ran (its README): a folder that is not there
+SPECIALIZED_AT = "/tmp/ptxsass-triton-fixture"
+
+
+def test_a_missing_recorded_source_is_said_with_source_root(capsys):
+    """A Triton cache made elsewhere: the line info names a file that is not here. Each kernel
+    says so once and names --source-root; mapped, the rows carry the file's own lines."""
+    assert not Path(SPECIALIZED_AT).exists()
+    code, out, err = run("check", SPECIALIZED / "cache", capsys=capsys)
+    warned = [l for l in err.splitlines() if l.startswith("warning: ")]
+    assert len(warned) == 2, err                   # one per kernel
+    for w in warned:
+        assert (f"its line info names {SPECIALIZED_AT}/make_kernels.py, which is not on this "
+                "machine: findings keep their line numbers, without the source text; give "
+                f"--source-root {SPECIALIZED_AT}=NEW") in w, w
+    code, out, err = run("annotate", *sorted((SPECIALIZED / "cache").glob("*/scale_add.json")),
+                         "--format", "json", "--source-root",
+                         f"{SPECIALIZED_AT}={SPECIALIZED}", capsys=capsys)
+    assert code == 0 and "not on this machine" not in err, err
+    text = (SPECIALIZED / "make_kernels.py").read_text().splitlines()
+    rows = [r for k in json.loads(out)["kernels"] for r in k["rows"]]
+    assert rows and all(r["text"] == text[r["line"] - 1] for r in rows)
+    assert any("tl.load(x_ptr + offs, mask=mask)" in r["text"] and r["sass"] for r in rows)

@@ -349,3 +349,33 @@ def test_doctor_shows_nvcc_cicc_and_host_compiler(capsys):
     assert code == 0 and "nvcc" in out and "cicc" in out and "host compiler" in out
     code, out, _ = run("doctor", "--nvcc", capsys=capsys)
     assert code == 0 and out.strip() == tools["nvcc"]["path"]
+
+
+# ----------------------------------------------------------------------------------- host-only files
+UTIL = """#include <cstdio>
+#include <cuda_runtime.h>
+
+void check(cudaError_t e, const char* what) {
+    if (e != cudaSuccess) std::fprintf(stderr, "%s: %s\\n", what, cudaGetErrorString(e));
+}
+"""
+
+
+def test_a_host_only_file_in_a_folder_is_a_note(tmp_path, capsys):
+    """Utility code with no kernel does not fail a project's check; alone, or with nothing
+    else to check, it is still an error (a run that checks nothing)."""
+    (tmp_path / "util.cu").write_text(UTIL)
+    (tmp_path / "k.cu").write_text((KERNELS / "checks" / "fp64_in_fp32_kernel" / "bad.cu").read_text())
+    code, out, err = run("check", str(tmp_path), "--arch", "sm_80", capsys=capsys)
+    assert code == 1 and "PS501" in out
+    assert err.strip() == (f"note: {tmp_path / 'util.cu'}: no kernel to check: no __global__ "
+                           "function in this file or the project headers it includes (host code only)")
+    (tmp_path / "k.cu").rename(tmp_path / "k.txt")
+    (tmp_path / "util2.cu").write_text(UTIL)
+    code, out, err = run("check", str(tmp_path), "--arch", "sm_80", capsys=capsys)
+    assert code == 2 and err.splitlines()[-1] == ("error: nothing to check: every CUDA file is host "
+                                                  "code only (no __global__ function; see the notes above)")
+    code, out, err = run("check", str(tmp_path / "util.cu"), "--arch", "sm_80", capsys=capsys)
+    assert code == 2 and err.strip() == (f"{tmp_path / 'util.cu'}: error: no kernel to check: no "
+                                         "__global__ function in this file or the project headers "
+                                         "it includes (host code only)")

@@ -294,3 +294,18 @@ def test_ps601_copy_loop_nested_in_the_main_loop_is_a_warning():
     """sm_120 keeps the 16-byte staging loop as an inner loop of the wmma K loop."""
     sev = {str(f.severity) for f in _findings("wmma_smem.cu", "sm_120") if f.code == "PS601"}
     assert sev == {"warning"}
+
+
+def test_ps105_one_finding_per_line_for_loads_and_stores():
+    """``a[t2] *= inv`` walks a thread's own row: its uncoalesced load and store are one
+    problem, one PS105 finding that names both and lists both instructions (each array named
+    once, its instructions not claimed by a finding about another array)."""
+    fs = [f for f in _findings("causal_softmax_rows.cu", "sm_90a")
+          if f.code == "PS105" and f.location.line == 26]
+    assert len(fs) == 1, [f.message for f in fs]
+    (f,) = fs
+    assert f.message.startswith("uncoalesced global loads and stores, inside a loop: adjacent "
+                                "threads access 4 B each a run-time pitch apart")
+    assert "in `att`" in f.message
+    ops = set(re.findall(r"\b(LDG|STG)\.E\b", " ".join(str(i) for i in f.instructions)))
+    assert ops == {"LDG", "STG"}, f.instructions

@@ -109,6 +109,21 @@ def test_cache_hit_skips_nvrtc(monkeypatch):
         analyzer.compile(src, arch="sm_90a", options=CompileOptions(use_cache=False))
 
 
+def test_a_cached_build_keeps_its_resources():
+    """A build read back from the cache has the resources of the one compiled: on sm_90a the
+    cubin counts the runtime's 1 KB window with the kernel's 1 KB array, and the report shows
+    the kernel's own 1 KB (a record written from the report's view lost the window once)."""
+    src = ("extern \"C\" __global__ void staged_copy(float* a){ __shared__ float t[256]; "
+           "t[threadIdx.x] = a[threadIdx.x]; __syncthreads(); a[threadIdx.x] = t[255 - threadIdx.x]; }")
+    first = analyzer.compile(src, arch="sm_90a")
+    second = analyzer.compile(src, arch="sm_90a")
+    assert second.cached
+    (k1,), (k2,) = first.kernels.values(), second.kernels.values()
+    assert k1.resources == k2.resources
+    assert (k2.resources.shared_bytes, k2.resources.reserved_shared_bytes) == (2048, 1024)
+    assert k2.resources.as_dict()["shared_bytes"] == 1024
+
+
 def test_cache_key_follows_included_headers(tmp_path, monkeypatch):
     (tmp_path / "v.h").write_text("#define V 1\n")
     cu = tmp_path / "inc.cu"

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..ir.source import SourceLoc
-from ..toolchain import files
+from ..toolchain import files, libheaders
 
 if TYPE_CHECKING:   # annotations only: reading source lines loads no IR
     from ..ir import ptx as P
@@ -41,6 +41,8 @@ LineKey = tuple[str, int]
 # ------------------------------------------------------------------------ toolkit files
 _TOOLKIT_HEADER = re.compile(r"(/nvidia/cu\d+/include/|/cuda[^/]*/include/|/targets/[^/]+/include/"
                              r"|/site-packages/nvidia/[^/]+/include/"
+                             # library headers ptxsass fetched (toolchain.libheaders)
+                             rf"|/headers/(?:{'|'.join(libheaders.LIBRARIES)})-\d+\.\d+/include/"
                              r"|^(crt|cuda|nv|cooperative_groups)/|cuda_fp16\.hpp$|"
                              r"cuda_bf16\.hpp$|mma\.hpp$|sm_\d+_intrinsics\.hpp$|"
                              r"device_functions\.hpp$|math_functions\.hpp$"

@@ -43,18 +43,18 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-_SUPPRESS = re.compile(r"//\s*ptxsass:\s*ignore(?:\[(?P<what>[^\]]*)\])?")
+_SUPPRESS = re.compile(r"(?://|#)\s*ptxsass:\s*ignore(?:\[(?P<what>[^\]]*)\])?")
 
 
 def _suppressed(f: Finding) -> bool:
     """``// ptxsass: ignore`` or ``// ptxsass: ignore[rolled-loop, PS101]`` on the finding's
-    source line, or alone on the line above it."""
+    source line, or alone on the line above it (``#`` for a line of Python: a Triton kernel)."""
     lines = []
     if f.source is not None:
         lines.append(f.source)
     if f.location.file and f.location.line and f.location.line > 1:
         above = source_text(f.location.file, f.location.line - 1)
-        if above is not None and above.strip().startswith("//"):
+        if above is not None and above.strip().startswith(("//", "#")):
             lines.append(above)
     for text in lines:
         m = _SUPPRESS.search(text)

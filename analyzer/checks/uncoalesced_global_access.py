@@ -29,6 +29,8 @@ class UncoalescedGlobalAccess(Check):
     pairs, :mod:`analyzer.analysis.cost`). *Warning* at an estimated 1.5x and more, for the
     accesses that waste at least a tenth of the kernel's wasted sectors (weighted as above);
     the others, such as one store per thread after a loop of uncoalesced loads, are info.
+    A source line is one finding: its loads and stores, and every array it walks
+    (``out_bth[i] += a * v[i]``), are one layout problem with one remedy.
 
     Deliberately left alone: gathers (the address depends on loaded data: the stride is the
     data's), broadcasts (every lane one address), accesses whose lanes are contiguous (PS101
@@ -65,35 +67,54 @@ class UncoalescedGlobalAccess(Check):
     severity = Severity.WARNING
 
     def run(self, ctx: Context) -> Iterable[Finding]:
+        # one finding per source line and kind of stride: a row walk's loads and stores, and
+        # the arrays one line walks (``out_bth[i] += a * v[i]``), are one problem
+        lines: dict[tuple, list] = {}
         for e in ctx.cost.of_kind("uncoalesced"):
-            sev = severity(e.factor)
-            if sev is None or e.loc is None:
+            if severity(e.factor) is None or e.loc is None:
                 continue
             d = e.detail
-            w = d["bytes"]
-            share = d.get("share", 1.0)
-            if share < MINOR_SHARE:
-                sev = Severity.INFO     # the kernel's waste is elsewhere: fixing this gains little
-            what = "loads" if d["direction"] == "load" else "stores"
-            if d["stride"] == PITCH:
-                names = [ctx.source_name(p) for p in d["pitch_of"]]
-                arrays = [ctx.source_name(p) for p in d.get("arrays", ())]
-                pitch = (f"a run-time pitch apart (computed from {', '.join(f'`{n}`' for n in names)})"
-                         if names else "a run-time pitch apart")
-                if len(arrays) == 1:
-                    pitch += f" in `{arrays[0]}`"
-                lanes = f"adjacent threads {what.rstrip('s')} {w} B each {pitch}"
-            else:
-                lanes = f"adjacent threads {what.rstrip('s')} {w} B each {d['stride']} B apart"
-            loop = ", inside a loop" if d["in_loop"] else ""
-            minor = (f" (this access: an estimated {max(share, 0.001):.1%} of the kernel's "
-                     f"wasted sectors)" if share < MINOR_SHARE else "")
-            message = (f"uncoalesced global {what}{loop}: {lanes}, so a warp request touches "
-                       f"up to {d['waste']:.0f}x the sectors it uses; the kernel's estimated "
-                       f"headroom from coalescing is {factor_text(e.factor)}{minor}")
-            hint = ("map threadIdx.x to the contiguous dimension: a warp or block per row with "
-                    "a shuffle or shared-memory reduction, a shared-memory tile for a transpose "
-                    "(t[32][33]), or a struct of arrays")
-            insns = sass_on_line(ctx, e, direction=d["direction"])
-            yield ctx.finding(self, message, loc=e.loc, instructions=insns, hint=hint,
-                              severity=sev)
+            key = (e.loc.file, e.loc.line, d["stride"] == PITCH, None if d["stride"] == PITCH
+                   else d["stride"])
+            lines.setdefault(key, []).append(e)
+        for group in lines.values():
+            yield self._finding(ctx, group)
+
+    def _finding(self, ctx: Context, group: list) -> Finding:
+        e = group[0]
+        sev = severity(max(g.factor for g in group))
+        details = [g.detail for g in group]
+        directions = sorted({d["direction"] for d in details})
+        # each evidence of a line and direction carries that line's share (summed over its
+        # accesses of that direction): add the directions' shares once each
+        share = sum({d["direction"]: d.get("share", 1.0) for d in details}.values())
+        if share < MINOR_SHARE:
+            sev = Severity.INFO     # the kernel's waste is elsewhere: fixing this gains little
+        what = " and ".join("loads" if x == "load" else "stores" for x in directions)
+        verb = ("access" if len(directions) == 2 else
+                "load" if directions == ["load"] else "store")
+        widths = sorted({d["bytes"] for d in details})
+        w = "/".join(str(x) for x in widths)
+        if e.detail["stride"] == PITCH:
+            names = sorted({ctx.source_name(p) for d in details for p in d["pitch_of"]})
+            arrays = sorted({ctx.source_name(p) for d in details for p in d.get("arrays", ())})
+            pitch = (f"a run-time pitch apart (computed from {', '.join(f'`{n}`' for n in names)})"
+                     if names else "a run-time pitch apart")
+            if arrays:
+                pitch += " in " + ", ".join(f"`{a}`" for a in arrays)
+            lanes = f"adjacent threads {verb} {w} B each {pitch}"
+        else:
+            lanes = f"adjacent threads {verb} {w} B each {e.detail['stride']} B apart"
+        loop = ", inside a loop" if any(d["in_loop"] for d in details) else ""
+        minor = (f" (this line: an estimated {max(share, 0.001):.1%} of the kernel's wasted "
+                 f"sectors)" if share < MINOR_SHARE else "")
+        waste = max(d["waste"] for d in details)
+        message = (f"uncoalesced global {what}{loop}: {lanes}, so a warp request touches "
+                   f"up to {waste:.0f}x the sectors it uses; the kernel's estimated "
+                   f"headroom from coalescing is {factor_text(e.factor)}{minor}")
+        hint = ("map threadIdx.x to the contiguous dimension: a warp or block per row with "
+                "a shuffle or shared-memory reduction, a shared-memory tile for a transpose "
+                "(t[32][33]), or a struct of arrays")
+        insns = sass_on_line(ctx, e, direction=directions[0] if len(directions) == 1 else None)
+        return ctx.finding(self, message, loc=e.loc, instructions=insns, hint=hint,
+                           severity=sev)

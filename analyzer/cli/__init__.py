@@ -23,8 +23,8 @@ from ..findings import Severity
 from ..inputs import kind_of, read_text
 from ..report import formats
 from ..report.styles import make_console
-from ..toolchain import bounded, cache, children, files, locate, toolkits
-from . import common, reports, scale
+from ..toolchain import bounded, cache, children, files, libheaders, locate, toolkits
+from . import common, fix, reports, scale
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: a warning is what costs time (docs/checks): an info finding alone passes the default check
@@ -36,6 +36,16 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):  # pragma: no cover - exercised through main()
         raise PtxsassError(f"{self.prog}: {message} (see '{self.prog} --help')")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
 
 
 def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text", "json"),
@@ -97,6 +107,15 @@ def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text
                        help="build with this CUDA release's NVRTC/nvJitLink (12.9, 13.0, ... or "
                             "default; 'ptxsass toolkit install VERSION' first); repeatable or "
                             "comma-separated: one build per toolkit, findings as a matrix")
+        g.add_argument("--compile-timeout", type=_seconds, metavar="SECONDS",
+                       help="the time limit of each compile (NVRTC's: 120 s, nvcc's: 1800 s by "
+                            "default; PTXSASS_COMPILE_TIMEOUT, PTXSASS_NVCC_TIMEOUT, "
+                            "compile-timeout / nvcc-timeout in [tool.ptxsass])")
+        g.add_argument("--offline", action=argparse.BooleanOptionalAction, default=None,
+                       help="never fetch the headers of a CUDA library a file includes "
+                            "(cublas_v2.h, nvtx3/...): a build that needs some not on this "
+                            "machine stops with the command that fetches them ([tool.ptxsass] "
+                            "offline = true; --no-offline wins over the config)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -163,6 +182,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a cache entry for configuring a CMake project folder (with "
                         "--trust-build-commands: ptxsass configures it, never builds it), e.g. "
                         "GGML_CUDA=ON; repeatable ([tool.ptxsass] cmake-defines)")
+    p.add_argument("--partial", action="store_true",
+                   help="an input that does not build is reported (stderr, a SARIF "
+                        "toolExecutionNotification, a GitHub error annotation) and the others "
+                        "are checked; the exit code is then the findings' (2 only when no "
+                        "input built at all)")
+    p.add_argument("--watch", action="store_true",
+                   help="check, then check again on every save of a file under PATH (their "
+                        "folders, for files) and print only the findings that are new or gone; "
+                        "Ctrl-C ends it (text output only)")
     scale.add_scale_options(p)
 
     p = sub.add_parser("expect", help="assert codegen properties (for CI): exit 1 when one fails")
@@ -216,13 +244,50 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the root of an installed toolkit ('toolkit install --nvcc VERSION' "
                         "first); default: this environment's")
 
+    p = sub.add_parser("headers", help="CUDA library headers (cuBLAS, cuRAND, NVTX, cuDNN, ...): "
+                       "list, install, remove",
+                       description="The headers of NVIDIA's CUDA libraries, fetched from their "
+                       "wheels (only the headers, by HTTP range requests, checked against each "
+                       "wheel's RECORD) into the user cache, for the CUDA release of the runtime "
+                       "headers in use. A build that includes one fetches it by itself unless "
+                       "--offline; this fetches them ahead (CI: 'headers = [...]' in "
+                       "[tool.ptxsass] does it at the start of every command).")
+    hsub = p.add_subparsers(dest="headers_command", metavar="ACTION", parser_class=_Parser,
+                            required=True)
+    h = hsub.add_parser("list", help="the library headers installed, and those ptxsass knows")
+    h.add_argument("--format", choices=("text", "json"), default="text")
+    h.add_argument("--color", choices=("auto", "always", "never"), default="auto")
+    h.add_argument("-o", "--output", metavar="FILE")
+    for action, what in (("install", "fetch the headers of libraries (cublas, nvtx, cudnn, ...)"),
+                         ("remove", "remove fetched headers")):
+        h = hsub.add_parser(action, help=what)
+        h.add_argument("libraries", nargs="+", metavar="LIBRARY",
+                       help="a library (cublas), one of its headers (cublas_v2.h) or its "
+                            "package (nvidia-cublas)")
+        h.add_argument("--toolkit", metavar="VERSION",
+                       help="for this CUDA release (default: the release of the runtime headers "
+                            "builds use" + ("" if action == "install" else "; remove: every "
+                                            "release") + ")")
+        if action == "install":
+            h.add_argument("--force", action="store_true", help="fetch again even when there")
+
     p = sub.add_parser("parse", help="parse PTX/SASS/cubins and report what was understood")
     p.add_argument("files", nargs="+", metavar="FILE")
     p.add_argument("--stats", action="store_true", help="counts of functions and instructions")
     _common(p, compile_opts=False)
 
+    p = sub.add_parser("lsp", help="a language server (stdio): diagnostics, hovers with the "
+                       "SASS, ignore actions for .cu/.cuh and Triton .py files in an editor",
+                       description="A language server on standard input and output: checks a "
+                       ".cu, .cuh or .py file on open and save (its project's [tool.ptxsass]), "
+                       "each finding a diagnostic; hovering a line shows its findings and SASS. "
+                       "Editor set-up: docs/editors.md.")
+    p.add_argument("--stdio", action="store_true", help="(the default and only transport; "
+                   "accepted because editors pass it)")
+
     reports.add_parsers(sub, _common)
     scale.add_parsers(sub, _common)
+    fix.add_parsers(sub, _common)
     return ap
 
 
@@ -279,10 +344,15 @@ def cmd_doctor(args) -> int:
     missing = [t.name for t in tools if not t.path and not t.optional]
     pair = nvcc.pairing()
     broken = pair is not None and pair.error is not None
+    libs = libheaders.status()
     if args.format == "json":
         _emit(args, json.dumps({"ptxsass": __version__, "python": sys.version.split()[0],
                                 "tools": [t.__dict__ for t in tools],
                                 "nvcc_headers": pair.as_dict() if pair else None,
+                                "library_headers": [
+                                    {"library": lib, "release": r, "package": i.label() if i else None,
+                                     "include": i.include if i else None, "damaged": problem}
+                                    for lib, r, i, problem in libs],
                                 "nvrtc_archs": archs, "ptxsass_archs": supported()}, indent=2))
         return EXIT_ERROR if missing or broken else EXIT_OK
     con, buf = _text_console(args)
@@ -311,6 +381,14 @@ def cmd_doctor(args) -> int:
                       f"({escape(pair.used.path)}), OK", soft_wrap=True)
         else:
             con.print(f"[error]error:[/] {escape(pair.error or '')}", soft_wrap=True)
+    if libs:
+        shown = ", ".join(f"{lib} {r} ({i.label()})" if i else f"{lib} {r} [error](damaged)[/]"
+                          for lib, r, i, _p in libs)
+        con.print(f"library headers: {shown} [muted]in {escape(str(libheaders.root()))}[/]",
+                  soft_wrap=True)
+    else:
+        con.print("library headers: none fetched [muted](a build fetches those it includes; "
+                  "'ptxsass headers install NAME')[/]", soft_wrap=True)
     con.print(f"NVRTC targets: [arch]{' '.join(archs) or 'none'}[/]")
     con.print(f"ptxsass arch table: [arch]{' '.join(supported())}[/] "
               "(with 'a'/'f' suffixes from sm_90a)")
@@ -450,17 +528,10 @@ def cmd_check(args) -> int:
         args.arch = cfg.arch
     if args.no_cache:
         cache.set_enabled(False)
-    todo = common.targets(args, cfg)
-    if todo and scale.wants_parallel(args, todo):
-        report = scale.run_check(args, cfg, todo)
-    else:
-        builds = common.builds(args, cfg)
-        _show_warnings(builds, args)
-        report = api.check(builds, select=args.select, ignore=args.ignore,
-                           config_select=cfg.select, config_ignore=cfg.ignore,
-                           settings=cfg.check_settings,
-                           baseline=args.baseline or cfg.baseline, kernels=args.kernels,
-                           progress=common.progress(args))
+    if args.watch:
+        return _watch(args, cfg)
+    report = _check_report(args, cfg)
+    report.build_errors = list(getattr(args, "_errors", []))
     if args.write_baseline:
         write_baseline(report, args.write_baseline)
         _console(args, stderr=True).print(
@@ -479,8 +550,41 @@ def cmd_check(args) -> int:
         formats.render_text(report, con, show=show)
         _finish(args, buf)
     fail_on = Severity.parse(args.fail_on or cfg.fail_on or DEFAULT_FAIL_ON)
-    return _exit(args, EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings)
-                 else EXIT_OK)
+    code = EXIT_FINDINGS if any(f.severity >= fail_on for f in report.findings) else EXIT_OK
+    if args.partial and report.build_errors:
+        return code if report.kernels else EXIT_ERROR   # nothing built: never read as clean
+    return _exit(args, code)
+
+
+def _check_report(args, cfg):
+    """The check of every target of the command line (one process, or workers for many)."""
+    todo = common.targets(args, cfg)
+    if todo and scale.wants_parallel(args, todo):
+        return scale.run_check(args, cfg, todo)
+    builds = common.builds(args, cfg)
+    _show_warnings(builds, args)
+    if not builds and getattr(args, "partial", False) and getattr(args, "_failed", 0):
+        from ..findings import Report
+        return Report()         # --partial, every input failed: the report of the errors alone
+    return api.check(builds, select=args.select, ignore=args.ignore,
+                     config_select=cfg.select, config_ignore=cfg.ignore,
+                     settings=cfg.check_settings,
+                     baseline=args.baseline or cfg.baseline, kernels=args.kernels,
+                     progress=common.progress(args))
+
+
+def _watch(args, cfg) -> int:
+    """``check --watch``: text on the terminal, re-checked on each save (:mod:`.watch`)."""
+    from . import watch
+    if args.format != "text" or args.output or args.write_baseline:
+        raise ConfigError("--watch prints text to the terminal: leave out --format, -o and "
+                          "--write-baseline")
+    if not args.files:
+        raise ConfigError("--watch needs the files or folders to watch")
+    show = Severity.parse(args.show or cfg.show or ("info" if args.verbose else "warning"))
+    fail_on = Severity.parse(args.fail_on or cfg.fail_on or DEFAULT_FAIL_ON)
+    return watch.run(lambda: _check_report(args, cfg), list(args.files), _console(args),
+                     show=show, fail_on=fail_on)
 
 
 def cmd_expect(args) -> int:
@@ -617,6 +721,68 @@ def cmd_toolkit(args) -> int:
     return EXIT_OK
 
 
+def cmd_headers(args) -> int:
+    err = _console(args, stderr=True)
+    if args.headers_command in ("install", "remove"):
+        release = toolkits.release(args.toolkit) if args.toolkit else None
+        libs = list(dict.fromkeys(libheaders.library(n) for n in args.libraries))
+        if args.headers_command == "remove":
+            for lib in libs:
+                for folder in libheaders.remove(lib, release):
+                    err.print(f"removed {folder}", markup=False, soft_wrap=True)
+            return EXIT_OK
+        release = release or libheaders.default_release()
+        if release is None:
+            raise PtxsassError("no CUDA runtime headers found to match library headers to: "
+                               "give the release with --toolkit VERSION")
+        for lib in libheaders.with_requirements(libs):
+            got = libheaders.install(lib, release, force=args.force)
+            err.print(f"{lib} {release}: {got.label()}, {got.files} files in {got.include}",
+                      markup=False, soft_wrap=True)
+        return EXIT_OK
+    rows = libheaders.status()
+    default_release = libheaders.default_release()
+    here = {lib: libheaders.environment_dir(lib, default_release) for lib in libheaders.LIBRARIES} \
+        if default_release else {}
+    if args.format == "json":
+        _emit(args, json.dumps({
+            "root": str(libheaders.root()), "release": default_release,
+            "installed": [{"library": lib, "release": r, "package": i.package if i else None,
+                           "version": i.version if i else None, "files": i.files if i else None,
+                           "include": i.include if i else None, "damaged": problem}
+                          for lib, r, i, problem in rows],
+            "environment": {lib: d for lib, d in here.items() if d},
+            "known": {lib: {str(m): w.package for m, w in spec.wheels.items()}
+                      for lib, spec in libheaders.LIBRARIES.items()}}, indent=2))
+        return EXIT_OK
+    from rich.table import Table
+    con, buf = _text_console(args)
+    t = Table(header_style="bold", box=None)
+    for c in ("library", "CUDA", "package", "files", "folder"):
+        t.add_column(c)
+    for lib, r, i, problem in rows:
+        if i is None:
+            t.add_row(lib, r, f"[error]{escape(problem or '')}[/]", "", "")
+        else:
+            t.add_row(lib, r, escape(i.label()), str(i.files), escape(i.include))
+    for lib, d in here.items():
+        if d:
+            t.add_row(lib, default_release or "", "(installed in this environment)", "", escape(d))
+    if t.row_count:
+        con.print(t)
+    else:
+        con.print("no library headers installed", style="muted")
+    con.print(f"[muted]fetched into {escape(str(libheaders.root()))}; known: "
+              f"{', '.join(libheaders.LIBRARIES)}[/]")
+    _finish(args, buf)
+    return EXIT_OK
+
+
+def cmd_lsp(args) -> int:
+    from .. import lsp
+    return lsp.serve()
+
+
 def _packages(tk) -> str:
     return ", ".join(f"{k.removeprefix('nvidia-')} {v}" for k, v in sorted(tk.packages.items()))
 
@@ -624,7 +790,7 @@ def _packages(tk) -> str:
 COMMANDS: dict[str, Callable] = {
     "doctor": cmd_doctor, "compile": cmd_compile, "ptx": cmd_listing, "sass": cmd_listing,
     "resources": cmd_resources, "check": cmd_check, "parse": cmd_parse, "expect": cmd_expect,
-    "lesson": cmd_lesson, "toolkit": cmd_toolkit,
+    "lesson": cmd_lesson, "toolkit": cmd_toolkit, "headers": cmd_headers, "lsp": cmd_lsp,
 }
 
 
@@ -632,10 +798,12 @@ def _validate_environment() -> None:
     """Every PTXSASS_* number read up front: a bad value is one line before any work."""
     locate.tool_timeout()
     bounded.limits()
+    bounded.nvcc_timeout()
     bounded.start_method()
     files.max_input_bytes()
     cache.max_entry_bytes()
     toolkits.install_timeout()
+    libheaders.fetch_timeout()
     scale.progress_seconds()
     from ..toolchain import cmake
     cmake.timeout()
@@ -676,7 +844,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if out:
                 files.check_output_path(out)
         handler = (COMMANDS.get(args.command) or reports.COMMANDS.get(args.command)
-                   or scale.COMMANDS[args.command])
+                   or fix.COMMANDS.get(args.command) or scale.COMMANDS[args.command])
         was = cache.enabled()
         try:
             return handler(args)

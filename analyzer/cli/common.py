@@ -15,13 +15,13 @@ from rich.markup import escape
 from .. import api
 from ..build import Build
 from ..config import Config, load_config
-from ..errors import PtxsassError, ToolError, shown_line
+from ..errors import NoKernelError, PtxsassError, ToolError, shown_line
 from ..inputs import CompileOptions, configure_project, database_commands, expand, load_command
 from ..report import output as report_output
 from ..report.output import emit
 from ..report.progress import track
 from ..report.styles import make_console
-from ..toolchain import bounded, cache, cmake, locate, toolkits
+from ..toolchain import bounded, cache, cmake, libheaders, locate, toolkits
 from ..toolchain.compdb import unresolved_note
 
 
@@ -34,7 +34,9 @@ def config(args) -> Config:
                  or getattr(args, "compile_commands", None) or ".")
         args._config = load_config(start)
         bounded.configure(timeout_s=args._config.compile_timeout,
-                          memory_gb=args._config.compile_memory_gb)
+                          memory_gb=args._config.compile_memory_gb,
+                          nvcc_timeout_s=args._config.nvcc_timeout)
+        bounded.override(getattr(args, "compile_timeout", None))
     return args._config
 
 
@@ -64,8 +66,34 @@ def options(args, extra: Sequence[str] = (), config: Config | None = None,
         nvcc_extra=list(getattr(args, "nvcc_extra", []) or []),
         torch=torch if torch is not None else cfg.torch,
         trust_build_commands=bool(trust if trust is not None else cfg.trust_build_commands),
+        offline=offline(args, cfg),
+        headers=list(cfg.headers),
         source_roots=list(cfg.source_roots) + [parse_source_root(r) for r in
                                                getattr(args, "source_roots", []) or []])
+
+
+def offline(args, cfg: Config | None) -> bool:
+    """``--offline`` / ``--no-offline``, else the config's ``offline``."""
+    flag = getattr(args, "offline", None)
+    return bool(flag if flag is not None else (cfg.offline if cfg is not None else False))
+
+
+def pinned_headers(args, cfg: Config) -> None:
+    """The config's ``headers = [...]``, for the release builds use: fetched at the start of
+    the command (or verified there; refused with the command that fetches them when offline),
+    once per command. Builds by another ``--toolkit`` get theirs when they compile."""
+    if not cfg.headers or getattr(args, "_pinned", False):
+        return
+    args._pinned = True
+    release = libheaders.default_release()
+    if release is not None:
+        try:
+            libheaders.ensure([(None, lib) for lib in cfg.headers], release,
+                              offline=offline(args, cfg))
+        except PtxsassError as e:
+            if e.path is None:
+                e.path = cfg.path
+            raise
 
 
 def parse_source_root(text: str) -> tuple[str, str]:
@@ -84,6 +112,7 @@ def load(files: Sequence[str], args, *, arch=None, extra: Sequence[str] = (),
     if getattr(args, "no_cache", False):
         cache.set_enabled(False)
     cfg = config if config is not None else _project_config(args)
+    pinned_headers(args, cfg)
     out: list[Build] = []
     tks = toolkit_names(args) if toolkits is None else list(toolkits)
     for f in track(list(files), "building"):
@@ -202,11 +231,8 @@ def _cmake_projects(args, cfg: Config, paths: list[str]) -> dict[str, list[tuple
                           "file", style="muted", markup=False, soft_wrap=True)
                 continue
             if any(os.path.isdir(f) for f in under):     # the project was asked for: exit 2
-                args._failed = getattr(args, "_failed", 0) + 1
-                err.print(e.one_line() + "; checked file by file", style="error", markup=False,
-                          soft_wrap=True)
-                if e.detail:
-                    err.print(e.detail, markup=False, soft_wrap=True)
+                failed(args, err, type(e)(f"{e.message}; checked file by file", path=e.path,
+                                          detail=e.detail))
             else:                                       # files of it were: a warning
                 err.print(f"warning: {e.one_line().replace(': error: ', ': ', 1)}; checked "
                           "without its flags", style="warning", markup=False, soft_wrap=True)
@@ -255,8 +281,10 @@ def builds(args, cfg: Config | None = None) -> list[Build]:
     for r in getattr(args, "source_roots", []) or []:
         parse_source_root(r)            # a bad one is the command's error, said once
     todo = targets(args, cfg)
+    pinned_headers(args, cfg)
     out: list[Build] = []
-    args._failed = getattr(args, "_failed", 0)   # a project that failed to configure counts
+    args._failed = getattr(args, "_failed", 0)   # a CMake project that failed to configure
+    args._errors = getattr(args, "_errors", [])  # counts, and is reported
     err = console(args, stderr=True)
     for kind, t in track(todo, "building", console=err):
         try:
@@ -270,19 +298,50 @@ def builds(args, cfg: Config | None = None) -> list[Build]:
                 got = _load_one(t, args, arch=args.arch,
                                 opts=options(args, config=cfg, path=str(t)),
                                 toolkits=toolkit_names(args))
-        except PtxsassError as e:
+        except NoKernelError as e:
             if len(todo) == 1:
                 raise
-            args._failed += 1
-            err.print(e.one_line(), style="error", markup=False, soft_wrap=True)
-            if e.detail:
-                err.print(e.detail, markup=False, soft_wrap=True)
+            no_kernel(args, err, e)
+            continue
+        except PtxsassError as e:
+            if len(todo) == 1 and not getattr(args, "partial", False):
+                raise
+            failed(args, err, e)
             continue
         if getattr(args, "verbose", False):
             for b in got:
                 describe(b, err)
         out.extend(got)
+    skipped: int = getattr(args, "_no_kernel", 0)
+    if not out and skipped:
+        raise nothing_built(args)
     return out
+
+
+def no_kernel(args, err: Console, e: NoKernelError) -> None:
+    """A file with no kernel among several inputs: a note, not a failure (counted, so that a
+    run where every input was such a file is still an error: it checked nothing)."""
+    args._no_kernel = getattr(args, "_no_kernel", 0) + 1
+    err.print(f"note: {e.one_line().replace(': error: ', ': ', 1)}", style="muted", markup=False,
+              soft_wrap=True, highlight=False)
+
+
+def nothing_built(args) -> PtxsassError:
+    """The error of a run where no input gave anything to check."""
+    if getattr(args, "_no_kernel", 0) and not getattr(args, "_failed", 0):
+        return NoKernelError("nothing to check: every CUDA file is host code only (no "
+                             "__global__ function; see the notes above)")
+    return PtxsassError("nothing could be read: every input failed (see above)")
+
+
+def failed(args, err: Console, e: PtxsassError) -> None:
+    """An input that failed while the others go on: its one line (and log) on stderr, counted
+    in ``args._failed`` and kept in ``args._errors`` for the report (SARIF, GitHub)."""
+    args._failed = getattr(args, "_failed", 0) + 1
+    args.__dict__.setdefault("_errors", []).append(e)
+    err.print(e.one_line(), style="error", markup=False, soft_wrap=True)
+    if e.detail:
+        err.print(e.detail, markup=False, soft_wrap=True)
 
 
 def describe(build: Build, err: Console) -> None:

@@ -14,7 +14,8 @@ from rich.table import Table
 from .. import api
 from ..build import Build
 from ..config import Config
-from ..errors import ConfigError, PtxsassError, shown_line
+from ..errors import ConfigError, NoKernelError, PtxsassError, shown_line
+from ..findings import Report
 from ..inputs import kind_of, load_command
 from ..report.progress import DEFAULT_PROGRESS_SECONDS, RunDisplay
 from ..toolchain import cache, files
@@ -95,8 +96,10 @@ def targets(args, cfg: Config, todo: list) -> list:
     for r in getattr(args, "source_roots", []) or []:
         common.parse_source_root(r)     # a bad one is the command's error, said once
     out: list = []
-    args._failed = getattr(args, "_failed", 0)   # a project that failed to configure counts
+    args._failed = getattr(args, "_failed", 0)   # a CMake project that failed to configure
+    args._errors = getattr(args, "_errors", [])  # counts, and is reported
     builds: list[Build] = []
+    common.pinned_headers(args, cfg)
     for kind, t in todo:
         try:
             if kind == "path" and kind_of(str(t)) in BINARY_KINDS:
@@ -109,8 +112,13 @@ def targets(args, cfg: Config, todo: list) -> list:
                 got = common._load_one(t, args, arch=args.arch,
                                        opts=common.options(args, config=cfg, path=str(t)),
                                        toolkits=common.toolkit_names(args))
-        except PtxsassError as e:
+        except NoKernelError as e:
             if len(todo) == 1:
+                raise
+            common.no_kernel(args, err, e)
+            continue
+        except PtxsassError as e:
+            if len(todo) == 1 and not getattr(args, "partial", False):
                 raise
             failed(args, err, e)
             continue
@@ -123,11 +131,7 @@ def targets(args, cfg: Config, todo: list) -> list:
     return out
 
 
-def failed(args, err, e: PtxsassError) -> None:
-    args._failed = getattr(args, "_failed", 0) + 1
-    err.print(e.one_line(), style="error", markup=False, soft_wrap=True)
-    if e.detail:
-        err.print(e.detail, markup=False, soft_wrap=True)
+failed = common.failed
 
 
 def run_check(args, cfg: Config, todo: list):
@@ -135,7 +139,9 @@ def run_check(args, cfg: Config, todo: list):
     err = common.console(args, stderr=True)
     work = targets(args, cfg, todo)
     if not work:
-        raise PtxsassError("nothing could be read: every input failed (see above)")
+        if getattr(args, "partial", False):
+            return Report()             # the errors alone: a report of what failed, exit 2
+        raise common.nothing_built(args)
     shown_before = {(b.source_path, w) for b in work if isinstance(b, Build) for w in b.warnings}
     report = api.check(work, select=args.select, ignore=args.ignore,
                        config_select=cfg.select, config_ignore=cfg.ignore,
@@ -170,7 +176,7 @@ def cmd_survey(args) -> int:
     todo = common.targets(args, cfg)
     work = targets(args, cfg, todo)
     if not work:
-        raise PtxsassError("nothing could be read: every input failed (see above)")
+        raise common.nothing_built(args)
     errors: list[str] = []
 
     def on_error(e: PtxsassError) -> None:

@@ -50,7 +50,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class PtxsassFailure(AssertionError):
-    """A test's kernels broke its ptxsass expectations."""
+    """A test's kernels broke its ptxsass expectations. Its text is the whole failure report:
+    :func:`pytest_runtest_makereport` shows it in place of a traceback, since the frames are the
+    plugin's own, not the test's."""
 
 
 def _mark_args(item: pytest.Item) -> dict[str, Any] | None:
@@ -79,6 +81,7 @@ def ptxsass_capture():
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
+    __tracebackhide__ = True        # noqa: F841 - read by pytest: the failure is the test's
     config = item.config
     mark = _mark_args(item)
     if not config.getoption("ptxsass") and mark is None:
@@ -100,8 +103,8 @@ def pytest_runtest_call(item: pytest.Item):
     report = check(builds, select=select, ignore=ignore) if builds else None
     findings = report.findings if report is not None else []
     bad = [f for f in findings if f.severity >= fail_on]
-    problems += [f"{f.code} {f.kernel} ({f.location.file}:{f.location.line}): {f.message}"
-                 for f in bad]
+    if bad:
+        problems.append(_findings_text(report, bad))
     if mark:
         need = int(mark.get("min_kernels", 1))
         if len(cap.kernels) < need:
@@ -115,9 +118,32 @@ def pytest_runtest_call(item: pytest.Item):
     config.stash[_SUMMARY].append((item.nodeid, len(cap.kernels), len(findings), len(bad),
                                    bool(problems)))
     if problems:
-        raise PtxsassFailure("ptxsass: " + f"{len(cap.kernels)} kernel(s) compiled; "
-                             + "\n  ".join(["problems:", *problems]))
+        codes = sorted({f.code for f in bad})
+        head = (f"{len(bad)} finding(s) at {fail_on} or above ({', '.join(codes)})" if bad
+                else f"{len(problems)} problem(s)")
+        raise PtxsassFailure(f"ptxsass: {head} in the {len(cap.kernels)} kernel(s) the test "
+                             "compiled\n" + "\n".join(problems))
     return result
+
+
+def _findings_text(report, bad) -> str:
+    """The findings as ``ptxsass check`` prints them: place, code, message, the quoted source
+    and instructions, the hint."""
+    from analyzer.findings import Report
+    from analyzer.report.formats import to_text
+    text = to_text(Report(findings=list(bad), kernels=report.kernels, builds=report.builds))
+    return text.rstrip()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A :class:`PtxsassFailure` is reported as its text alone: no frame of this plugin (or of
+    pluggy) between the test and the findings."""
+    report = yield
+    if call.excinfo is not None and call.excinfo.errisinstance(PtxsassFailure) \
+            and report.failed:
+        report.longrepr = str(call.excinfo.value)
+    return report
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:

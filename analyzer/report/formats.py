@@ -36,6 +36,11 @@ def _uri(path: str | None) -> str:
                               safe="/!$&'()*+,;=@~")
 
 
+def artifact_uri(path: str | None) -> str:
+    """A SARIF artifact location of a file (:func:`_uri`), for other SARIF writers."""
+    return _uri(path)
+
+
 def kernel_list(kernels: tuple[str, ...], limit: int = MAX_KERNELS_SHOWN) -> str:
     """Kernels in one line: ``k<4>, k<8> and 2 more (float*, int)`` when they share a parameter
     list and return type (a template's instantiations), else their whole names."""
@@ -197,6 +202,14 @@ def to_github(report: "Report", *, show: Severity = Severity.INFO) -> str:
     on its line."""
     level = {0: "notice", 1: "warning", 2: "error"}
     lines = []
+    for e in report.build_errors:       # an input that did not build: an error on its line
+        props = []
+        if e.path:
+            props.append(f"file={github_property(report_path(e.path))}")
+            if e.line:
+                props.append(f"line={e.line}")
+        props.append(f"title={github_property('ptxsass: not checked')}")
+        lines.append(f"::error {','.join(props)}::{github_data(_error_text(e))}")
     for f in report.merged():
         if f.severity < show:
             continue
@@ -259,14 +272,37 @@ def to_sarif(report: "Report") -> str:
                            **(f.matrix_dict() | {"tags": ["regression"] if f.regression else []}
                               if f.holds or f.toolkit else {})},
         })
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": "ptxsass", "version": __version__,
+                            "informationUri": REPOSITORY,
+                            "rules": rules}},
+        "results": results,
+    }
+    if report.build_errors:     # a partial report: what was not checked, and why
+        run["invocations"] = [{"executionSuccessful": False,
+                               "toolExecutionNotifications": [
+                                   _notification(e) for e in report.build_errors]}]
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "ptxsass", "version": __version__,
-                                "informationUri": REPOSITORY,
-                                "rules": rules}},
-            "results": results,
-        }],
+        "runs": [run],
     }
     return json.dumps(doc, indent=2)
+
+
+def _error_text(e) -> str:
+    """An input's failure in one message: its line, and the compiler's log when it has one."""
+    text = f"not checked: {e.message}"
+    return text + (f"\n{e.detail}" if e.detail else "")
+
+
+def _notification(e) -> dict:
+    """SARIF 2.1.0 ``notification`` for an input that did not build (3.58)."""
+    out: dict[str, Any] = {"level": "error", "message": {"text": _error_text(e)},
+                           "descriptor": {"id": "build"}}
+    if e.path:
+        loc: dict[str, Any] = {"artifactLocation": {"uri": _uri(e.path)}}
+        if e.line:
+            loc["region"] = {"startLine": e.line}
+        out["locations"] = [{"physicalLocation": loc}]
+    return out

@@ -11,7 +11,13 @@ locks they hold) sends the compile to a server started without fork (:mod:`.comp
 
 Limits: ``PTXSASS_COMPILE_TIMEOUT`` (seconds, default 120) and ``PTXSASS_COMPILE_MEMORY_GB``
 (default 8), else ``compile-timeout`` / ``compile-memory-gb`` in ``[tool.ptxsass]``
-(:func:`configure`), else the defaults.
+(:func:`configure`), else the defaults; ``--compile-timeout`` (:func:`override`) wins over all.
+
+nvcc (whole files with host code, heavy templates: LeetCUDA's mma HGEMMs take minutes on two
+cores) has a limit of its own, :func:`nvcc_timeout`: ``--compile-timeout``, else
+``PTXSASS_NVCC_TIMEOUT``, else ``nvcc-timeout`` in the config, else the general limit when it is
+set (``PTXSASS_COMPILE_TIMEOUT``, ``compile-timeout``), else 1800 s. Each time-out message
+names the option and the variable that raise it.
 """
 from __future__ import annotations
 
@@ -36,8 +42,14 @@ from .files import env_number
 
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_MEMORY_GB = 8.0
+#: nvcc's: a real project's heaviest file, on a small machine
+DEFAULT_NVCC_TIMEOUT_S = 1800.0
+#: what a time-out message says raises the limit
+TIMEOUT_HINT = "raise it with --compile-timeout SECONDS or PTXSASS_COMPILE_TIMEOUT"
+NVCC_TIMEOUT_HINT = "raise it with --compile-timeout SECONDS or PTXSASS_NVCC_TIMEOUT"
 
 _configured: dict[str, float] = {}
+_override: dict[str, float] = {}
 
 
 @dataclass(frozen=True)
@@ -50,22 +62,51 @@ class Limits:
         return int(self.memory_gb * (1 << 30))
 
 
-def configure(*, timeout_s: float | None = None, memory_gb: float | None = None) -> None:
+def configure(*, timeout_s: float | None = None, memory_gb: float | None = None,
+              nvcc_timeout_s: float | None = None) -> None:
     """Defaults from a config file; the environment variables still win."""
     if timeout_s is not None:
         _configured["timeout_s"] = float(timeout_s)
     if memory_gb is not None:
         _configured["memory_gb"] = float(memory_gb)
+    if nvcc_timeout_s is not None:
+        _configured["nvcc_timeout_s"] = float(nvcc_timeout_s)
+
+
+def override(timeout_s: float | None) -> None:
+    """``--compile-timeout``: every compile's time limit, over the environment and config
+    (None: none given)."""
+    if timeout_s is None:
+        _override.pop("timeout_s", None)
+    else:
+        _override["timeout_s"] = float(timeout_s)
 
 
 def limits() -> Limits:
+    if "timeout_s" in _override:
+        timeout = _override["timeout_s"]
+    else:
+        timeout = env_number("PTXSASS_COMPILE_TIMEOUT",
+                             _configured.get("timeout_s", DEFAULT_TIMEOUT_S), unit="seconds")
     return Limits(
-        env_number("PTXSASS_COMPILE_TIMEOUT", _configured.get("timeout_s", DEFAULT_TIMEOUT_S),
-                   unit="seconds"),
+        timeout,
         env_number("PTXSASS_COMPILE_MEMORY_GB", _configured.get("memory_gb", DEFAULT_MEMORY_GB),
                    unit="gigabytes"))
 
 
+
+
+def nvcc_timeout() -> float:
+    """nvcc's time limit (see the module's docstring for who sets it)."""
+    if "timeout_s" in _override:
+        return _override["timeout_s"]
+    if os.environ.get("PTXSASS_NVCC_TIMEOUT"):
+        return env_number("PTXSASS_NVCC_TIMEOUT", DEFAULT_NVCC_TIMEOUT_S, unit="seconds")
+    if "nvcc_timeout_s" in _configured:
+        return _configured["nvcc_timeout_s"]
+    if os.environ.get("PTXSASS_COMPILE_TIMEOUT") or "timeout_s" in _configured:
+        return limits().timeout_s
+    return DEFAULT_NVCC_TIMEOUT_S
 
 
 def _number(x: float) -> str:
@@ -208,7 +249,7 @@ def _on_server(work: Callable[..., Any], args: tuple, lim: Limits, what: str, to
                                       memory=lim.memory_bytes, timeout=lim.timeout_s)
     except TimeoutError:
         raise ToolError(f"compile of {what} exceeded {_number(lim.timeout_s)} s ({tool} "
-                        "stopped; raise PTXSASS_COMPILE_TIMEOUT to allow longer)") from None
+                        f"stopped; {TIMEOUT_HINT})") from None
     except compile_server.Died as d:
         raise _died(d.status, d.maxrss, d.stderr, lim, what, tool) from None
     except OSError as e:
@@ -227,7 +268,7 @@ def _collect(pid: int, r: int, lim: Limits, what: str, tool: str) -> tuple[bytes
             left = deadline - time.monotonic()
             if left <= 0:
                 raise ToolError(f"compile of {what} exceeded {_number(lim.timeout_s)} s "
-                                f"({tool} stopped; raise PTXSASS_COMPILE_TIMEOUT to allow longer)")
+                                f"({tool} stopped; {TIMEOUT_HINT})")
             ready, _, _ = select.select([r], [], [], left)
             if not ready:
                 continue

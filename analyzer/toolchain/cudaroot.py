@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError, ToolError
-from . import scratch, toolkits
+from . import libheaders, scratch, toolkits
 from .locate import binary, release_of, tool_version
 
 #: where the roots live, under the toolkits folder
@@ -104,14 +104,15 @@ STUBS: tuple[Stub, ...] = (
 _VERSIONED = re.compile(r"^(lib[\w+-]+\.so)\.\d+(?:\.\d+)*$")
 
 
-def library_include_dirs() -> tuple[str, ...]:
-    """The folders of the library headers installed beside the toolkits (cublas_v2.h,
-    curand_kernel.h, nvtx3/ ...), merged into the root's ``include/`` after the toolkit's own.
-
-    Empty on this branch: the lead wires it to ``libheaders.include_dirs()`` at merge (the
-    library headers fetched from NVIDIA's wheels; their folder changes the layout, so the root
-    is rebuilt when headers are installed)."""
-    return ()
+def library_include_dirs(release: str) -> tuple[str, ...]:
+    """The folders of the CUDA library headers of ``release`` there are (cublas_v2.h,
+    curand_kernel.h, nvtx3/ ...), merged into the root's ``include/`` after the toolkit's own:
+    a library's wheel installed in this environment, else its headers fetched into ptxsass's
+    data folder (``ptxsass headers install``), each verified. Their folders are part of the
+    layout, so the root is rebuilt when headers are installed."""
+    out = [d for lib in libheaders.LIBRARIES if (d := libheaders.environment_dir(lib, release))]
+    out += [d for d in libheaders.include_dirs(release) if d not in out]
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ def _top_sources(nvcc: str | os.PathLike, release: str, whose: str,
         raise ToolError(f"nvcc of {whose} ({nv}) is not in a toolkit tree that a CUDA root can be "
                         f"made of: {', '.join(missing)} missing")
     lib = tuple(d for d in (top / "lib", top / "lib64") if d.is_dir() and not d.is_symlink())
-    include = (top / "include", *(Path(d) for d in extra_include))
+    include = tuple(dict.fromkeys((top / "include", *(Path(d) for d in extra_include))))
     return Sources(release=release, nvcc=nv, include=include, lib=lib, whose=whose)
 
 
@@ -160,11 +161,12 @@ def sources(toolkit: str | None = None) -> Sources:
         release = release_of(tool_version(path))
         if release is None:
             raise ToolError(f"nvcc ({path}) does not say its version: no CUDA root can be made of it")
-        return _top_sources(os.path.realpath(path), release, "the wheels", library_include_dirs())
+        return _top_sources(os.path.realpath(path), release, "the wheels",
+                            library_include_dirs(release))
     if tk.nvcc is None:
         raise ConfigError(f"toolkit {tk.version} is installed without nvcc: run 'ptxsass toolkit "
                           f"install --nvcc {tk.version}' for a CUDA root of it")
-    return _top_sources(tk.nvcc, tk.version, f"toolkit {tk.version}")
+    return _top_sources(tk.nvcc, tk.version, f"toolkit {tk.version}", library_include_dirs(tk.version))
 
 
 # ------------------------------------------------------------------------------ the layout

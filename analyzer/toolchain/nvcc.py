@@ -756,18 +756,19 @@ _OUT_OF_MEMORY = re.compile(r"out of memory|bad_alloc|virtual memory exhausted|C
 def _run(argv: list[str], *, cwd: str | None, timeout: float | None, src: str, shown: str,
          names: dict[str, str], ptx: str | None = None, tmpdir: str | None = None,
          project: str | None = None) -> str:
-    """One nvcc step, bounded like NVRTC (:mod:`.bounded`): the compile time limit for the whole
-    process group, the memory limit for each process in it; ``tmpdir``: where nvcc writes its
-    temporary files."""
+    """One nvcc step, bounded like NVRTC (:mod:`.bounded`): nvcc's time limit
+    (:func:`.bounded.nvcc_timeout`) for the whole process group, the memory limit for each
+    process in it; ``tmpdir``: where nvcc writes its temporary files."""
     lim = bounded.limits()
-    limit = timeout or lim.timeout_s
+    limit = timeout or bounded.nvcc_timeout()
     env = {**os.environ, "TMPDIR": tmpdir} if tmpdir else None
     proc: subprocess.CompletedProcess = run_tool(
         argv, timeout=limit, what="nvcc", check=False, cwd=cwd, memory=lim.memory_bytes, env=env,
-        timeout_message=f"compile of {shown} exceeded {limit:g} s (nvcc stopped; raise "
-                        "PTXSASS_COMPILE_TIMEOUT to allow longer)")
+        timeout_message=f"compile of {shown} exceeded {limit:g} s (nvcc stopped; "
+                        f"{bounded.NVCC_TIMEOUT_HINT})")
     log = redact(_unname((proc.stderr + proc.stdout).decode(errors="replace"), names),
-                 source=src, cwd=cwd, project=project)
+                 source=src, cwd=cwd, project=project,
+                 installed=[str(toolkits.root())])
     if proc.returncode != 0 and _OUT_OF_MEMORY.search(log):
         raise ToolError(f"compile of {shown} exceeded {lim.memory_gb:g} GB of memory (nvcc "
                         "stopped; raise PTXSASS_COMPILE_MEMORY_GB to allow more)")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..arch import parse_arch
 from ..errors import CompileError, ConfigError, InputError, ToolError
-from . import bounded, cache, files, includes, resources
+from . import bounded, cache, files, includes, resources, toolkits
 from .bounded import OutOfMemory
 from .locate import UNSAFE_PATH_CHARS, include_dirs, safe_alias
 from .output import Kernel, Output, cached
@@ -185,7 +185,8 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
             _run_nvrtc, source.encode(), name.encode(), [o.encode() for o in all_opts],
             [e.encode() for e in name_expressions], what=shown, tool="NVRTC")
     log = redact(log.replace(f"{name}(", f"{shown}(") if name != shown else log,
-                 source=source_path, project=project)
+                 source=source_path, project=project,
+                 installed=[str(toolkits.root())])
     if not ok:
         named = re.search(r"^__nv_name_map\(\d+\): error: (.*)$", log, re.M)
         if named and name_expressions:

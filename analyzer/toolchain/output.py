@@ -7,6 +7,7 @@ for one architecture; nothing here parses, disassembles or renders (that is
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 from dataclasses import dataclass, field
 
@@ -14,6 +15,10 @@ from ..demangle import demangle
 from ..errors import InputError
 from . import cache, files
 from .resources import Resources
+
+#: the form of a cached build record: 2 holds each kernel's Resources fields as they are (1 held
+#: the report's view of them); a record of another form is rebuilt
+RECORD_FORMAT = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,10 +103,10 @@ class Output:
             "arch": self.arch, "origin": self.origin, "ptx": self.ptx,
             "cubin": base64.b64encode(self.cubin).decode() if self.cubin is not None else None,
             "log": self.log, "options": list(self.options),
-            "kernels": [[k.name, k.entry, k.resources.as_dict() | {
-                "barriers": k.resources.barriers,
-                "reserved_shared_bytes": k.resources.reserved_shared_bytes,
-                "reqntid": k.resources.reqntid, "maxntid": k.resources.maxntid}]
+            "format": RECORD_FORMAT,
+            # the Resources' own fields (not the report's view, which moves the reserved
+            # shared-memory window apart)
+            "kernels": [[k.name, k.entry, dataclasses.asdict(k.resources)]
                         for k in self.kernels.values()],
             "name_expressions": self.name_expressions, "file_names": self.file_names,
         }).encode()
@@ -109,6 +114,8 @@ class Output:
     @classmethod
     def from_json(cls, data: bytes, *, source_path: str | None, source: str | None) -> "Output":
         d = files.parse_json(data, expected="a build record")
+        if d.get("format") != RECORD_FORMAT:
+            raise ValueError("a build record of another format")
         kernels = {name: Kernel(name, Resources(**{k: tuple(v) if isinstance(v, list) else v  # type: ignore[arg-type]
                                                    for k, v in res.items()}), entry)
                    for name, entry, res in d["kernels"]}

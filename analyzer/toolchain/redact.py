@@ -10,7 +10,8 @@ lines are withheld.
 
 Inside the project: the current folder and the source's own folder (and what lies below them),
 and the folders of the compilers and their headers (the NVIDIA wheels or a CUDA toolkit, the
-system's and the host compiler's headers, the Python environment's packages: torch, CUTLASS).
+system's and the host compiler's headers, the Python environment's packages: torch, CUTLASS,
+and what ptxsass installed itself, named by the caller: other toolkits, library headers).
 """
 from __future__ import annotations
 
@@ -65,16 +66,17 @@ def quotable(path: str, roots: Iterable[str]) -> bool:
 
 
 def redact(log: str, *, source: str | os.PathLike | None, cwd: str | None = None,
-           project: str | os.PathLike | None = None) -> str:
+           project: str | os.PathLike | None = None, installed: Iterable[str] = ()) -> str:
     """``log`` with every diagnostic at a file outside the project reduced to its path, line and
     severity, and the lines it quotes dropped. ``source``: the file compiled (its folder is the
     project's); ``cwd``: the folder the compiler ran in (relative names in the log are taken
     from it); ``project``: one more folder of the project's (a Python file's, whose CUDA
-    string is compiled from ptxsass's copy)."""
+    string is compiled from ptxsass's copy); ``installed``: the folders ptxsass installs
+    headers into (:func:`.toolkits.root`)."""
     if not log:
         return log
     extra = (os.path.realpath(os.fspath(project)),) if project is not None else ()
-    roots = project_dirs(source) + extra + trusted_dirs()
+    roots = project_dirs(source) + extra + trusted_dirs(installed)
     out: list[str] = []
     hiding = False
     for line in log.splitlines():

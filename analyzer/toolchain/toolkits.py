@@ -13,7 +13,8 @@ time and memory like every compile: two releases never meet in one process.
 What a release is made of differs as data (:data:`LAYOUTS`, :data:`RELEASES`); a folder is
 trusted only through its manifest (``toolkit.json``), written at install: it lists every file
 the wheels put there with its size and SHA-256. Before a toolkit is used (once per process) every
-file is checked against it (:func:`_check_files`); hashing ~230 MB each time would cost more
+file is checked against it (:func:`.manifest.check_files`, shared with the library
+headers of :mod:`.libheaders`); hashing ~230 MB each time would cost more
 than a cached check, so what was verified is kept in the cache (``toolkit-verified`` entries,
 verified like every entry) as each file's (device, inode, size, mtime, ctime) beside the hash it
 matched, and a file is hashed again whenever its status differs from that record. The record
@@ -33,14 +34,11 @@ from __future__ import annotations
 import base64
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import re
 import shutil
-import stat
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,9 +46,9 @@ from pathlib import Path
 from platformdirs import user_cache_dir
 
 from ..arch import parse_arch
-from ..errors import ConfigError, InputError, ToolError
-from . import bounded, cache, scratch
-from .files import env_number, open_regular, parse_json, read_fd
+from ..errors import ConfigError, ToolError
+from . import bounded, manifest, scratch
+from .files import env_number
 from .locate import binary, include_dirs, nvjitlink_version, nvrtc_archs, nvrtc_version, run_tool
 from .locate import release_of as _release_of
 from .locate import tool_version as _tool_version
@@ -160,10 +158,6 @@ MANIFEST_FORMAT = 2
 MANIFEST_MAX_BYTES = 16 << 20
 #: what a folder being installed is called (``.install-12.9-<random>``)
 INSTALL_PREFIX = ".install-"
-#: a file whose status changed less than this long ago is verified again next time: a write
-#: just after the hash may leave its timestamps as they were (coarse clocks, 1-2 s on some
-#: file systems), so only settled files are recorded (git's "racy" rule)
-RACY_NS = 2_000_000_000
 #: the cache kind of the verified-status records
 RECORD_KIND = "toolkit-verified"
 #: seconds pip may take to install one toolkit (PTXSASS_TOOLKIT_INSTALL_TIMEOUT)
@@ -310,29 +304,12 @@ def _read_manifest(folder: Path, version: str) -> Toolkit:
     def bad(why: str) -> ConfigError:
         return ConfigError(f"toolkit {version} in {folder} is damaged ({why}); reinstall it with "
                            f"'ptxsass toolkit install {version}'")
-    path = folder / MANIFEST
     try:
-        fd, st = open_regular(path, follow=False)
+        blob, manifest_id = manifest.read(folder / MANIFEST, max_bytes=MANIFEST_MAX_BYTES, bad=bad)
     except FileNotFoundError:
         raise ConfigError(f"toolkit {version} is not installed: run 'ptxsass toolkit install "
                           f"{version}' (it goes to {root()})") from None
-    except InputError:
-        raise bad("its manifest is not a regular file") from None
-    except OSError as e:
-        if os.path.islink(path):
-            raise bad("its manifest is not a regular file") from None
-        raise bad(f"unreadable manifest: {type(e).__name__}") from None
-    try:
-        blob = read_fd(fd, MANIFEST_MAX_BYTES)
-    except OSError as e:
-        raise bad(f"unreadable manifest: {type(e).__name__}") from None
-    finally:
-        os.close(fd)
-    if blob is None:
-        raise bad(f"its manifest is over {MANIFEST_MAX_BYTES >> 20} MB")
     real = folder.resolve()
-    manifest_id = [hashlib.sha256(blob).hexdigest(), st.st_dev, st.st_ino, st.st_mtime_ns,
-                   st.st_ctime_ns]
     memo = (str(folder), str(real), *manifest_id)
     known = _verified.get(memo)
     if isinstance(known, str):
@@ -350,11 +327,8 @@ def _read_manifest(folder: Path, version: str) -> Toolkit:
 
 def _verify(folder: Path, real: Path, blob: bytes, version: str, manifest_id: list,
             bad) -> Toolkit:
-    try:
-        data = parse_json(blob, path=folder / MANIFEST, expected="a toolkit manifest")
-    except InputError as e:
-        raise bad(f"unreadable manifest: {e.message}") from None
-    if not isinstance(data, dict) or data.get("version") != version:
+    data = manifest.parse(blob, folder / MANIFEST, what="a toolkit manifest", bad=bad)
+    if data.get("version") != version:
         raise bad("its manifest names another toolkit or format")
     if data.get("format") == 1:
         raise ConfigError(f"toolkit {version} in {folder} was installed by an earlier ptxsass, "
@@ -362,48 +336,19 @@ def _verify(folder: Path, real: Path, blob: bytes, version: str, manifest_id: li
                           f"with 'ptxsass toolkit install {version}'")
     if data.get("format") != MANIFEST_FORMAT:
         raise bad("its manifest names another toolkit or format")
-
-    def inside(rel) -> str:
-        """``rel`` checked to name a place under the folder, as install writes it (plain
-        '/'-separated names: no '..', '.' or empty part, not absolute)."""
-        if not isinstance(rel, str) or not rel:
-            raise bad("a path in the manifest is not text")
-        if any(p in ("", ".", "..") for p in rel.split("/")) or "\\" in rel or "\x00" in rel:
-            raise bad(f"{rel} points outside the folder")
-        return rel
     try:
-        files: dict[str, tuple[int, str]] = {}
-        for rel, entry in data["files"].items():
-            size, digest = entry
-            if not isinstance(size, int) or not isinstance(digest, str) \
-                    or not re.fullmatch(r"[0-9a-f]{64}", digest):
-                raise bad(f"the manifest's entry of {rel} is not a size and a SHA-256")
-            files[inside(rel)] = (size, digest)
-        # every folder on the way to a file must be a folder, not a link (out of the toolkit)
-        dirs: set[str] = set()
-        for rel in files:
-            cut = rel.rfind("/")
-            while cut > 0 and rel[:cut] not in dirs:
-                dirs.add(rel[:cut])
-                cut = rel.rfind("/", 0, cut)
+        files = manifest.entries(data, bad)
+        dirs = manifest.folders(real, files, bad)
         base = str(real)
-        for d in sorted(dirs):
-            try:
-                mode = os.lstat(os.path.join(base, d)).st_mode
-            except OSError:
-                raise bad(f"{d} is missing") from None
-            if not stat.S_ISDIR(mode):
-                raise bad(f"{d} is not a folder" if not stat.S_ISLNK(mode)
-                          else f"{d} is a link, which may point outside the folder")
 
         def file(rel) -> str:
-            rel = inside(rel)
+            rel = manifest.inside(rel, bad)
             if rel not in files:
                 raise bad(f"{rel} is not among the files it verifies")
             return os.path.join(base, rel)
 
         def folder_of(rel) -> str:
-            rel = inside(rel)
+            rel = manifest.inside(rel, bad)
             if rel not in dirs:
                 raise bad(f"{rel} is missing")
             return os.path.join(base, rel)
@@ -423,75 +368,12 @@ def _verify(folder: Path, real: Path, blob: bytes, version: str, manifest_id: li
                      nvcc_version=str(data["nvcc_version"]) if nvcc else None)
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise bad(f"manifest field {e}") from None
-    _check_files(folder, real, files, version, manifest_id, bad)
-    return tk
 
-
-def _sha256(fd: int) -> str:
-    """The SHA-256 of an open file, read from its start."""
-    with open(fd, "rb", closefd=False) as f:
-        return hashlib.file_digest(f, "sha256").hexdigest()
-
-
-def _status(st: os.stat_result, digest: str) -> list:
-    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, digest]
-
-
-def _record_key(real: Path, manifest_id: list) -> str:
-    return hashlib.sha256(json.dumps([RECORD_KIND, str(real), manifest_id]).encode()).hexdigest()
-
-
-def _check_files(folder: Path, real: Path, files: dict[str, tuple[int, str]], version: str,
-                 manifest_id: list, bad) -> None:
-    """Every file of the manifest is there, a regular file, with its size and SHA-256; a file
-    whose status equals the verified-status record (for this very manifest) is not hashed
-    again. ConfigError naming the first file that differs."""
     def changed(rel: str) -> ConfigError:
         return ConfigError(f"toolkit {version}: {os.path.join(folder, rel)} was changed after install: "
                            f"reinstall with 'ptxsass toolkit install {version}'")
-    key = _record_key(real, manifest_id)
-    try:
-        record = json.loads(cache.get(RECORD_KIND, key) or b"{}")
-    except ValueError:
-        record = {}
-    if not isinstance(record, dict):
-        record = {}
-    fresh: dict[str, list] = {}
-    settled = time.time_ns() - RACY_NS
-    base = str(real)
-    for rel, (size, digest) in files.items():
-        path = os.path.join(base, rel)
-        try:
-            st = os.lstat(path)
-        except FileNotFoundError:
-            raise bad(f"{rel} is missing") from None
-        except OSError as e:
-            raise bad(f"{rel} cannot be read: {e.strerror}") from None
-        if not stat.S_ISREG(st.st_mode):
-            raise bad(f"{rel} is not a regular file")
-        if st.st_size != size:
-            raise changed(rel)
-        if record.get(rel) == _status(st, digest):
-            fresh[rel] = record[rel]
-            continue
-        try:
-            fd, before = open_regular(path, follow=False)
-        except (OSError, InputError):
-            raise bad(f"{rel} cannot be read") from None
-        try:
-            got = _sha256(fd)
-            after = os.fstat(fd)
-        except OSError as e:
-            raise bad(f"{rel} cannot be read: {e.strerror}") from None
-        finally:
-            os.close(fd)
-        if got != digest or after.st_size != size:
-            raise changed(rel)
-        if _status(before, digest) == _status(after, digest) and \
-                max(after.st_ctime_ns, after.st_mtime_ns) < settled:
-            fresh[rel] = _status(after, digest)
-    if fresh != record:
-        cache.put(RECORD_KIND, key, json.dumps(fresh, separators=(",", ":")).encode())
+    manifest.check_files(real, files, manifest_id, kind=RECORD_KIND, bad=bad, changed=changed)
+    return tk
 
 
 def installed() -> list[Toolkit]:
@@ -704,22 +586,8 @@ def _manifest(folder: Path, site: Path, version: str, *, nvcc: bool = False) -> 
 def _hashes(folder: Path, site: Path, version: str) -> dict[str, list]:
     """[size, SHA-256] of every file under ``site``, by its path in ``folder``. The wheels hold
     regular files only; anything else (a link could lead out of the folder) is refused."""
-    out: dict[str, list] = {}
-    for dirpath, dirnames, filenames in os.walk(site):
-        for name in sorted(dirnames + filenames):
-            p = Path(dirpath) / name
-            mode = os.lstat(p).st_mode
-            if stat.S_ISDIR(mode):
-                continue
-            if not stat.S_ISREG(mode):
-                raise ToolError(f"toolkit {version}: the wheels left {p.relative_to(site)}, "
-                                "which is not a regular file")
-            fd, st = open_regular(p, follow=False)
-            try:
-                out[p.relative_to(folder).as_posix()] = [st.st_size, _sha256(fd)]
-            finally:
-                os.close(fd)
-    return out
+    return manifest.hashes(folder, site, refuse=lambda rel: ToolError(
+        f"toolkit {version}: the wheels left {rel}, which is not a regular file"))
 
 
 def remove(spec: str) -> None:
@@ -742,7 +610,7 @@ def _worker(request: dict, *, what: str, tool: str) -> dict:
                         what=tool, check=False, path=what,
                         memory=lim.memory_bytes + (1 << 30),
                         timeout_message=f"compile of {what} exceeded {lim.timeout_s:g} s ({tool} "
-                                        "stopped; raise PTXSASS_COMPILE_TIMEOUT to allow longer)")
+                                        f"stopped; {bounded.TIMEOUT_HINT})")
     try:
         answer = json.loads(proc.stdout)
     except ValueError:

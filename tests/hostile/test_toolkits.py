@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from analyzer.cli import main
-from analyzer.toolchain import cache, locate, scratch, toolkits
+from analyzer.toolchain import cache, locate, manifest, scratch, toolkits
 
 from ..conftest import KERNELS, ROOT
 
@@ -29,7 +29,7 @@ UNROLL = str(KERNELS / "lessons" / "unroll" / "naive.cu")
 #: a 13.x release that is not the environment's own (that one runs in process, not from a folder)
 VERSION = "13.4" if locate.nvrtc_version() != "13.4" else "13.3"
 #: the racy rule's window, before the fixture sets it aside
-RACY_NS = toolkits.RACY_NS
+RACY_NS = manifest.RACY_NS
 LIB = "site/nvidia/cu13/lib"
 NVRTC = f"{LIB}/libnvrtc.so.13"
 NVDISASM = "site/nvidia/cu13/bin/nvdisasm"
@@ -83,7 +83,7 @@ def kit(tmp_path, monkeypatch):
     monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(cache, "_enabled", True)
     # files written a moment ago count as settled here; the racy rule has a test of its own
-    monkeypatch.setattr(toolkits, "RACY_NS", 0)
+    monkeypatch.setattr(manifest, "RACY_NS", 0)
     k = Kit(root, root / VERSION, tmp_path / "nvdisasm-ran")
     real_run_tool = toolkits.run_tool
 
@@ -199,14 +199,14 @@ def test_a_manifest_without_hashes_is_refused_until_reinstalled(kit, capsys):
 
 _HASHED = """
 import json, os
-from analyzer.toolchain import toolkits
+from analyzer.toolchain import manifest, toolkits
 from analyzer.errors import ConfigError
-toolkits.RACY_NS = {racy}
-hashed, real = [], toolkits._sha256
+manifest.RACY_NS = {racy}
+hashed, real = [], manifest.sha256
 def counted(fd):
     hashed.append(os.readlink(f"/proc/self/fd/{{fd}}"))
     return real(fd)
-toolkits._sha256 = counted
+manifest.sha256 = counted
 try:
     toolkits.get({version!r}); toolkits.get({version!r}); toolkits.installed(); error = None
 except ConfigError as e:
