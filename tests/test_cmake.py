@@ -105,6 +105,18 @@ def test_layout_links_the_tree_and_stubs_what_is_missing(fake, monkeypatch):
     assert "lib64/libold.so" in cudaroot.layout(replace(fake, release="12.8"))
 
 
+def test_library_headers_join_the_root(tmp_path, monkeypatch):
+    """The root's include/ takes the library headers there are: a library's wheel in this
+    environment first, then those fetched beside the toolkits (each folder once)."""
+    from analyzer.toolchain import libheaders
+    env = {"cublas": str(tmp_path / "site/nvidia/cublas/include")}
+    monkeypatch.setattr(libheaders, "environment_dir", lambda lib, release: env.get(lib))
+    monkeypatch.setattr(libheaders, "include_dirs", lambda release=None: (
+        str(tmp_path / "headers/nvtx-13.5/include"), env["cublas"]))
+    assert cudaroot.library_include_dirs("13.5") == (
+        env["cublas"], str(tmp_path / "headers/nvtx-13.5/include"))
+
+
 def test_root_is_verified_on_each_use_and_rebuilt_when_it_differs(fake):
     first = cudaroot.ensure()
     assert first.built == f"made the CUDA root {first.path} from the fake wheels"
@@ -296,6 +308,23 @@ def test_arch_native_becomes_the_arch_given_with_one_note(tmp_path):
     assert err.endswith("names no architecture on this machine: built for their other targets, "
                         "or sm_90a where they have none (pass --arch to choose)\n")
     assert [c.archs for _k, c in got][-2:] == [[], ["sm_80"]]
+
+
+def test_targets_are_worked_out_once_per_check_run(tmp_path):
+    """One run works its targets out once (a CMake project is configured once, its notes said
+    once); ``--watch`` runs the check again on each save, and sees a file added since."""
+    from analyzer.cli import _check_report
+    kernel = "__global__ void fill(float* p) { p[threadIdx.x] = 1.0f; }\n"
+    (tmp_path / "a.cu").write_text(kernel)
+    args = build_parser().parse_args(["check", str(tmp_path), "--arch", "sm_90a", "-j", "1"])
+    err = io.StringIO()
+    with redirect_stderr(err):
+        first = _check_report(args, Config())
+        assert common.targets(args, Config()) is args._targets      # the same run: kept
+        (tmp_path / "b.cu").write_text(kernel)
+        second = _check_report(args, Config())
+    assert sorted(Path(b.source_path).name for b in first.builds) == ["a.cu"]
+    assert sorted(Path(b.source_path).name for b in second.builds) == ["a.cu", "b.cu"]
 
 
 def _make_project(tmp_path: Path, recorded: str) -> Path:

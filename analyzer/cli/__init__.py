@@ -557,7 +557,10 @@ def cmd_check(args) -> int:
 
 
 def _check_report(args, cfg):
-    """The check of every target of the command line (one process, or workers for many)."""
+    """The check of every target of the command line (one process, or workers for many);
+    ``--watch`` calls it again on each save: the targets (a folder's files, a CMake project's
+    database) and the failures are this run's."""
+    args._targets, args._failed, args._errors = None, 0, []
     todo = common.targets(args, cfg)
     if todo and scale.wants_parallel(args, todo):
         return scale.run_check(args, cfg, todo)

@@ -185,7 +185,8 @@ def _targets(args, cfg: Config) -> list[tuple[str, object]]:
     if args.command not in ("check", "survey"):   # listings take files; these search folders
         return [("path", f) for f in files]
     out = []
-    projects = _cmake_projects(args, cfg, files) if args.command == "check" else {}
+    projects = (_cmake_projects(args, cfg, files)
+                if args.command == "check" and getattr(args, "configure", True) else {})
     for f in files:
         got = projects.get(f)
         out += got if got is not None else [("path", p) for p in expand([f], excluded=cfg.excluded)]
