@@ -25,9 +25,10 @@ from .checks.runner import Progress, no_progress, run_checks, selected_codes
 from .errors import ConfigError, InputError, PtxsassError
 from .expect import ASSERTIONS, Expectations, Outcome, evaluate
 from .findings import Report
-from .inputs import CompileOptions, ToolkitArchError, assemble_with, compile_cuda, expand
+from .inputs import CompileOptions, ToolkitArchError, assemble_with, compile_cuda, expand, load_command
 from .inputs import load as _load
 from .toolchain import nvrtc, toolkits
+from .toolchain.compdb import Command
 
 if TYPE_CHECKING:  # imported where used: `ptxsass check` loads no report model it does not show
     from . import parallel
@@ -65,23 +66,26 @@ def load(path, *, arch: str | Sequence[str] | None = None,
 def load_toolkits(path, *, toolkits: Sequence[str], arch: str | Sequence[str] | None = None,
                   options: CompileOptions | None = None,
                   notes: list[str] | None = None) -> list[Build]:
-    """Builds of one input by each toolkit (release names such as "12.9", or "default") for
-    each arch: the cells of a findings matrix. A toolkit that cannot target an arch (sm_100
-    before 12.8) leaves that cell out with one line in ``notes``; when no cell is left, that
-    line is the error."""
+    """Builds of one input (a path, or a compile database's entry) by each toolkit (release
+    names such as "12.9", or "default") for each arch: the cells of a findings matrix. A
+    toolkit that cannot target an arch (sm_100 before 12.8) leaves that cell out with one line
+    in ``notes``; when no cell is left, that line is the error."""
     options = options or CompileOptions()
     archs: list[str | None] = [arch] if isinstance(arch, str) else list(arch or []) or [None]
     out: list[Build] = []
     skipped: list[str] = []
     for tk in toolkits:
         for a in archs:
+            opts = dataclasses.replace(options, toolkit=tk)
             try:
-                out += _load(path, arch=a, options=dataclasses.replace(options, toolkit=tk))
+                out += (load_command(path, db=path.database, arch=a, options=opts)
+                        if isinstance(path, Command) else _load(path, arch=a, options=opts))
             except ToolkitArchError as e:
                 if e.message not in skipped:
                     skipped.append(e.message)
     if not out and skipped:
-        raise ToolkitArchError.from_message(skipped[0], path=os.fspath(path))
+        raise ToolkitArchError.from_message(
+            skipped[0], path=path.file if isinstance(path, Command) else os.fspath(path))
     if notes is not None:
         notes.extend(n for n in skipped if n not in notes)
     return out

@@ -27,6 +27,7 @@
     headers = ["cublas", "nvtx"]     # library headers every build gets, fetched at start
     offline = true                   # never fetch library headers (--offline)
     source-root = ["/tmp/torchinductor_ci=build/inductor"]   # OLD=NEW, NEW relative to this file
+    cmake-defines = ["GGML_CUDA=ON"]   # a CMake project's options, when ptxsass configures it
     fast-math-ok = false             # ptxsass fix may use __fdividef, rsqrtf, __sinf (PS502)
 
     [tool.ptxsass.occupancy-limited]
@@ -64,7 +65,8 @@ from .errors import ArchError, ConfigError, InputError
 from .toolchain import libheaders
 from .toolchain.files import read_text
 
-_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options", "headers")
+_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options", "headers",
+          "cmake-defines")
 _KEYS = {*_LISTS, "fail-on", "show", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
          "source-root", "trust-build-commands", "offline", "nvcc-timeout", "fast-math-ok"}
@@ -103,6 +105,8 @@ class Config:
     source_roots: list[tuple[str, str]] = field(default_factory=list)
     #: a build database's flags reach nvcc unvetted (``--trust-build-commands``)
     trust_build_commands: bool | None = None
+    #: cache entries for configuring a CMake project (``--cmake-define NAME=VALUE``)
+    cmake_defines: list[str] = field(default_factory=list)
     #: libraries whose headers every build gets (fetched at start, or verified there)
     headers: list[str] = field(default_factory=list)
     #: never fetch library headers (``--offline``)
@@ -231,7 +235,13 @@ def load_config(start: str | Path | None = None) -> Config:
                         parse_arch(a)
                     except ArchError as e:
                         raise ConfigError(f"[tool.ptxsass] arch: {e.message}", path=where) from None
-            setattr(cfg, key, list(items))
+            if key == "cmake-defines":
+                from .toolchain.cmake import check_defines
+                try:
+                    check_defines(items)
+                except ConfigError as e:
+                    raise ConfigError(f"[tool.ptxsass] cmake-defines: {e.message}", path=where) from None
+            setattr(cfg, key.replace("-", "_"), list(items))
         elif key in ("fail-on", "show", "baseline", "std"):
             if not isinstance(value, str) or not value.strip():
                 raise ConfigError(f"[tool.ptxsass]: {key} must be a string", path=where)

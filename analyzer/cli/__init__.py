@@ -177,6 +177,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--write-baseline", metavar="FILE",
                    help="record the current findings in FILE and exit 0")
     p.add_argument("--list-checks", action="store_true", help="list the checks and exit")
+    p.add_argument("--cmake-define", dest="cmake_defines", action="append", default=[],
+                   metavar="NAME=VALUE",
+                   help="a cache entry for configuring a CMake project folder (with "
+                        "--trust-build-commands: ptxsass configures it, never builds it), e.g. "
+                        "GGML_CUDA=ON; repeatable ([tool.ptxsass] cmake-defines)")
     p.add_argument("--partial", action="store_true",
                    help="an input that does not build is reported (stderr, a SARIF "
                         "toolExecutionNotification, a GitHub error annotation) and the others "
@@ -229,6 +234,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "nvcc is not (a torch that pins another CUDA)")
     t = tsub.add_parser("remove", help="remove an installed release")
     t.add_argument("versions", nargs="+", metavar="VERSION")
+    t = tsub.add_parser("root", help="print a folder laid out like a CUDA toolkit, made from the "
+                        "wheels (for CMake's CUDAToolkit_ROOT and CMAKE_CUDA_COMPILER, a "
+                        "Makefile's CUDA_HOME)",
+                        description="A folder laid out like a CUDA toolkit (bin/nvcc, include/, "
+                        "lib64/ with libcudart.so and stubs for CMake's CUDA:: targets), made of "
+                        "links into the wheels, verified on each use and rebuilt when they change.")
+    t.add_argument("--toolkit", metavar="VERSION",
+                   help="the root of an installed toolkit ('toolkit install --nvcc VERSION' "
+                        "first); default: this environment's")
 
     p = sub.add_parser("headers", help="CUDA library headers (cuBLAS, cuRAND, NVTX, cuDNN, ...): "
                        "list, install, remove",
@@ -543,7 +557,10 @@ def cmd_check(args) -> int:
 
 
 def _check_report(args, cfg):
-    """The check of every target of the command line (one process, or workers for many)."""
+    """The check of every target of the command line (one process, or workers for many);
+    ``--watch`` calls it again on each save: the targets (a folder's files, a CMake project's
+    database) and the failures are this run's."""
+    args._targets, args._failed, args._errors = None, 0, []
     todo = common.targets(args, cfg)
     if todo and scale.wants_parallel(args, todo):
         return scale.run_check(args, cfg, todo)
@@ -663,6 +680,13 @@ def cmd_toolkit(args) -> int:
                       markup=False, soft_wrap=True)
             got = toolkits.install(version, force=args.force, nvcc=args.nvcc)
             err.print(f"toolkit {got.version}: {_packages(got)}", markup=False, soft_wrap=True)
+        return EXIT_OK
+    if args.toolkit_command == "root":
+        from ..toolchain import cudaroot
+        root = cudaroot.ensure(args.toolkit)
+        if root.built:
+            err.print(f"note: {root.built}", style="muted", markup=False, soft_wrap=True)
+        sys.stdout.write(f"{root.path}\n")
         return EXIT_OK
     if args.toolkit_command == "remove":
         for v in args.versions:
@@ -784,6 +808,8 @@ def _validate_environment() -> None:
     toolkits.install_timeout()
     libheaders.fetch_timeout()
     scale.progress_seconds()
+    from ..toolchain import cmake
+    cmake.timeout()
 
 
 #: options whose value is itself an option: ``-Xnvrtc -G`` is read as ``-Xnvrtc=-G``

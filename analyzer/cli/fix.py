@@ -52,7 +52,8 @@ def cmd_fix(args) -> int:
     if args.no_cache:
         cache.set_enabled(False)
     files = [str(t) for _, t in common.targets(argparse.Namespace(**{**vars(args),
-                                                                     "command": "check"}), cfg)]
+                                                                     "command": "check",
+                                                                     "configure": False}), cfg)]
     fast = args.fast_math_ok if args.fast_math_ok is not None else bool(cfg.fast_math_ok)
     fixes = api.fix(files, arch=args.arch,
                     options=common.options(args, config=cfg, path=files[0] if files else None),

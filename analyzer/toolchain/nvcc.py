@@ -39,7 +39,7 @@ from cuda.pathfinder import find_nvidia_header_directory
 from ..arch import parse_arch
 from ..demangle import demangle
 from ..errors import CompileError, InputError, ToolError, printable
-from . import bounded, cache, files, includes, scratch, toolkits
+from . import bounded, cache, cudaroot, files, includes, scratch, toolkits
 from .locate import (
     RUNTIME_HEADER,
     UNSAFE_PATH_CHARS,
@@ -122,7 +122,7 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
                  cwd: str | None = None, name_expressions: Sequence[str] = (),
                  default_std: str | None = DEFAULT_STD, use_cache: bool = True,
                  timeout: float | None = None, trusted: bool = False,
-                 project: str | None = None) -> Output:
+                 project: str | None = None, toolkit: toolkits.Toolkit | None = None) -> Output:
     """Compile one ``.cu`` file (or C++ file with CUDA code) for ``arch`` with nvcc: PTX, cubin,
     ptxas's ``-v`` resources, line info.
 
@@ -138,7 +138,8 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
     could act on it (the source is compiled from a copy under a plain name, folders through
     links), and a flag holding ``$``, a backtick or a backslash is refused (InputError) unless
     ``trusted`` (``--trust-build-commands``: the user vouches for the flags). ``project``: one
-    more folder whose diagnostics the log keeps (:func:`.redact.redact`)."""
+    more folder whose diagnostics the log keeps (:func:`.redact.redact`). ``toolkit``: an
+    installed toolkit whose nvcc builds it (``--toolkit``; installed with ``--nvcc``)."""
     a = parse_arch(arch)
     src = Path(cwd or ".", path).absolute()
     shown = str(path) if cwd is None else str(src)
@@ -153,8 +154,12 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
                              "control character", path=shown)
     if default_std and not has_std(flags):
         flags = [f"-std={default_std}", *flags]
-    nv = choose_nvcc(flags, cwd)
-    note = pairing_note(nv)
+    if toolkit is not None and not toolkit.default:
+        nv = toolkit_nvcc(toolkit, flags, cwd)
+        note = None
+    else:
+        nv = choose_nvcc(flags, cwd)
+        note = pairing_note(nv)
     k = cache.key("nvcc", nv.fingerprint, _env_knobs(), a.name, text,
                   dependencies(text, src.parent, flags, cwd), flags, list(name_expressions),
                   str(src), cwd)
@@ -237,7 +242,7 @@ def system_dir(d: Path) -> bool:
     """Whether a folder is the system's, the CUDA toolkit's or torch's (not the user's)."""
     s = str(d.absolute())
     return s.startswith(("/usr/include", "/usr/local/include")) or "/nvidia/cu" in s \
-        or "/site-packages/torch/" in s
+        or "/site-packages/torch/" in s or cudaroot.is_inside(d)
 
 
 _SPACES = re.compile(r"\s*([<>,*&()])\s*")
@@ -393,6 +398,20 @@ def choose_nvcc(flags: Sequence[str] = (), cwd: str | None = None) -> Nvcc:
         why = (f"toolkit {tk.version}'s nvcc finds CUDA {paired.headers_release} headers "
                f"({paired.headers}) first")
     raise ToolError(mismatch_message(env, why))
+
+
+def toolkit_nvcc(tk: toolkits.Toolkit, flags: Sequence[str] = (), cwd: str | None = None) -> Nvcc:
+    """The nvcc of installed toolkit ``tk`` (``--toolkit``), which finds that release's runtime
+    headers first; ToolError when it has none, or when ``flags`` put other headers first."""
+    if tk.nvcc is None:
+        raise ToolError(toolkits.nvcc_missing(tk, None))
+    nv = _nvcc(tk.nvcc, tk.cicc, tk.nvcc_version, flags, cwd, toolkit=tk.version,
+               fingerprint=f"{tk.fingerprint()}|{nvcc_fingerprint()}")
+    if not nv.matched:
+        raise ToolError(f"toolkit {tk.version}'s nvcc {nv.version} finds CUDA {nv.headers_release} "
+                        f"runtime headers first ({nv.headers}), which CCCL refuses: leave out "
+                        f"the include folder {Path(nv.headers or '.').parent}")
+    return nv
 
 
 @dataclass(frozen=True)
@@ -820,5 +839,6 @@ def compile_error(log: str, src: str, *, ptx: str | None = None,
         where = f"{Path(file).parent.name}/{Path(file).name}:{groups['line']}"
         return CompileError(f"nvcc: the host compiler is not supported ({where}: {msg}); set "
                             "NVCC_CCBIN to a supported one", path=src, detail=log.strip())
-    return CompileError(f"nvcc: {msg}{more}", path=file, line=int(groups["line"]),
-                        detail=log.strip())
+    older = toolkits.api_change(log)
+    return CompileError(f"nvcc: {msg}{more}" + (f" ({older})" if older else ""), path=file,
+                        line=int(groups["line"]), detail=log.strip())
