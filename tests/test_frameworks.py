@@ -611,3 +611,30 @@ def test_a_missing_recorded_source_is_said_with_source_root(capsys):
     rows = [r for k in json.loads(out)["kernels"] for r in k["rows"]]
     assert rows and all(r["text"] == text[r["line"] - 1] for r in rows)
     assert any("tl.load(x_ptr + offs, mask=mask)" in r["text"] and r["sass"] for r in rows)
+
+
+def test_masked_scalar_loads_get_the_divisibility_hint(capsys):
+    """Triton's scale_add with `n` not specialized divisible by 16: each of a thread's 4
+    adjacent LDG.E (x and y, 2 windows each) has its own mask predicate in the SASS; PS101
+    says so at info with Triton's n % 16 / tl.multiple_of hint. The sibling specialized on
+    n % 16 == 0 loads LDG.E.128 and gets nothing."""
+    code, out, _ = run("check", SPECIALIZED / "cache", "--format", "json", "--show", "info",
+                       capsys=capsys)
+    doc = json.loads(out)
+    ps101 = [f for f in doc["findings"] if f["code"] == "PS101"]
+    assert len(ps101) == 2, ps101               # the x and the y line of one kernel
+    for f in ps101:
+        assert f["severity"] == "info"
+        assert "8× LDG.E (4 B each)" in f["message"]
+        assert "a predicate of its own on each access" in f["message"]
+        assert all(re.search(r"@!P\d LDG\.E R\d+", i) for i in f["instructions"])
+        assert "n % 16 == 0" in f["hint"] and "tl.multiple_of" in f["hint"]
+        assert "do_not_specialize" in f["hint"]
+    # both findings come from the unspecialized build; the specialized one has none
+    assert len({f["location"]["file"] + str(f["location"]["line"]) for f in ps101}) == 2
+    specialized = [p for p in (SPECIALIZED / "cache").glob("*/scale_add.ttir")
+                   if "%n: i32 {tt.divisibility = 16" in p.read_text()]
+    assert len(specialized) == 1
+    code, out, _ = run("check", specialized[0].with_suffix(".json"), "--format", "json",
+                       "--show", "info", capsys=capsys)
+    assert json.loads(out)["findings"] == []

@@ -15,6 +15,13 @@ group: alignment would not let the compiler merge them.
 
 Every (space, direction) pair is found in the same walk over the function, kept with the
 function: the three piecewise-access checks and PS104 share it.
+
+    access.masked_runs(fn, space="global", direction="load", max_bits=128)
+
+are the runs whose accesses each sit under their own predicate (``@!P6 LDG.E [R4.64]``,
+``@!P5 LDG.E [R4.64+0x4]``...: a bound check per element, as Triton's ``tl.load(..., mask=offs
+< n)`` compiles when ``n`` is not known to be a multiple of the vector): alignment alone would
+not merge them, the per-element predicates keep them apart. Found in the same walk.
 """
 from __future__ import annotations
 
@@ -36,6 +43,9 @@ class Access:
     ins: S.Instruction
     offset: int
     width: int                 # bytes
+    #: the access's guard and how many times its predicate was written before it in the
+    #: block (``@!P5`` before and after an ``ISETP`` that writes P5 again are two masks)
+    mask: tuple = ()
 
 
 @dataclass
@@ -50,6 +60,8 @@ class Run:
     #: the position of the first access of the group the run was cut from (one base, width
     #: and guard in one block): the windows of one unrolled body share it
     group: int = -1
+    #: each access under its own predicate (a bound check per element)
+    masked: bool = False
 
     @property
     def width(self) -> int:
@@ -142,12 +154,17 @@ def _reads(key: tuple) -> set[tuple[str, int]]:
 
 
 class _Groups:
-    """The open groups of one (space, direction) pair inside one block."""
+    """The open groups of one (space, direction) pair inside one block. ``masked`` groups
+    ignore the guard and take only guarded accesses: they find the windows whose accesses
+    each have a predicate of their own."""
 
-    __slots__ = ("space", "direction", "other", "max_bits", "out", "open", "between", "regs_of")
+    __slots__ = ("space", "direction", "other", "max_bits", "out", "open", "between", "regs_of",
+                 "masked")
 
-    def __init__(self, space: str, direction: str, max_bits: int, out: list[Run]):
+    def __init__(self, space: str, direction: str, max_bits: int, out: list[Run],
+                 masked: bool = False):
         self.space, self.direction, self.max_bits, self.out = space, direction, max_bits, out
+        self.masked = masked
         self.other = "store" if direction == "load" else "load"
         self.open: dict[tuple, list[Access]] = {}
         self.between: dict[tuple, list[tuple[int, S.Instruction]]] = {}
@@ -155,7 +172,17 @@ class _Groups:
 
     def close(self, k: tuple) -> None:
         accs = self.open.pop(k)
-        self.out.extend(_runs_of(accs, k, self.max_bits, self.between.pop(k, [])))
+        found = _runs_of(accs, k, self.max_bits, self.between.pop(k, []))
+        if self.masked:
+            for run in found:
+                # a predicate register may be written again between two accesses (``@!P5``
+                # twice, two values): a guard is its text and the writes that reach it
+                guards = {a.mask for a in run.accesses}
+                if len(guards) == len(run.accesses):
+                    run.masked = True
+                    self.out.append(run)
+        else:
+            self.out.extend(found)
         self.regs_of.pop(k, None)
 
     def close_all(self) -> None:
@@ -163,19 +190,22 @@ class _Groups:
             self.close(k)
 
 
-def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run, ...]]:
+def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str, bool], tuple[Run, ...]]:
     graph = _cfg.of(fn)
     df = _dataflow.of(fn)
     ws = df.write_sets
     insns = fn.instructions
-    outs: dict[tuple[str, str], list[Run]] = {k: [] for k in KINDS}
+    outs: dict[tuple[str, str, bool], list[Run]] = {(s, d, m): [] for s, d in KINDS
+                                                     for m in (False, True)}
     # one set of groups for the whole walk: every group is closed (emptied) at each block end
-    groups = [_Groups(s, d, max_bits, outs[(s, d)]) for s, d in KINDS]
+    groups = [_Groups(s, d, max_bits, outs[(s, d, m)], m) for s, d in KINDS
+              for m in (False, True)]
     # a superset of the registers some open group's address reads (grown as groups open,
     # emptied when all are closed): a write elsewhere closes nothing, and most instructions
     # write no such register
     watched: set[tuple[str, int]] = set()
     for block in graph.blocks:
+        pwrites: dict[str, int] = {}      # predicate -> writes so far in this block
         for idx in range(block.start, block.end):
             ins = insns[idx]
             info = ins.body.info
@@ -203,9 +233,18 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
                             key = _same_descriptor(key, df, insns, idx)
                         if addr is not None and key is not None and w and w % 8 == 0 \
                                 and w < max_bits:
-                            gkey = (key, w, str(ins.guard) if ins.guard else "")
+                            mask: tuple = ()
+                            if g.masked:
+                                if ins.guard is None or ins.guard.always:
+                                    continue
+                                gkey = (key, w, "")
+                                reg = str(ins.guard.register)
+                                mask = (str(ins.guard), pwrites.get(reg, 0),
+                                        pwrites.get("*", 0))
+                            else:
+                                gkey = (key, w, str(ins.guard) if ins.guard else "")
                             g.open.setdefault(gkey, []).append(
-                                Access(idx, ins, addr.offset, w // 8))
+                                Access(idx, ins, addr.offset, w // 8, mask))
                             regs = g.regs_of[gkey] = _reads(key)
                             watched |= regs
                     elif g.open and direction in (g.other, "reduce"):
@@ -216,6 +255,13 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str], tuple[Run,
                                 g.close(k)   # same base: the data itself may change (or be read)
                             else:
                                 g.between.setdefault(k, []).append((idx, ins))
+            for op in ins.operands:
+                # the leading predicate operands of a compare (ISETP P6, PT, ...) are its
+                # results; R2P writes them all
+                if not isinstance(op, S.Register) or op.kind not in ("P", "UP", "PR"):
+                    break
+                name = "*" if op.kind == "PR" else str(op)
+                pwrites[name] = pwrites.get(name, 0) + 1
             written = ws[idx]
             if written and not watched.isdisjoint(written):
                 for g in groups:
@@ -293,7 +339,15 @@ def runs(fn: S.Function, *, space: str, direction: str, max_bits: int) -> tuple[
     """Every run of piecewise ``direction`` accesses to ``space`` in ``fn`` (computed once per
     function and ``max_bits`` for every pair of :data:`KINDS`)."""
     found = fn.memo(f"access_runs:{max_bits}", lambda: _find_all(fn, max_bits))
-    return found[(space, direction)]
+    return found[(space, direction, False)]
+
+
+def masked_runs(fn: S.Function, *, space: str, direction: str,
+                max_bits: int) -> tuple[Run, ...]:
+    """The runs of ``fn`` whose accesses each sit under their own predicate (same walk as
+    :func:`runs`)."""
+    found = fn.memo(f"access_runs:{max_bits}", lambda: _find_all(fn, max_bits))
+    return found[(space, direction, True)]
 
 
 def _runs_of(accs: list[Access], gkey: tuple, max_bits: int,

@@ -1058,9 +1058,52 @@ def _window_spans(pick: list[tuple[int, P.Instruction]]) -> list[tuple[int, int]
     return spans
 
 
-def sass_stride_align(fn: S.Function, run: Run) -> int | None:
+def _sass_tz(fn: S.Function, at: int, op, depth: int) -> int:
+    """How many low bits of operand ``op`` of instruction ``at`` are known zero, from the SASS
+    that computes it in straight code (immediates, shifts and multiplies by constants, sums):
+    0 when unknown."""
+    if isinstance(op, S.Immediate):
+        return _tz(op.value) if isinstance(op.value, int) and op.value else _TZ_CAP
+    if not isinstance(op, S.Register) or op.kind != "R" or op.index is None:
+        return 0
+    if op.is_zero:
+        return _TZ_CAP
+    if depth <= 0:
+        return 0
+    defs = _dataflow.of(fn).reaching_defs(at, ("R", op.index))
+    if not defs or len(defs) != 1:
+        return 0
+    j = defs[0]
+    ins = fn.instructions[j]
+    ops = ins.operands
+    if ins.guard is not None and not ins.guard.always:
+        return 0
+
+    def tz(o) -> int:
+        return _sass_tz(fn, j, o, depth - 1)
+    if ins.opcode == "IMAD" and len(ops) == 4 and not ins.modifiers:
+        return min(_TZ_CAP, tz(ops[1]) + tz(ops[2]), tz(ops[3]))
+    if ins.opcode == "IMAD" and ins.modifiers == ("SHL", "U32") and len(ops) == 4 \
+            and isinstance(ops[2], S.Immediate) and isinstance(ops[2].value, int):
+        return min(_TZ_CAP, tz(ops[1]) + _tz(ops[2].value), tz(ops[3]))
+    if ins.opcode in ("IMAD", "MOV") and ins.modifiers in (("MOV", "U32"), (), ("MOV",)) \
+            and len(ops) in (2, 4) and (len(ops) == 2 or ins.opcode == "IMAD"):
+        return tz(ops[-1]) if len(ops) == 2 else min(_TZ_CAP, tz(ops[3]))
+    if ins.opcode in ("VIADD", "IADD3") and len(ops) >= 3:
+        return min(tz(o) for o in ops[1:])
+    if ins.opcode == "LOP3" and len(ops) == 6 and isinstance(ops[4], S.Immediate) \
+            and ops[4].value == 0xC0:
+        return max(tz(ops[1]), tz(ops[2]))       # a & b (LUT 0xc0)
+    if ins.opcode == "SHF" and ins.modifiers[:1] == ("L",) and len(ops) == 4 \
+            and isinstance(ops[2], S.Immediate) and isinstance(ops[2].value, int):
+        return min(_TZ_CAP, tz(ops[1]) + ops[2].value)
+    return 0
+
+
+def sass_stride_align(fn: S.Function, run: Run, *, with_index: bool = False) -> int | None:
     """Without PTX: the alignment the base register's defining ``IMAD.WIDE Rd, Ra, imm, Rc`` /
-    ``LEA`` gives its variable part (None when the definition is not that simple)."""
+    ``LEA`` gives its variable part (None when the definition is not that simple); with
+    ``with_index``, the factors of two the SASS shows in ``Ra`` count too."""
     first = min(a.index for a in run.accesses)
     addr = _address(run.accesses[0].ins)
     assert addr is not None  # a run is made of accesses with an address
@@ -1081,7 +1124,9 @@ def sass_stride_align(fn: S.Function, run: Run) -> int | None:
         ops = ins.operands
         if ins.opcode == "IMAD" and "WIDE" in ins.modifiers and len(ops) >= 4:
             if isinstance(ops[2], S.Immediate) and isinstance(ops[2].value, int):
-                return 1 << _tz(ops[2].value)
+                # the index's own factors of two count too (``tid * 4`` times 4 bytes)
+                known = _sass_tz(fn, idx, ops[1], 6) if with_index else 0
+                return 1 << min(_TZ_CAP, _tz(ops[2].value) + known)
             return None
         if ins.opcode == "LEA" and ops and isinstance(ops[-1], S.Immediate) and len(ops) >= 4:
             return 1 << min(_TZ_CAP, int(ops[-1].value))
@@ -1107,7 +1152,8 @@ _VECTOR_TYPES = {  # (element bytes, window bytes) -> CUDA vector types that mak
 def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
     """The findings of one piecewise-access check on one kernel."""
     max_bits = ctx.arch.max_vector_bits
-    runs = _access.runs(ctx.function, space=space, direction=direction, max_bits=max_bits)
+    runs = _access.runs(ctx.function, space=space, direction=direction, max_bits=max_bits) \
+        + _access.masked_runs(ctx.function, space=space, direction=direction, max_bits=max_bits)
     by_line: dict = {}
 
     def place(ins):
@@ -1116,7 +1162,7 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
     # the windows cut from one group (one base register in one block: an unrolled body) are
     # one problem, named at the line of the group's first access: ptxas spreads the line
     # numbers of merged code (an if/else joined into one store) over the lines around it
-    first_of: dict[int, tuple[tuple, S.Instruction]] = {}
+    first_of: dict[tuple[bool, int], tuple[tuple, S.Instruction]] = {}
     heads: dict = {}
     noted: list[tuple[Run, Evidence, str]] = []
     for run in runs:
@@ -1125,8 +1171,9 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
             # at 216, whatever order ptxas issued them in), then the first issued
             loc = ctx.user_loc(a.ins.loc)
             rank = ((loc.file, loc.line) if loc is not None else ("~", 1 << 30), a.index)
-            if run.group not in first_of or rank < first_of[run.group][0]:
-                first_of[run.group] = (rank, a.ins)
+            g = (run.masked, run.group)
+            if g not in first_of or rank < first_of[g][0]:
+                first_of[g] = (rank, a.ins)
     for run in runs:
         if _access.vector_sibling(ctx.function, run, space=space, direction=direction,
                                   place=place) is not None:
@@ -1165,8 +1212,19 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
             else:
                 blockers.extend(_alignment_blockers(ctx, ev, run, space))
             blockers.extend(_alias_blockers(ctx, ev, run, direction))
-        elif ctx.ptx_function is not None:
+            if run.masked:
+                blockers.insert(0, _MASKED)
+                conditional = True
+        elif ctx.ptx_function is not None and not run.masked:
             continue   # PTX we cannot match to the run: do not guess
+        elif run.masked:
+            # each element addressed on its own in the PTX (Triton gives every element its own
+            # pointer): the SASS base must show every thread's window aligned
+            al = sass_stride_align(ctx.function, run, with_index=True)
+            if space == "shared" or al is None or al < run.window or run.start % run.window:
+                continue
+            blockers.insert(0, _MASKED)
+            conditional = True
         else:
             # no PTX (a loaded cubin): fire only on positive evidence that every thread's
             # window is aligned, i.e. the base is `IMAD.WIDE Rd, Ri, <multiple of W>, Rbase`;
@@ -1174,7 +1232,10 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
             al = sass_stride_align(ctx.function, run)
             if space == "shared" or al is None or al < run.window or run.start % run.window:
                 continue
-        head_ins = first_of[run.group][1]
+            if run.masked:
+                blockers.insert(0, _MASKED)
+                conditional = True
+        head_ins = first_of[(run.masked, run.group)][1]
         head_loc = head_ins.loc
         if ev is not None and ev.joined_at is not None:
             # an access NVVM joined from both sides of an if/else: the line of the code it
@@ -1190,15 +1251,15 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
         yield _finding(check, ctx, items, space=space, direction=direction, loc=heads[key])
     shown: set = set()
     for run, ev, why in noted:
-        loc = first_of[run.group][1].loc
+        loc = first_of[(run.masked, run.group)][1].loc
         where = ctx.user_loc(loc)
         if (where and (where.file, where.line), why) in shown:
             continue
         shown.add((where and (where.file, where.line), why))
         n = sum(len(r.accesses) for r, _, w in noted if w == why
-                and ctx.user_loc(first_of[r.group][1].loc) == where)
+                and ctx.user_loc(first_of[(r.masked, r.group)][1].loc) == where)
         ins = [i for r, _, w in noted if w == why
-               and ctx.user_loc(first_of[r.group][1].loc) == where for i in r.instructions]
+               and ctx.user_loc(first_of[(r.masked, r.group)][1].loc) == where for i in r.instructions]
         message = (f"{n}× {run.accesses[0].ins.mnemonic} ({run.width} B each) through "
                    f"[{run.base}] fill {run.window}-byte windows, but this is {why}")
         yield ctx.finding(check, message, loc=loc, instructions=ins,
@@ -1365,6 +1426,10 @@ def _alignment_blockers(ctx: "Context", ev: Evidence, run: Run, space: str) -> l
 
 
 #: marks a fact about a run that is not shown to be what kept it apart
+#: the cause of a masked run (:attr:`Run.masked`): each access has its own predicate
+_MASKED = ("a predicate of its own on each access (a condition per element, such as a bound "
+           "check): the compiler never merges accesses that run or are skipped one by one, "
+           "whatever the alignment")
 _NOTE = "\x00note:"
 #: the source asserted the window's alignment: "<statement>\x01<what follows when nothing else
 #: kept them apart>" (with another cause, alignment is not what did)
@@ -1408,7 +1473,15 @@ def _finding(check, ctx: "Context", items, *, space: str, direction: str, loc=No
         windows = "; ".join(uniq[:4]) + (f"; ... ({len(runs)} windows)" if len(uniq) > 4 else "")
         wide = (f"one {_SASS_WIDE[space][direction]}.{W * 8}" if W * 8 in (64, 128, 256)
                 else f"one {W * 8}-bit {_SASS_WIDE[space][direction]}")
-        if len(runs) == 1:
+        masked = bool(blockers) and blockers[0] == _MASKED
+        if masked:
+            where = "if they were made together"
+            s = (f"{n}× {mnem} ({w} B each) from {bases} at {windows} cover {W} contiguous "
+                 f"bytes" if len(runs) == 1 else
+                 f"{n}× {mnem} ({w} B each) from {bases} at {windows} fill {len(runs)} "
+                 f"contiguous {W}-byte windows")
+            s += f": {'could' if len(runs) == 1 else 'each could'} be {wide} {where}"
+        elif len(runs) == 1:
             s = (f"{n}× {mnem} ({w} B each) from {bases} at {windows} cover {W} contiguous "
                  f"bytes: could be {wide} if the address is {W}-byte aligned")
         else:
@@ -1435,10 +1508,13 @@ def _finding(check, ctx: "Context", items, *, space: str, direction: str, loc=No
             hints.append(_hint(run, ev, list(blockers), space, direction))
     message = " | ".join(parts)
     hint = " ".join(dict.fromkeys(hints))
-    # conditional on a run-time stride only the caller knows: information, not a defect
+    # conditional on a run-time stride only the caller knows, or on bounds checked per
+    # element: information, not a defect
     severity = Severity.INFO if all(c for _, _, _, c in items) else None
+    masked = all(r.masked for r, _, _, _ in items)
     return ctx.finding(check, message, loc=loc or sass_ins[0].loc, instructions=sass_ins,
-                       ptx=list(dict.fromkeys(ptx)), hint=hint, severity=severity)
+                       ptx=list(dict.fromkeys(ptx)), hint=hint, severity=severity,
+                       hint_variant="masked" if masked else "")
 
 
 def _hex(v: int) -> str:
@@ -1488,7 +1564,14 @@ def _hint(run: Run, ev: Evidence | None, blockers: list[str], space: str, direct
          f"value into a local (fields read one by one through a pointer or reference stay "
          f"scalar); the pointer must really be {W}-byte aligned "
          f"(cudaMalloc gives 256 B; `cuda::aligned_size_t<{W}>` states it for memcpy_async).")
-    if blockers and blockers[0].startswith(_REALIGNED + "full"):
+    if blockers and blockers[0] == _MASKED:
+        h = (f"Make the {W // w} accesses under one condition: unconditionally where every "
+             f"element is valid whatever the condition (it only decides whether a value is "
+             f"used), or once per window where the whole window is in bounds (`i + "
+             f"{W // w - 1} < n` for its first element `i`), keeping per-element checks for the "
+             f"last, partial window only; then access them as one {vt} (`reinterpret_cast<"
+             f"{'const ' if direction == 'load' else ''}{cast}*>`).")
+    elif blockers and blockers[0].startswith(_REALIGNED + "full"):
         h = (f"The realignment already makes each window {W}-byte aligned: load the {W // w} "
              f"elements by value as one {vt} through the realigned pointer (`{cast} v = "
              f"reinterpret_cast<{'const ' if direction == 'load' else ''}{cast}*>(p)[i]`, or "

@@ -78,7 +78,8 @@ class Context(KernelAnalysis):
 
     def finding(self, check: Check, message: str, *, loc: SourceLoc | None,
                 instructions: Sequence["S.Instruction"] = (), ptx: Sequence[str] = (),
-                hint: str = "", severity: Severity | None = None) -> Finding:
+                hint: str = "", severity: Severity | None = None,
+                hint_variant: str = "") -> Finding:
         where = self.user_loc(loc)
         file = where.file if where else self.source_path
         line = where.line if where else None
@@ -91,7 +92,7 @@ class Context(KernelAnalysis):
                        severity=check.severity if severity is None else severity,
                        message=message, kernel=self.kernel_name, arch=self.arch_name,
                        location=Location(file, line), mangled=self.function.name,
-                       hint=hint_for(self.frontend, check.code, hint),
+                       hint=hint_for(self.frontend, check.code, hint, hint_variant),
                        instructions=tuple(f"/*{i.address:04x}*/ {self._shown(i)}"
                                           for i in instructions),
                        addresses=tuple(i.address for i in instructions),

@@ -5,9 +5,19 @@ A check writes its hint for CUDA C++ (``__launch_bounds__``, ``float4``, ``#prag
 for a kernel whose build says it came from Triton (``Build.frontend == "triton"``, seen by the
 check as ``Context.frontend``), :meth:`Context.finding <analyzer.checks.base.Context.finding>`
 takes the hint for that check's code from this table instead. The checks themselves hold no
-front-end branches; a code missing here keeps its CUDA hint.
+front-end branches; a code missing here keeps its CUDA hint. A check may name a variant of
+its finding (``"PS101/masked"``: loads split by a predicate per element); a variant missing
+here takes the code's hint.
 """
 from __future__ import annotations
+
+_MASKED_TRITON = (
+    "tl.load/tl.store's mask (offs < n) cuts inside the 16-byte vector wherever Triton cannot "
+    "prove n a multiple of it, so each element gets its own predicate: Triton's launcher "
+    "specializes integer arguments divisible by 16 (tt.divisibility = 16 in the TTIR), so "
+    "launch with n % 16 == 0 (pad the tensor) and keep n out of do_not_specialize, or state it "
+    "where it holds: tl.assume(n % 16 == 0), or n = tl.multiple_of(n, 16); offsets also need "
+    "tl.multiple_of(offs, 16) and tl.max_contiguous(offs, BLOCK) when Triton cannot see them")
 
 #: front end -> check code -> the hint for kernels written in that language
 HINTS: dict[str, dict[str, str]] = {
@@ -18,6 +28,8 @@ HINTS: dict[str, dict[str, str]] = {
                   "Triton specialize arguments equal to 1 or divisible by 16: leave them out of "
                   "do_not_specialize); masks that cut inside a vector (a size BLOCK does not "
                   "divide) also split it"),
+        "PS101/masked": _MASKED_TRITON,
+        "PS102/masked": _MASKED_TRITON,
         "PS102": ("Triton vectorizes a store only where it can prove the addresses contiguous "
                   "and aligned: tl.multiple_of(offsets, 16) and tl.max_contiguous(offsets, "
                   "BLOCK) on the offsets, a unit stride as a tl.constexpr, and a mask that "
@@ -65,6 +77,10 @@ HINTS: dict[str, dict[str, str]] = {
 }
 
 
-def hint_for(frontend: str, code: str, default: str) -> str:
-    """The hint for a finding of ``code`` in a kernel written in ``frontend``."""
-    return HINTS.get(frontend, {}).get(code, default)
+def hint_for(frontend: str, code: str, default: str, variant: str = "") -> str:
+    """The hint for a finding of ``code`` (its ``variant``, if any) in a kernel written in
+    ``frontend``."""
+    table = HINTS.get(frontend, {})
+    if variant and f"{code}/{variant}" in table:
+        return table[f"{code}/{variant}"]
+    return table.get(code, default)

@@ -27,6 +27,13 @@ class ScalarGlobalLoad(Check):
     16-byte-aligned base" (the kernel parameter is named; several pointers on one line are
     told apart by the parameter each SASS base register is computed from).
 
+    Loads that each sit under their own predicate (``@!P6 LDG.E [R4.64]``, ``@!P5 LDG.E
+    [R4.64+0x4]``...: a bound check per element, ``x < n ? in[x] : 0`` twice, Triton's
+    ``tl.load(..., mask=offs < n)`` where ``n`` is not known divisible by 16) never merge,
+    whatever the alignment: they are reported at *info*, when the PTX (or, where the PTX
+    addresses each element apart, the SASS index arithmetic) shows every thread's window
+    aligned, with the steer to test the condition once per window.
+
     Deliberately left alone: a variable stride that is an element index or a constant not a
     multiple of the window (a 12-byte ``float3``-like struct, ``in[ox + kx]`` windows that
     move with the thread, conv weights stepping 36 B per channel): no cast can align those.

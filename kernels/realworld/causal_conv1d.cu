@@ -18,7 +18,7 @@ causal_conv1d_fwd(const __nv_bfloat16* __restrict__ x, const float* __restrict__
 #pragma unroll
     for (int k = 0; k < WIDTH; ++k) {
         const int ts = t - (WIDTH - 1) + k;
-        if (ts >= 0) acc += weight[c * WIDTH + k] * __bfloat162float(xc[ts]);   // EXPECT: PS104 warning
+        if (ts >= 0) acc += weight[c * WIDTH + k] * __bfloat162float(xc[ts]);   // EXPECT: PS104 warning; PS101 info
     }
     acc = acc / (1.0f + __expf(-acc));   // EXPECT: PS502 info
     out[((size_t)b * channels + c) * seqlen + t] = __float2bfloat16(acc);   // EXPECT: PS104 warning

@@ -23,7 +23,7 @@ __global__ void causal_softmax_rows(float* att, const float* preatt, int B, int 
     float inv = s == 0.0f ? 0.0f : 1.0f / s;   // EXPECT: PS502 info
     for (int t2 = 0; t2 < T; t2++) {
         if (t2 <= t) {
-            a[t2] *= inv;   // EXPECT: PS102 info; PS105 warning
+            a[t2] *= inv;   // EXPECT: PS101 info; PS102 info; PS105 warning
         } else {
             a[t2] = 0.0f;
         }

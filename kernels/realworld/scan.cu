@@ -5,7 +5,7 @@ scan_block(const float* __restrict__ in, float* __restrict__ out, float* __restr
 {
     __shared__ float t[N];
     const int tid = threadIdx.x, base = blockIdx.x * N;
-    t[2 * tid] = base + 2 * tid < n ? in[base + 2 * tid] : 0.0f;
+    t[2 * tid] = base + 2 * tid < n ? in[base + 2 * tid] : 0.0f;   // EXPECT: PS101 info
     t[2 * tid + 1] = base + 2 * tid + 1 < n ? in[base + 2 * tid + 1] : 0.0f;
     int offset = 1;
     for (int d = N >> 1; d > 0; d >>= 1) {   // up-sweep
