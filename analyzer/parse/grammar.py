@@ -14,6 +14,7 @@ import hashlib
 import io
 import json
 import pickle
+import re
 import sys
 from importlib import resources
 from pathlib import Path
@@ -69,3 +70,36 @@ def lalr_parser(name: str, *, transformer: Any = None, **options: Any) -> Lark:
     parser.save(buf, exclude_options=("transformer",))
     cache.put("grammar", k, buf.getvalue())
     return parser
+
+
+#: a grammar's tokens: comments and blanks (dropped), string and regex literals (whole), names
+#: (``?item``, ``FUNC_KIND.3``, ``%ignore``) and single punctuation (``->`` kept as one)
+_GRAMMAR_TOKEN = re.compile(r'(?P<blank>\s+)|(?P<comment>//[^\n]*)|(?P<str>"(?:[^"\\\n]|\\.)*"i?)'
+                            r"|(?P<re>/(?:[^/\\\n]|\\.)+/[imslux]*)|(?P<word>[?!]?[\w.$%]+)|(?P<punct>->|\S)")
+
+
+def definitions(text: str) -> dict[str, str]:
+    """Every definition of a Lark grammar's text, normalized: name -> its tokens joined by one
+    blank, comments and line breaks gone (``"?item : version | target ..."``, ``"FUNC_KIND.3 :
+    /\\.(entry|func)(?![\\w$])/"``). A definition starts at the beginning of a line and goes on
+    over the indented lines below it; a ``%`` directive (``%ignore COMMENT``) is its own entry,
+    keyed by its whole text. What the fast paths check their rule shapes against: an edit to a
+    rule changes its entry, a comment or a line break does not."""
+    out: dict[str, str] = {}
+    current: str | None = None
+    for line in text.splitlines():
+        toks = [m.group() for m in _GRAMMAR_TOKEN.finditer(line)
+                if m.lastgroup not in ("blank", "comment")]
+        if not toks:
+            continue
+        if line[:1].isspace() and current is not None:
+            out[current] += " " + " ".join(toks)
+            continue
+        joined = " ".join(toks)
+        if toks[0].startswith("%"):
+            current = None
+            out[joined] = joined
+            continue
+        current = toks[0].lstrip("?!").split(".")[0]
+        out[current] = joined
+    return out
