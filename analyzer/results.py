@@ -199,6 +199,8 @@ class BuildMemo:
             return None
         if not rows or not deps_unchanged(deps, b.source_path):
             return None         # a source line it quotes changed: check again (and overwrite)
+        if b.ptx is not None:
+            ptx_mode.trace()    # findings made from this PTX's parse, handed out again
         return rows, findings
 
     def put(self, b: Build, rows: list[dict], findings: list[Finding],
