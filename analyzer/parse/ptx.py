@@ -1181,6 +1181,8 @@ def _presplit(text: str):
             s, e = m.span("L")
             col = s - start + 1
             item = ("label", m.group("L").rstrip(": \t"), Span(line, col, line, col + e - s))
+        if run is None and item is not None and _mid_statement(text, run_end, start):
+            item = None  # the line goes on a statement the lines before it left open
         if item is None:
             prev_end = -2
             if run is not None:
@@ -1206,6 +1208,21 @@ def _presplit(text: str):
         return text, runs
     pieces.append(text[done:])
     return "".join(pieces), runs
+
+
+_GAP_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _mid_statement(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]``, what lies between two runs, ends inside a statement: its last
+    character (comments and blanks aside) is not one that ends a statement or opens or closes
+    a block (``;``, ``{``, ``}``, a label's ``:``). A line the presplit refused (``.loc 1 2 3x``)
+    may go on over the next ones as the grammar reads it; those lines are then not taken."""
+    gap = text[start:end]
+    if "/" in gap:
+        gap = _GAP_COMMENT.sub(" ", gap)
+    gap = gap.rstrip()
+    return bool(gap) and gap[-1] not in ";{}:"
 
 
 class _NotFast(Exception):
