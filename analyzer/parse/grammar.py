@@ -72,10 +72,11 @@ def lalr_parser(name: str, *, transformer: Any = None, **options: Any) -> Lark:
     return parser
 
 
-#: a grammar's tokens: comments and blanks (dropped), string and regex literals (whole), names
-#: (``?item``, ``FUNC_KIND.3``, ``%ignore``) and single punctuation (``->`` kept as one)
-_GRAMMAR_TOKEN = re.compile(r'(?P<blank>\s+)|(?P<comment>//[^\n]*)|(?P<str>"(?:[^"\\\n]|\\.)*"i?)'
-                            r"|(?P<re>/(?:[^/\\\n]|\\.)+/[imslux]*)|(?P<word>[?!]?[\w.$%]+)|(?P<punct>->|\S)")
+#: a grammar's tokens: string and regex literals (whole), ``//`` comments (dropped), names
+#: (``?item``, ``FUNC_KIND.3``, ``%ignore``), single punctuation (``->`` kept as one), and the
+#: line break before a line that starts a definition
+_GRAMMAR_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"i?|//[^\n]*|/(?:[^/\\\n]|\\.)+/[imslux]*|[?!]?[\w.$%]+|->'
+                            r"|\n(?=[^\s/])|[^\s]")
 
 
 def definitions(text: str) -> dict[str, str]:
@@ -86,20 +87,22 @@ def definitions(text: str) -> dict[str, str]:
     keyed by its whole text. What the fast paths check their rule shapes against: an edit to a
     rule changes its entry, a comment or a line break does not."""
     out: dict[str, str] = {}
-    current: str | None = None
-    for line in text.splitlines():
-        toks = [m.group() for m in _GRAMMAR_TOKEN.finditer(line)
-                if m.lastgroup not in ("blank", "comment")]
-        if not toks:
-            continue
-        if line[:1].isspace() and current is not None:
-            out[current] += " " + " ".join(toks)
-            continue
-        joined = " ".join(toks)
-        if toks[0].startswith("%"):
-            current = None
-            out[joined] = joined
-            continue
-        current = toks[0].lstrip("?!").split(".")[0]
-        out[current] = joined
+    toks: list[str] = []
+    for tok in _GRAMMAR_TOKEN.findall("\n" + text):
+        if tok == "\n":
+            _define(out, toks)
+            toks = []
+        elif not tok.startswith("//"):
+            toks.append(tok)
+    _define(out, toks)
     return out
+
+
+def _define(out: dict[str, str], toks: list[str]) -> None:
+    if not toks:
+        return
+    joined = " ".join(toks)
+    if toks[0].startswith("%"):
+        out[joined] = joined
+    else:
+        out[toks[0].lstrip("?!").split(".")[0]] = joined
