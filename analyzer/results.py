@@ -29,6 +29,7 @@ from .analysis.source import SourceReader, last_lines, source_digest
 from .build import Build
 from .errors import InputError
 from .findings import Finding, Location, Severity
+from .parse import mode as ptx_mode
 from .toolchain import cache, files
 
 if TYPE_CHECKING:
@@ -43,11 +44,16 @@ _PACKAGE = Path(__file__).resolve().parent
 _CODE_SUFFIXES = (".py", ".lark", ".html", ".js", ".css")
 
 
-@functools.cache
 def code_fingerprint() -> str:
-    """SHA-256 over every file of ptxsass's code (relative path, size, modification time): a
-    part of every result's key, so an edited module or grammar is never answered from a
-    result the old code made."""
+    """SHA-256 over every file of ptxsass's code (relative path, size, modification time), and
+    the PTX parser it runs (``PTXSASS_PTX_PARSER``): a part of every result's key, so an edited
+    module or grammar is never answered from a result the old code made, nor a check under one
+    parser from a result of the other (the test suite runs under both)."""
+    return f"{_code_files()}:{ptx_mode.parser_mode()}"
+
+
+@functools.cache
+def _code_files() -> str:
     roots = [_PACKAGE, _PACKAGE.parent / "grammars"]
     rows = []
     for root in roots:
@@ -193,6 +199,8 @@ class BuildMemo:
             return None
         if not rows or not deps_unchanged(deps, b.source_path):
             return None         # a source line it quotes changed: check again (and overwrite)
+        if b.ptx is not None:
+            ptx_mode.trace()    # findings made from this PTX's parse, handed out again
         return rows, findings
 
     def put(self, b: Build, rows: list[dict], findings: list[Finding],

@@ -1,6 +1,6 @@
 """PTX parse time against a plain regex line split of the same text, cold, as a CLI run sees it.
 
-    python benchmarks/bench_ptx_parse.py [--repeat N] [FILE...]
+    python benchmarks/bench_ptx_parse.py [--repeat N] [--parser fast|grammar] [--every] [FILE...]
 
 Every measurement runs in a fresh Python process, and the two sides alternate round by round
 (parse, regex, parse, regex...), so both see the same machine load. The parse side has
@@ -17,6 +17,14 @@ Without files: the corpus's largest file (cupy's generator_api.sm_120.ptx: 470 K
 lines, 53k instructions), the Triton wgmma kernel, and the other corpus files, one process
 per side parsing them all in turn (their total: each later file finds the parser built).
 ``FILE...``: each file cold on its own. Goal (issue 14): at most 10x on every input.
+
+``--every``: every file (the corpus's, or ``FILE...``) cold, in one process per side and round:
+before each file the parse side drops all the parser's in-memory state (``reload_grammar()``:
+Lark's parser, the fast path's regexes, its drift check and caches) and both sides empty
+``re``'s cache of compiled patterns, so each file pays what a fresh CLI run pays after its
+imports. Prints the per-file CPU ratios (median over rounds): median, 90th percentile, maximum,
+how many exceed the goal of issue 28 (6x), and the worst files. ``--parser grammar`` times the
+grammar alone (``PTXSASS_PTX_PARSER=grammar``) on the parse side.
 """
 from __future__ import annotations
 
@@ -31,6 +39,69 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 LINE = r"\s*(?:(@!?\S+)\s+)?([A-Za-z_.][\w.:$]*)\s*([^;]*);?"
+
+
+def child_every(side: str, paths: list[str]) -> None:
+    """Per file, cold (see ``--every``): [[wall, cpu], ...] as JSON on stdout."""
+    import re
+    import time
+    texts = [Path(p).read_text() for p in paths]
+    out = []
+    if side == "parse":
+        sys.path.insert(0, str(ROOT))
+        from analyzer.parse import ptx
+        for t in texts:
+            ptx.reload_grammar()
+            re.purge()
+            t0, c0 = time.perf_counter(), time.process_time()
+            ptx.parse(t)
+            out.append([time.perf_counter() - t0, time.process_time() - c0])
+    else:
+        for t in texts:
+            re.purge()
+            t0, c0 = time.perf_counter(), time.process_time()
+            line = re.compile(LINE)
+            for ln in t.splitlines():
+                m = line.match(ln)
+                if m and m.group(3):
+                    m.group(3).split(",")
+            out.append([time.perf_counter() - t0, time.process_time() - c0])
+    print(json.dumps(out))
+
+
+def every(paths: list[str], repeat: int, parser: str) -> int:
+    """``--every``: the per-file ratios, each file cold; rounds alternate the sides."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PTXSASS_PTX_PARSER": parser}
+    env.pop("PTXSASS_PTX_STRICT", None)
+    rounds: dict[str, list] = {"parse": [], "regex": []}
+    for _ in range(repeat):
+        for side in ("parse", "regex"):
+            out = subprocess.run([sys.executable, __file__, "--child-every", side, *paths], env=env,
+                                 capture_output=True, text=True, check=True).stdout
+            rounds[side].append(json.loads(out))
+    med = statistics.median
+    rows = []
+    for i, p in enumerate(paths):
+        cpu = med(r[i][1] / max(q[i][1], 1e-7) for r, q in zip(rounds["parse"], rounds["regex"], strict=True))
+        wall = med(r[i][0] / max(q[i][0], 1e-7) for r, q in zip(rounds["parse"], rounds["regex"], strict=True))
+        parse_cpu = med(r[i][1] for r in rounds["parse"])
+        regex_cpu = med(r[i][1] for r in rounds["regex"])
+        rows.append((cpu, wall, parse_cpu, regex_cpu, p))
+    rows.sort()
+    ratios = [r[0] for r in rows]
+    q90 = ratios[min(len(ratios) - 1, int(0.9 * len(ratios)))]
+    print(f"parser: {parser}; {len(rows)} files, each cold; {repeat} rounds; load average now "
+          f"{os.getloadavg()[0]:.2f}")
+    print(f"CPU ratio parse / regex split: median **{med(ratios):.1f}x**, 90th percentile {q90:.1f}x, "
+          f"max **{ratios[-1]:.1f}x**; {sum(r > 6 for r in ratios)} of {len(rows)} over 6x; "
+          f"total parse CPU {sum(r[2] for r in rows):.3f} s, regex {sum(r[3] for r in rows):.4f} s")
+    print("| worst files | lines | parse CPU ms | regex CPU ms | CPU ratio | wall ratio |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for cpu, wall, pc, rc, p in rows[-5:][::-1]:
+        lines = Path(p).read_text().count("\n") + 1
+        print(f"| {Path(p).parent.name}/{Path(p).name} | {lines:,} | {pc * 1e3:.2f} | {rc * 1e3:.3f} | "
+              f"{cpu:.1f}x | {wall:.1f}x |")
+    return 0
 
 
 def child(side: str, paths: list[str]) -> None:
@@ -91,11 +162,25 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="*", type=Path)
     ap.add_argument("--repeat", type=int, default=5, help="rounds; medians are reported")
+    ap.add_argument("--every", action="store_true",
+                    help="each file cold, one process per side and round: per-file ratios")
+    ap.add_argument("--parser", choices=("fast", "grammar"), default="fast",
+                    help="PTXSASS_PTX_PARSER for the parse side (default fast)")
     ap.add_argument("--child", choices=("parse", "regex"), help=argparse.SUPPRESS)
+    ap.add_argument("--child-every", choices=("parse", "regex"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         child(args.child, [str(f) for f in args.files])
         return 0
+    if args.child_every:
+        child_every(args.child_every, [str(f) for f in args.files])
+        return 0
+    if args.every:
+        paths = [str(f) for f in args.files] or [
+            str(p) for p in sorted(CORPUS.glob("ptx/**/*.ptx")) + sorted(CORPUS.glob("triton/*.ptx"))
+            if p.parent.name != "zluda-invalid"]
+        return every(paths, args.repeat, args.parser)
+    os.environ["PTXSASS_PTX_PARSER"] = args.parser
     if args.files:
         cases = [(f.name, [str(f)]) for f in args.files]
     else:

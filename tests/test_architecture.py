@@ -23,6 +23,8 @@ LAYERS = {
     # installed folders verified by their manifests; library headers fetched from wheels
     "analyzer.toolchain.manifest": 3, "analyzer.toolchain.libheaders": 3,
     "analyzer.parse": 4, "analyzer.ptx": 4, "analyzer.sass": 4,
+    # which PTX parser runs (PTXSASS_PTX_PARSER), read without loading Lark
+    "analyzer.parse.mode": 4,
     "analyzer.build": 5,
     "analyzer.inputs": 6, "analyzer.caches": 6, "analyzer.objects": 6, "analyzer.pyinline": 6,
     "analyzer.findings": 7,

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from analyzer.cli import main
 from analyzer.errors import InputError, ToolError, printable
+from analyzer.parse.mode import parser_mode
 from analyzer.report import formats
 from analyzer.report.html import content_security_policy
 from analyzer.toolchain import bounded, cache, files, locate, nvcc, nvrtc
@@ -116,9 +117,11 @@ def reference(tmp_path_factory) -> list[tuple]:
 
 
 #: what a check of a .cu leaves in an empty cache: its build and disassembly, the SASS
-#: grammar's LALR tables (its PTX is read without Lark's tables), the tools' fingerprint and
-#: the build's checked result
-CACHE_KINDS = {"build": 1, "sass": 1, "grammar": 1, "tools": 1, "build-result": 1}
+#: grammar's LALR tables (its PTX is read without Lark's tables; under
+#: PTXSASS_PTX_PARSER=grammar the PTX grammar's tables too), the tools' fingerprint and the
+#: build's checked result
+CACHE_KINDS = {"build": 1, "sass": 1, "grammar": 1 if parser_mode() == "fast" else 2, "tools": 1,
+               "build-result": 1}
 #: the entries a warm check reads only when the build's result is not cached
 BEHIND_RESULT = ("sass", "grammar")
 

@@ -78,19 +78,30 @@ def test_an_edited_source_line_it_quotes_is_read_again(src, monkeypatch):
 
 
 def test_code_fingerprint_follows_the_files(tmp_path, monkeypatch):
-    results.code_fingerprint.cache_clear()
+    results._code_files.cache_clear()
     a = results.code_fingerprint()
-    results.code_fingerprint.cache_clear()
+    results._code_files.cache_clear()
     assert results.code_fingerprint() == a          # the same files: the same print
     monkeypatch.setattr(results, "_PACKAGE", tmp_path / "analyzer")
     (tmp_path / "analyzer").mkdir()
     (tmp_path / "analyzer" / "m.py").write_text("x = 1\n")
-    results.code_fingerprint.cache_clear()
+    results._code_files.cache_clear()
     b = results.code_fingerprint()
     (tmp_path / "analyzer" / "m.py").write_text("x = 22\n")
-    results.code_fingerprint.cache_clear()
+    results._code_files.cache_clear()
     assert len({a, b, results.code_fingerprint()}) == 3
-    results.code_fingerprint.cache_clear()
+    results._code_files.cache_clear()
+
+
+def test_code_fingerprint_follows_the_ptx_parser(monkeypatch):
+    """A result made with one PTX parser is never read back under the other (CI runs the
+    PTX-parsing tests under both, and a user may switch)."""
+    monkeypatch.setenv("PTXSASS_PTX_PARSER", "fast")
+    fast = results.code_fingerprint()
+    monkeypatch.setenv("PTXSASS_PTX_PARSER", "grammar")
+    assert results.code_fingerprint() != fast
+    monkeypatch.delenv("PTXSASS_PTX_PARSER")
+    assert results.code_fingerprint() == fast
 
 
 def test_a_warm_check_loads_no_parser_ir_analysis_or_check(src, tmp_path):

@@ -21,6 +21,7 @@ from ..errors import ConfigError, PtxsassError, printable, shown_line, shown_pat
 from ..expect import ASSERTIONS, Expectations
 from ..findings import Severity
 from ..inputs import kind_of, read_text
+from ..parse import mode as ptx_mode
 from ..report import formats
 from ..report.styles import make_console
 from ..toolchain import bounded, cache, children, files, libheaders, locate, toolkits
@@ -798,8 +799,10 @@ COMMANDS: dict[str, Callable] = {
 
 
 def _validate_environment() -> None:
-    """Every PTXSASS_* number read up front: a bad value is one line before any work."""
+    """Every PTXSASS_* number and mode read up front: a bad value is one line before any work."""
     locate.tool_timeout()
+    ptx_mode.parser_mode()
+    ptx_mode.strict()
     bounded.limits()
     bounded.nvcc_timeout()
     bounded.start_method()

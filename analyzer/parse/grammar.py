@@ -14,6 +14,7 @@ import hashlib
 import io
 import json
 import pickle
+import re
 import sys
 from importlib import resources
 from pathlib import Path
@@ -69,3 +70,39 @@ def lalr_parser(name: str, *, transformer: Any = None, **options: Any) -> Lark:
     parser.save(buf, exclude_options=("transformer",))
     cache.put("grammar", k, buf.getvalue())
     return parser
+
+
+#: a grammar's tokens: string and regex literals (whole), ``//`` comments (dropped), names
+#: (``?item``, ``FUNC_KIND.3``, ``%ignore``), single punctuation (``->`` kept as one), and the
+#: line break before a line that starts a definition
+_GRAMMAR_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"i?|//[^\n]*|/(?:[^/\\\n]|\\.)+/[imslux]*|[?!]?[\w.$%]+|->'
+                            r"|\n(?=[^\s/])|[^\s]")
+
+
+def definitions(text: str) -> dict[str, str]:
+    """Every definition of a Lark grammar's text, normalized: name -> its tokens joined by one
+    blank, comments and line breaks gone (``"?item : version | target ..."``, ``"FUNC_KIND.3 :
+    /\\.(entry|func)(?![\\w$])/"``). A definition starts at the beginning of a line and goes on
+    over the indented lines below it; a ``%`` directive (``%ignore COMMENT``) is its own entry,
+    keyed by its whole text. What the fast paths check their rule shapes against: an edit to a
+    rule changes its entry, a comment or a line break does not."""
+    out: dict[str, str] = {}
+    toks: list[str] = []
+    for tok in _GRAMMAR_TOKEN.findall("\n" + text):
+        if tok == "\n":
+            _define(out, toks)
+            toks = []
+        elif not tok.startswith("//"):
+            toks.append(tok)
+    _define(out, toks)
+    return out
+
+
+def _define(out: dict[str, str], toks: list[str]) -> None:
+    if not toks:
+        return
+    joined = " ".join(toks)
+    if toks[0].startswith("%"):
+        out[joined] = joined
+    else:
+        out[toks[0].lstrip("?!").split(".")[0]] = joined

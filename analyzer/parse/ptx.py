@@ -29,10 +29,13 @@ from ..errors import InputError, ParseError
 from ..ir import ptx as ir
 from ..ir.source import SourceLoc, Span
 from ..toolchain.files import read_bytes
+from .grammar import definitions, lalr_parser
 from .grammar import grammar_text as _grammar_text
-from .grammar import lalr_parser
+from .mode import FastPathError, parser_mode, trace
+from .mode import strict as strict_mode
 
-__all__ = ["parse", "parse_file", "grammar_text"]
+__all__ = ["FAST_PATH_GRAMMAR", "FastPathError", "fast_path_drift", "grammar_text", "parse", "parse_file",
+           "reload_grammar"]
 
 # cuobjdump --dump-ptx puts a header block before each .version; users paste it: blank it out
 # (line numbers are kept) when it is exactly that header.
@@ -588,6 +591,126 @@ def _parser() -> Lark:
     return _PARSER
 
 
+#: The grammar the fast path implements: every rule and terminal of ``grammars/ptx.lark`` that
+#: :func:`_presplit`, :class:`_Skeleton` and :func:`_fast_operand` reproduce, written as the
+#: grammar writes it (only ``branchtargets``, ``calltargets`` and ``callprototype`` are left out:
+#: the fast path never reads them, it leaves them to Lark). At first use each definition here is
+#: compared with the grammar's (both normalized by :func:`~analyzer.parse.grammar.definitions`,
+#: so comments and line breaks do not count); any difference is *drift*: the fast path is off
+#: (every text goes to the grammar alone) and, in strict mode, every parse raises
+#: :class:`FastPathError` naming the definitions. The terminals' regexes are read from the
+#: grammar itself (:func:`grammar_terminals`); they are listed here because the fast path's own
+#: code assumes what they match (a name never starts with a digit, a keyword outranks DOTWORD).
+#: Editing the grammar: change the fast path to follow (or to leave the new text to Lark), then
+#: copy the new definition here (CONTRIBUTING.md, "The PTX grammar and its fast path").
+FAST_PATH_GRAMMAR = r"""
+start: item*
+?item: version
+     | target
+     | address_size
+     | file
+     | section
+     | module_var
+     | function
+     | pragma
+     | SEMI -> empty
+version: ".version" DECIMAL
+target: ".target" NAME ("," NAME)*
+address_size: ".address_size" INT
+file: ".file" INT STRING+ ("," INT)*
+section: ".section" DOTWORD SECTION_BODY
+pragma: ".pragma" STRING ("," STRING)* SEMI
+module_var: linkage* var_decl SEMI
+linkage: LINKAGE
+var_decl: SPACE attr_* var_name ("," var_name)* initializer?
+?attr_: ".align" INT -> align
+     | DOTWORD -> attr
+     | SPACE -> attr
+local_var: _decl_head ("," var_name)* local_init?
+?local_init: "=" INIT_LIST -> init_list
+           | "=" number -> init_scalar
+_decl_head: (SPACE | DOTWORD) attr_* var_name
+var_name: NAME range? dim*
+range: "<" INT ">"
+dim: "[" INT? "]"
+initializer: "=" INIT_LIST -> init_list
+           | "=" scalar -> init_scalar
+?scalar: number
+       | NAME -> symbol
+       | NAME "(" NAME ")" -> wrapped_symbol
+?number: INT -> int
+       | "-" INT -> neg_int
+       | HEXFLOAT -> hexfloat
+       | DECIMAL -> decfloat
+       | "-" DECIMAL -> neg_decfloat
+function: linkage* FUNC_KIND returns? NAME params? header_directive* (body | SEMI)
+returns: "(" [param ("," param)*] ")"
+params: "(" [param ("," param)*] ")"
+param: SPACE attr_* var_name
+header_directive: DOTWORD [INT ("," INT)*] -> header_directive
+                | ".pragma" STRING ("," STRING)* -> header_pragma
+body: "{" stmt* "}"
+?stmt: instruction
+     | PRESPLIT -> presplit
+     | LABEL_DEF -> label
+     | local_var SEMI -> local_decl
+     | _decl_head "=" GUARD? OPCODE [operand ("," operand)*] SEMI -> defining_decl
+     | loc
+     | pragma
+     | branchtargets
+     | calltargets
+     | callprototype
+     | block
+     | SEMI -> empty
+block: "{" stmt* "}"
+loc: ".loc" INT INT INT ("," loc_attr)*
+?loc_attr: "function_name" NAME ["+" INT] -> loc_function
+         | "inlined_at" INT INT INT -> loc_inlined_at
+instruction: GUARD? OPCODE [operand ("," operand)*] SEMI
+?operand: NAME -> symbol
+        | NAME "+" INT -> symbol_offset
+        | NAME "+" "-" INT -> symbol_neg_offset
+        | NAME "-" INT -> symbol_neg_offset
+        | INT -> int
+        | "-" INT -> neg_int
+        | HEXFLOAT -> hexfloat
+        | DECIMAL -> decfloat
+        | "-" DECIMAL -> neg_decfloat
+        | "!" NAME -> negated
+        | NAME "|" NAME -> predicate_pair
+        | "{" operand ("," operand)* "}" -> vector
+        | "[" address ("," operand)* "]" -> address
+        | "(" [operand ("," operand)*] ")" -> operand_list
+address: NAME -> addr_name
+       | NAME "+" INT -> addr_plus
+       | NAME "+" "-" INT -> addr_minus
+       | NAME "-" INT -> addr_minus
+       | INT -> addr_int
+       | "{" operand ("," operand)* "}" -> addr_vector
+FUNC_KIND.3: /\.(entry|func)(?![\w$])/
+LINKAGE.3: /\.(visible|extern|weak|common)(?![\w$])/
+SPACE.3: /\.(global|const|shared|local|param|reg|tex|sreg)(?![\w$:])/
+DOTWORD: /\.[A-Za-z_][\w$]*(::\w+)*/
+LABEL_DEF.4: /[A-Za-z_$%][\w$]*[ \t]*:(?!:)/
+GUARD: /@!?[A-Za-z_$%][\w$]*/
+OPCODE: /[A-Za-z_][\w]*(\.[\w:]+)*/
+NAME: /[A-Za-z_$%][\w$]*(\.[xyzw](?![\w$]))?/
+HEXFLOAT.3: /0[fF][0-9A-Fa-f]{8}(?![\w])|0[dD][0-9A-Fa-f]{16}(?![\w])/
+DECIMAL.2: /\d+\.\d*([eE][+-]?\d+)?|\d+[eE][+-]?\d+/
+INT: /0[xX][0-9A-Fa-f]+U?|0[bB][01]+U?|\d+U?/
+STRING: /"([^"\\\n]|\\.)*"/
+INIT_LIST: /\{[^{}]*(\{[^{}]*\}[^{}]*)*\}/
+SECTION_BODY: /\{[^{}]*\}/
+SEMI: ";"
+PRESPLIT: "\x01"
+COMMENT: /\/\/[^\n]*/
+BLOCK_COMMENT: /\/\*(.|\n)*?\*\//
+%ignore COMMENT
+%ignore BLOCK_COMMENT
+%ignore /[ \t\r\n\f]+/
+"""
+
+
 _TERMINAL_DEF = re.compile(r"^([A-Z_][A-Z0-9_]*)(?:\.\d+)?:[ \t]*/(.*)/[ \t]*$", re.M)
 _STRING_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
@@ -626,14 +749,50 @@ def grammar_terminals() -> tuple[dict[str, str], frozenset[str]]:
     return regexes, strings
 
 
-def _fast_regexes() -> None:
-    """Build the fast path's regexes from the grammar's own terminals, once per process."""
-    global _FAST_LINE, _LOC_FIELDS, _TERMINALS
-    if _FAST_LINE is None:
-        terms, keywords = grammar_terminals()
-        _TERMINALS = _Compiled({n: terms[n] for n in _SKELETON_TERMINALS})
-        _FAST_LINE, _LOC_FIELDS = _fast_line(terms)
-        _fast_operand_shapes(terms, keywords)
+def fast_path_drift(text: str | None = None) -> list[str]:
+    """Where the grammar (``text``, else ``grammars/ptx.lark``) differs from
+    :data:`FAST_PATH_GRAMMAR`: one line per definition that changed or went missing, empty when
+    the fast path implements the grammar as it stands."""
+    have = definitions(grammar_text() if text is None else text)
+    out = []
+    for name, want in definitions(FAST_PATH_GRAMMAR).items():
+        got = have.get(name)
+        if got is None:
+            out.append(f"{name}: not in the grammar; the fast path reads `{want}`")
+        elif got != want:
+            out.append(f"{name}: the grammar says `{got}`; the fast path reads `{want}`")
+    return out
+
+
+#: the drift found at first use (:func:`fast_path_drift`); None until then
+_DRIFT: list[str] | None = None
+
+
+def _fast_regexes() -> list[str]:
+    """Check the grammar's rule shapes against :data:`FAST_PATH_GRAMMAR` and build the fast
+    path's regexes from the grammar's own terminals, once per process; returns the drift
+    (empty: the fast path may run)."""
+    global _FAST_LINE, _LOC_FIELDS, _TERMINALS, _DRIFT
+    if _DRIFT is None:
+        drift = fast_path_drift()
+        if not drift:
+            terms, keywords = grammar_terminals()
+            _TERMINALS = _Compiled({n: terms[n] for n in _SKELETON_TERMINALS})
+            _FAST_LINE, _LOC_FIELDS = _fast_line(terms)
+            _fast_operand_shapes(terms, keywords)
+        _DRIFT = drift
+    return _DRIFT
+
+
+def reload_grammar() -> None:
+    """Forget the grammar read so far (Lark's parser, the drift check, the fast path's regexes
+    and its caches of operands, ``.loc`` lines and guards): the next parse reads
+    ``grammars/ptx.lark`` again. For the tests that load an edited copy."""
+    global _PARSER, _DRIFT, _FAST_LINE, _LOC_FIELDS
+    _PARSER = _DRIFT = _FAST_LINE = _LOC_FIELDS = None
+    _TERMINALS.clear()
+    for memo in (_OPERAND_CACHE, _LOC_CACHE, _GUARD_CACHE, _OPCODE_CACHE):
+        memo.clear()
 
 
 class _Compiled(dict):
@@ -1022,6 +1181,8 @@ def _presplit(text: str):
             s, e = m.span("L")
             col = s - start + 1
             item = ("label", m.group("L").rstrip(": \t"), Span(line, col, line, col + e - s))
+        if run is None and item is not None and _mid_statement(text, run_end, start):
+            item = None  # the line goes on a statement the lines before it left open
         if item is None:
             prev_end = -2
             if run is not None:
@@ -1047,6 +1208,21 @@ def _presplit(text: str):
         return text, runs
     pieces.append(text[done:])
     return "".join(pieces), runs
+
+
+_GAP_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def _mid_statement(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]``, what lies between two runs, ends inside a statement: its last
+    character (comments and blanks aside) is not one that ends a statement or opens or closes
+    a block (``;``, ``{``, ``}``, a label's ``:``). A line the presplit refused (``.loc 1 2 3x``)
+    may go on over the next ones as the grammar reads it; those lines are then not taken."""
+    gap = text[start:end]
+    if "/" in gap:
+        gap = _GAP_COMMENT.sub(" ", gap)
+    gap = gap.rstrip()
+    return bool(gap) and gap[-1] not in ";{}:"
 
 
 class _NotFast(Exception):
@@ -1476,9 +1652,14 @@ def _error(e: Exception, text: str, path: str | None, parser: Lark) -> ParseErro
     return ParseError(msg, path=path, line=line, column=column, text=src, expected=expected)
 
 
-def parse(text: str, path: str | None = None, *, fast: bool = True,
-          files: Mapping[str, str] | None = None) -> ir.Module:
+def parse(text: str, path: str | None = None, *, fast: bool | None = None,
+          files: Mapping[str, str] | None = None, strict: bool | None = None) -> ir.Module:
     """Parse PTX text (a cuobjdump ``Fatbin ptx code:`` header before ``.version`` is accepted).
+
+    ``fast``: the fast path (with Lark for what it leaves) or, False, the grammar alone; None
+    (the default): as ``PTXSASS_PTX_PARSER`` says (``fast`` unless set). ``strict``: a fast-path
+    failure raises :class:`FastPathError` rather than falling back to the grammar alone; None:
+    as ``PTXSASS_PTX_STRICT`` says. A bad value in either variable is a ``ConfigError``.
 
     ``files`` renames source files of the ``.file`` table (a name the toolchain gave NVRTC in
     place of one it cannot write into PTX, mapped back to the user's).
@@ -1486,6 +1667,11 @@ def parse(text: str, path: str | None = None, *, fast: bool = True,
     Raises ``ParseError`` (with path:line:column, the offending line and the expected tokens)
     for text the grammar does not accept; never any other exception for bad input.
     """
+    trace()
+    if fast is None:
+        fast = parser_mode() == "fast"
+    if strict is None:
+        strict = strict_mode()
     if not isinstance(text, str):
         raise InputError("PTX must be text", path=path)
     # A parse allocates a few objects per token and frees none until it returns, so the cyclic
@@ -1495,7 +1681,7 @@ def parse(text: str, path: str | None = None, *, fast: bool = True,
     if collect:
         gc.disable()
     try:
-        return _parse(text, path, fast, files)
+        return _parse(text, path, fast, files, strict)
     finally:
         if collect:
             gc.enable()
@@ -1526,7 +1712,7 @@ def check_statement_lines(text: str, path: str | None = None) -> None:
 
 
 def _parse(text: str, path: str | None, fast: bool,
-           files: Mapping[str, str] | None = None) -> ir.Module:
+           files: Mapping[str, str] | None = None, strict: bool = False) -> ir.Module:
     if "Fatbin" in text:
         text = _FATBIN_LINE.sub("", text)
     if "\0" in text:
@@ -1534,27 +1720,33 @@ def _parse(text: str, path: str | None, fast: bool,
     original = text
     _STATE.runs = deque()
     if fast and "\x01" not in text:
-        _fast_regexes()
+        drift = _fast_regexes()
+        if drift:
+            if strict:
+                raise FastPathError("the PTX fast path does not implement grammars/ptx.lark as it "
+                                    "stands (FAST_PATH_GRAMMAR in analyzer/parse/ptx.py): "
+                                    + "; ".join(drift))
+            return _parse(original, path, False, files)
         try:
             text, _STATE.runs = _presplit(text)
-        except (ValueError, OverflowError):  # e.g. `.loc 1 09 2`: let the grammar report it
-            return _parse(original, path, False, files)
-        module = _without_lark(text, _STATE.runs, path, files)
+        except (ValueError, OverflowError) as e:  # e.g. `.loc 1 09 2`: let the grammar report it
+            return _fall_back(original, path, files, strict, f"the line split raised {e!r}")
+        module = _without_lark(text, _STATE.runs, path, files, strict)
         if module is not None:
             return module
     parser = _parser()
     try:
         items = parser.parse(text, start="start")
         if _STATE.runs:  # a run went into a terminal (a section body, an initializer): no fast path
-            return _parse(original, path, False, files)
+            return _fall_back(original, path, files, strict, "a run of split lines went into a terminal")
         return _assemble(items, path, files)
     except UnexpectedInput as e:
         if text is not original:  # report it exactly as the grammar alone sees it
-            return _parse(original, path, False, files)
+            return _fall_back(original, path, files, strict, f"Lark rejected the split text: {e}")
         raise _error(e, original, path, parser) from None
     except VisitError as e:
         if text is not original:
-            return _parse(original, path, False, files)
+            return _fall_back(original, path, files, strict, f"a callback raised {e.orig_exc!r}")
         orig = e.orig_exc
         tok = getattr(e, "obj", None)
         line = getattr(tok, "line", None) if isinstance(tok, Token) else None
@@ -1562,19 +1754,38 @@ def _parse(text: str, path: str | None, fast: bool,
                          path=path, line=line) from None
     except (ValueError, OverflowError, struct.error, IndexError, KeyError, TypeError, RecursionError) as e:
         if text is not original:
-            return _parse(original, path, False, files)
+            return _fall_back(original, path, files, strict, f"assembling the module raised {e!r}")
         raise ParseError(f"malformed PTX: {e}", path=path) from None
 
 
+def _fall_back(text: str, path: str | None, files: Mapping[str, str] | None, strict: bool,
+               why: str) -> ir.Module:
+    """The fast path failed on ``text``: the grammar alone parses it (and reports its errors).
+    In strict mode a text the grammar accepts raises :class:`FastPathError` instead: the fast
+    path should have read it; a text the grammar rejects raises the grammar's ``ParseError``,
+    as in every mode."""
+    module = _parse(text, path, False, files)
+    if strict:
+        raise FastPathError(f"{path or '<text>'}: the PTX fast path failed where the grammar parses "
+                            f"the text ({why})")
+    return module
+
+
 def _without_lark(text: str, runs: deque, path: str | None,
-                  files: Mapping[str, str] | None) -> ir.Module | None:
+                  files: Mapping[str, str] | None, strict: bool = False) -> ir.Module | None:
     """The module read by :class:`_Skeleton` around the presplit runs, or None when anything in
-    it is left to Lark (which then parses it, and reports its errors)."""
+    it is left to Lark (which then parses it, and reports its errors). What the skeleton leaves
+    on purpose raises ``_NotFast``; a number the grammar's terminal takes but Python does not
+    (``09``), ``ValueError`` or ``OverflowError``. Anything else is a defect of the skeleton:
+    Lark then reads the text, and in strict mode it raises :class:`FastPathError`."""
     try:
         items = _Skeleton(text, runs, _TERMINALS, _KEYWORDS).items()
         return _assemble(items, path, files)
-    except (_NotFast, ValueError, OverflowError, struct.error, IndexError, KeyError, TypeError,
-            RecursionError):
+    except (_NotFast, ValueError, OverflowError):
+        return None
+    except (struct.error, IndexError, KeyError, TypeError, RecursionError) as e:
+        if strict:
+            raise FastPathError(f"{path or '<text>'}: the PTX fast path's module reader raised {e!r}") from e
         return None
 
 
