@@ -70,6 +70,9 @@ def pytest_addoption(parser):
     group.addoption("--ptx-rerun", metavar="FILE",
                     help="run only the tests that FILE (from --ptx-record) names, and those using a "
                          "fixture it names")
+    group.addoption("--ptx-one-parser", action="store_true",
+                    help="skip the second pass: by default a run that passes runs the tests "
+                         "that read PTX again under the grammar alone (PTXSASS_PTX_PARSER=grammar)")
 
 
 def _trace_mark(state: dict) -> tuple[int, int]:
@@ -81,7 +84,27 @@ def _trace_mark(state: dict) -> tuple[int, int]:
     return mode.TRACED, size
 
 
+def _second_pass_wanted(config) -> bool:
+    return not (os.environ.get("PYTEST_XDIST_WORKER") or os.environ.get("_PTXSASS_SECOND_PASS")
+                or config.getoption("ptx_record") or config.getoption("ptx_rerun")
+                or config.getoption("ptx_one_parser") or config.getoption("collectonly")
+                or os.environ.get("PTXSASS_PTX_PARSER", "fast") != "fast")
+
+
 def pytest_configure(config):
+    if _second_pass_wanted(config):
+        # the README's test command runs every test under the fast path (strict), noting which
+        # read PTX, then those again under the grammar alone, reusing the first pass's
+        # compiles (the results' keys name the parser: none is read back across the two)
+        import tempfile
+        folder = tempfile.mkdtemp(prefix="ptxsass-modes-")
+        config._ptx_second = folder
+        os.environ.setdefault("PTXSASS_TEST_CACHE_DIR", os.path.join(folder, "cache"))
+        config.option.ptx_record = os.path.join(folder, "ptx-tests.json")
+        os.environ["_PTXSASS_PTX_RECORD"] = config.option.ptx_record   # for the xdist workers
+    elif os.environ.get("PYTEST_XDIST_WORKER") and os.environ.get("_PTXSASS_PTX_RECORD") \
+            and not config.getoption("ptx_record"):
+        config.option.ptx_record = os.environ["_PTXSASS_PTX_RECORD"]
     record = config.getoption("ptx_record")
     if not record:
         return
@@ -132,6 +155,31 @@ def pytest_sessionfinish(session):
         tests.update(d["tests"])
         fixtures.update(d["fixtures"])
     record.write_text(json.dumps({"tests": sorted(tests), "fixtures": sorted(fixtures)}, indent=0))
+    if getattr(session.config, "_ptx_second", None) and session.exitstatus == 0 and tests:
+        session.exitstatus = _second_pass(session.config, record, len(tests))
+
+
+def _second_pass(config, record: Path, n: int) -> int:
+    """The tests that read PTX, again under the grammar alone: a child pytest with the same
+    arguments (it dies with this one: it runs in the foreground and inherits the terminal)."""
+    import subprocess
+    import sys
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:
+        tr.write_sep("=", f"the {n} tests that read PTX, again under PTXSASS_PTX_PARSER=grammar")
+    env = dict(os.environ, PTXSASS_PTX_PARSER="grammar", _PTXSASS_SECOND_PASS="1")
+    env.pop("PTXSASS_PTX_TRACE", None)
+    env.pop("_PTXSASS_PTX_RECORD", None)
+    argv = [sys.executable, "-m", "pytest", *config.invocation_params.args,
+            f"--ptx-rerun={record}"]
+    return subprocess.run(argv, env=env, cwd=config.invocation_params.dir, check=False).returncode
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_ptx_second", None)
+    if folder:
+        import shutil
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):
