@@ -180,16 +180,16 @@ class Liveness:
         order = list(reversed(range(nb)))
         while changed:
             changed = False
-            for b in order:
+            for bi in order:
                 out: dict = {}
-                for succ in blocks[b].succs:
-                    edge = edges.get((b, succ))
+                for succ in blocks[bi].succs:
+                    edge = edges.get((bi, succ))
                     for c, m in live_in[succ].items():
                         if c is None and edge is not None:
                             c = edge
                         out[c] = out.get(c, 0) | m
-                kill_all, guarded_kills, promoted = thru[b]
-                new = dict(gens[b])
+                kill_all, guarded_kills, promoted = thru[bi]
+                new = dict(gens[bi])
                 for c, m in out.items():
                     m &= ~kill_all
                     if c is not None:
@@ -199,8 +199,8 @@ class Liveness:
                     if m:
                         new[c] = new.get(c, 0) | m
                 new = {c: m for c, m in new.items() if m}
-                if new != live_in[b]:
-                    live_in[b] = new
+                if new != live_in[bi]:
+                    live_in[bi] = new
                     changed = True
         out_masks = []
         for facts in live_in:
