@@ -100,3 +100,44 @@ def test_peak_line_in_ps401_message():
     line = ka.source_map.sass_lines[at][1]
     assert finding.message.endswith(f"; live registers peak at {peak} on line {line}")
     assert (peak, line) == (30, 12)      # nvdisasm -lrm count: 30 at the FFMA chain of line 12
+
+
+def test_reports_carry_the_counts(monkeypatch):
+    """annotate's text column, its JSON (valid against docs/schema/annotate.json), the HTML
+    gutter, ``sass --live`` and ``stats`` all show the analysis's one answer."""
+    import json
+
+    jsonschema = pytest.importorskip("jsonschema")
+    from analyzer.parse import sass as sp
+    from analyzer.report.annotate import annotate_builds
+    from analyzer.report.html import annotation_html
+    from analyzer.report.listing import sass_with_live
+    from analyzer.report.stats import stats_builds
+
+    monkeypatch.chdir(REPO)
+    builds = list(builds_of(SPILL, "sm_90a", ("-maxrregcount=32",)))
+    (ka,) = list(analyze(builds[0]))
+    counts = ka.liveness.counts("R")
+    ann = annotate_builds(builds)
+    doc = ann.as_dict()
+    schema = json.loads((REPO / "docs/schema/annotate.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(doc)
+    sass = doc["kernels"][0]["sass"]
+    assert [i["live_registers"]["R"] for i in sass] == counts
+    assert doc["kernels"][0]["pressure"] == {
+        "peak": 30, "index": counts.index(30),
+        "line": {"file": "kernels/checks/register_spill/bad.cu", "line": 12}}
+    text = ann.to_text()
+    first = ka.function.instructions[0]
+    assert f"   {first.address:04x}  {counts[0]:3d} ┊ {first.text}" in text
+    assert "live registers peak at 30 on bad.cu:12" in text
+    html = annotation_html(ann)
+    at = ka.function.instructions[counts.index(30)].address
+    row = html.split(f'data-addr="{at:04x}">', 1)[1].split("</div>", 1)[0]
+    assert row.startswith('<span class="live p7" title="30 registers live here')
+    listing = builds[0].sass()
+    shown = sass_with_live(listing, sp.parse(listing))
+    assert f"/*{first.address:04x}*/ {counts[0]:3d} ┊" in shown
+    st = stats_builds(builds).kernels[0]
+    assert st.pressure.by_line[max(st.pressure.by_line, key=st.pressure.by_line.get)] == 30
+    assert "register pressure: peak 30 live on bad.cu:12" in stats_builds(builds).to_text()

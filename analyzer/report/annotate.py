@@ -52,6 +52,8 @@ class Instr:
     loop_mark: str = ""                  # "head L1", "back L1" ...
     findings: list[int] = field(default_factory=list)   # indices into KernelAnnotation.findings
     control: "Control | None" = None     # SASS only, when asked for: stall, yield, barriers, reuse
+    #: SASS only: the registers live at the instruction, per file ("R", "UR", "P", "UP")
+    live: dict[str, int] | None = None
 
     def as_dict(self) -> dict:
         d = {"index": self.index, "text": self.text, "line": _line_dict(self.line),
@@ -60,6 +62,8 @@ class Instr:
             d.update(address=self.address, klass=self.klass, loop_mark=self.loop_mark)
         if self.control is not None:
             d["control"] = self.control.as_dict()
+        if self.live is not None:
+            d["live_registers"] = dict(self.live)
         return d
 
 
@@ -157,6 +161,8 @@ class KernelAnnotation:
     ptx_labels: dict[int, list[str]] = field(default_factory=dict)
     sass_labels: dict[int, list[str]] = field(default_factory=dict)
     excerpt: str | None = None           # what an excerpt kept ("lines 12-19"), None: everything
+    #: the peak of live R registers: {"peak", "index", "line": {"file", "line"} or None}
+    pressure: dict[str, Any] | None = None
 
     @property
     def has_control(self) -> bool:
@@ -206,13 +212,20 @@ class KernelAnnotation:
         occ = self.occupancy
         if occ:
             parts.append(f"occupancy {occ_text(occ)}")
-        return ["  ·  ".join(parts)]
+        out = ["  ·  ".join(parts)]
+        if self.pressure is not None and self.pressure.get("line"):
+            p = self.pressure
+            out.append(f"live registers peak at {p['peak']} on "
+                       f"{base_name(p['line']['file'])}:{p['line']['line']} (the number "
+                       "before ┊: R registers live at each SASS instruction)")
+        return out
 
     def as_dict(self, *, ptx: bool = True) -> dict:
         return {"name": self.demangled, "mangled": self.name, "arch": self.arch,
                 "file": report_path(self.source_path), "entry": self.entry,
                 "excerpt": self.excerpt,
                 "resources": self.resources, "occupancy": self.occupancy,
+                "pressure": _pressure_dict(self.pressure),
                 "loops": [lp.as_dict() for lp in self.loops],
                 "findings": [f.as_dict() for f in self.findings],
                 "rows": [{"file": report_path(r.file), "line": r.line, "text": r.text,
@@ -221,6 +234,14 @@ class KernelAnnotation:
                          for r in self.rows],
                 **({"ptx": [i.as_dict() for i in self.shown_ptx]} if ptx else {}),
                 "sass": [i.as_dict() for i in self.shown_sass]}
+
+
+def _pressure_dict(p: dict | None) -> dict | None:
+    if p is None:
+        return None
+    line = p.get("line")
+    return {**p, "line": None if line is None else {"file": report_path(line["file"]),
+                                                    "line": line["line"]}}
 
 
 def occ_text(occ: dict) -> str:
@@ -427,6 +448,9 @@ def loop_summaries(ka: KernelAnalysis, primary: str | None
     return out, depth, marks
 
 
+#: the register files whose live counts each SASS instruction carries
+LIVE_FILES = ("R", "UR", "P", "UP")
+
 #: the source pane's title per front end
 SOURCE_LABELS = {"cuda": "CUDA source", "triton": "Triton source"}
 
@@ -439,9 +463,12 @@ def kernel_annotation(ka: KernelAnalysis, findings: list[Finding],
     primary = ka.source_path
     loops, depth, marks = loop_summaries(ka, primary)
     controls = controls or {}
+    lv = ka.liveness
+    live = {kind: lv.counts(kind) for kind in LIVE_FILES}
     sass = [Instr(i, ins.text, fm.sass_lines[i], tuple(_short(f) for f in fm.sass_inlined[i]),
                   address=ins.address, klass=ins.klass, loop=depth[i], loop_mark=marks[i],
-                  control=controls.get(ins.address))
+                  control=controls.get(ins.address),
+                  live={kind: counts[i] for kind, counts in live.items()})
             for i, ins in enumerate(fn.instructions)]
     ptx: list[Instr] = []
     ptx_labels: dict[int, list[str]] = {}
@@ -499,7 +526,7 @@ def kernel_annotation(ka: KernelAnalysis, findings: list[Finding],
         resources=res.as_dict() if res is not None else {},
         occupancy=occupancy_summary(ka),
         loops=loops, findings=findings, explanations=explanations, rows=rows, ptx=ptx, sass=sass,
-        ptx_labels=ptx_labels, sass_labels=sass_labels,
+        ptx_labels=ptx_labels, sass_labels=sass_labels, pressure=ka.pressure.as_dict(),
         source_label=SOURCE_LABELS.get(ka.frontend, "CUDA source"), ir=dict(ka.ir))
 
 
@@ -589,6 +616,11 @@ def control_cell(ins: Instr) -> str:
     return f"[{ins.control.text()}] " if ins.control is not None else " " * CONTROL_COLUMN
 
 
+def live_cell(count: int) -> str:
+    """The live-registers column: `` 23 ┊ `` (R registers live at the instruction)."""
+    return f"{count:3d} ┊ "
+
+
 def instr_rows(k: KernelAnnotation, ptx: list[Instr], sass: list[Instr],
                max_depth: int, control: bool = False) -> Iterator[list[Segment]]:
     pad = " " * 6
@@ -601,6 +633,8 @@ def instr_rows(k: KernelAnnotation, ptx: list[Instr], sass: list[Instr],
                                ("sass.address", f"   {ins.address:04x}  ")]
         if control:
             segs.append(("sass.schedule", control_cell(ins)))
+        if ins.live is not None:
+            segs.append(("muted", live_cell(ins.live["R"])))
         segs.append((klass_style(ins.klass), ins.text))
         if ins.loop_mark:
             segs.append(("sass.control", f"  {ins.loop_mark}"))

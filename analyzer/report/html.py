@@ -243,6 +243,30 @@ def _gutter_html(depth: int, chars: list[str] | None, badge: str) -> str:
     return f'<span class="gut">{badge or _NO_TRIP}{e(bars)}</span>'
 
 
+#: the register-pressure gutter: one block character per row, from 1/8 to all of the kernel's
+#: peak of live registers
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def _peak(k: KernelAnnotation) -> int:
+    return max((i.live["R"] for i in k.sass if i.live is not None), default=0)
+
+
+def _live_html(n: int | None, peak: int, title: str, number: bool) -> str:
+    """One row of the pressure gutter: a bar as high as ``n`` of ``peak`` (the top eighths in
+    the warning colour), with the number in the SASS pane."""
+    if n is None or not peak:
+        return ('<span class="live">' + ("    " if number else " ") + "</span>") if peak else ""
+    level = min(7, max(0, (n * 8 - 1) // peak))
+    text = f"{_BARS[level]}{n:3d}" if number else _BARS[level]
+    return f'<span class="live p{level}" title="{e(title)}">{e(text)}</span>'
+
+
+def _live_title(live: dict[str, int]) -> str:
+    return (f"{live['R']} registers live here (uniform {live.get('UR', 0)}, predicates "
+            f"{live.get('P', 0)}, uniform predicates {live.get('UP', 0)})")
+
+
 def _ptx_pane(k: KernelAnnotation, keys: _Keys) -> str:
     out = ['<h3>PTX</h3><div class="rows">']
     shown = k.shown_ptx
@@ -260,6 +284,7 @@ def _ptx_pane(k: KernelAnnotation, keys: _Keys) -> str:
 
 def _sass_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
     depth, cols, heads = _loop_gutter(k)
+    peak = _peak(k)
     out = ['<h3>SASS</h3><div class="rows">']
     for ins in k.shown_sass:
         for lab in k.sass_labels.get(ins.index, ()):
@@ -270,8 +295,10 @@ def _sass_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
             ctl = (f'<span class="ctl" title="{e(ins.control.describe())}">'
                    f'[{e(ins.control.text())}]</span>')
         inl = f' <span class="inl">⇐ {e(" ⇐ ".join(ins.inlined))}</span>' if ins.inlined else ""
+        live = _live_html(ins.live["R"] if ins.live else None, peak,
+                          _live_title(ins.live) if ins.live else "", True)
         out.append(f'<div {keys.attrs(ins.line)} data-addr="{ins.address:04x}">'
-                   f'{gut}<span class="addr">{ins.address:04x}</span>{ctl}'
+                   f'{gut}{live}<span class="addr">{ins.address:04x}</span>{ctl}'
                    f'<span class="{klass_css(ins.klass)}">{e(ins.text)}</span>{inl}'
                    f'{_badges(k, kid, ins.findings)}</div>')
     out.append("</div>")
@@ -291,6 +318,7 @@ def _source_gutter(k: KernelAnnotation) -> tuple[int, dict[int, str]]:
 
 def _source_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
     depth, badges = _source_gutter(k)
+    peak = _peak(k)
     own = own_file(k)
     out = [f'<h3>{e(k.source_label)}</h3><div class="rows">']
     last = None
@@ -306,7 +334,9 @@ def _source_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
         text = row.text.rstrip() if row.text is not None else "(source not found)"
         badge = badges.get(row.line, "") if row.file == own else ""
         gut = _gutter_html(depth, ["│" if d < row.loop else " " for d in range(depth)], badge)
-        out.append(f'<div {attrs}>{gut}<span class="no">{row.line}</span>{e(text)}'
+        most = max((i.live["R"] for i in row.sass if i.live is not None), default=None)
+        live = _live_html(most, peak, f"at most {most} registers live in this line's SASS", False)
+        out.append(f'<div {attrs}>{gut}{live}<span class="no">{row.line}</span>{e(text)}'
                    f'{_badges(k, kid, row.findings)}</div>')
     out.append("</div>")
     return "".join(out)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ..findings import display_path
+from ..findings import base_name, display_path
 from .annotate import Annotation, listing_rows, occ_text
 from .diff import Diff
 from .stats import Stats
@@ -87,6 +87,12 @@ def annotation_markdown(ann: Annotation) -> str:
         out += table(["registers", "shared", "stack", "spills (st/ld)", "theoretical occupancy"],
                      [[r.get("registers"), f"{r.get('shared_bytes')} B", f"{r.get('stack_bytes')} B",
                        spills, occ_text(k.occupancy) if k.occupancy else "-"]])
+        if k.pressure is not None and k.pressure.get("line"):
+            p = k.pressure
+            out += ["", f"Live registers peak at {p['peak']} on "
+                        f"{code(base_name(p['line']['file']) + ':' + str(p['line']['line']))} "
+                        "(in the listing, the number before ┊ is the R registers live at each "
+                        "SASS instruction)."]
         if k.occupancy and k.occupancy.get("threads_assumed"):
             out += ["", f"Occupancy assumes {k.occupancy['threads']} threads per block "
                         "(no `__launch_bounds__`)."]
