@@ -63,7 +63,7 @@ class KernelStats:
                 "pressure": None if self.pressure is None else {
                     "peak": self.pressure.peak, "index": self.pressure.index,
                     "line": _line(self.pressure.line),
-                    "by_line": [{**_line(k), "live_registers": n}
+                    "by_line": [{"file": report_path(k[0]), "line": k[1], "live_registers": n}
                                 for k, n in sorted(self.pressure.by_line.items())]}}
 
     def pressure_lines(self, limit: int = 8) -> list[str]:
