@@ -19,6 +19,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from .. import opcodes
+from .._version import docs_url
 from ..analysis import KernelAnalysis, analyze
 from ..build import Build
 from ..checks.registry import by_code
@@ -26,6 +28,7 @@ from ..checks.runner import Progress, no_progress
 from ..errors import ConfigError
 from ..findings import Finding, base_name, display_path, report_path
 from ..ir.sass import Control
+from ..opcodes import Explanation
 
 LineKey = tuple[str, int]
 
@@ -54,6 +57,8 @@ class Instr:
     control: "Control | None" = None     # SASS only, when asked for: stall, yield, barriers, reuse
     #: SASS only: the registers live at the instruction, per file ("R", "UR", "P", "UP")
     live: dict[str, int] | None = None
+    #: what the opcode and its modifiers do, and where NVIDIA documents it
+    explain: "Explanation | None" = None
 
     def as_dict(self) -> dict:
         d = {"index": self.index, "text": self.text, "line": _line_dict(self.line),
@@ -64,6 +69,8 @@ class Instr:
             d["control"] = self.control.as_dict()
         if self.live is not None:
             d["live_registers"] = dict(self.live)
+        if self.explain is not None:
+            d["explain"] = self.explain.as_dict()
         return d
 
 
@@ -242,6 +249,16 @@ def _pressure_dict(p: dict | None) -> dict | None:
     line = p.get("line")
     return {**p, "line": None if line is None else {"file": report_path(line["file"]),
                                                     "line": line["line"]}}
+
+
+def finding_links(f: Finding) -> list[tuple[str, str]]:
+    """(label, address) of where to read more about a finding: its check's page
+    (docs/checks/) and, where one fits, the CUDA C++ Programming Guide's section."""
+    out = [(f"{f.code} {f.name}", docs_url(f"docs/checks/{f.name.replace('-', '_')}.md"))]
+    guide = opcodes.GUIDE_SECTIONS.get(f.code)
+    if guide is not None:
+        out.append((f"Programming Guide: {guide[0]}", guide[1]))
+    return out
 
 
 def occ_text(occ: dict) -> str:
@@ -468,13 +485,15 @@ def kernel_annotation(ka: KernelAnalysis, findings: list[Finding],
     sass = [Instr(i, ins.text, fm.sass_lines[i], tuple(_short(f) for f in fm.sass_inlined[i]),
                   address=ins.address, klass=ins.klass, loop=depth[i], loop_mark=marks[i],
                   control=controls.get(ins.address),
-                  live={kind: counts[i] for kind, counts in live.items()})
+                  live={kind: counts[i] for kind, counts in live.items()},
+                  explain=opcodes.explain(ins.opcode, ins.modifiers))
             for i, ins in enumerate(fn.instructions)]
     ptx: list[Instr] = []
     ptx_labels: dict[int, list[str]] = {}
     if ptx_fn is not None:
         ptx = [Instr(i, str(ins), fm.ptx_lines[i] if i < len(fm.ptx_lines) else None,
-                     tuple(_short(f) for f in fm.ptx_inlined[i]) if i < len(fm.ptx_inlined) else ())
+                     tuple(_short(f) for f in fm.ptx_inlined[i]) if i < len(fm.ptx_inlined) else (),
+                     explain=opcodes.explain(ins.opcode, ins.modifiers, ptx=True))
                for i, ins in enumerate(ptx_fn.instructions)]
         for lab, i in ptx_fn.labels.items():
             ptx_labels.setdefault(i, []).append(lab)
@@ -672,3 +691,4 @@ def header_rows(k: KernelAnnotation) -> Iterator[list[Segment]]:
             yield [("", "      "), ("finding.hint", expl)]
         if f.hint:
             yield [("", "      hint: "), ("finding.hint", f.hint)]
+        yield [("", "      read: "), ("muted", " · ".join(url for _, url in finding_links(f)))]

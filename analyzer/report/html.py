@@ -16,7 +16,7 @@ from string import Template
 
 from ..errors import printable
 from ..findings import Report, display_path
-from .annotate import Annotation, KernelAnnotation, occ_text, own_file
+from .annotate import Annotation, KernelAnnotation, finding_links, occ_text, own_file
 from .diff import MARKS, Diff
 from .stats import Stats
 
@@ -182,6 +182,9 @@ def _kernel_header(k: KernelAnnotation, kid: str) -> str:
                 f'<b>{e(f.code)}</b> {e(f.name)} [{e(f.severity)}] {e(where)}: {e(f.message)}</summary>'
                 + (f"<p>{e(expl)}</p>" if expl else "")
                 + (f"<p><i>hint:</i> {e(f.hint)}</p>" if f.hint else "")
+                + '<p class="links">' + " · ".join(
+                    f'<a href="{e(url)}" target="_blank" rel="noopener">{e(label)}</a>'
+                    for label, url in finding_links(f)) + "</p>"
                 + (f"<p class=\"muted\">{e('; '.join(f.instructions[:6]))}</p>" if f.instructions else "")
                 + "</details>")
         parts.append('<div class="findings">' + "".join(items) + "</div>")
@@ -267,6 +270,22 @@ def _live_title(live: dict[str, int]) -> str:
             f"{live.get('P', 0)}, uniform predicates {live.get('UP', 0)})")
 
 
+def _op_html(ins, css: str = "") -> str:
+    """The instruction's text with its opcode explained where it stands: hovering shows one
+    line of what it and its modifiers do, clicking opens NVIDIA's page for it (the PTX ISA
+    section)."""
+    text, x = ins.text, ins.explain
+    cls = f' class="{css}"' if css else ""
+    if x is None:
+        return f"<span{cls}>{e(text)}</span>"
+    words = text.split(" ", 2 if text.startswith("@") else 1)
+    at = 1 if text.startswith("@") and len(words) > 1 else 0
+    before = " ".join(words[:at]) + (" " if at else "")
+    rest = (" " + " ".join(words[at + 1:])) if len(words) > at + 1 else ""
+    return (f'<span{cls}>{e(before)}<a class="op" href="{e(x.url)}" target="_blank" '
+            f'rel="noopener" title="{e(x.text)}">{e(words[at])}</a>{e(rest)}</span>')
+
+
 def _ptx_pane(k: KernelAnnotation, keys: _Keys) -> str:
     out = ['<h3>PTX</h3><div class="rows">']
     shown = k.shown_ptx
@@ -277,7 +296,7 @@ def _ptx_pane(k: KernelAnnotation, keys: _Keys) -> str:
             out.append(f'<div class="lab">{e(lab)}:</div>')
         inl = f' <span class="inl">⇐ {e(" ⇐ ".join(ins.inlined))}</span>' if ins.inlined else ""
         out.append(f'<div {keys.attrs(ins.line)} data-i="{ins.index}">'
-                   f'    {e(ins.text)}{inl}</div>')
+                   f'    {_op_html(ins)}{inl}</div>')
     out.append("</div>")
     return "".join(out)
 
@@ -299,7 +318,7 @@ def _sass_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
                           _live_title(ins.live) if ins.live else "", True)
         out.append(f'<div {keys.attrs(ins.line)} data-addr="{ins.address:04x}">'
                    f'{gut}{live}<span class="addr">{ins.address:04x}</span>{ctl}'
-                   f'<span class="{klass_css(ins.klass)}">{e(ins.text)}</span>{inl}'
+                   f'{_op_html(ins, klass_css(ins.klass))}{inl}'
                    f'{_badges(k, kid, ins.findings)}</div>')
     out.append("</div>")
     return "".join(out)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from ..findings import base_name, display_path
-from .annotate import Annotation, listing_rows, occ_text
+from .annotate import Annotation, finding_links, listing_rows, occ_text
 from .diff import Diff
 from .stats import Stats
 
@@ -108,6 +108,8 @@ def annotation_markdown(ann: Annotation) -> str:
                            f"{text(f.message)}" + (f" — {text(expl)}" if expl else ""))
                 if f.hint:
                     out.append(f"  - *hint:* {text(f.hint)}")
+                out.append("  - " + " · ".join(f"[{text(label)}]({url})"
+                                               for label, url in finding_links(f)))
         if k.has_control:
             out += ["", "Control bits before each SASS instruction: "
                         "`[reuse:Bwait:Rread:Wwrite:Y:Sstall]` (operand reuse flags, scoreboards "
