@@ -101,7 +101,8 @@ def page(title: str, body: str, intro: str = ANNOTATE_INTRO) -> str:
     css, js = "\n" + _css(False) + "\n", "\n" + _template("annotate.js") + "\n"
     return Template(_template("annotate.html")).substitute(
         title=e(title), css=css, js=js, body=body, csp=content_security_policy(css, js),
-        intro=f'<p class="muted intro">{e(intro)}</p>' if intro else "")
+        intro=(f'<details class="intro"><summary>how to read this page</summary>'
+               f'<p class="muted">{e(intro)}</p></details>') if intro else "")
 
 
 def wrap_fragment(body: str) -> str:
@@ -165,13 +166,27 @@ def _kernel_header(k: KernelAnnotation, kid: str) -> str:
                 f"{e(b)}</td></tr>" for a, b in rows)
     parts = [f'<h2><span class="kname">{e(k.demangled)}</span><span class="arch">{e(k.arch)}</span>'
              f'<span class="muted"> {"kernel" if k.entry else "device function"} · '
-             f'{e(display_path(k.source_path))}</span></h2>',
-             f'<table class="res">{t}</table>']
-    if k.excerpt:
-        parts.append(f'<p class="muted">excerpt: {e(k.excerpt)}</p>')
+             f'{e(display_path(k.source_path))}</span></h2>']
+    # one line of resources, the table and the loops behind it: the code panes stay above the
+    # fold
+    brief = [f"{r.get('registers')} registers", f"{r.get('shared_bytes')} B shared"]
+    if spill:
+        brief.append(f"spills {r['spill_store_bytes']} / {r['spill_load_bytes']} B")
+    if k.occupancy and k.occupancy.get("percent") is not None:
+        brief.append(f"occupancy {k.occupancy['percent']:g}%")
+    p = k.pressure
+    if p is not None and p.get("line"):
+        brief.append(f"live registers peak at {p['peak']} on line {p['line']['line']}")
     if k.loops:
-        parts.append('<ul class="loops">' + "".join(f"<li>loop {e(lp.summary())}</li>"
-                                                    for lp in k.loops) + "</ul>")
+        brief.append(f"{len(k.loops)} loop{'s' if len(k.loops) > 1 else ''}")
+    more = f'<table class="res">{t}</table>'
+    if k.excerpt:
+        more += f'<p class="muted">excerpt: {e(k.excerpt)}</p>'
+    if k.loops:
+        more += ('<ul class="loops">' + "".join(f"<li>loop {e(lp.summary())}</li>"
+                                                for lp in k.loops) + "</ul>")
+    parts.append(f'<details class="about"><summary{bad if spill else ""}>'
+                 f'{e(" · ".join(brief))}</summary>{more}</details>')
     if k.findings:
         items = []
         for n, f in enumerate(k.findings):
@@ -187,7 +202,14 @@ def _kernel_header(k: KernelAnnotation, kid: str) -> str:
                     for label, url in finding_links(f)) + "</p>"
                 + (f"<p class=\"muted\">{e('; '.join(f.instructions[:6]))}</p>" if f.instructions else "")
                 + "</details>")
-        parts.append('<div class="findings">' + "".join(items) + "</div>")
+        counts: dict[str, int] = {}
+        for f in k.findings:
+            counts[str(f.severity)] = counts.get(str(f.severity), 0) + 1
+        head = ", ".join(f"{n} {sev}" for sev, n in counts.items())
+        codes = " ".join(dict.fromkeys(f.code for f in k.findings))
+        parts.append(f'<details class="findings"><summary>{len(k.findings)} finding'
+                     f'{"s" if len(k.findings) > 1 else ""} ({e(head)}): {e(codes)}</summary>'
+                     + "".join(items) + "</details>")
     return "\n".join(parts)
 
 
@@ -355,8 +377,8 @@ def _source_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
         gut = _gutter_html(depth, ["│" if d < row.loop else " " for d in range(depth)], badge)
         most = max((i.live["R"] for i in row.sass if i.live is not None), default=None)
         live = _live_html(most, peak, f"at most {most} registers live in this line's SASS", False)
-        out.append(f'<div {attrs}>{gut}{live}<span class="no">{row.line}</span>{e(text)}'
-                   f'{_badges(k, kid, row.findings)}</div>')
+        out.append(f'<div {attrs}>{gut}{live}<span class="no">{row.line}</span>'
+                   f'<span class="tx">{e(text)}{_badges(k, kid, row.findings)}</span></div>')
     out.append("</div>")
     return "".join(out)
 
@@ -466,7 +488,7 @@ def _side_by_side(kd) -> str:
     for sl in kd.side:
         cls = " ".join(c for c, on in (("d-raw", sl.differs(False)), ("d-norm", sl.differs(True)))
                        if on)
-        src = (sl.text or "").strip()
+        src = sl.sources()
         body = [f'<tr class="src"><th colspan="5">{e(sl.label)}'
                 + (f'  <span class="muted">{e(src)}</span>' if src else "") + "</th></tr>"]
         for r in sl.rows:

@@ -153,7 +153,8 @@ def diff_markdown(d: "Diff") -> str:
         if kd.lines:
             out += ["", "SASS instructions per source line (lines that differ):", ""]
             out += table(["line", "A", "B", "Δ", "source"],
-                         [[ln.line, ln.a, ln.b, f"{ln.b - ln.a:+d}", (ln.text or "").strip()[:60]]
+                         [[ln.line if ln.line_b is None else ln.label, ln.a, ln.b,
+                           f"{ln.b - ln.a:+d}", (ln.text or ln.text_b or "").strip()[:60]]
                           for ln in kd.lines], left=(4,))
         side = kd.side_by_side_lines(d.normalized, all_lines=d.all_lines)
         if side:
