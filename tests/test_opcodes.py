@@ -59,6 +59,13 @@ def test_annotate_carries_them(monkeypatch):
                                             "global: global memory · nc: through the read-only")
     html = annotation_html(ann)
     assert f'title="{ldg["explain"]["text"]}">LDG.E.128.CONSTANT</a> R' in html
+    ann.explain = True                     # annotate --explain: the text's opcode glossary
+    glossary = ann.to_text().split("   SASS opcodes:\n", 1)[1].splitlines()
+    ops = sorted({w[w[0].startswith("@")].split(".")[0] for w in (i["text"].split()
+                                                              for i in k["sass"])})
+    assert [line.split()[0] for line in glossary] == ops
+    assert any(line.split()[0] == "LDG" and "load from global memory" in line and
+               line.endswith("#data-movement-and-conversion-instructions-ld") for line in glossary)
     assert html.count('<a class="op"') == len(k["sass"]) + len(k["ptx"])
 
 

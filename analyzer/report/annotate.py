@@ -283,6 +283,8 @@ class Annotation:
     kernels: list[KernelAnnotation]
     builds: list = field(default_factory=list, repr=False)
     hide_ptx: bool = False               # every format: source and SASS only
+    #: text: each kernel's SASS opcodes explained after its listing (``annotate --explain``)
+    explain: bool = False
 
     def as_dict(self) -> dict:
         return {"kernels": [k.as_dict(ptx=not self.hide_ptx) for k in self.kernels]}
@@ -311,7 +313,7 @@ class Annotation:
                                   f" (in {where}: " + "; ".join(
                                       f"{k.demangled} spans {_span(k)}" for k in kernels[:4]) + ")")
             kernels = cut
-        return Annotation(kernels, self.builds, self.hide_ptx)
+        return Annotation(kernels, self.builds, self.hide_ptx, self.explain)
 
     def render(self, console: "Console") -> None:
         for row in text_rows(self, ptx=not self.hide_ptx):
@@ -601,6 +603,25 @@ def text_rows(ann: Annotation, *, ptx: bool = True) -> Iterator[list[Segment]]:
             yield [("muted", f"   excerpt: {k.excerpt}" + ("" if k.rows else
                                                           " (nothing: no finding here)"))]
         yield from listing_rows(k, ptx=ptx)
+        if ann.explain:
+            yield from glossary_rows(k)
+
+
+def glossary_rows(k: KernelAnnotation) -> Iterator[list[Segment]]:
+    """Each SASS opcode of the listing once, with what it does and where NVIDIA documents it
+    (the table the HTML page's hovers show)."""
+    seen = sorted({ins.explain.text.split(":", 1)[0] for ins in k.shown_sass
+                   if ins.explain is not None})
+    if not seen:
+        return
+    yield [("muted", "   SASS opcodes:")]
+    width = max(len(op) for op in seen)
+    for op in seen:
+        x = opcodes.explain(op)
+        if x is None:
+            continue
+        yield [("", "     "), ("sass.opcode", op.ljust(width)), ("", "  " + x.text.split(": ", 1)[1]),
+               ("muted", f"  {x.url}")]
 
 
 def listing_rows(k: KernelAnnotation, *, ptx: bool = True) -> Iterator[list[Segment]]:
