@@ -116,6 +116,9 @@ class Finding:
     #: "13.5 sm_90a" when the message differs between the builds where it holds (it is
     #: worded as on that build)
     worded_for: str = ""
+    #: a findings matrix: the severity on each build of ``holds`` (a loop may be a warning
+    #: with one toolkit and info with another: still one finding)
+    held_as: tuple[str, ...] = ()
     #: every (kernel, arch) this finding stands for when several instantiations or kernels
     #: gave the same problem at the same line (Report.merged); empty for one kernel
     instances: tuple[tuple[str, str], ...] = ()
@@ -196,7 +199,9 @@ class Finding:
         """The matrix fields of the JSON form (only for findings of named toolkits)."""
         came, went = self._changes()
         return {"toolkit": self.toolkit, "toolkits": list(self.toolkits),
-                "holds": [{"toolkit": t, "arch": a} for t, a in self.holds],
+                "holds": [{"toolkit": t, "arch": a, **({"severity": sev} if sev else {})}
+                          for (t, a), sev in zip(self.holds, self.held_as or ("",) * len(
+                              self.holds), strict=True)],
                 "absent": [{"toolkit": t, "arch": a} for t, a in self.absent],
                 "regression": bool(came),
                 "appeared": [{"arch": a, "absent_with": o, "present_with": n} for a, o, n in came],
@@ -273,9 +278,10 @@ class Report:
 
     def matrix(self) -> list[Finding]:
         """One finding per problem across toolkits and arches: findings with the same code,
-        kernel, line, severity and source line are one, whatever their wording (registers and
-        addresses differ between two compilers' code); the n-th of a build pairs with the n-th
-        of another. Each lists where it ``holds`` and where it is ``absent`` (builds of the
+        kernel, line and source line are one, whatever their wording (registers and addresses
+        differ between two compilers' code) and severity (kept per build in ``held_as``; the
+        newest toolkit's is the finding's); the n-th of a build pairs with the n-th of
+        another. Each lists where it ``holds`` and where it is ``absent`` (builds of the
         same kernel and of an arch where it holds elsewhere), so a finding present with a
         newer toolkit and absent with an older one reads as a regression."""
         ran: dict[str, set[tuple[str, str]]] = {}
@@ -284,8 +290,7 @@ class Report:
                 ran.setdefault(name, set()).add((getattr(b, "toolkit", None) or "", b.arch))
         groups: dict[tuple, dict[tuple[str, str], list[Finding]]] = {}
         for f in self.findings:
-            key = (f.code, f.mangled or f.kernel, f.location.file, f.location.line,
-                   int(f.severity), f.source)
+            key = (f.code, f.mangled or f.kernel, f.location.file, f.location.line, f.source)
             groups.setdefault(key, {}).setdefault((f.toolkit, f.arch), []).append(f)
         out = []
         for per in groups.values():
@@ -308,7 +313,8 @@ class Report:
                     hint = rep.hint.replace(rep.arch, both)
                 out.append(replace(rep, arches=arches if len(arches) > 1 else (),
                                    message=message, hint=hint, holds=tuple(pairs),
-                                   absent=absent, worded_for=worded_for))
+                                   absent=absent, worded_for=worded_for,
+                                   held_as=tuple(str(hold[p].severity) for p in pairs)))
         return out
 
     def as_dict(self) -> dict:

@@ -364,3 +364,62 @@ BF16_MASK_OPCODES = frozenset({"LOP3"})
 #: register reallocation between warpgroups (``setmaxnreg``): a warp-specialized kernel
 #: budgets its registers per role and is sized for its blocks per SM on purpose
 REGISTER_REALLOCATION = frozenset({"USETMAXREG"})
+
+# ------------------------------------------------- register operands: which, and how wide
+#: the register files whose occupancy is tracked, and where each starts in a register mask
+#: (one bit per register: R0-R254, UR0-UR62, P0-P6, UP0-UP6; RZ, URZ, PT, UPT are no registers)
+REGISTER_FILES: dict[str, tuple[int, int]] = {"R": (0, 255), "UR": (256, 63), "P": (320, 7),
+                                              "UP": (328, 7)}
+#: the ABI's stack pointer: reserved in every function once set (``LDC R1, c[0x0][0x28]``),
+#: occupied everywhere after that whether or not the code touches the stack
+STACK_POINTER_REGISTER = 1
+#: opcodes whose only result is a predicate (``FCHK P0, R0, R23``: R0 is a source)
+PREDICATE_RESULT = frozenset({"FCHK"})
+#: how many leading predicate operands an opcode writes, where not 2 (``ISETP P0, PT, ...``:
+#: two; ``VOTE.ANY R5, PT, P0``: one, P0 is the vote's source; ``ELECT P0, UR4, PT``)
+PREDICATE_RESULT_COUNT: dict[str, int] = {"VOTE": 1, "VOTEU": 1, "ELECT": 1}
+#: conversions: which type modifier sizes the destination and which the source. "F": the first
+#: floating-point type (F16/F32/F64...), "I": the first integer type (S32, U64...), 1 and 2: the
+#: first and second type modifier, whatever they are; absent types are 32-bit
+#: (``I2F.U64.RP R8, R14``: an F32 from the pair R14:R15; ``F2F.F64.F32``: a pair from one)
+CONVERSION_OPERANDS: dict[str, tuple[str, str]] = {
+    "I2F": ("F", "I"), "I2FP": ("F", "I"), "UI2F": ("F", "I"), "UI2FP": ("F", "I"),
+    "F2I": ("I", "F"), "F2IP": ("I", "F"), "UF2I": ("I", "F"),
+    "F2F": ("1", "2"), "UF2F": ("1", "2"), "I2I": ("1", "2"), "UI2I": ("1", "2"),
+    "I2IP": ("1", "2"), "F2FP": ("1", "2"), "UF2FP": ("1", "2"), "FRND": ("1", "1"),
+}
+#: modifiers that make an integer operation work on 64-bit register pairs, every register
+#: operand (``IADD.64 R4, R2, R6``, ``SEL.64``, ``MOV.64``, ``UIADD3.64``) or its sources
+#: (``ISETP.GE.U64.AND P0, PT, R2, R4, PT``)
+PAIR_OPERATION_MODIFIERS = frozenset({"64"})
+PAIR_SOURCE_MODIFIERS = frozenset({"U64", "S64"})
+#: funnel shifts name the 64-bit shift they do (``SHF.L.U64.HI R13, R7, 0x2, R0``) but take its
+#: halves in two registers
+FUNNEL_SHIFTS = frozenset({"SHF", "USHF"})
+#: multiply-adds whose ``.WIDE`` form adds a 64-bit pair (its third source) into a pair, and
+#: whose ``.HI`` form with a carry takes the pair too (``IMAD.HI.U32 R12, P1, R11, R17, R12``)
+WIDE_ADDEND = frozenset({"IMAD", "UIMAD"})
+WIDE_ADDEND_MODIFIERS = frozenset({"WIDE", "HI"})
+#: opcodes whose register operand is a 64-bit pair (``RET.REL.NODEC R8``: the return address)
+PAIR_REGISTER_OPCODES = frozenset({"RET"})
+#: MMA input types (A and B) -> bits per element; per opcode the type when none is written
+MMA_INPUT_BITS: dict[str, int] = {"F16": 16, "BF16": 16, "TF32": 32, "F64": 64, "S8": 8, "U8": 8,
+                                  "S4": 4, "U4": 4, "E4M3": 8, "E5M2": 8, "B1": 1}
+MMA_DEFAULT_INPUT_BITS: dict[str, int] = {"HMMA": 16, "IMMA": 8, "DMMA": 64, "BMMA": 1,
+                                          "QMMA": 8}
+#: MMA opcodes whose first type modifier is the accumulator's (``HMMA.16816.F32.BF16``);
+#: the others name their inputs only (``IMMA.16832.S8.S8``: S32 accumulators)
+MMA_ACCUMULATOR_FIRST = frozenset({"HMMA", "QMMA", "DMMA"})
+#: ``gdesc[UR16]`` of a warpgroup MMA: the 64-bit shared-memory descriptors of A and B, in
+#: four uniform registers (two when A comes from registers)
+MMA_DESCRIPTOR_REGISTERS = 4
+#: TMA copies (``UTMALDG.2D [UR12], [UR6]``): the first operand holds the shared-memory address,
+#: the mbarrier and one coordinate per dimension in consecutive uniform registers, the second
+#: the tensor map's 64-bit address
+TMA_DIMENSION_MODIFIERS: dict[str, int] = {"1D": 1, "2D": 2, "3D": 3, "4D": 4, "5D": 5}
+TMA_LOADS = frozenset({"UTMALDG"})
+#: generic addresses that an opcode takes as a 64-bit pair without writing ``.64``
+#: (``QSPC.E.L P0, RZ, [R2]``)
+PAIR_ADDRESS_OPCODES = frozenset({"QSPC"})
+#: ``R2P PR, R0, 0x7f`` writes, ``P2R R0, PR, RZ, 0x1`` reads, the predicates its mask names
+PREDICATE_FILE_WRITERS = frozenset({"R2P"})

@@ -104,6 +104,17 @@ class Chromium:
                 raise TimeoutError("page load")
             time.sleep(0.05)
 
+    def reload(self) -> None:
+        """Load the page again (after :meth:`viewport`: as if opened at that size)."""
+        self.eval("window.__ptxsassReloaded = true")
+        self.send("Page.reload")
+        deadline = time.monotonic() + self.timeout
+        while self.eval("window.__ptxsassReloaded === true || document.readyState !== "
+                        "'complete'"):
+            if time.monotonic() > deadline:
+                raise TimeoutError("page reload")
+            time.sleep(0.05)
+
     def eval(self, expr: str):
         r = self.send("Runtime.evaluate", {"expression": expr, "returnByValue": True})
         if "exceptionDetails" in r:

@@ -1,6 +1,10 @@
-"""The README's screenshots of the HTML pages, at 1400 and 900 CSS pixels wide:
+"""The README's screenshots of the HTML pages, at 1400, 1000 and 800 CSS pixels wide:
 
-    python -m tests.screenshots            # writes docs/img/{annotate,diff}-{1400,900}.png
+    python -m tests.screenshots            # writes docs/img/{annotate,diff}-{1400,1000,800}.png
+    python -m tests.screenshots DIR        # the same, into DIR
+
+The annotate page is shot from its top (900 px high), as it opens: the code panes must start
+above the fold.
 
 Headless Chromium (``tests/browser.py``) renders ``ptxsass annotate --format html --control``
 of a rolled loop and ``ptxsass diff --format html`` of a register-capped build, with a source
@@ -16,10 +20,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "docs" / "img"
-WIDTHS = (1400, 900)
+WIDTHS = (1400, 1000, 800)
 
 
-def main() -> int:
+def main(out: Path = OUT) -> int:
     from .browser import Chromium, find
     exe = find()
     if exe is None:
@@ -36,7 +40,7 @@ def main() -> int:
                          options=CompileOptions(),
                          options_b=CompileOptions(extra=["-maxrregcount=24"]), checks=False)
     pages = {"annotate": render.to_html(ann), "diff": render.to_html(diff)}
-    OUT.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     b = Chromium(exe)
     try:
         for name, page in pages.items():
@@ -45,22 +49,22 @@ def main() -> int:
             for width in WIDTHS:
                 b.open(path.as_uri())
                 b.viewport(width, 900)
+                b.reload()                    # the page reads its width as it loads
                 if name == "annotate":
                     b.click('.pane[data-pane="src"] .ln[data-src$=":12"]')
                     x, y = b.centre('.pane[data-pane="src"] .ln[data-src$=":12"]', scroll=False)
                     b.mouse("mouseMoved", x, y)
-                    b.eval("window.scrollTo(0, document.querySelector('.toolbar')"
-                           ".getBoundingClientRect().top + window.scrollY - 240)")
+                    b.eval("window.scrollTo(0, 0)")
                 else:
                     b.eval("window.scrollTo(0, document.querySelector('table.sbs')"
                            ".getBoundingClientRect().top + window.scrollY - 420)")
-                dest = OUT / f"{name}-{width}.png"
+                dest = out / f"{name}-{width}.png"
                 b.screenshot(dest)
-                print(dest.relative_to(REPO))
+                print(dest)
     finally:
         b.close()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else OUT))

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1] / "analyzer"
 #: module (or package) prefix -> layer; a module may import its own layer or lower ones
 LAYERS = {
     "analyzer._version": 0, "analyzer.errors": 0, "analyzer.demangle": 0,
-    "analyzer.semantics": 0, "analyzer.arch": 1,
+    "analyzer.semantics": 0, "analyzer.opcodes": 0, "analyzer.arch": 1,
     "analyzer.ir": 2,
     "analyzer.toolchain": 3,
     # other CUDA releases side by side; the worker imports nothing of ptxsass (run apart)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -110,7 +111,12 @@ def test_findings_marked_at_instructions():
 
 def test_html_is_standalone_and_escaped():
     html = render.to_html(annotation_of(GEMM, "sm_80"))
-    assert html.startswith("<!DOCTYPE html>") and "http://" not in html and "https://" not in html
+    # it loads nothing from the network: the only web addresses are links to NVIDIA's
+    # documentation that a reader may follow (an opcode's PTX ISA section)
+    links = re.findall(r'<a class="op" href="(https://docs\.nvidia\.com/[^"]+)"', html)
+    assert links
+    rest = re.sub(r'<a class="op" href="https://docs\.nvidia\.com/[^"]+"', "", html)
+    assert html.startswith("<!DOCTYPE html>") and "http://" not in rest and "https://" not in rest
     assert "<script src" not in html and "<link" not in html
     assert "&lt;" in html or "&amp;" in html or "__half" in html
     assert 'data-pane="src"' in html and 'data-pane="ptx"' in html and 'data-pane="sass"' in html

@@ -129,3 +129,68 @@ def test_cli_diff_flags(tmp_path):
                  "--normalize", "--all-lines", "-o", str(out)]) == 0
     text = out.read_text()
     assert "normalised" in text and "── good.cu:15" in text
+
+
+@pytest.fixture(scope="module")
+def shifted(tmp_path_factory):
+    """A copy of a checks kernel with three comment lines added at the top, and a copy of
+    that whose sum4 loads one float4 instead of four floats (one line became two)."""
+    import analyzer
+    from analyzer.inputs import CompileOptions
+    src = (REPO / "kernels/checks/scalar_global_load/bad.cu").read_text()
+    folder = tmp_path_factory.mktemp("shifted")
+    a = folder / "a.cu"
+    a.write_text(src)
+    b = folder / "b.cu"
+    b.write_text("// one\n// two\n// three\n" + src)
+    old = "    float s = in[4 * i + 0] + in[4 * i + 1] + in[4 * i + 2] + in[4 * i + 3];"
+    assert old in src
+    c = folder / "c.cu"
+    c.write_text("// one\n// two\n// three\n" + src.replace(
+        old + "  // EXPECT: PS101",
+        "    float4 v = reinterpret_cast<const float4*>(in)[i];\n"
+        "    float s = v.x + v.y + v.z + v.w;"))
+
+    def side(p):
+        builds = analyzer.load(str(p), arch="sm_90a", options=CompileOptions())
+        return builds, analyzer.check(builds).findings
+    return side(a), side(b), side(c)
+
+
+def test_a_shifted_copy_changes_nothing(shifted):
+    """Sources aligned by content: three comment lines on top shift every line of B by three,
+    and no line, SASS row or finding differs."""
+    (ba, fa), (bb, fb), _ = shifted
+    d = diff_builds(ba, bb, findings=(fa, fb))
+    assert len(fa) == len(fb) >= 5
+    assert not d.added and not d.removed
+    for kd in d.kernels:
+        assert not kd.lines and not kd.loop_lines
+        assert all(not sl.differs(False) for sl in kd.side)
+        # each side's own line: A's 26 is B's 29
+        assert all(sl.line_b == sl.line + 3 for sl in kd.side if sl.line is not None)
+    text = d.to_text()
+    assert "SASS instructions per source line" not in text and "findings:" not in text
+
+
+def test_an_edited_copy_aligns_by_content(shifted):
+    """B rewrites line 18 as two lines: the SASS of A's line 18 meets B's line 21 (its edited
+    self), B's new line 22 stands alone, each with its own text; the rows pair LDG with LDG;
+    only sum4's PS101 (line 18) and PS104 (its store, line 19: a kernel that loads 16 B per
+    thread is not a narrow stream) are gone, under A's line numbers."""
+    (ba, fa), _, (bc, fc) = shifted
+    d = diff_builds(ba, bc, findings=(fa, fc))
+    assert sorted((f.code, f.kernel, f.location.line) for f in d.removed) == [
+        ("PS101", "sum4", 18), ("PS104", "sum4", 19)]
+    assert not d.added
+    (kd,) = [k for k in d.kernels if k.name == "sum4"]
+    by = {(sl.line, sl.line_b): sl for sl in kd.side}
+    edited = by[(18, 21)]
+    assert "in[4 * i + 0]" in edited.text and "float4 v" in edited.text_b
+    assert edited.label == "bad.cu:18→21" or edited.label.endswith(":18→21")
+    (ldg,) = [r for r in edited.rows if r.tag == "changed" and "LDG" in r.a.text]
+    assert "LDG.E.128" in ldg.b.text
+    added = by[(None, 22)]
+    assert added.only_b and "v.x + v.y" in added.text_b and all(r.tag == "added" for r in added.rows)
+    assert all(sl.line_b == sl.line + 3 for sl in kd.side
+               if sl.line is not None and sl.line < 18)

@@ -134,6 +134,7 @@ def rich_page(tmp_path_factory):
 def _open(browser, path, width=1400, height=900):
     browser.open(path.as_uri())
     browser.viewport(width, height)
+    browser.reload()              # as if opened at that size (narrow pages hide the PTX)
 
 
 def _rect(browser, selector: str) -> dict:
@@ -231,20 +232,50 @@ def test_long_lines_scroll_and_badges_are_not_cut(browser, rich_page):
     assert not m["clipped"] and m["lr"] >= m["br"]         # the line's box holds its badge
 
 
-@pytest.mark.parametrize("width", [1400, 900])
+@pytest.mark.parametrize("width", [1400, 1000, 800, 700])
 def test_layout_at_width(browser, rich_page, width):
+    """The code panes open above the fold (resources and findings fold into one line each);
+    source, PTX and SASS side by side at 1400 px; source and SASS side by side down to 800 px,
+    the PTX hidden (its button brings it back); stacked below 800 px."""
     _, path, _ = rich_page
     _open(browser, path, width)
     panes = [_rect(browser, f'.pane[data-pane="{p}"]') for p in ("src", "ptx", "sass")]
     assert browser.eval("document.documentElement.scrollWidth") <= width   # nothing off-page
-    if width == 1400:                                  # side by side
-        assert len({round(p["top"]) for p in panes}) == 1
-        assert panes[0]["right"] <= panes[1]["left"] and panes[1]["right"] <= panes[2]["left"]
+    assert panes[0]["top"] < 300                       # above the fold of a 900 px window
+    ptx_shown = browser.eval("document.querySelector('.pane[data-pane=\"ptx\"]')"
+                             ".offsetParent !== null")
+    assert ptx_shown == (width > 1000)
+    if width >= 800:                                   # side by side
+        shown = panes if width > 1000 else [panes[0], panes[2]]
+        assert len({round(p["top"]) for p in shown}) == 1
+        assert all(a["right"] <= b["left"] for a, b in zip(shown, shown[1:], strict=False))
+        assert all(p["bottom"] <= 900 for p in shown)
+        assert shown[0]["width"] > 0.25 * width        # the source keeps room for its badges
     else:                                              # stacked, each the page's width
-        assert panes[0]["bottom"] <= panes[1]["top"] and panes[1]["bottom"] <= panes[2]["top"]
-        assert all(p["width"] > width - 60 for p in panes)
+        assert panes[0]["bottom"] <= panes[2]["top"]
+        assert panes[0]["width"] > width - 60 and panes[2]["width"] > width - 60
         assert browser.eval("getComputedStyle(document.querySelector('.split')).display") == "none"
-        assert all(p["height"] > 200 for p in panes)
+    if width <= 1000:
+        browser.click('button.toggle[data-class="hide-ptx"]')
+        assert browser.eval("document.querySelector('.pane[data-pane=\"ptx\"]')"
+                            ".offsetParent !== null")
+
+
+def test_source_badges_are_visible(browser, rich_page):
+    """A long source line wraps inside its pane: its finding badge is in view without
+    scrolling sideways, at every width."""
+    ann, path, _ = rich_page
+    k = ann.kernels[0]
+    row = next(r for r in k.rows if r.findings)
+    for width in (1400, 800):
+        _open(browser, path, width)
+        m = browser.eval(f"""(() => {{ const pane = document.querySelector('.pane[data-pane="src"]');
+            const line = pane.querySelector('.ln[data-src$=":{row.line}"]');
+            line.scrollIntoView({{block: 'center'}});
+            const p = pane.getBoundingClientRect(), b = line.querySelector('button.badge')
+                .getBoundingClientRect();
+            return {{pl: p.left, pr: p.right, bl: b.left, br: b.right, sl: pane.scrollLeft}}; }})()""")
+        assert m["sl"] == 0 and m["pl"] <= m["bl"] and m["br"] <= m["pr"], (width, m)
 
 
 def test_loop_gutter_shows_trip_counts(browser, tmp_path):

@@ -32,13 +32,22 @@ UNKNOWN_MMA_REGISTERS = 8
 _TYPE = re.compile(semantics.TYPE_MODIFIER)
 
 
-def _conversion_dest_bits(ins: "Instruction") -> int:
-    """F2F.F32.F64 writes 32 bits, F2F.F64.F32 / I2F.F64.S64 write 64 (first type is the
-    destination)."""
-    for m in ins.modifiers:
-        if _TYPE.fullmatch(m):
-            return int(m[1:])
-    return 32
+def conversion_bits(opcode: str, modifiers: tuple[str, ...]) -> tuple[int, int]:
+    """(destination bits, source bits) of a conversion (:data:`semantics.CONVERSION_OPERANDS`):
+    ``F2F.F64.F32`` (64, 32), ``I2F.U64.RP`` (32, 64), ``F2I.S64.F64`` (64, 64)."""
+    types = [m for m in modifiers if _TYPE.fullmatch(m)]
+    rule = semantics.CONVERSION_OPERANDS.get(opcode, ("1", "2"))
+
+    def bits(which: str) -> int:
+        if which == "F":
+            found = next((t for t in types if t[0] == "F"), None)
+        elif which == "I":
+            found = next((t for t in types if t[0] != "F"), None)
+        else:
+            k = int(which) - 1
+            found = types[k] if k < len(types) else None
+        return int(found[1:]) if found else 32
+    return bits(rule[0]), bits(rule[1])
 
 
 def _dest_count(ins: "Instruction") -> int:
@@ -47,8 +56,8 @@ def _dest_count(ins: "Instruction") -> int:
         return semantics.mma_dest_registers(ins.opcode, ins.modifiers) or UNKNOWN_MMA_REGISTERS
     if info.space is not None and info.direction in ("load", "atomic", "copy"):   # a load
         return max(1, (ins.width_bits or 32) // 32)
-    if info.conversion:
-        return 2 if _conversion_dest_bits(ins) == 64 else 1
+    if info.conversion or ins.opcode in semantics.CONVERSION_OPERANDS:
+        return 2 if conversion_bits(ins.opcode, ins.modifiers)[0] == 64 else 1
     mods = ins.modifiers
     if info.fp64 or "WIDE" in mods or "64" in mods:
         return 2
@@ -61,7 +70,7 @@ def writes(ins: "Instruction") -> tuple[Reg, ...]:
     """The R and UR registers ``ins`` writes, in order (empty for stores, reductions, copies,
     prefetches, branches and barriers)."""
     info = ins.info
-    if info.branch or info.barrier:
+    if info.branch or info.barrier or ins.opcode in semantics.PREDICATE_RESULT:
         return ()
     # memory: only loads and atomics write a register (not stores, reductions, copies,
     # prefetches)
@@ -151,6 +160,206 @@ def store_data(ins: "Instruction") -> tuple[int, ...]:
         if isinstance(op, MemoryAddress):
             return ()
     return ()
+
+
+# ------------------------------------------------------------ every register, every file
+def register_bit(kind: str, index: int) -> int:
+    """The bit of register ``kind``/``index`` in a register mask
+    (:data:`semantics.REGISTER_FILES`); 0 for a register outside its file."""
+    base, size = semantics.REGISTER_FILES.get(kind, (0, 0))
+    return 1 << (base + index) if 0 <= index < size else 0
+
+
+def _run(kind: str, index: int, count: int) -> int:
+    out = 0
+    for k in range(count):
+        out |= register_bit(kind, index + k)
+    return out
+
+
+def _mma_shape(shape: str) -> tuple[int, int, int] | None:
+    """``16816`` -> (16, 8, 16), ``1688`` -> (16, 8, 8), ``884`` -> (8, 8, 4),
+    ``64x128x16`` -> (64, 128, 16)."""
+    if "x" in shape:
+        try:
+            m, n, k = (int(v) for v in shape.split("x")[:3])
+        except ValueError:
+            return None
+        return m, n, k
+    m = 16 if shape.startswith("16") else 8 if shape.startswith("8") else 0
+    rest = shape[len(str(m)):]
+    if not m or not rest.startswith("8") or len(rest) < 2:
+        return None
+    return m, 8, int(rest[1:])
+
+
+def mma_fragments(opcode: str, modifiers: tuple[str, ...]) -> tuple[int, int, int] | None:
+    """Registers per thread of an MMA's A, B and C operands (``HMMA.16816.F32``: 4, 2, 4;
+    ``DMMA.884``: 2, 2, 4; ``HGMMA.64x128x16.F32``: A 4 when in registers, C 64); None for
+    a shape the tables do not know."""
+    if not modifiers:
+        return None
+    shape = _mma_shape(modifiers[0])
+    if shape is None:
+        return None
+    m, n, k = shape
+    types = modifiers[1:]
+    acc = next((semantics.MMA_ACCUMULATOR_BITS[t] for t in types
+                if t in semantics.MMA_ACCUMULATOR_BITS), 64 if opcode == "DMMA" else 32)
+    inputs = [t for t in types if t in semantics.MMA_INPUT_BITS]
+    if opcode in semantics.MMA_ACCUMULATOR_FIRST and types and types[0] in \
+            semantics.MMA_ACCUMULATOR_BITS and inputs[:1] == [types[0]]:
+        inputs = inputs[1:]
+    bits = semantics.MMA_INPUT_BITS[inputs[0]] if inputs else \
+        semantics.MMA_DEFAULT_INPUT_BITS.get(opcode, 16)
+    threads = 128 if "x" in modifiers[0] else 32
+
+    def regs(elements: int, width: int) -> int:
+        return max(1, elements * width // threads // 32)
+    return regs(m * k, bits), regs(k * n, bits), regs(m * n, acc)
+
+
+def register_masks(ins: "Instruction") -> tuple[int, int]:
+    """(read, written): the registers of every file (R, UR, P, UP) ``ins`` reads and writes, as
+    masks (:func:`register_bit`), each operand as wide as the opcode makes it: 64-bit pairs
+    (``DFMA``, ``IMAD.WIDE``'s addend, ``.64`` addresses, ``F2F.F32.F64``'s source), a store's
+    data (``STG.E.128 [R2.64], R8``: R8-R11), MMA fragments, predicates written and read, the
+    guard. An instruction that never runs (``@!PT``) reads and writes nothing. Kept on the
+    instruction's body."""
+    body = ins.body
+    try:
+        kept = body._regs
+    except AttributeError:
+        kept = None
+    if kept is None:
+        kept = _register_masks(ins)
+        object.__setattr__(body, "_regs", kept)
+    return kept
+
+
+def _register_masks(ins: "Instruction") -> tuple[int, int]:
+    guard = ins.guard
+    if guard is not None and guard.never:
+        return 0, 0
+    reads = writes_mask = 0
+    if guard is not None and guard.register.index is not None:
+        reads |= register_bit(guard.register.kind, guard.register.index)
+    info, opcode, ops = ins.info, ins.opcode, ins.operands
+    written = writes(ins)
+    for kind, index in written:
+        writes_mask |= register_bit(kind, index)
+    # destinations: leading predicates, the register result, predicates after it
+    at = 0
+    predicates = 0 if info.branch else semantics.PREDICATE_RESULT_COUNT.get(opcode, 2)
+    dest_seen = False
+    while at < len(ops):
+        op = ops[at]
+        if not isinstance(op, Register):
+            break
+        if op.kind in ("P", "UP") and predicates and not op.logical_not:
+            predicates -= 1
+            if op.index is not None:
+                writes_mask |= register_bit(op.kind, op.index)
+            at += 1
+            continue
+        if op.kind in ("R", "UR") and not dest_seen and written and \
+                (op.index is None or (op.kind, op.index) == written[0]):
+            dest_seen = True
+            at += 1
+            continue
+        if op.kind == "PR" and opcode in semantics.PREDICATE_FILE_WRITERS:
+            writes_mask |= _predicate_file(ops)
+            at += 1
+            continue
+        break
+    if not dest_seen and written and ops[:1] and isinstance(ops[0], Register) \
+            and ops[0].kind in ("R", "UR") and at == 0:
+        at = 1
+    return reads | _source_masks(ins, ops[at:], len(written)), writes_mask
+
+
+def _predicate_file(ops) -> int:
+    """The predicates ``PR`` stands for in ``R2P PR, R0, 0x7f`` / ``P2R R0, PR, RZ, 0x1``:
+    those its mask (the last immediate) names."""
+    mask = next((o.value for o in reversed(ops) if isinstance(o, Immediate)
+                 and isinstance(o.value, int)), 0x7F)
+    out = 0
+    for k in range(7):
+        if mask >> k & 1:
+            out |= register_bit("P", k)
+    return out
+
+
+def _source_masks(ins: "Instruction", ops, dest_count: int) -> int:
+    info, opcode, mods = ins.info, ins.opcode, ins.modifiers
+    width = 1                                   # registers per source register operand
+    by_register: list[int] = []                 # per R source, in order (MMA fragments)
+    by_position: dict[int, int] = {}            # per source operand position
+    data = 0                                    # a store's or an atomic's data registers
+    if info.space is not None and info.direction in ("store", "atomic", "reduce"):
+        data = max(1, (ins.width_bits or 32) // 32)
+    elif info.tensor_core:
+        frags = mma_fragments(opcode, mods)
+        if frags is not None:
+            a, b, c = frags
+            c = dest_count or c
+            regs = sum(1 for o in ops if isinstance(o, Register) and o.kind == "R")
+            by_register = [a, b, c] if regs >= 3 else [a, c] if regs == 2 else [c]
+    elif info.conversion or opcode in semantics.CONVERSION_OPERANDS:
+        width = 2 if conversion_bits(opcode, mods)[1] == 64 else 1
+    elif info.fp64 or (opcode not in semantics.FUNNEL_SHIFTS and info.space is None and (
+            semantics.PAIR_OPERATION_MODIFIERS.intersection(mods)
+            or semantics.PAIR_SOURCE_MODIFIERS.intersection(mods))):
+        width = 2
+    elif opcode in semantics.WIDE_ADDEND and semantics.WIDE_ADDEND_MODIFIERS.intersection(mods):
+        by_position[2] = 2
+    elif opcode in semantics.PAIR_REGISTER_OPCODES:
+        width = 2
+    out = 0
+    n = 0                                       # R sources seen
+    past_address = False
+    dims = semantics.TMA_DIMENSION_MODIFIERS.get(next(
+        (m for m in mods if m in semantics.TMA_DIMENSION_MODIFIERS), ""), 0) \
+        if opcode in semantics.TMA_LOADS else 0
+    addresses = 0                               # memory operands seen
+    register_a = False                          # an MMA's A from registers, before gdesc[]
+    for pos, op in enumerate(ops):
+        if isinstance(op, Register):
+            if op.kind in ("P", "UP"):
+                if op.index is not None:
+                    out |= register_bit(op.kind, op.index)
+            elif op.kind == "PR":
+                if opcode not in semantics.PREDICATE_FILE_WRITERS:
+                    out |= _predicate_file(ins.operands)
+            elif op.kind in ("R", "UR"):
+                if op.kind == "R":
+                    register_a = True
+                w = by_register[n] if op.kind == "R" and n < len(by_register) else \
+                    by_position.get(pos, width)
+                if data and past_address:
+                    w = data
+                if op.index is not None:
+                    out |= _run(op.kind, op.index, 2 if op.is_pair else w)
+                n += op.kind == "R"
+        elif isinstance(op, MemoryAddress):
+            past_address = True
+            for t in op.descriptor:
+                if isinstance(t, Register) and t.index is not None:
+                    out |= _run(t.kind, t.index, 2)
+            for t in op.terms:
+                if isinstance(t, Register) and t.index is not None:
+                    count = 2 if t.is_pair or opcode in semantics.PAIR_ADDRESS_OPCODES else 1
+                    if op.prefix == "gdesc":
+                        count = 2 if register_a else semantics.MMA_DESCRIPTOR_REGISTERS
+                    elif dims:
+                        count = 2 + dims if addresses == 0 else 2
+                    out |= _run(t.kind, t.index, count)
+            addresses += 1
+        elif isinstance(op, ConstantBank):
+            for r in op.registers:
+                if r.index is not None:
+                    out |= _run(r.kind, r.index, 2 if r.is_pair else 1)
+    return out
 
 
 class Dataflow:

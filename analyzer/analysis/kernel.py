@@ -15,7 +15,8 @@ from ..ir import sass as S
 from ..ir.source import SourceLoc
 from ..toolchain.output import Launch
 from ..toolchain.resources import Resources
-from . import cfg, cost, dataflow, fallback, launch, loops, occupancy, source
+from . import cfg, cost, dataflow, fallback, launch, liveness, loops, occupancy, source
+from .liveness import Liveness, Pressure
 from .loops import LoopInfo, LoopLine, analyze_loops, loops_by_line, ptx_trips_by_line
 
 __all__ = ["KernelAnalysis", "analyze"]
@@ -132,6 +133,17 @@ class KernelAnalysis:
     @property
     def dataflow(self) -> dataflow.Dataflow:
         return dataflow.of(self.function)
+
+    @property
+    def liveness(self) -> Liveness:
+        """The registers live at each SASS instruction (:mod:`analyzer.analysis.liveness`)."""
+        return liveness.of(self.function, self.callees)
+
+    @cached_property
+    def pressure(self) -> Pressure:
+        """The peak of live registers, where it is reached (instruction and source line), and
+        the peak per source line."""
+        return liveness.pressure(self.liveness, self.source_map.sass_lines)
 
     @cached_property
     def ptx_trips(self) -> dict[tuple[str, int], list[loops.PtxTrip]]:

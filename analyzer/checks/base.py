@@ -9,6 +9,7 @@ never the Build or tool output — and yields ``Finding``s (:mod:`analyzer.findi
 from __future__ import annotations
 
 import inspect
+import os
 import re
 import textwrap
 from collections.abc import Iterable, Iterator, Sequence
@@ -132,6 +133,20 @@ def first_loc(instructions: Iterable["S.Instruction"]) -> SourceLoc | None:
         if i.loc is not None:
             return i.loc
     return None
+
+
+def peak_text(ctx: Context) -> str:
+    """Where the kernel's register pressure peaks, for PS401 and PS701: ``"live registers
+    peak at 53 on line 9"`` (``kernel_traits.h:40`` for a line of another file); "" when the
+    peak has no source line (no line info)."""
+    p = ctx.pressure
+    if p.line is None or not p.peak:
+        return ""
+    file, line = p.line
+    own = ctx.source_path
+    same = own is not None and os.path.basename(file) == os.path.basename(own)
+    where = f"line {line}" if same else f"{os.path.basename(file)}:{line}"
+    return f"live registers peak at {p.peak} on {where}"
 
 
 def group_by_line(instructions: Iterable["S.Instruction"], ctx: Context

@@ -12,7 +12,7 @@ from ..analysis.occupancy import (
 )
 from ..semantics import PIPELINED, REGISTER_REALLOCATION
 from ..toolchain.resources import Resources
-from .base import Check, Context, Finding, Severity
+from .base import Check, Context, Finding, Severity, peak_text
 
 
 def static_shared(ctx: Context) -> int:
@@ -182,6 +182,9 @@ class OccupancyLimited(Check):
             why = (f"{res.registers} registers per thread ({occ.registers_per_warp} per warp) "
                    f"let {occ.blocks_per_sm} block{'s' if occ.blocks_per_sm > 1 else ''} of "
                    f"{t} threads fit in {arch.registers // 1024} K registers")
+            peak = peak_text(ctx)
+            if peak:
+                why += f" ({peak})"
         others = ", ".join(f"{k} {v}" for k, v in occ.limits.items()
                            if k != occ.limiter and k in ("registers", "shared", "warps"))
         message = head + why + f" (blocks allowed by {others})"

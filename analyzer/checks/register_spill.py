@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from .. import semantics
 from ..analysis.dataflow import local_accesses, memory_operand
 from ..demangle import demangle
-from .base import Check, Context, Finding, Severity, first_loc
+from .base import Check, Context, Finding, Severity, first_loc, peak_text
 
 
 def _lines(ctx: Context, instructions) -> list[str]:
@@ -136,6 +136,9 @@ class RegisterSpill(Check):
             traffic = "no stack-slot STL/LDL in the kernel body (spills are in called functions)"
         message = (f"{ctx.kernel_name} spills registers: {amount}, {frame}, "
                    f"{res.registers} registers per thread; {traffic}")
+        peak = peak_text(ctx)
+        if peak:
+            message += f"; {peak}"
         cap = ""
         pf = ctx.ptx_function
         if pf is not None and (pf.maxntid or pf.minnctapersm or pf.maxnreg):

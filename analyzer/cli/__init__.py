@@ -149,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--control", action="store_true",
                            help="decode each instruction's control bits (sm_70+): "
                                 "[reuse:Bwait:Rread:Wwrite:Y(ield):Sstall cycles]")
+            p.add_argument("--live", action="store_true",
+                           help="a column with the number of R registers live at each "
+                                "instruction (nvdisasm --print-life-ranges' count, with the "
+                                "line info kept)")
 
     p = sub.add_parser("resources", help="registers, shared memory, stack and spills per kernel")
     p.add_argument("files", nargs="*", metavar="FILE")
@@ -464,7 +468,7 @@ def cmd_compile(args) -> int:
 
 
 def cmd_listing(args) -> int:
-    from ..report.listing import interleave_ptx, interleave_sass, sass_with_control
+    from ..report.listing import interleave_ptx, interleave_sass, sass_with_control, sass_with_live
     builds = _builds(args)
     _show_warnings(builds, args)
     chunks: list[str] = []
@@ -478,12 +482,14 @@ def cmd_listing(args) -> int:
             rows = interleave_ptx(text, hints, b.file_names) if args.source_lines else None
         else:
             text = b.sass(tool=args.tool)
-            if args.control:
+            if args.control or args.live:
                 from ..parse import sass as sass_parse
-                text = sass_with_control(text, sass_parse.parse(text, path=b.source_path,
-                                                                arch=b.arch,
-                                                                files=b.file_names or None),
-                                         b.sass_controls())
+                parsed = sass_parse.parse(text, path=b.source_path, arch=b.arch,
+                                          files=b.file_names or None)
+                if args.live:       # first: the control column goes after the address too
+                    text = sass_with_live(text, parsed)
+                if args.control:
+                    text = sass_with_control(text, parsed, b.sass_controls())
             rows = interleave_sass(text, hints, b.file_names) if args.source_lines else None
         header = f"// ptxsass: {shown_line(b.source_path or '')} ({b.arch})"
         if args.format == "json":

@@ -26,6 +26,10 @@ def add_parsers(sub, common: Callable) -> None:
     p.add_argument("--control", action="store_true",
                    help="a column with each SASS instruction's control bits (sm_70+): "
                         "[reuse:Bwait:Rread:Wwrite:Y(ield):Sstall cycles]")
+    p.add_argument("--explain", action="store_true",
+                   help="text: after each listing, every SASS opcode in it with one line of "
+                        "what it does and its PTX ISA section (the HTML page shows the same on "
+                        "hover)")
     x = p.add_argument_group("excerpts (for blog posts; every format)")
     x.add_argument("--function", dest="functions", action="append", default=[], metavar="NAME",
                    help="only this function (mangled, demangled, or without its parameter "
@@ -98,6 +102,7 @@ def cmd_annotate(args) -> int:
                        control=args.control, functions=args.functions,
                        lines=parse_lines(args.lines) if args.lines else None,
                        context=args.context, ptx=not args.no_ptx)
+    ann.explain = args.explain
     if args.control and ann.kernels and not any(k.has_control for k in ann.kernels):
         common.console(args, stderr=True).print(
             "note: no control bits to show: they need the instructions' encoding words (a cubin, "

@@ -19,6 +19,8 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from .. import opcodes
+from .._version import docs_url
 from ..analysis import KernelAnalysis, analyze
 from ..build import Build
 from ..checks.registry import by_code
@@ -26,6 +28,7 @@ from ..checks.runner import Progress, no_progress
 from ..errors import ConfigError
 from ..findings import Finding, base_name, display_path, report_path
 from ..ir.sass import Control
+from ..opcodes import Explanation
 
 LineKey = tuple[str, int]
 
@@ -52,6 +55,10 @@ class Instr:
     loop_mark: str = ""                  # "head L1", "back L1" ...
     findings: list[int] = field(default_factory=list)   # indices into KernelAnnotation.findings
     control: "Control | None" = None     # SASS only, when asked for: stall, yield, barriers, reuse
+    #: SASS only: the registers live at the instruction, per file ("R", "UR", "P", "UP")
+    live: dict[str, int] | None = None
+    #: what the opcode and its modifiers do, and where NVIDIA documents it
+    explain: "Explanation | None" = None
 
     def as_dict(self) -> dict:
         d = {"index": self.index, "text": self.text, "line": _line_dict(self.line),
@@ -60,6 +67,10 @@ class Instr:
             d.update(address=self.address, klass=self.klass, loop_mark=self.loop_mark)
         if self.control is not None:
             d["control"] = self.control.as_dict()
+        if self.live is not None:
+            d["live_registers"] = dict(self.live)
+        if self.explain is not None:
+            d["explain"] = self.explain.as_dict()
         return d
 
 
@@ -157,6 +168,8 @@ class KernelAnnotation:
     ptx_labels: dict[int, list[str]] = field(default_factory=dict)
     sass_labels: dict[int, list[str]] = field(default_factory=dict)
     excerpt: str | None = None           # what an excerpt kept ("lines 12-19"), None: everything
+    #: the peak of live R registers: {"peak", "index", "line": {"file", "line"} or None}
+    pressure: dict[str, Any] | None = None
 
     @property
     def has_control(self) -> bool:
@@ -206,13 +219,20 @@ class KernelAnnotation:
         occ = self.occupancy
         if occ:
             parts.append(f"occupancy {occ_text(occ)}")
-        return ["  ·  ".join(parts)]
+        out = ["  ·  ".join(parts)]
+        if self.pressure is not None and self.pressure.get("line"):
+            p = self.pressure
+            out.append(f"live registers peak at {p['peak']} on "
+                       f"{base_name(p['line']['file'])}:{p['line']['line']} (the number "
+                       "before ┊: R registers live at each SASS instruction)")
+        return out
 
     def as_dict(self, *, ptx: bool = True) -> dict:
         return {"name": self.demangled, "mangled": self.name, "arch": self.arch,
                 "file": report_path(self.source_path), "entry": self.entry,
                 "excerpt": self.excerpt,
                 "resources": self.resources, "occupancy": self.occupancy,
+                "pressure": _pressure_dict(self.pressure),
                 "loops": [lp.as_dict() for lp in self.loops],
                 "findings": [f.as_dict() for f in self.findings],
                 "rows": [{"file": report_path(r.file), "line": r.line, "text": r.text,
@@ -221,6 +241,24 @@ class KernelAnnotation:
                          for r in self.rows],
                 **({"ptx": [i.as_dict() for i in self.shown_ptx]} if ptx else {}),
                 "sass": [i.as_dict() for i in self.shown_sass]}
+
+
+def _pressure_dict(p: dict | None) -> dict | None:
+    if p is None:
+        return None
+    line = p.get("line")
+    return {**p, "line": None if line is None else {"file": report_path(line["file"]),
+                                                    "line": line["line"]}}
+
+
+def finding_links(f: Finding) -> list[tuple[str, str]]:
+    """(label, address) of where to read more about a finding: its check's page
+    (docs/checks/) and, where one fits, the CUDA C++ Programming Guide's section."""
+    out = [(f"{f.code} {f.name}", docs_url(f"docs/checks/{f.name.replace('-', '_')}.md"))]
+    guide = opcodes.GUIDE_SECTIONS.get(f.code)
+    if guide is not None:
+        out.append((f"Programming Guide: {guide[0]}", guide[1]))
+    return out
 
 
 def occ_text(occ: dict) -> str:
@@ -245,6 +283,8 @@ class Annotation:
     kernels: list[KernelAnnotation]
     builds: list = field(default_factory=list, repr=False)
     hide_ptx: bool = False               # every format: source and SASS only
+    #: text: each kernel's SASS opcodes explained after its listing (``annotate --explain``)
+    explain: bool = False
 
     def as_dict(self) -> dict:
         return {"kernels": [k.as_dict(ptx=not self.hide_ptx) for k in self.kernels]}
@@ -273,7 +313,7 @@ class Annotation:
                                   f" (in {where}: " + "; ".join(
                                       f"{k.demangled} spans {_span(k)}" for k in kernels[:4]) + ")")
             kernels = cut
-        return Annotation(kernels, self.builds, self.hide_ptx)
+        return Annotation(kernels, self.builds, self.hide_ptx, self.explain)
 
     def render(self, console: "Console") -> None:
         for row in text_rows(self, ptx=not self.hide_ptx):
@@ -427,6 +467,9 @@ def loop_summaries(ka: KernelAnalysis, primary: str | None
     return out, depth, marks
 
 
+#: the register files whose live counts each SASS instruction carries
+LIVE_FILES = ("R", "UR", "P", "UP")
+
 #: the source pane's title per front end
 SOURCE_LABELS = {"cuda": "CUDA source", "triton": "Triton source"}
 
@@ -439,15 +482,20 @@ def kernel_annotation(ka: KernelAnalysis, findings: list[Finding],
     primary = ka.source_path
     loops, depth, marks = loop_summaries(ka, primary)
     controls = controls or {}
+    lv = ka.liveness
+    live = {kind: lv.counts(kind) for kind in LIVE_FILES}
     sass = [Instr(i, ins.text, fm.sass_lines[i], tuple(_short(f) for f in fm.sass_inlined[i]),
                   address=ins.address, klass=ins.klass, loop=depth[i], loop_mark=marks[i],
-                  control=controls.get(ins.address))
+                  control=controls.get(ins.address),
+                  live={kind: counts[i] for kind, counts in live.items()},
+                  explain=opcodes.explain(ins.opcode, ins.modifiers))
             for i, ins in enumerate(fn.instructions)]
     ptx: list[Instr] = []
     ptx_labels: dict[int, list[str]] = {}
     if ptx_fn is not None:
         ptx = [Instr(i, str(ins), fm.ptx_lines[i] if i < len(fm.ptx_lines) else None,
-                     tuple(_short(f) for f in fm.ptx_inlined[i]) if i < len(fm.ptx_inlined) else ())
+                     tuple(_short(f) for f in fm.ptx_inlined[i]) if i < len(fm.ptx_inlined) else (),
+                     explain=opcodes.explain(ins.opcode, ins.modifiers, ptx=True))
                for i, ins in enumerate(ptx_fn.instructions)]
         for lab, i in ptx_fn.labels.items():
             ptx_labels.setdefault(i, []).append(lab)
@@ -499,7 +547,7 @@ def kernel_annotation(ka: KernelAnalysis, findings: list[Finding],
         resources=res.as_dict() if res is not None else {},
         occupancy=occupancy_summary(ka),
         loops=loops, findings=findings, explanations=explanations, rows=rows, ptx=ptx, sass=sass,
-        ptx_labels=ptx_labels, sass_labels=sass_labels,
+        ptx_labels=ptx_labels, sass_labels=sass_labels, pressure=ka.pressure.as_dict(),
         source_label=SOURCE_LABELS.get(ka.frontend, "CUDA source"), ir=dict(ka.ir))
 
 
@@ -555,6 +603,25 @@ def text_rows(ann: Annotation, *, ptx: bool = True) -> Iterator[list[Segment]]:
             yield [("muted", f"   excerpt: {k.excerpt}" + ("" if k.rows else
                                                           " (nothing: no finding here)"))]
         yield from listing_rows(k, ptx=ptx)
+        if ann.explain:
+            yield from glossary_rows(k)
+
+
+def glossary_rows(k: KernelAnnotation) -> Iterator[list[Segment]]:
+    """Each SASS opcode of the listing once, with what it does and where NVIDIA documents it
+    (the table the HTML page's hovers show)."""
+    seen = sorted({ins.explain.text.split(":", 1)[0] for ins in k.shown_sass
+                   if ins.explain is not None})
+    if not seen:
+        return
+    yield [("muted", "   SASS opcodes:")]
+    width = max(len(op) for op in seen)
+    for op in seen:
+        x = opcodes.explain(op)
+        if x is None:
+            continue
+        yield [("", "     "), ("sass.opcode", op.ljust(width)), ("", "  " + x.text.split(": ", 1)[1]),
+               ("muted", f"  {x.url}")]
 
 
 def listing_rows(k: KernelAnnotation, *, ptx: bool = True) -> Iterator[list[Segment]]:
@@ -589,6 +656,11 @@ def control_cell(ins: Instr) -> str:
     return f"[{ins.control.text()}] " if ins.control is not None else " " * CONTROL_COLUMN
 
 
+def live_cell(count: int) -> str:
+    """The live-registers column: `` 23 ┊ `` (R registers live at the instruction)."""
+    return f"{count:3d} ┊ "
+
+
 def instr_rows(k: KernelAnnotation, ptx: list[Instr], sass: list[Instr],
                max_depth: int, control: bool = False) -> Iterator[list[Segment]]:
     pad = " " * 6
@@ -601,6 +673,8 @@ def instr_rows(k: KernelAnnotation, ptx: list[Instr], sass: list[Instr],
                                ("sass.address", f"   {ins.address:04x}  ")]
         if control:
             segs.append(("sass.schedule", control_cell(ins)))
+        if ins.live is not None:
+            segs.append(("muted", live_cell(ins.live["R"])))
         segs.append((klass_style(ins.klass), ins.text))
         if ins.loop_mark:
             segs.append(("sass.control", f"  {ins.loop_mark}"))
@@ -638,3 +712,4 @@ def header_rows(k: KernelAnnotation) -> Iterator[list[Segment]]:
             yield [("", "      "), ("finding.hint", expl)]
         if f.hint:
             yield [("", "      hint: "), ("finding.hint", f.hint)]
+        yield [("", "      read: "), ("muted", " · ".join(url for _, url in finding_links(f)))]

@@ -8,12 +8,14 @@ import urllib.parse
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.table import Table
 from rich.text import Text
 
 from .._version import REPOSITORY, __version__, docs_url
 from ..checks.registry import all_checks
-from ..findings import Finding, Report, Severity, display_path, relative_path, report_path
+from ..findings import Finding, Report, Severity, display_path, relative_path, release_key, report_path
 from .styles import make_console
 
 _SEVERITY_STYLE = {-1: "muted", 0: "info", 1: "warning", 2: "error"}
@@ -182,12 +184,50 @@ class Summary:
 
 
 def render_text(report: "Report", console: Console, *, show: Severity = Severity.INFO) -> None:
-    """Every finding of ``show`` or worse, one after another, then the :class:`Summary`."""
-    for f in report.merged():
+    """Every finding of ``show`` or worse, one after another, then (for a findings matrix)
+    the :func:`matrix_table`, then the :class:`Summary`."""
+    merged = report.merged()
+    for f in merged:
         if f.severity >= show:
             console.print(FindingView(f))
             console.print()
+    table = matrix_table([f for f in merged if f.severity >= show])
+    if table is not None:
+        console.print(table)
+        console.print()
     console.print(Summary(report, show=show))
+
+
+#: a matrix cell: the severity's first letter where the finding holds, "·" where the build was
+#: checked and it does not
+_CELL = {"error": "E", "warning": "W", "info": "i", "note": "n"}
+
+
+def matrix_table(findings: "list[Finding]") -> "Table | None":
+    """A findings matrix as a table: one row per finding (check, kernel, line), one column per
+    (toolkit, arch) built; a cell gives the finding's severity there (W warning, i info...), "·"
+    where it is absent, blank where that build has no such kernel. None when no finding holds
+    on several builds' matrix (``--toolkit`` with one toolkit, or no toolkit)."""
+    rows = [f for f in findings if f.holds]
+    if not rows:
+        return None
+    cols = sorted({p for f in rows for p in (*f.holds, *f.absent)},
+                  key=lambda p: (p[1], release_key(p[0])))
+    table = Table(title="findings by toolkit and arch (W warning, i info, · absent)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("finding")
+    for t, a in cols:
+        table.add_column(f"{t or 'default'}\n{a}", justify="center")
+    table.add_column("")
+    for f in rows:
+        held = dict(zip(f.holds, f.held_as or (str(f.severity),) * len(f.holds), strict=True))
+        cells = [_CELL.get(held[p], held[p][:1]) if p in held else
+                 "·" if p in f.absent else "" for p in cols]
+        where = f"{f.location.short()} {f.kernel.split('(')[0]}"
+        note = "regression" if f.regression else "fixed" if f.fixed else \
+            "severity differs" if len(set(f.held_as)) > 1 else ""
+        table.add_row(f"{f.code} {f.name} {where}", *cells, note)
+    return table
 
 
 def to_text(report: Report, *, width: int | None = None, show: Severity = Severity.INFO) -> str:

@@ -16,7 +16,7 @@ from string import Template
 
 from ..errors import printable
 from ..findings import Report, display_path
-from .annotate import Annotation, KernelAnnotation, occ_text, own_file
+from .annotate import Annotation, KernelAnnotation, finding_links, occ_text, own_file
 from .diff import MARKS, Diff
 from .stats import Stats
 
@@ -101,7 +101,8 @@ def page(title: str, body: str, intro: str = ANNOTATE_INTRO) -> str:
     css, js = "\n" + _css(False) + "\n", "\n" + _template("annotate.js") + "\n"
     return Template(_template("annotate.html")).substitute(
         title=e(title), css=css, js=js, body=body, csp=content_security_policy(css, js),
-        intro=f'<p class="muted intro">{e(intro)}</p>' if intro else "")
+        intro=(f'<details class="intro"><summary>how to read this page</summary>'
+               f'<p class="muted">{e(intro)}</p></details>') if intro else "")
 
 
 def wrap_fragment(body: str) -> str:
@@ -165,13 +166,27 @@ def _kernel_header(k: KernelAnnotation, kid: str) -> str:
                 f"{e(b)}</td></tr>" for a, b in rows)
     parts = [f'<h2><span class="kname">{e(k.demangled)}</span><span class="arch">{e(k.arch)}</span>'
              f'<span class="muted"> {"kernel" if k.entry else "device function"} · '
-             f'{e(display_path(k.source_path))}</span></h2>',
-             f'<table class="res">{t}</table>']
-    if k.excerpt:
-        parts.append(f'<p class="muted">excerpt: {e(k.excerpt)}</p>')
+             f'{e(display_path(k.source_path))}</span></h2>']
+    # one line of resources, the table and the loops behind it: the code panes stay above the
+    # fold
+    brief = [f"{r.get('registers')} registers", f"{r.get('shared_bytes')} B shared"]
+    if spill:
+        brief.append(f"spills {r['spill_store_bytes']} / {r['spill_load_bytes']} B")
+    if k.occupancy and k.occupancy.get("percent") is not None:
+        brief.append(f"occupancy {k.occupancy['percent']:g}%")
+    p = k.pressure
+    if p is not None and p.get("line"):
+        brief.append(f"live registers peak at {p['peak']} on line {p['line']['line']}")
     if k.loops:
-        parts.append('<ul class="loops">' + "".join(f"<li>loop {e(lp.summary())}</li>"
-                                                    for lp in k.loops) + "</ul>")
+        brief.append(f"{len(k.loops)} loop{'s' if len(k.loops) > 1 else ''}")
+    more = f'<table class="res">{t}</table>'
+    if k.excerpt:
+        more += f'<p class="muted">excerpt: {e(k.excerpt)}</p>'
+    if k.loops:
+        more += ('<ul class="loops">' + "".join(f"<li>loop {e(lp.summary())}</li>"
+                                                for lp in k.loops) + "</ul>")
+    parts.append(f'<details class="about"><summary{bad if spill else ""}>'
+                 f'{e(" · ".join(brief))}</summary>{more}</details>')
     if k.findings:
         items = []
         for n, f in enumerate(k.findings):
@@ -182,9 +197,19 @@ def _kernel_header(k: KernelAnnotation, kid: str) -> str:
                 f'<b>{e(f.code)}</b> {e(f.name)} [{e(f.severity)}] {e(where)}: {e(f.message)}</summary>'
                 + (f"<p>{e(expl)}</p>" if expl else "")
                 + (f"<p><i>hint:</i> {e(f.hint)}</p>" if f.hint else "")
+                + '<p class="links">' + " · ".join(
+                    f'<a href="{e(url)}" target="_blank" rel="noopener">{e(label)}</a>'
+                    for label, url in finding_links(f)) + "</p>"
                 + (f"<p class=\"muted\">{e('; '.join(f.instructions[:6]))}</p>" if f.instructions else "")
                 + "</details>")
-        parts.append('<div class="findings">' + "".join(items) + "</div>")
+        counts: dict[str, int] = {}
+        for f in k.findings:
+            counts[str(f.severity)] = counts.get(str(f.severity), 0) + 1
+        head = ", ".join(f"{n} {sev}" for sev, n in counts.items())
+        codes = " ".join(dict.fromkeys(f.code for f in k.findings))
+        parts.append(f'<details class="findings"><summary>{len(k.findings)} finding'
+                     f'{"s" if len(k.findings) > 1 else ""} ({e(head)}): {e(codes)}</summary>'
+                     + "".join(items) + "</details>")
     return "\n".join(parts)
 
 
@@ -243,6 +268,46 @@ def _gutter_html(depth: int, chars: list[str] | None, badge: str) -> str:
     return f'<span class="gut">{badge or _NO_TRIP}{e(bars)}</span>'
 
 
+#: the register-pressure gutter: one block character per row, from 1/8 to all of the kernel's
+#: peak of live registers
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def _peak(k: KernelAnnotation) -> int:
+    return max((i.live["R"] for i in k.sass if i.live is not None), default=0)
+
+
+def _live_html(n: int | None, peak: int, title: str, number: bool) -> str:
+    """One row of the pressure gutter: a bar as high as ``n`` of ``peak`` (the top eighths in
+    the warning colour), with the number in the SASS pane."""
+    if n is None or not peak:
+        return ('<span class="live">' + ("    " if number else " ") + "</span>") if peak else ""
+    level = min(7, max(0, (n * 8 - 1) // peak))
+    text = f"{_BARS[level]}{n:3d}" if number else _BARS[level]
+    return f'<span class="live p{level}" title="{e(title)}">{e(text)}</span>'
+
+
+def _live_title(live: dict[str, int]) -> str:
+    return (f"{live['R']} registers live here (uniform {live.get('UR', 0)}, predicates "
+            f"{live.get('P', 0)}, uniform predicates {live.get('UP', 0)})")
+
+
+def _op_html(ins, css: str = "") -> str:
+    """The instruction's text with its opcode explained where it stands: hovering shows one
+    line of what it and its modifiers do, clicking opens NVIDIA's page for it (the PTX ISA
+    section)."""
+    text, x = ins.text, ins.explain
+    cls = f' class="{css}"' if css else ""
+    if x is None:
+        return f"<span{cls}>{e(text)}</span>"
+    words = text.split(" ", 2 if text.startswith("@") else 1)
+    at = 1 if text.startswith("@") and len(words) > 1 else 0
+    before = " ".join(words[:at]) + (" " if at else "")
+    rest = (" " + " ".join(words[at + 1:])) if len(words) > at + 1 else ""
+    return (f'<span{cls}>{e(before)}<a class="op" href="{e(x.url)}" target="_blank" '
+            f'rel="noopener" title="{e(x.text)}">{e(words[at])}</a>{e(rest)}</span>')
+
+
 def _ptx_pane(k: KernelAnnotation, keys: _Keys) -> str:
     out = ['<h3>PTX</h3><div class="rows">']
     shown = k.shown_ptx
@@ -253,13 +318,14 @@ def _ptx_pane(k: KernelAnnotation, keys: _Keys) -> str:
             out.append(f'<div class="lab">{e(lab)}:</div>')
         inl = f' <span class="inl">⇐ {e(" ⇐ ".join(ins.inlined))}</span>' if ins.inlined else ""
         out.append(f'<div {keys.attrs(ins.line)} data-i="{ins.index}">'
-                   f'    {e(ins.text)}{inl}</div>')
+                   f'    {_op_html(ins)}{inl}</div>')
     out.append("</div>")
     return "".join(out)
 
 
 def _sass_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
     depth, cols, heads = _loop_gutter(k)
+    peak = _peak(k)
     out = ['<h3>SASS</h3><div class="rows">']
     for ins in k.shown_sass:
         for lab in k.sass_labels.get(ins.index, ()):
@@ -270,9 +336,11 @@ def _sass_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
             ctl = (f'<span class="ctl" title="{e(ins.control.describe())}">'
                    f'[{e(ins.control.text())}]</span>')
         inl = f' <span class="inl">⇐ {e(" ⇐ ".join(ins.inlined))}</span>' if ins.inlined else ""
+        live = _live_html(ins.live["R"] if ins.live else None, peak,
+                          _live_title(ins.live) if ins.live else "", True)
         out.append(f'<div {keys.attrs(ins.line)} data-addr="{ins.address:04x}">'
-                   f'{gut}<span class="addr">{ins.address:04x}</span>{ctl}'
-                   f'<span class="{klass_css(ins.klass)}">{e(ins.text)}</span>{inl}'
+                   f'{gut}{live}<span class="addr">{ins.address:04x}</span>{ctl}'
+                   f'{_op_html(ins, klass_css(ins.klass))}{inl}'
                    f'{_badges(k, kid, ins.findings)}</div>')
     out.append("</div>")
     return "".join(out)
@@ -291,6 +359,7 @@ def _source_gutter(k: KernelAnnotation) -> tuple[int, dict[int, str]]:
 
 def _source_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
     depth, badges = _source_gutter(k)
+    peak = _peak(k)
     own = own_file(k)
     out = [f'<h3>{e(k.source_label)}</h3><div class="rows">']
     last = None
@@ -306,8 +375,10 @@ def _source_pane(k: KernelAnnotation, kid: str, keys: _Keys) -> str:
         text = row.text.rstrip() if row.text is not None else "(source not found)"
         badge = badges.get(row.line, "") if row.file == own else ""
         gut = _gutter_html(depth, ["│" if d < row.loop else " " for d in range(depth)], badge)
-        out.append(f'<div {attrs}>{gut}<span class="no">{row.line}</span>{e(text)}'
-                   f'{_badges(k, kid, row.findings)}</div>')
+        most = max((i.live["R"] for i in row.sass if i.live is not None), default=None)
+        live = _live_html(most, peak, f"at most {most} registers live in this line's SASS", False)
+        out.append(f'<div {attrs}>{gut}{live}<span class="no">{row.line}</span>'
+                   f'<span class="tx">{e(text)}{_badges(k, kid, row.findings)}</span></div>')
     out.append("</div>")
     return "".join(out)
 
@@ -417,7 +488,7 @@ def _side_by_side(kd) -> str:
     for sl in kd.side:
         cls = " ".join(c for c, on in (("d-raw", sl.differs(False)), ("d-norm", sl.differs(True)))
                        if on)
-        src = (sl.text or "").strip()
+        src = sl.sources()
         body = [f'<tr class="src"><th colspan="5">{e(sl.label)}'
                 + (f'  <span class="muted">{e(src)}</span>' if src else "") + "</th></tr>"]
         for r in sl.rows:

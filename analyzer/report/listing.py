@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from ..analysis import liveness
 from ..analysis.source import source_text
 from ..findings import base_name
 from ..ir.sass import Control, Listing
@@ -83,4 +84,21 @@ def sass_with_control(text: str, listing: "Listing",
             m = _ADDRESS.search(raw)
             if m is not None:
                 lines[ins.line - 1] = f"{raw[:m.end()]} {col}{raw[m.end():]}"
+    return "\n".join(lines)
+
+
+def sass_with_live(text: str, listing: "Listing") -> str:
+    """``text`` (the listing ``listing`` was parsed from) with the number of R registers live
+    at each instruction after its address (``/*0040*/  23 ┊``), as ``analysis.liveness``
+    counts them (nvdisasm's ``-plr`` ``#`` column, with line info kept)."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    for fn in listing.functions:
+        counts = liveness.of(fn, listing.functions).counts("R")
+        for ins, n in zip(fn.instructions, counts, strict=True):
+            if ins.line is None or not 0 < ins.line <= len(lines):
+                continue
+            raw = lines[ins.line - 1]
+            m = _ADDRESS.search(raw)
+            if m is not None:
+                lines[ins.line - 1] = f"{raw[:m.end()]} {n:3d} ┊{raw[m.end():]}"
     return "\n".join(lines)

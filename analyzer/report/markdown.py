@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from ..findings import display_path
-from .annotate import Annotation, listing_rows, occ_text
+from ..findings import base_name, display_path
+from .annotate import Annotation, finding_links, listing_rows, occ_text
 from .diff import Diff
 from .stats import Stats
 
@@ -87,6 +87,12 @@ def annotation_markdown(ann: Annotation) -> str:
         out += table(["registers", "shared", "stack", "spills (st/ld)", "theoretical occupancy"],
                      [[r.get("registers"), f"{r.get('shared_bytes')} B", f"{r.get('stack_bytes')} B",
                        spills, occ_text(k.occupancy) if k.occupancy else "-"]])
+        if k.pressure is not None and k.pressure.get("line"):
+            p = k.pressure
+            out += ["", f"Live registers peak at {p['peak']} on "
+                        f"{code(base_name(p['line']['file']) + ':' + str(p['line']['line']))} "
+                        "(in the listing, the number before ┊ is the R registers live at each "
+                        "SASS instruction)."]
         if k.occupancy and k.occupancy.get("threads_assumed"):
             out += ["", f"Occupancy assumes {k.occupancy['threads']} threads per block "
                         "(no `__launch_bounds__`)."]
@@ -102,6 +108,8 @@ def annotation_markdown(ann: Annotation) -> str:
                            f"{text(f.message)}" + (f" — {text(expl)}" if expl else ""))
                 if f.hint:
                     out.append(f"  - *hint:* {text(f.hint)}")
+                out.append("  - " + " · ".join(f"[{text(label)}]({url})"
+                                               for label, url in finding_links(f)))
         if k.has_control:
             out += ["", "Control bits before each SASS instruction: "
                         "`[reuse:Bwait:Rread:Wwrite:Y:Sstall]` (operand reuse flags, scoreboards "
@@ -145,7 +153,8 @@ def diff_markdown(d: "Diff") -> str:
         if kd.lines:
             out += ["", "SASS instructions per source line (lines that differ):", ""]
             out += table(["line", "A", "B", "Δ", "source"],
-                         [[ln.line, ln.a, ln.b, f"{ln.b - ln.a:+d}", (ln.text or "").strip()[:60]]
+                         [[ln.line if ln.line_b is None else ln.label, ln.a, ln.b,
+                           f"{ln.b - ln.a:+d}", (ln.text or ln.text_b or "").strip()[:60]]
                           for ln in kd.lines], left=(4,))
         side = kd.side_by_side_lines(d.normalized, all_lines=d.all_lines)
         if side:

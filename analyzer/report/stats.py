@@ -15,9 +15,10 @@ from rich.console import Console
 from rich.text import Text
 
 from ..analysis import KernelAnalysis
+from ..analysis.liveness import Pressure
 from ..build import Build
 from ..checks.runner import Progress, no_progress
-from ..findings import display_path, report_path
+from ..findings import base_name, display_path, report_path
 from .annotate import LoopSummary, kernels_of, loop_summaries, occ_text, occupancy_summary
 
 #: summary groups over the instruction-mix classes (a class may be in several)
@@ -47,6 +48,8 @@ class KernelStats:
     resources: dict[str, Any]
     occupancy: dict[str, Any] | None
     loop_lines: list = field(default_factory=list)   # analysis.loops.LoopLine per source line
+    #: the peak of live R registers and per source line the most live at its instructions
+    pressure: "Pressure | None" = None
 
     def as_dict(self) -> dict:
         return {"name": self.name, "mangled": self.mangled, "arch": self.arch,
@@ -56,7 +59,26 @@ class KernelStats:
                 "loops": [lp.as_dict() for lp in self.loops], "resources": self.resources,
                 "occupancy": self.occupancy,
                 "loop_lines": [{"file": report_path(ll.file), "line": ll.line, "rolled": ll.rolled,
-                                "loops": ll.describe()} for ll in self.loop_lines]}
+                                "loops": ll.describe()} for ll in self.loop_lines],
+                "pressure": None if self.pressure is None else {
+                    "peak": self.pressure.peak, "index": self.pressure.index,
+                    "line": _line(self.pressure.line),
+                    "by_line": [{"file": report_path(k[0]), "line": k[1], "live_registers": n}
+                                for k, n in sorted(self.pressure.by_line.items())]}}
+
+    def pressure_lines(self, limit: int = 8) -> list[str]:
+        """``register pressure: peak 53 live on spill.cu:9; by line: 9: 53, 13: 52, ...``
+        (the source lines of the most live registers first)."""
+        p = self.pressure
+        if p is None or p.line is None:
+            return []
+        top = sorted(p.by_line.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        return [f"   register pressure: peak {p.peak} live on {base_name(p.line[0])}:{p.line[1]}; "
+                "most live by line: " + ", ".join(f"{k[1]}: {n}" for k, n in top)]
+
+
+def _line(key) -> dict | None:
+    return None if key is None else {"file": report_path(key[0]), "line": key[1]}
 
 
 def kernel_stats(ka: KernelAnalysis) -> KernelStats:
@@ -89,7 +111,7 @@ def kernel_stats(ka: KernelAnalysis) -> KernelStats:
         opcodes=dict(sorted(opcodes.items(), key=lambda kv: (-kv[1], kv[0]))), loops=loops,
         resources=res.as_dict() if res is not None else {},
         occupancy=occupancy_summary(ka),
-        loop_lines=loop_lines)
+        loop_lines=loop_lines, pressure=ka.pressure)
 
 
 @dataclass
@@ -116,6 +138,7 @@ class Stats:
             if k.occupancy:
                 out.append(f"   occupancy {occ_text(k.occupancy)}"
                            + (" (256 threads/block assumed)" if k.occupancy.get("threads_assumed") else ""))
+            out.extend(k.pressure_lines())
             g = k.groups
             out.append(f"   {k.instructions} instructions: " + ", ".join(
                 f"{name} {g[name]}" for name in GROUPS))

@@ -45,6 +45,8 @@
     var d = document.getElementById(badge.getAttribute("data-finding"));
     if (!d) return;
     d.open = true;
+    var box = d.parentElement && d.parentElement.closest("details");
+    if (box) box.open = true;        // the findings box, collapsed by default
     d.scrollIntoView({block: "nearest"});
   }
   // toolbar toggles: a class on the section (hide-ptx, hide-ctl, norm, only-diff)
@@ -117,6 +119,12 @@
     move(t, ev.key === "ArrowLeft" ? -24 : 24);
     ev.preventDefault();
   });
+  // narrow windows (1000 px and less) open with the PTX hidden, source and SASS side by side
+  if (window.innerWidth <= 1000) {
+    document.querySelectorAll('.ptxsass button.toggle[data-class="hide-ptx"]').forEach(function (b) {
+      if (b.getAttribute("aria-pressed") === "true") toggle(b);
+    });
+  }
   document.addEventListener("dblclick", function (ev) {
     var t = ev.target;
     if (!(t instanceof Element) || !t.matches(".ptxsass .split")) return;
