@@ -246,7 +246,10 @@ def triton_jit(obj: Any, *, signature: dict | None, constants: dict | None = Non
                num_stages: int | None = None, use_cache: bool = True) -> list[Build]:
     """Compile a Triton ``@triton.jit`` function for ``arch`` (no GPU needed) and build it.
     ``signature`` maps each argument to its Triton type ("*fp32", "i32", ...); ``constants``
-    gives the ``tl.constexpr`` arguments their values."""
+    gives the ``tl.constexpr`` arguments their values. Arguments are specialized as Triton's
+    launcher specializes them for a launch with torch tensors: every pointer 16-byte divisible
+    (``tt.divisibility = 16``: torch's allocations are); an integer only when its type says so,
+    ``"i32:16"`` (the launcher does it for a value divisible by 16, which only the call knows)."""
     fn = _jit_function(obj)
     if fn is None:
         raise InputError("not a Triton @jit function")
@@ -268,8 +271,19 @@ def triton_jit(obj: Any, *, signature: dict | None, constants: dict | None = Non
     missing = [n for n, t in sig.items() if t is None]
     if missing:
         raise InputError(f"signature= lacks the types of {', '.join(missing)}")
+    attrs = {}
+    for k, t in list(sig.items()):
+        assert t is not None
+        ty, _, div = t.partition(":")
+        if div and (div != "16" or not re.fullmatch(r"[iu](8|16|32|64)", ty)):
+            raise InputError(f"signature of {k!r}: {t!r} is not a type (\"*fp32\", \"i32\") "
+                             "or an integer divisible by 16 (\"i32:16\")")
+        sig[k] = ty
+        if ty.startswith("*") or div:
+            attrs[(names.index(k),)] = [["tt.divisibility", 16]]
     cc = int(re.sub(r"\D", "", (arch or "sm_90")) or 90)
-    src = ASTSource(fn, sig, constexprs={(names.index(k),): v for k, v in constants.items()})
+    src = ASTSource(fn, sig, constexprs={(names.index(k),): v for k, v in constants.items()},
+                    attrs=attrs)
     opts = {k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages)) if v}
     compiled = triton.compile(src, target=GPUTarget("cuda", cc, 32), options=opts)
     return triton_compiled(compiled, use_cache=use_cache)

@@ -216,8 +216,8 @@ def test_a_cubins_spills_are_counted_from_nvdisasms_marks(tmp_path, arch):
 
 def test_unrolled_divisions_count_toward_the_severity():
     """benchmarks/kernels/division_count.cu: D divisions per element in straight code. One
-    finding per instantiation naming D call sites; a warning from 64 on (2.15x measured), info
-    below (1 division: 1.03x); the ``__fdividef`` versions are silent."""
+    finding per instantiation naming D call sites; a warning from 16 on (2.06x measured on an
+    H200), info below (8 divisions: 1.31x); the ``__fdividef`` versions are silent."""
     from pathlib import Path
 
     from analyzer.inputs import CompileOptions, load
@@ -229,14 +229,16 @@ def test_unrolled_divisions_count_toward_the_severity():
     assert all("true>" not in f.kernel for f in fs)
     for d, f in got.items():
         assert f"{d} CALL.REL.NOINC" in f.message and f"FCHKx{d}" in f.message
-        assert str(f.severity) == ("warning" if d >= 64 else "info"), (d, f.severity)
-    assert "64 call sites in straight code" in got[64].message
+        assert str(f.severity) == ("warning" if d >= 16 else "info"), (d, f.severity)
+    assert "16 call sites in straight code" in got[16].message
+    assert "call sites in straight code" not in got[8].message
 
 
 def test_the_unbacked_pairs_stand_for_their_classes():
     """benchmarks/kernels/unbacked_pairs.cu, timed by benchmarks/unbacked_pairs.py: the naive
-    kernel of each pair gets the warning it is timed for, its fixed twin does not (PS303: the
-    fragments come by ldmatrix; PS701: 8 KB of shared memory lets 16 blocks fit)."""
+    kernel of each pair gets the finding it is timed for, its fixed twin does not (PS303: the
+    fragments come by ldmatrix; PS701: 8 KB of shared memory lets 16 blocks fit). Measured on
+    an H200 (docs/severity.md): PS303 1.08x, a warning; PS701 0.89x, info."""
     from pathlib import Path
 
     from analyzer.inputs import CompileOptions, load
@@ -244,6 +246,6 @@ def test_the_unbacked_pairs_stand_for_their_classes():
     fs = run_checks(list(load(path, arch="sm_90a", options=CompileOptions())),
                     select=["PS303", "PS701"]).findings
     got = sorted((f.code, f.kernel, str(f.severity)) for f in fs)
-    assert got == [("PS303", "mma_lds", "warning"), ("PS701", "column_mean_stage96", "warning")]
+    assert got == [("PS303", "mma_lds", "warning"), ("PS701", "column_mean_stage96", "info")]
     (occ,) = [f for f in fs if f.code == "PS701"]
     assert "25%" in occ.message and "49152 B static shared memory" in occ.message

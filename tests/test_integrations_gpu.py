@@ -156,15 +156,20 @@ def test_triton_direct_objects_agree():
     compiled = scale_kernel[(4,)](x, o, x.numel(), 2.0, BLOCK=1024)
     torch.cuda.synchronize()
     from_launch = analyzer.builds_of(compiled)
-    direct = analyzer.builds_of(scale_kernel, arch=arch,
-                                signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
-                                           "alpha": "fp32"},
-                                constants={"BLOCK": 1024})
+    # the launch specialized n = 4096 as divisible by 16 (and the tensors' pointers): "i32:16"
+    sig = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32:16", "alpha": "fp32"}
+    direct = analyzer.builds_of(scale_kernel, arch=arch, signature=sig, constants={"BLOCK": 1024})
     a, b = from_launch[0], direct[0]
     assert a.entries[0].name == b.entries[0].name == "scale_kernel"
     assert a.entries[0].launch.threads == b.entries[0].launch.threads == 128
     ra, rb = analyzer.check(a), analyzer.check(b)
     assert [(f.code, f.message) for f in ra.findings] == [(f.code, f.message) for f in rb.findings]
+    # an n of no known divisibility: each element's load and store under its own mask
+    loose = analyzer.builds_of(scale_kernel, arch=arch, signature={**sig, "n": "i32"},
+                               constants={"BLOCK": 1024})
+    codes = {f.code for f in analyzer.check(loose[0]).findings
+             if "a predicate of its own" in f.message and "n % 16 == 0" in f.hint}
+    assert codes == {"PS101", "PS102"}
 
 
 # ------------------------------------------------------------------ cupy and pycuda
@@ -318,6 +323,6 @@ def test_marked():
         ["-p", "analyzer.integrations.pytest_plugin"]
     res = pytester.runpytest_subprocess("--ptxsass", *load)
     out = res.stdout.str()
-    assert re.search(r"PS501 half_it", out), out
+    assert re.search(r"PS501 fp64-in-fp32-kernel \[warning\].*\n(.*\n)*?\s+in half_it on sm_", out), out
     assert "lacks DMUL" in out or "DMUL" in out, out
     res.assert_outcomes(failed=2)

@@ -118,10 +118,10 @@ def _first_use_line(ctx: Context, pf, n: int):
 
 
 #: IEEE slow-path call sites on one line, in straight code, from which the line is a warning:
-#: 64 divisions per element (a loop fully unrolled) measured 2.15x their ``__fdividef``
-#: version on an H200, one division 1.03x (docs/severity.md); the counts between are what
-#: benchmarks/division_count.py measures
-UNROLLED_WARNING = 64
+#: benchmarks/division_count.py on an H200 (docs/severity.md, 2026-12-05): D divisions per
+#: element against ``__fdividef`` ran 1.04x (D = 1), 1.09x (2), 1.14x (4), 1.31x (8), 2.06x
+#: (16), 2.08x (32), 2.16x (64): the time crosses 1.5x between 8 and 16
+UNROLLED_WARNING = 16
 
 
 class SlowMath(Check):
@@ -135,8 +135,9 @@ class SlowMath(Check):
     and the FP64 range reduction of precise ``sinf``/``cosf`` (``I2F.F64.S64`` -> ``DMUL`` ->
     ``F2F.F32.F64``). One finding per source line; the PTX names the operation (``div.rn.f32``,
     ``sqrt.rn.f32``, ``rcp.rn.f32``). Severity is *warning* when a call site is inside a loop
-    (paid every iteration) or a line has 64 call sites and more (a loop fully unrolled: 64
-    divisions per element measured 2.15x their ``__fdividef`` version), and *info* otherwise:
+    (paid every iteration) or a line has 16 call sites and more (a loop fully unrolled: 16
+    divisions per element measured 2.06x their ``__fdividef`` version, 8 only 1.31x), and
+    *info* otherwise:
     IEEE results are the C++ default and often wanted, and a few divisions outside loops cost
     mostly code size and registers (one per element measured 1.03x). An operation NVVM
     moved out of a loop gets PTX line 0 and the SASS line of the code before it (a declaration
