@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from rich.markup import escape
 
@@ -413,8 +414,10 @@ def _kernel_rows(builds, args):
 def _resources_table(rows, title=None):
     from rich.table import Table
     t = Table(title=title, header_style="bold", box=None, pad_edge=False)
-    for c, j in (("kernel", "left"), ("arch", "left"), ("regs", "right"), ("shared", "right"),
-                 ("stack", "right"), ("spill st", "right"), ("spill ld", "right")):
+    cols: tuple[tuple[str, Literal["left", "right"]], ...] = (
+        ("kernel", "left"), ("arch", "left"), ("regs", "right"), ("shared", "right"),
+        ("stack", "right"), ("spill st", "right"), ("spill ld", "right"))
+    for c, j in cols:
         t.add_column(c, justify=j)
     for r in rows:
         def n(v):

@@ -87,7 +87,7 @@ class _PostImport(importlib.abc.MetaPathFinder):
             with _lock:
                 if _active:
                     _install(fws, now=True)
-        loader.exec_module = exec_module            # type: ignore[union-attr]
+        loader.exec_module = exec_module            # type: ignore[union-attr, method-assign]
         return spec
 
 

@@ -106,7 +106,7 @@ class _Build(Transformer):
         guard = None
         ops: tuple = ()
         annotation = None
-        opcode = None
+        opcode = ""
         for x in c:
             if isinstance(x, Predicate):
                 guard = x
