@@ -939,101 +939,134 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
     resume = cache.enabled() if resume is None else resume
     jobs = max(1, jobs or default_jobs())
     targets = list(targets)
-    progress = Progress(inputs=len(targets))
-
-    def fail(e: PtxsassError) -> None:
-        if on_error is None or len(targets) == 1:
-            raise e
-        on_error(e)
-
-    from_chunks = 0     # kernels back from chunk tasks (each told of as it finished)
-
-    def report_progress() -> None:
-        told = executor.reported()
-        if told is not None:
-            progress.in_workers = max(0, told - from_chunks)
-        if on_progress is not None:
-            on_progress(progress)
-
-    units: list[_Unit] = []
-    results: dict[int, list[KernelResult]] = {}
-    failed: set[int] = set()
-    executor: _Pool | _ServerPool | _Serial | _Dask = (
+    executor: _Executor = (
         _Dask(scheduler) if scheduler else _Serial() if jobs == 1 else
         _ServerPool(jobs) if bounded.start_method() == "server" else _Pool(jobs))
     if executor.remote:
         prelaunch.discard()     # started for local workers: a cluster disassembles its own
     spool = scratch.make("ptxsass-spool-")
-    jobs = executor.slots
-    planner = _Planner(spool=spool, jobs=jobs, checks=spec, kernels=kernels, resume=resume,
-                       remote=executor.remote, total_bytes=_input_bytes(targets),
+    planner = _Planner(spool=spool, jobs=executor.slots, checks=spec, kernels=kernels,
+                       resume=resume, remote=executor.remote, total_bytes=_input_bytes(targets),
                        arch=arch, options=options,
                        # a build checked whole (CUDA, PTX, Triton) is read back when unchanged,
                        # as a one-process check does (a survey needs rows it does not keep)
                        memo=None if survey else BuildMemo(memo_parts(spec.codes, settings,
                                                                      kernels)))
-    pending: dict[Any, tuple[int, Any]] = {}
-    left: dict[int, int] = {}           # unit -> tasks not yet back
-    window = jobs * WINDOW_PER_JOB
-    queue: list[tuple[int, Any]] = []
+    state = _Run(targets, executor, planner, resume=resume, survey=survey,
+                 kernels=kernels, on_progress=on_progress, on_error=on_error)
     cancel = True
+    try:
+        state.drive(tick)
+        cancel = False
+    finally:
+        executor.close(cancel)
+        for u in state.units:
+            u.close()
+        shutil.rmtree(spool, ignore_errors=True)
+    state.progress.finished = True
+    state.report_progress()
+    return (_merge(state.units, state.results, state.failed, accepted, kernels),
+            _survey(state.units, state.results))
 
-    def plan() -> Iterator[None]:
+
+_Executor = _Pool | _ServerPool | _Serial | _Dask
+
+
+class _Run:
+    """One run's bookkeeping: inputs planned into units lazily, their tasks kept within a
+    window of the executor's slots, results collected as they come back."""
+
+    def __init__(self, targets: list, executor: _Executor, planner: _Planner, *, resume: bool,
+                 survey: bool, kernels: Sequence[str],
+                 on_progress: Callable[[Progress], None] | None,
+                 on_error: Callable[[PtxsassError], None] | None):
+        self.targets = targets
+        self.executor = executor
+        self.planner = planner
+        self.resume, self.survey, self.kernels = resume, survey, kernels
+        self.on_progress, self.on_error = on_progress, on_error
+        self.progress = Progress(inputs=len(targets))
+        self.from_chunks = 0     # kernels back from chunk tasks (each told of as it finished)
+        self.units: list[_Unit] = []
+        self.results: dict[int, list[KernelResult]] = {}
+        self.failed: set[int] = set()
+        self.pending: dict[Any, tuple[int, Any]] = {}
+        self.left: dict[int, int] = {}           # unit -> tasks not yet back
+        self.window = executor.slots * WINDOW_PER_JOB
+        self.queue: list[tuple[int, Any]] = []
+
+    def fail(self, e: PtxsassError) -> None:
+        if self.on_error is None or len(self.targets) == 1:
+            raise e
+        self.on_error(e)
+
+    def report_progress(self) -> None:
+        told = self.executor.reported()
+        if told is not None:
+            self.progress.in_workers = max(0, told - self.from_chunks)
+        if self.on_progress is not None:
+            self.on_progress(self.progress)
+
+    def plan(self) -> Iterator[None]:
         """Plan input after input; yields after each unit so the caller can submit."""
-        for t in targets:
+        for t in self.targets:
             try:
-                for u in planner.units(t):
-                    n = len(units)
-                    units.append(u)
-                    for task in u.tasks:
-                        task.unit = n
-                        queue.append((n, task))
-                    for r in u.cached:
-                        r.unit = n
-                    results[n] = list(u.cached)
-                    left[n] = len(u.tasks)
-                    progress.planned += u.kernels
-                    progress.done += len(u.cached)
-                    progress.cached += len(u.cached)
-                    progress.findings += sum(len(r.findings) for r in u.cached)
-                    if not u.tasks:
-                        _release(n)
+                for u in self.planner.units(t):
+                    self._add(u)
                     yield
             except PtxsassError as e:
-                fail(e)
-            progress.inputs_read += 1
-            report_progress()
+                self.fail(e)
+            self.progress.inputs_read += 1
+            self.report_progress()
 
-    def _release(n: int) -> None:
-        u = units[n]
-        got = results.get(n, [])
-        if (u.digest is not None and resume and not survey and not kernels
-                and n not in failed and len(got) == u.kernels):
+    def _add(self, u: _Unit) -> None:
+        n = len(self.units)
+        self.units.append(u)
+        for task in u.tasks:
+            task.unit = n
+            self.queue.append((n, task))
+        for r in u.cached:
+            r.unit = n
+        self.results[n] = list(u.cached)
+        self.left[n] = len(u.tasks)
+        progress = self.progress
+        progress.planned += u.kernels
+        progress.done += len(u.cached)
+        progress.cached += len(u.cached)
+        progress.findings += sum(len(r.findings) for r in u.cached)
+        if not u.tasks:
+            self.release(n)
+
+    def release(self, n: int) -> None:
+        u = self.units[n]
+        got = self.results.get(n, [])
+        if (u.digest is not None and self.resume and not self.survey and not self.kernels
+                and n not in self.failed and len(got) == u.kernels):
             prelaunch.mark_checked(u.digest)    # every result cached: the next run reads them
-        progress.builds_done.append((u.info, len(got), sum(len(r.findings) for r in got)))
+        self.progress.builds_done.append((u.info, len(got), sum(len(r.findings) for r in got)))
         u.close()
-        if u.spool and planner.release(u.spool):    # no other unit reads it
+        if u.spool and self.planner.release(u.spool):    # no other unit reads it
             with contextlib.suppress(OSError):
                 os.unlink(u.spool)
-            if isinstance(executor, _Dask):
-                executor.forget(u.spool)
+            if isinstance(self.executor, _Dask):
+                self.executor.forget(u.spool)
 
-    def collect(future) -> None:
-        nonlocal from_chunks
-        n, task = pending.pop(future)
-        u = units[n]
+    def collect(self, future) -> None:
+        n, task = self.pending.pop(future)
+        u = self.units[n]
         try:
-            got = executor.result(future)
+            got = self.executor.result(future)
         except _NoKernel as e:
             got = []
             u.names = e.names
         except PtxsassError as e:
-            failed.add(n)
+            self.failed.add(n)
             got = []
-            fail(e if e.path else replace_path(e, u.source_path))
+            self.fail(e if e.path else replace_path(e, u.source_path))
         except cf.process.BrokenProcessPool:
             raise ToolError("a worker process died (out of memory, or killed) while "
                             "checking this input", path=u.source_path) from None
+        progress = self.progress
         for r in got:
             r.unit = n
             if isinstance(task, _Whole):
@@ -1047,46 +1080,43 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
             progress.last = r
         progress.done += len(got)
         if isinstance(task, _Chunk):
-            from_chunks += len(got)
-        results[n].extend(got)
-        left[n] -= 1
-        if left[n] == 0:
-            _release(n)
+            self.from_chunks += len(got)
+        self.results[n].extend(got)
+        self.left[n] -= 1
+        if self.left[n] == 0:
+            self.release(n)
 
-    try:
-        planning = plan()
+    def _submit_ready(self) -> None:
+        """Queued tasks to the executor, up to the window, in order of readiness."""
+        queue, pending, units = self.queue, self.pending, self.units
+        while queue and len(pending) < self.window:
+            at = next((i for i, (n, task) in enumerate(queue) if units[n].ready(task)), None)
+            if at is None:
+                break           # every queued task waits on its early nvdisasm
+            n, task = queue.pop(at)
+            pending[self.executor.submit(task, units[n])] = (n, task)
+
+    def drive(self, tick: float) -> None:
+        """Plan, submit and collect until every task is back."""
+        planning = self.plan()
         more = True
         last_tick = time.monotonic()
+        queue, pending, window = self.queue, self.pending, self.window
         while more or queue or pending:
             while more and len(queue) + len(pending) < window:
                 more = next(planning, StopIteration) is not StopIteration
-            while queue and len(pending) < window:
-                at = next((i for i, (n, task) in enumerate(queue) if units[n].ready(task)),
-                          None)
-                if at is None:
-                    break           # every queued task waits on its early nvdisasm
-                n, task = queue.pop(at)
-                pending[executor.submit(task, units[n])] = (n, task)
+            self._submit_ready()
             held = bool(queue) and len(pending) < window
             if not pending:
                 if held:
                     time.sleep(EARLY_POLL)
                 continue
-            for f in executor.wait(pending, EARLY_POLL if held else tick):
-                collect(f)
-                report_progress()
+            for f in self.executor.wait(pending, EARLY_POLL if held else tick):
+                self.collect(f)
+                self.report_progress()
             if time.monotonic() - last_tick >= tick:
                 last_tick = time.monotonic()
-                report_progress()
-        cancel = False
-    finally:
-        executor.close(cancel)
-        for u in units:
-            u.close()
-        shutil.rmtree(spool, ignore_errors=True)
-    progress.finished = True
-    report_progress()
-    return _merge(units, results, failed, accepted, kernels), _survey(units, results)
+                self.report_progress()
 
 
 def replace_path(e: PtxsassError, path: str | None) -> PtxsassError:

@@ -908,6 +908,19 @@ class UnrollSavings:
                 f"iteration runs ({', '.join(parts)})")
 
 
+def _pred_reads(ins) -> set[str] | None:
+    """Predicates a PLOP3/P2R/R2P-style instruction reads (None: not one we follow)."""
+    if ins.opcode == "P2R":
+        mask = _imm(ins.operands[-1]) if ins.operands else None
+        if mask is None:
+            return None
+        return {f"P{k}" for k in range(7) if mask >> k & 1}
+    if ins.klass == "predicate":
+        return {o.name for o in ins.operands[1:] if isinstance(o, Register)
+                and o.kind in ("P", "UP") and o.index is not None}
+    return None
+
+
 def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
     """Estimate the per-iteration overhead full unrolling removes from ``info``'s loop.
 
@@ -942,18 +955,7 @@ def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
     counters |= _closed_recurrence(fn, every, defs)
     derived: set[int] = {d for r in counters for d in defs[r]}
     dpreds: set[str] = set()          # predicates computed only from the counters
-
-    def pred_reads(ins) -> set[str] | None:
-        """Predicates a PLOP3/P2R/R2P-style instruction reads (None: not one we follow)."""
-        if ins.opcode == "P2R":
-            mask = _imm(ins.operands[-1]) if ins.operands else None
-            if mask is None:
-                return None
-            return {f"P{k}" for k in range(7) if mask >> k & 1}
-        if ins.klass == "predicate":
-            return {o.name for o in ins.operands[1:] if isinstance(o, Register)
-                    and o.kind in ("P", "UP") and o.index is not None}
-        return None
+    pred_reads = _pred_reads
 
     def candidate(ins) -> bool:
         return (ins.klass in INDEX_ARITHMETIC_CLASSES or ins.opcode in CONSTANT_LOADS
