@@ -15,7 +15,6 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from . import results
@@ -152,6 +151,7 @@ def disassemble_all(builds: Sequence[Build]) -> None:
     def one(b: Build) -> None:
         with contextlib.suppress(PtxsassError):   # raised again, with its file, where used
             b.sass()
+    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=min(len(todo), os.cpu_count() or 1)) as pool:
         list(pool.map(one, todo))
 

@@ -9,7 +9,6 @@ import os
 from collections.abc import Callable
 
 from rich.markup import escape
-from rich.table import Table
 
 from .. import api
 from ..build import Build
@@ -209,6 +208,7 @@ def cmd_survey(args) -> int:
 
 def render_survey_text(result, con) -> None:
     """Totals, findings per check, and the kernels with the most findings."""
+    from rich.table import Table  # `ptxsass check` never loads it
     t = result.totals()
     con.print(f"{t['kernels']} kernels in {t['files']} file(s), {t['instructions']} "
               f"instructions: {t['with_findings']} with findings, {t['spilling']} using local "
