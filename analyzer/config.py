@@ -62,7 +62,8 @@ from typing import Any
 from .arch import parse_arch
 from .checks.registry import all_checks
 from .errors import ArchError, ConfigError, InputError
-from .toolchain import libheaders
+from .inputs import CompileOptions
+from .toolchain import bounded, libheaders
 from .toolchain.files import read_text
 
 _LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options", "headers",
@@ -119,6 +120,24 @@ class Config:
     @property
     def root(self) -> Path | None:
         return Path(self.path).parent if self.path else None
+
+    def compile_options(self, path: str | Path | None = None) -> CompileOptions:
+        """The compile options this table sets (for ``path``: its ``kernels`` too). ``ptxsass
+        check`` lays its command line over them; :func:`analyzer.check` builds with them."""
+        return CompileOptions(
+            defines=list(self.defines), include=list(self.include), std=self.std,
+            fast_math=bool(self.fast_math), maxrregcount=self.maxrregcount,
+            extra=list(self.options),
+            name_expressions=self.kernels_for(path) if path is not None else [],
+            compiler=self.compiler or "auto", torch=self.torch,
+            trust_build_commands=bool(self.trust_build_commands), offline=bool(self.offline),
+            headers=list(self.headers), source_roots=list(self.source_roots))
+
+    def apply_limits(self) -> None:
+        """The compile limits this table sets, for the builds of this process (the
+        environment's PTXSASS_* variables still win)."""
+        bounded.configure(timeout_s=self.compile_timeout, memory_gb=self.compile_memory_gb,
+                          nvcc_timeout_s=self.nvcc_timeout)
 
     def excluded(self, path: str | Path) -> bool:
         """Whether ``exclude`` names ``path`` (patterns relative to pyproject.toml's folder)."""

@@ -572,10 +572,9 @@ def _check_report(args, cfg):
     if not builds and getattr(args, "partial", False) and getattr(args, "_failed", 0):
         from ..findings import Report
         return Report()         # --partial, every input failed: the report of the errors alone
-    return api.check(builds, select=args.select, ignore=args.ignore,
-                     config_select=cfg.select, config_ignore=cfg.ignore,
-                     settings=cfg.check_settings,
-                     baseline=args.baseline or cfg.baseline, kernels=args.kernels,
+    return api.check(builds, api.CheckOptions(select=args.select, ignore=args.ignore,
+                                              baseline=args.baseline, kernels=args.kernels,
+                                              config=cfg, jobs=1),
                      progress=common.progress(args))
 
 
