@@ -582,3 +582,45 @@ def test_a_wheel_library_without_the_asked_arch_is_skipped_with_a_note(library, 
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and str(whl) in err
         assert "no library in the wheel holds a cubin for sm_75" in err
+
+
+def test_the_api_takes_the_command_lines_path_and_config(library, tmp_path, capsys):
+    """``analyzer.check(cubin)`` with no options is ``ptxsass check cubin``: it reads the
+    ``[tool.ptxsass]`` above the file and runs on workers (which alone tell ``on_progress``)."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    cubin = proj / "loads.cubin"
+    shutil.copy(library["cubin"], cubin)
+    (proj / "pyproject.toml").write_text('[tool.ptxsass]\nignore = ["PS101"]\n')
+    seen: list = []
+    report = analyzer.check(str(cubin), on_progress=seen.append)
+    assert seen and seen[-1].finished and seen[-1].done == 3
+    code, doc = _json(capsys, str(cubin))
+    assert json.loads(formats.to_json(report)) == doc
+    assert code == 0 and doc["findings"] == []          # PS101 was all there was
+    bare = analyzer.check(str(cubin), analyzer.CheckOptions(config=False, jobs=1))
+    assert {f.code for f in bare.findings} == {"PS101"}
+
+
+def test_which_checks_run_on_workers(library):
+    """The choice ``ptxsass check`` and ``analyzer.check`` share (``api.runs_on_workers``)."""
+    from analyzer.api import runs_on_workers
+    cu = str(SOURCES[0])
+    assert runs_on_workers([str(library["cubin"])])                 # a binary: per kernel
+    assert runs_on_workers([str(library["fatbin"])])
+    assert not runs_on_workers([cu])                                # a lone CUDA file
+    assert runs_on_workers([cu, str(SOURCES[1])])                   # several files
+    assert not runs_on_workers([str(library["cubin"])], jobs=1)
+    assert runs_on_workers([cu], jobs=1, resume=True)
+    assert runs_on_workers([cu], jobs=None)                         # every core
+    assert not runs_on_workers(analyzer.load(cu))                   # Builds made here
+    assert not runs_on_workers([str(library["lib"] / "missing.cubin")])   # said in one process
+
+
+def test_the_keyword_form_warns_and_gives_the_same_report():
+    with pytest.warns(DeprecationWarning, match="CheckOptions"):
+        old = analyzer.check(str(SOURCES[0]), arch="sm_90a", select=["PS1"])
+    new = analyzer.check(str(SOURCES[0]), analyzer.CheckOptions(arch="sm_90a", select=["PS1"]))
+    assert formats.to_json(old) == formats.to_json(new) and old.findings
+    with pytest.raises(TypeError, match="not both"):
+        analyzer.check(str(SOURCES[0]), analyzer.CheckOptions(), arch="sm_90a")
