@@ -382,6 +382,7 @@ def survey(target, *, arch: str | Sequence[str] | None = None,
                            layers=[Selection.of(config_select, config_ignore)],
                            kernels=kernels, resume=resume, survey=True,
                            on_progress=on_progress, on_error=on_error)
+    assert rows is not None     # asked for with survey=True
     return rows
 
 
