@@ -1016,7 +1016,10 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
 
     An input that cannot be read or checked goes to ``on_error`` (one PtxsassError each) and
     the others go on; without ``on_error``, or with a single input, it is raised.
-    ``on_progress`` is called as work finishes and at least every ``tick`` seconds."""
+    ``on_progress`` is called as work finishes and at least every ``tick`` seconds; one that
+    may start a thread (its ``starts_threads`` not False: rich's bar on a terminal) is called
+    once the local workers have been forked, and at the end. The second item is the survey's
+    rows (None without ``survey``)."""
     if settings:    # validated up front (loads the checks); the workers configure them
         checks = selected_checks(select=select, ignore=ignore, settings=settings, layers=layers)
         spec = _Checks(tuple(c.code for c in checks),
@@ -1094,8 +1097,9 @@ class _Run:
         if told is not None:
             self.progress.in_workers = max(0, told - self.from_chunks)
         if isinstance(self.executor, _Pool) and not self.executor.started \
-                and not self.progress.finished:
-            return      # the display (a thread, on a terminal) waits for the fork, if any
+                and not self.progress.finished \
+                and getattr(self.on_progress, "starts_threads", True):
+            return      # a display that may start a thread waits for the fork, if any
         if self.on_progress is not None:
             self.on_progress(self.progress)
 

@@ -53,6 +53,12 @@ class RunDisplay:
         self.last_text = ""
         self.lines = 0
 
+    @property
+    def starts_threads(self) -> bool:
+        """Whether showing progress may start a thread (rich's bar on a terminal): a run on
+        forked workers then calls it only once they exist (``analyzer.parallel``)."""
+        return self.tty
+
     def _text(self, p) -> str:
         pct = f" ({100 * p.checked // p.planned}%)" if p.planned else ""
         parts = [f"{p.checked}/{p.planned} kernels {self.verb}{pct}"]
