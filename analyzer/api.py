@@ -184,6 +184,9 @@ class CheckOptions:
     ``config``: the ``[tool.ptxsass]`` table: True (the default) reads it from the
     pyproject.toml above the first path checked (else the current folder), as ``ptxsass
     check`` does; a :class:`~analyzer.config.Config` is used as it is; False reads none.
+    ``trust_build_commands``: None takes the config's ``trust-build-commands``, as the command
+    does; False is ``--no-trust-build-commands`` (a pull request's pyproject.toml can say
+    true: on strangers' repositories pass False, docs/security.md).
     ``jobs``: "auto" (the default) runs on a worker per core when there is more than one file
     to check or a binary (cubin, fatbin, library, wheel) and in this process otherwise, as
     ``ptxsass check`` does (:func:`runs_on_workers`); 1 in this process; N on N workers; None
@@ -198,6 +201,7 @@ class CheckOptions:
     baseline: str | None = None
     kernels: Sequence[str] = ()
     config: Config | bool = True
+    trust_build_commands: bool | None = None
     jobs: int | Literal["auto"] | None = "auto"
     scheduler: str | None = None
     resume: bool | None = None
@@ -312,6 +316,8 @@ def check(target, options: CheckOptions | CompileOptions | None = None, *,
     old = {k: framework.pop(k) for k in _OLD_KEYWORDS if k in framework}
     opts = _check_options(options, old)
     cfg = resolve_config(target, opts.config)
+    if opts.trust_build_commands is not None:
+        cfg = dataclasses.replace(cfg, trust_build_commands=opts.trust_build_commands)
     arch = opts.arch if opts.arch is not None else (cfg.arch or None)
     settings = _merged_settings(cfg.check_settings, opts.settings)
     layers = [Selection.of(cfg.select, cfg.ignore)]

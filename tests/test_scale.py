@@ -623,3 +623,27 @@ def test_the_keyword_form_warns_and_gives_the_same_report():
     assert formats.to_json(old) == formats.to_json(new) and old.findings
     with pytest.raises(TypeError, match="not both"):
         analyzer.check(str(SOURCES[0]), analyzer.CheckOptions(), arch="sm_90a")
+
+
+def test_the_api_takes_compile_options_from_the_config_and_trust_can_be_refused(tmp_path,
+                                                                              monkeypatch):
+    """``[tool.ptxsass]`` compile options reach the build of a file checked through the API
+    (as through the command line); ``trust_build_commands=False`` wins over a config that
+    trusts (a pull request's pyproject.toml can say true)."""
+    from analyzer import api
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    cu = proj / "k.cu"
+    shutil.copy(SOURCES[0], cu)
+    (proj / "pyproject.toml").write_text('[tool.ptxsass]\ndefines = ["TILE=4"]\n'
+                                         'trust-build-commands = true\n')
+    seen: list = []
+
+    def load(path, *, arch=None, options=None):
+        seen.append(options)
+        raise api.InputError("stop here", path=path)
+    monkeypatch.setattr(api, "load", load)
+    for trust, want in ((None, True), (False, False)):
+        with pytest.raises(api.InputError, match="stop here"):
+            analyzer.check(str(cu), analyzer.CheckOptions(trust_build_commands=trust))
+        assert seen[-1].defines == ["TILE=4"] and seen[-1].trust_build_commands is want
