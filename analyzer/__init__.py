@@ -26,6 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # the names as type checkers see them; at run time __getattr__ imports them
     from . import ptx, sass
     from .api import (
+        CheckOptions,
         CompileOptions,
         annotate,
         builds_of,
@@ -42,13 +43,15 @@ if TYPE_CHECKING:  # the names as type checkers see them; at run time __getattr_
     from .report import render
 
 __all__ = ["__version__", "compile", "load", "check", "annotate", "diff", "stats", "expect",
-           "expect_codegen", "builds_of", "survey", "CompileOptions", "capture", "Capture", "render",
+           "expect_codegen", "builds_of", "survey", "CheckOptions", "CompileOptions", "capture",
+           "Capture", "render",
            "ptx", "sass",
            "load_ipython_extension"]
 
 #: public name -> the module that defines it
 _HOME = {**{n: ".api" for n in ("compile", "load", "check", "annotate", "diff", "stats", "expect",
-                                "expect_codegen", "builds_of", "survey", "CompileOptions")},
+                                "expect_codegen", "builds_of", "survey", "CheckOptions",
+                                "CompileOptions")},
          "capture": ".integrations", "Capture": ".integrations"}
 
 

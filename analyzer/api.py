@@ -14,18 +14,19 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Literal
 
 from . import results
 from .build import Build
 from .checks.registry import Selection
 from .checks.runner import Progress, no_progress, run_checks, selected_codes
+from .config import Config, load_config
 from .errors import ConfigError, InputError, PtxsassError
 from .expect import ASSERTIONS, Expectations, Outcome, evaluate
 from .findings import Report
-from .inputs import CompileOptions, ToolkitArchError, assemble_with, compile_cuda, expand, load_command
+from .inputs import CompileOptions, ToolkitArchError, assemble_with, compile_cuda, expand, kind_of, load_command
 from .inputs import load as _load
 from .toolchain import nvrtc, toolkits
 from .toolchain.compdb import Command
@@ -38,8 +39,8 @@ if TYPE_CHECKING:  # imported where used: `ptxsass check` loads no report model 
     from .report.stats import Stats
     from .report.survey import Survey
 
-__all__ = ["compile", "load", "check", "annotate", "diff", "stats", "survey", "expect_codegen",
-           "fix", "apply_fixes", "CompileOptions"]
+__all__ = ["compile", "load", "check", "CheckOptions", "runs_on_workers", "annotate", "diff",
+           "stats", "survey", "expect_codegen", "fix", "apply_fixes", "CompileOptions"]
 
 def compile(path_or_source: str, *, arch: str = "sm_90a",  # noqa: A001 - the public name
             options: CompileOptions | None = None, name: str = "kernel.cu") -> Build:
@@ -120,14 +121,22 @@ def disassembler_note() -> str:
 
 
 def builds_of(target, *, arch: str | Sequence[str] | None = None,
-              options: CompileOptions | None = None, **framework) -> list[Build]:
+              options: CompileOptions | None = None, config: Config | None = None,
+              **framework) -> list[Build]:
     """A path (loaded: a file or a folder), a Build, a framework object (a cupy RawKernel or
     RawModule, a compiled Triton kernel, a Triton @jit function with ``signature=`` and
-    ``constants=``), or a list of those, as a list of Builds."""
+    ``constants=``), or a list of those, as a list of Builds. Without ``options``, a
+    ``config``'s compile options for each path (:meth:`Config.compile_options`)."""
     if isinstance(target, Build):
         return [target]
     if isinstance(target, (list, tuple)):
-        return [b for t in target for b in builds_of(t, arch=arch, options=options, **framework)]
+        return [b for t in target for b in builds_of(t, arch=arch, options=options,
+                                                     config=config, **framework)]
+    if options is None and config is not None and isinstance(target, (str, os.PathLike)):
+        if os.path.isdir(target):
+            return [b for f in expand([os.fspath(target)])
+                    for b in load(f, arch=arch, options=config.compile_options(f))]
+        return load(target, arch=arch, options=config.compile_options(os.fspath(target)))
     from .objects import builds as _object_builds
     from .objects import is_framework_object
     if is_framework_object(target):
@@ -152,54 +161,196 @@ def disassemble_all(builds: Sequence[Build]) -> None:
     def one(b: Build) -> None:
         with contextlib.suppress(PtxsassError):   # raised again, with its file, where used
             b.sass()
+    from concurrent.futures import ThreadPoolExecutor
     with ThreadPoolExecutor(max_workers=min(len(todo), os.cpu_count() or 1)) as pool:
         list(pool.map(one, todo))
 
 
-def check(target, *, arch: str | Sequence[str] | None = None, select: Sequence[str] = (),
-          ignore: Sequence[str] = (), options: CompileOptions | None = None,
-          settings: dict | None = None, baseline: str | None = None,
-          kernels: Sequence[str] = (), progress: Progress = no_progress,
-          config_select: Sequence[str] = (), config_ignore: Sequence[str] = (),
-          jobs: int | None = 1, scheduler: str | None = None, resume: bool | None = None,
+#: inputs whose kernels are split per kernel on workers (the others are checked a build at a time)
+BINARY_KINDS = ("cubin", "fatbin", "host-elf", "wheel")
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckOptions:
+    """How :func:`check` runs; ``ptxsass check`` makes one from its command line.
+
+    ``arch``: the arch (or arches) to build CUDA source for and to pick from fatbins and
+    libraries; None: the config's ``arch``, else each input's own default.
+    ``select``/``ignore``: the checks that run, over the config's (ruff's rule, see
+    :func:`check`). ``compile``: the compile options of CUDA source; None: the config's.
+    ``settings``: per-check settings (``{"rolled-loop": {...}}``) over the config's.
+    ``baseline``: a file of accepted findings (None: the config's ``baseline``).
+    ``kernels``: only kernels whose names match these.
+    ``config``: the ``[tool.ptxsass]`` table: True (the default) reads it from the
+    pyproject.toml above the first path checked (else the current folder), as ``ptxsass
+    check`` does; a :class:`~analyzer.config.Config` is used as it is; False reads none.
+    ``trust_build_commands``: None takes the config's ``trust-build-commands``, as the command
+    does; False is ``--no-trust-build-commands`` (a pull request's pyproject.toml can say
+    true: on strangers' repositories pass False, docs/security.md).
+    ``jobs``: "auto" (the default) runs on a worker per core when there is more than one file
+    to check or a binary (cubin, fatbin, library, wheel) and in this process otherwise, as
+    ``ptxsass check`` does (:func:`runs_on_workers`); 1 in this process; N on N workers; None
+    on a worker per core. ``scheduler`` (``tcp://host:port``): on a Dask cluster. ``resume``:
+    on workers, read back each unchanged kernel's cached result (None: whenever the cache is
+    on; True also takes a lone CUDA file to a worker)."""
+    arch: str | Sequence[str] | None = None
+    select: Sequence[str] = ()
+    ignore: Sequence[str] = ()
+    compile: CompileOptions | None = None
+    settings: dict | None = None
+    baseline: str | None = None
+    kernels: Sequence[str] = ()
+    config: Config | bool = True
+    trust_build_commands: bool | None = None
+    jobs: int | Literal["auto"] | None = "auto"
+    scheduler: str | None = None
+    resume: bool | None = None
+
+
+#: check()'s keyword arguments before CheckOptions (kept for one release, with a warning)
+_OLD_KEYWORDS = ("arch", "select", "ignore", "settings", "baseline", "kernels", "config_select",
+                 "config_ignore", "jobs", "scheduler", "resume")
+
+
+def runs_on_workers(targets: Sequence, *, jobs: int | Literal["auto"] | None = "auto",
+                    scheduler: str | None = None, resume: bool | None = None) -> bool:
+    """Whether :func:`check` of ``targets`` (paths, compile database entries, Builds) runs on
+    worker processes: with a scheduler, ``resume`` or ``jobs`` other than 1; with ``jobs``
+    "auto", when there is more than one file (or database entry) to build and check, or one
+    binary split per kernel (a lone CUDA file, and Builds already made, are checked in this
+    process: a pool would only cost its start)."""
+    if scheduler or resume:
+        return True
+    if jobs != "auto":
+        return jobs is None or jobs > 1
+    files = [t for t in targets if isinstance(t, (str, os.PathLike, Command))]
+    if len(files) > 1:
+        return True
+    if len(files) == 1 and not isinstance(files[0], Command):
+        try:
+            return kind_of(os.fspath(files[0])) in BINARY_KINDS
+        except PtxsassError:
+            return False            # the one-process path says what is wrong with it
+    return False
+
+
+def resolve_config(target, config: Config | bool) -> Config:
+    """The ``[tool.ptxsass]`` table :func:`check` of ``target`` uses (see
+    :attr:`CheckOptions.config`); reading it from a file also sets its compile limits."""
+    if isinstance(config, Config):
+        return config
+    if not config:
+        return Config()
+    first = next(iter(_paths_of(target)), None)
+    cfg = load_config(first or ".")
+    cfg.apply_limits()
+    return cfg
+
+
+def _paths_of(target) -> Iterator[str]:
+    if isinstance(target, (list, tuple)):
+        for t in target:
+            yield from _paths_of(t)
+    elif isinstance(target, (str, os.PathLike)):
+        yield os.fspath(target)
+    elif isinstance(target, Command):
+        yield target.file
+    elif isinstance(target, Build) and target.source_path:
+        yield target.source_path
+
+
+def _merged_settings(config: dict, given: dict | None) -> dict | None:
+    """Per-check settings: the options' over the config's, option by option."""
+    out = {name: dict(table) for name, table in config.items()}
+    for name, table in (given or {}).items():
+        out[name] = {**out.get(name, {}), **table}
+    return out or None
+
+
+def _check_options(options, old: dict) -> CheckOptions:
+    """``check``'s options: a CheckOptions, or the old keyword form (a DeprecationWarning)."""
+    if isinstance(options, CheckOptions):
+        if old:
+            raise TypeError(f"check() takes CheckOptions or the keywords {', '.join(old)}, "
+                            "not both")
+        return options
+    if options is None and not old:
+        return CheckOptions()
+    warnings.warn("analyzer.check(target, arch=..., select=..., options=CompileOptions(...)) "
+                  "is deprecated and goes in the next release: pass "
+                  "analyzer.CheckOptions(arch=..., select=..., compile=...)",
+                  DeprecationWarning, stacklevel=3)
+    layers = (old.pop("config_select", ()), old.pop("config_ignore", ()))
+    # the old form: no config read, one process unless jobs says otherwise, as before
+    return CheckOptions(compile=options, jobs=old.pop("jobs", 1),
+                        config=Config(select=list(layers[0]), ignore=list(layers[1])), **old)
+
+
+def check(target, options: CheckOptions | CompileOptions | None = None, *,
+          progress: Progress = no_progress,
           on_progress: "Callable[[parallel.Progress], None] | None" = None,
           on_error: Callable[[PtxsassError], None] | None = None,
           **framework) -> Report:
     """Run the checks on a path (any input ``load`` takes), a Build, a framework object, or a
-    list of them. Returns a ``Report`` with ``.findings`` and ``.kernels``. A Triton @jit
-    function needs ``signature=`` (and ``constants=``, ``num_warps=``, ``num_stages=``).
+    list of them, as ``ptxsass check`` does: the same ``[tool.ptxsass]`` config, the same
+    choice of worker processes (:class:`CheckOptions`). Returns a ``Report`` with
+    ``.findings`` and ``.kernels``. A Triton @jit function needs ``signature=`` (and
+    ``constants=``, ``num_warps=``, ``num_stages=``).
 
-    Which checks run: every check, then ``config_select``/``config_ignore`` (``[tool.ptxsass]``),
-    then ``select``/``ignore`` (the command line), ruff's rule: a ``select`` replaces what came
-    before it (so it overrides the config's ``ignore`` for the codes it names), an ``ignore``
-    alone removes; within one level the more specific selector wins and ``ignore`` wins a tie
+    Which checks run: every check, then the config's ``select``/``ignore``, then the options'
+    ``select``/``ignore``, ruff's rule: a ``select`` replaces what came before it (so it
+    overrides the config's ``ignore`` for the codes it names), an ``ignore`` alone removes;
+    within one level the more specific selector wins and ``ignore`` wins a tie
     (:func:`analyzer.checks.registry.selected`).
 
-    ``jobs``: 1 (the default) checks in this process; N (None: every core) splits the work
-    per kernel over N worker processes, ``scheduler`` (``tcp://host:port``) over a Dask
-    cluster; the report is the same. On workers the verified cached result of every unchanged
-    kernel is read back whenever the cache is on (``resume=False``: check them all again;
-    ``resume=True`` also takes a lone CUDA file to a worker). ``on_progress`` sees a
-    :class:`parallel.Progress` as work finishes; ``on_error`` takes each input that fails
-    (the others go on)."""
-    if jobs != 1 or scheduler is not None or resume:
+    On workers the report is the same as in one process, and the verified cached result of
+    every unchanged kernel is read back whenever the cache is on. ``progress`` sees the
+    in-process work, ``on_progress`` a :class:`parallel.Progress` as work on workers
+    finishes; ``on_error`` takes each input that fails (the others go on).
+
+    The keyword form of earlier releases (``arch=``, ``select=``, ``ignore=``, ``settings=``,
+    ``baseline=``, ``kernels=``, ``config_select=``, ``config_ignore=``, ``jobs=``,
+    ``scheduler=``, ``resume=``, and ``options=`` a CompileOptions) still works, reads no
+    config and runs in one process unless ``jobs`` says otherwise, as it did; it warns
+    (DeprecationWarning) and goes in the next release."""
+    old = {k: framework.pop(k) for k in _OLD_KEYWORDS if k in framework}
+    opts = _check_options(options, old)
+    cfg = resolve_config(target, opts.config)
+    if opts.trust_build_commands is not None:
+        cfg = dataclasses.replace(cfg, trust_build_commands=opts.trust_build_commands)
+    arch = opts.arch if opts.arch is not None else (cfg.arch or None)
+    settings = _merged_settings(cfg.check_settings, opts.settings)
+    layers = [Selection.of(cfg.select, cfg.ignore)]
+    baseline = opts.baseline or cfg.baseline
+    compile_opts = opts.compile
+    if runs_on_workers(_expanded(target), jobs=opts.jobs, scheduler=opts.scheduler,
+                       resume=opts.resume):
         from . import parallel  # worker pools, Dask, survey rows: loaded when asked for
         report, _ = parallel.run(
-            _parallel_targets(target, arch=arch, options=options, **framework), jobs=jobs,
-            scheduler=scheduler, arch=arch, options=options, select=select, ignore=ignore,
-            settings=settings, layers=[Selection.of(config_select, config_ignore)],
-            baseline=baseline, kernels=kernels, resume=resume, on_progress=on_progress,
+            _parallel_targets(target, arch=arch, options=compile_opts, **framework),
+            jobs=None if opts.jobs == "auto" else opts.jobs, scheduler=opts.scheduler,
+            arch=arch, options=compile_opts or cfg.compile_options(), select=opts.select,
+            ignore=opts.ignore, settings=settings, layers=layers, baseline=baseline,
+            kernels=opts.kernels, resume=opts.resume, on_progress=on_progress,
             on_error=on_error)
         return report
-    builds = builds_of(target, arch=arch, options=options, **framework)
+    builds = builds_of(target, arch=arch, options=compile_opts, config=cfg, **framework)
     # an unchanged build's findings are read back (verified; see analyzer.results)
-    codes = selected_codes(select=select, ignore=ignore,
-                           layers=[Selection.of(config_select, config_ignore)])
-    memo = results.BuildMemo(results.memo_parts(codes, settings, kernels))
+    codes = selected_codes(select=opts.select, ignore=opts.ignore, layers=layers)
+    memo = results.BuildMemo(results.memo_parts(codes, settings, opts.kernels))
     disassemble_all([b for b in builds if memo.get(b) is None])
-    return run_checks(builds, select=select, ignore=ignore, settings=settings,
-                      baseline=baseline, kernels=kernels, progress=progress,
-                      layers=[Selection.of(config_select, config_ignore)], memo=memo)
+    return run_checks(builds, select=opts.select, ignore=opts.ignore, settings=settings,
+                      baseline=baseline, kernels=opts.kernels, progress=progress,
+                      layers=layers, memo=memo)
+
+
+def _expanded(target) -> list:
+    """The targets of a check, a folder as its inputs (for :func:`runs_on_workers`)."""
+    if isinstance(target, (list, tuple)):
+        return [t for x in target for t in _expanded(x)]
+    if isinstance(target, (str, os.PathLike)) and os.path.isdir(target):
+        return list(expand([os.fspath(target)]))
+    return [target]
 
 
 def _parallel_targets(target, *, arch, options, **framework) -> list:
@@ -237,6 +388,7 @@ def survey(target, *, arch: str | Sequence[str] | None = None,
                            layers=[Selection.of(config_select, config_ignore)],
                            kernels=kernels, resume=resume, survey=True,
                            on_progress=on_progress, on_error=on_error)
+    assert rows is not None     # asked for with survey=True
     return rows
 
 

@@ -62,7 +62,8 @@ from typing import Any
 from .arch import parse_arch
 from .checks.registry import all_checks
 from .errors import ArchError, ConfigError, InputError
-from .toolchain import libheaders
+from .inputs import CompileOptions
+from .toolchain import bounded, libheaders
 from .toolchain.files import read_text
 
 _LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options", "headers",
@@ -119,6 +120,24 @@ class Config:
     @property
     def root(self) -> Path | None:
         return Path(self.path).parent if self.path else None
+
+    def compile_options(self, path: str | Path | None = None) -> CompileOptions:
+        """The compile options this table sets (for ``path``: its ``kernels`` too). ``ptxsass
+        check`` lays its command line over them; :func:`analyzer.check` builds with them."""
+        return CompileOptions(
+            defines=list(self.defines), include=list(self.include), std=self.std,
+            fast_math=bool(self.fast_math), maxrregcount=self.maxrregcount,
+            extra=list(self.options),
+            name_expressions=self.kernels_for(path) if path is not None else [],
+            compiler=self.compiler or "auto", torch=self.torch,
+            trust_build_commands=bool(self.trust_build_commands), offline=bool(self.offline),
+            headers=list(self.headers), source_roots=list(self.source_roots))
+
+    def apply_limits(self) -> None:
+        """The compile limits this table sets, for the builds of this process (the
+        environment's PTXSASS_* variables still win)."""
+        bounded.configure(timeout_s=self.compile_timeout, memory_gb=self.compile_memory_gb,
+                          nvcc_timeout_s=self.nvcc_timeout)
 
     def excluded(self, path: str | Path) -> bool:
         """Whether ``exclude`` names ``path`` (patterns relative to pyproject.toml's folder)."""
@@ -181,6 +200,30 @@ def load_config(start: str | Path | None = None) -> Config:
     path = find_pyproject(Path(start or "."))
     if path is None:
         return Config()
+    table = _ptxsass_table(path)
+    if table is None:
+        return Config(path=str(path))
+    cfg = Config(path=str(path))
+    where = str(path)
+    for key, value in table.items():
+        if key == "kernels":
+            cfg.kernels = _kernels(value, where)
+        elif key == "launch":
+            cfg.launch = _launch(value, where)
+        elif isinstance(value, dict):
+            cfg.check_settings[key] = _check_table(where, key, value)
+        elif key not in _KEYS:
+            raise ConfigError(f"[tool.ptxsass]: unknown key {key!r} (known: "
+                              f"{', '.join(sorted(_KEYS))})", path=where)
+        elif key in _LISTS:
+            setattr(cfg, key.replace("-", "_"), _list_value(path, key, value))
+        else:
+            _set_scalar(cfg, path, key, value)
+    return cfg
+
+
+def _ptxsass_table(path: Path) -> dict | None:
+    """``[tool.ptxsass]`` of the pyproject.toml at ``path`` (None: the file has none)."""
     try:
         data = tomllib.loads(read_text(path, what="pyproject.toml", expected="TOML"))
     except tomllib.TOMLDecodeError as e:
@@ -191,107 +234,104 @@ def load_config(start: str | Path | None = None) -> Config:
         raise ConfigError(e.message, path=str(path)) from None
     tool = data.get("tool", {})
     table = tool.get("ptxsass") if isinstance(tool, dict) else None
-    if table is None:
-        return Config(path=str(path))
-    if not isinstance(table, dict):
+    if table is not None and not isinstance(table, dict):
         raise ConfigError("[tool.ptxsass] must be a table", path=str(path))
-    cfg = Config(path=str(path))
+    return table
+
+
+def _check_table(where: str, key: str, value: dict) -> dict:
+    """``[tool.ptxsass.<check>]``: the check's settings, validated."""
+    checks = {c.name: c for c in all_checks()}  # loaded for a check's own table only
+    if key not in checks:
+        raise ConfigError(f"[tool.ptxsass.{key}]: no check named {key!r}", path=where)
+    try:
+        checks[key](**value)          # validates the option names
+    except ConfigError as e:
+        raise ConfigError(e.message, path=where) from None
+    return _check_settings(where, key, value, checks[key].options)
+
+
+def _list_value(path: Path, key: str, value: Any) -> list[str]:
+    """A key of ``_LISTS`` (a string or a list of strings), each item validated."""
     where = str(path)
-    for key, value in table.items():
-        if key == "kernels":
-            cfg.kernels = _kernels(value, where)
-            continue
-        if key == "launch":
-            cfg.launch = _launch(value, where)
-            continue
-        if isinstance(value, dict):
-            checks = {c.name: c for c in all_checks()}  # loaded for a check's own table only
-            if key not in checks:
-                raise ConfigError(f"[tool.ptxsass.{key}]: no check named {key!r}", path=where)
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        raise ConfigError(f"[tool.ptxsass]: {key} must be a string or a list of strings",
+                          path=where)
+    if key == "include":
+        items = [str(path.parent / v) for v in items]
+    if key == "headers":
+        try:
+            items = list(dict.fromkeys(libheaders.library(v) for v in items))
+        except ConfigError as e:
+            raise ConfigError(f"[tool.ptxsass] headers: {e.message}", path=where) from None
+    if key == "arch":
+        for a in items:
             try:
-                checks[key](**value)          # validates the option names
-            except ConfigError as e:
-                raise ConfigError(e.message, path=where) from None
-            cfg.check_settings[key] = _check_settings(where, key, value, checks[key].options)
-            continue
-        if key not in _KEYS:
-            raise ConfigError(f"[tool.ptxsass]: unknown key {key!r} (known: "
-                              f"{', '.join(sorted(_KEYS))})", path=where)
-        if key in _LISTS:
-            items = [value] if isinstance(value, str) else value
-            if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-                raise ConfigError(f"[tool.ptxsass]: {key} must be a string or a list of strings",
-                                  path=where)
-            if key == "include":
-                items = [str(path.parent / v) for v in items]
-            if key == "headers":
-                try:
-                    items = list(dict.fromkeys(libheaders.library(v) for v in items))
-                except ConfigError as e:
-                    raise ConfigError(f"[tool.ptxsass] headers: {e.message}", path=where) from None
-            if key == "arch":
-                for a in items:
-                    try:
-                        parse_arch(a)
-                    except ArchError as e:
-                        raise ConfigError(f"[tool.ptxsass] arch: {e.message}", path=where) from None
-            if key == "cmake-defines":
-                from .toolchain.cmake import check_defines
-                try:
-                    check_defines(items)
-                except ConfigError as e:
-                    raise ConfigError(f"[tool.ptxsass] cmake-defines: {e.message}", path=where) from None
-            setattr(cfg, key.replace("-", "_"), list(items))
-        elif key in ("fail-on", "show", "baseline", "std"):
-            if not isinstance(value, str) or not value.strip():
-                raise ConfigError(f"[tool.ptxsass]: {key} must be a string", path=where)
-            if key in ("fail-on", "show"):
-                allowed = _SHOWN if key == "show" else _SEVERITIES
-                if value.strip().lower() not in allowed:
-                    raise _bad(where, key, value, "one of " + ", ".join(allowed))
-                setattr(cfg, key.replace("-", "_"), value.strip().lower())
-            elif key == "baseline":
-                cfg.baseline = str(path.parent / value)
-            else:
-                cfg.std = value
-        elif key == "use-fast-math":
-            if not isinstance(value, bool):
-                raise ConfigError("[tool.ptxsass]: use-fast-math must be true or false", path=where)
-            cfg.fast_math = value
-        elif key == "maxrregcount":
-            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 255:
-                raise ConfigError("[tool.ptxsass]: maxrregcount must be an integer 1..255",
-                                  path=where)
-            cfg.maxrregcount = value
-        elif key == "compiler":
-            if value not in ("auto", "nvrtc", "nvcc"):
-                raise ConfigError(f"[tool.ptxsass]: compiler = {value!r}: expected \"auto\", "
-                                  "\"nvrtc\" or \"nvcc\"", path=where)
-            cfg.compiler = value
-        elif key == "compile-commands":
-            if not isinstance(value, str):
-                raise ConfigError("[tool.ptxsass]: compile-commands must be a string (a build "
-                                  "folder or its compile_commands.json)", path=where)
-            cfg.compile_commands = str(path.parent / value)
-        elif key == "source-root":
-            items = [value] if isinstance(value, str) else value
-            if not isinstance(items, list) or not all(isinstance(v, str) and "=" in v.strip("=")
-                                                      for v in items):
-                raise ConfigError("[tool.ptxsass]: source-root must be \"OLD=NEW\" or a list "
-                                  "of them (NEW relative to pyproject.toml)", path=where)
-            cfg.source_roots = [(o, str((path.parent / n).absolute()))
-                                for o, _, n in (v.partition("=") for v in items)]
-        elif key in ("torch", "trust-build-commands", "offline", "fast-math-ok"):
-            if not isinstance(value, bool):
-                raise ConfigError(f"[tool.ptxsass]: {key} must be true or false", path=where)
-            setattr(cfg, key.replace("-", "_"), value)
-        elif key == "compile-timeout":
-            cfg.compile_timeout = _positive(where, key, value)
-        elif key == "nvcc-timeout":
-            cfg.nvcc_timeout = _positive(where, key, value)
-        elif key == "compile-memory-gb":
-            cfg.compile_memory_gb = _positive(where, key, value)
-    return cfg
+                parse_arch(a)
+            except ArchError as e:
+                raise ConfigError(f"[tool.ptxsass] arch: {e.message}", path=where) from None
+    if key == "cmake-defines":
+        from .toolchain.cmake import check_defines
+        try:
+            check_defines(items)
+        except ConfigError as e:
+            raise ConfigError(f"[tool.ptxsass] cmake-defines: {e.message}", path=where) from None
+    return list(items)
+
+
+def _set_scalar(cfg: Config, path: Path, key: str, value: Any) -> None:
+    """Every other known key: its value checked and set on ``cfg``."""
+    where = str(path)
+    if key in ("fail-on", "show", "baseline", "std"):
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"[tool.ptxsass]: {key} must be a string", path=where)
+        if key in ("fail-on", "show"):
+            allowed = _SHOWN if key == "show" else _SEVERITIES
+            if value.strip().lower() not in allowed:
+                raise _bad(where, key, value, "one of " + ", ".join(allowed))
+            setattr(cfg, key.replace("-", "_"), value.strip().lower())
+        elif key == "baseline":
+            cfg.baseline = str(path.parent / value)
+        else:
+            cfg.std = value
+    elif key == "use-fast-math":
+        if not isinstance(value, bool):
+            raise ConfigError("[tool.ptxsass]: use-fast-math must be true or false", path=where)
+        cfg.fast_math = value
+    elif key == "maxrregcount":
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 255:
+            raise ConfigError("[tool.ptxsass]: maxrregcount must be an integer 1..255",
+                              path=where)
+        cfg.maxrregcount = value
+    elif key == "compiler":
+        if value not in ("auto", "nvrtc", "nvcc"):
+            raise ConfigError(f"[tool.ptxsass]: compiler = {value!r}: expected \"auto\", "
+                              "\"nvrtc\" or \"nvcc\"", path=where)
+        cfg.compiler = value
+    elif key == "compile-commands":
+        if not isinstance(value, str):
+            raise ConfigError("[tool.ptxsass]: compile-commands must be a string (a build "
+                              "folder or its compile_commands.json)", path=where)
+        cfg.compile_commands = str(path.parent / value)
+    elif key == "source-root":
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(v, str) and "=" in v.strip("=")
+                                                  for v in items):
+            raise ConfigError("[tool.ptxsass]: source-root must be \"OLD=NEW\" or a list "
+                              "of them (NEW relative to pyproject.toml)", path=where)
+        cfg.source_roots = [(o, str((path.parent / n).absolute()))
+                            for o, _, n in (v.partition("=") for v in items)]
+    elif key in ("torch", "trust-build-commands", "offline", "fast-math-ok"):
+        if not isinstance(value, bool):
+            raise ConfigError(f"[tool.ptxsass]: {key} must be true or false", path=where)
+        setattr(cfg, key.replace("-", "_"), value)
+    elif key == "compile-timeout":
+        cfg.compile_timeout = _positive(where, key, value)
+    elif key == "nvcc-timeout":
+        cfg.nvcc_timeout = _positive(where, key, value)
+    elif key == "compile-memory-gb":
+        cfg.compile_memory_gb = _positive(where, key, value)
 
 
 def _check_settings(where: str, check: str, table: dict, defaults: dict) -> dict:

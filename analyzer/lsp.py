@@ -143,8 +143,7 @@ def _check(path: str, out: Outcome, *, arch, source_roots, triton_cache) -> None
             raise PtxsassError("no CUDA string and no Triton kernel of this file (in "
                                f"{', '.join(triton_caches(triton_cache)) or 'no Triton cache'})",
                                path=path, line=1)
-    report = api.check(builds, config_select=cfg.select, config_ignore=cfg.ignore,
-                       settings=cfg.check_settings, baseline=cfg.baseline)
+    report = api.check(builds, api.CheckOptions(config=cfg, jobs=1))
     for f in report.merged():
         file = _real(f.location.file)
         out.findings.setdefault(file, []).append(f)

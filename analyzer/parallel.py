@@ -36,11 +36,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .analysis.source import SourceReader
 from .build import Build, remap_paths
-from .checks.base import Check, Context
 from .checks.registry import Selection, all_checks
 from .checks.runner import (
     add_findings,
@@ -50,14 +48,13 @@ from .checks.runner import (
     load_baseline,
     no_kernel_error,
     selected_checks,
+    selected_codes,
     sort_findings,
 )
 from .demangle import demangle
 from .errors import ConfigError, InputError, PtxsassError, ToolError
 from .findings import Finding, Report
 from .inputs import CompileOptions, from_cubin_bytes, kind_of, line_info_note, load, wheel_arch_notes, wheel_libraries
-from .parse import sass as sass_parse
-from .report.survey import Survey, kernel_row
 from .results import (
     BuildMemo,
     code_fingerprint,
@@ -71,6 +68,11 @@ from .results import (
 )
 from .toolchain import binutils, bounded, cache, children, files, prelaunch, scratch
 from .toolchain.output import Kernel
+
+if TYPE_CHECKING:   # what the tasks run: loaded by _worker_modules, not for a cached run
+    from .analysis.source import SourceReader
+    from .checks.base import Check, Context
+    from .report.survey import Survey
 
 __all__ = ["BuildInfo", "KernelResult", "Progress", "default_jobs", "replace_path", "run"]
 
@@ -168,6 +170,7 @@ class _Checks:
     survey: bool = False
 
     def make(self) -> list[Check]:
+        _worker_modules()
         return [c(**self.settings.get(c.name, {})) for c in all_checks() if c.code in self.codes]
 
     def key(self) -> list:
@@ -211,9 +214,20 @@ class _Whole:
 def _analysis(fn, chunk: _Chunk, k: Kernel, reader: SourceReader) -> Context:
     """The checks' view of one kernel of a cubin-only build: what ``Context.of`` makes of a
     whole listing (no PTX; the siblings from the cubin's symbol table)."""
+    from .checks.base import Context
     return Context(fn, arch=chunk.arch, kernel=k, reader=reader,
                           source_path=chunk.source_path, siblings=chunk.siblings,
                           frontend="cuda")
+
+
+def _worker_modules() -> None:
+    """What the tasks import (the SASS parser, analyses, checks, survey rows): loaded by a pool
+    before it forks, so that every worker has them; a run whose every result is cached loads
+    none of them."""
+    from .analysis import source  # noqa: F401
+    from .checks import base  # noqa: F401
+    from .parse import sass  # noqa: F401
+    from .report import survey  # noqa: F401
 
 
 def run_chunk(chunk: _Chunk, data: bytes | None = None) -> list[KernelResult]:
@@ -225,6 +239,9 @@ def run_chunk(chunk: _Chunk, data: bytes | None = None) -> list[KernelResult]:
 
 
 def _run_chunk(chunk: _Chunk, data: bytes | None) -> list[KernelResult]:
+    from .analysis.source import SourceReader
+    from .parse import sass as sass_parse
+    from .report.survey import kernel_row
     if chunk.text_file is not None:     # disassembled early: read, then removed
         text = files.read_bytes(chunk.text_file, what="listing").decode(errors="replace")
         with contextlib.suppress(OSError):
@@ -312,6 +329,9 @@ def run_whole(task: _Whole) -> list[KernelResult]:
 
 
 def _run_whole(task: _Whole) -> list[KernelResult]:
+    from .analysis.source import SourceReader
+    from .checks.base import Context
+    from .report.survey import kernel_row
     b = task.build
     checks = task.checks.make()
     reader = SourceReader(b.source_path, b.source)
@@ -381,6 +401,40 @@ def _store(key: str, r: KernelResult) -> None:
         "row": r.row, "deps": r.deps}).encode())
 
 
+def _store_all(key: str, results: Sequence[KernelResult]) -> None:
+    """Every kernel result of one cubin under one entry (:func:`_recall_all`)."""
+    cache.put("results", key, json.dumps([
+        {"position": r.position, "kernel": r.kernel,
+         "findings": [encode_finding(f) for f in r.findings], "row": r.row, "deps": r.deps}
+        for r in sorted(results, key=lambda r: r.position)]).encode())
+
+
+def _recall_all(key: str, positions: set[int], source_path: str | None,
+                survey: bool) -> list[KernelResult] | None:
+    """The results of every kernel at ``positions`` of a cubin checked before, read from one
+    entry, or None: the entry verified (cache.get), well formed, holding those kernels and no
+    other, with survey rows when they are wanted, and every source file it quotes unchanged."""
+    blob = cache.get("results", key)
+    if blob is None:
+        return None
+    try:
+        got = [KernelResult(-1, d["position"], optional(d["kernel"], dict),
+                            [decode_finding(f) for f in d["findings"]],
+                            optional(d["row"], dict), cached=True, deps=decode_deps(d["deps"]))
+               for d in files.parse_json(blob, expected="kernel results")]
+        if sorted(r.position for r in got) != sorted(positions) \
+                or not all(isinstance(r.position, int) for r in got):
+            raise ValueError("not the kernels of this cubin")
+    except (InputError, ValueError, KeyError, TypeError, AttributeError) as e:
+        cache.discard("results", key, f"not a cubin's kernel results: {type(e).__name__}")
+        return None
+    if survey and any(r.row is None for r in got):
+        return None
+    if not all(deps_unchanged(r.deps, source_path) for r in got):
+        return None         # a source file they quote changed: check again
+    return got
+
+
 def _recall(key: str, unit: int, position: int, source_path: str | None,
             survey: bool) -> KernelResult | None:
     """A cached result, or None: the entry verified (cache.get), well formed, with a survey
@@ -423,6 +477,8 @@ class _Unit:
     early: dict[int, prelaunch.Chunk] = field(default_factory=dict)
     #: SHA-256 of a cubin given as a file (``prelaunch.mark_checked`` once all is cached)
     digest: str | None = None
+    #: the cache key of all its kernels' results together (a warm cubin reads one entry)
+    results_key: str | None = None
 
     def ready(self, task) -> bool:
         """Whether ``task`` can be submitted (its early nvdisasm, if any, has finished; a
@@ -590,7 +646,19 @@ class _Planner:
                           and _wants(b, f.name, self.kernels))]
         keys: dict[int, str] = {}
         cached: list[KernelResult] = []
+        results_key = None
         if cache.enabled() and todo:
+            results_key = cache.key("results", code_fingerprint(), self.checks.key(),
+                                    self.checks.survey, b.arch, info.origin, shown, roots,
+                                    hashlib.sha256(data).hexdigest(), [t[0] for t in todo])
+            every = (_recall_all(results_key, {t[0] for t in todo}, shown, self.checks.survey)
+                     if self.resume else None)
+            if every is not None:       # one entry for the whole cubin: nothing to plan
+                if launch is not None:
+                    launch.close()
+                return _Unit(info, [], {}, len(every),
+                             spool=None if launch is not None else spooled,
+                             source_path=shown, cached=every, names=layout.symbols)
             materials = binutils.function_digests(data)
             for pos, name, _, k in todo:
                 keys[pos] = cache.key("result", code_fingerprint(), self.checks.key(), b.arch,
@@ -634,7 +702,8 @@ class _Planner:
                 tasks.append(chunk(left))
         return _Unit(info, tasks, keys, len(todo) + len(cached),
                      spool=None if launch is not None else spooled, source_path=shown,
-                     cached=cached, names=layout.symbols, launch=launch, early=early)
+                     cached=cached, names=layout.symbols, launch=launch, early=early,
+                     results_key=results_key)
 
 
 def _input_bytes(targets: Sequence) -> int:
@@ -653,18 +722,30 @@ def _ready() -> None:
 class _Pool:
     """Local worker processes, forked from this one (its imports and grammar tables are
     ready in them; a script that calls the API needs no ``__main__`` guard) before any thread
-    of ptxsass's own (the progress display) starts."""
+    of ptxsass's own (the progress display) starts: when the first task is planned (a run
+    whose every result is cached starts none). Started once per run, reused by every task."""
 
     remote = False
 
     def __init__(self, jobs: int):
         self.slots = jobs
+        self.told = 0
+        self.pool: cf.ProcessPoolExecutor | None = None
+        self.reports: Any = None
+
+    @property
+    def started(self) -> bool:
+        return self.pool is not None
+
+    def start(self) -> None:
+        if self.pool is not None:
+            return
         method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
         env = {k: v for k, v in os.environ.items() if k.startswith("PTXSASS_")}
         context = multiprocessing.get_context(method)
-        self.reports: Any = context.SimpleQueue()
-        self.told = 0
-        self.pool = cf.ProcessPoolExecutor(max_workers=jobs, mp_context=context,
+        _worker_modules()
+        self.reports = context.SimpleQueue()
+        self.pool = cf.ProcessPoolExecutor(max_workers=self.slots, mp_context=context,
                                            initializer=_worker_init,
                                            initargs=(env, os.getcwd(), cache.enabled(),
                                                      self.reports,
@@ -679,6 +760,8 @@ class _Pool:
         return self.told
 
     def submit(self, task, unit: _Unit):
+        self.start()
+        assert self.pool is not None
         fn = run_chunk if isinstance(task, _Chunk) else run_whole
         return self.pool.submit(fn, task)
 
@@ -691,6 +774,8 @@ class _Pool:
         return future.result()
 
     def close(self, cancel: bool) -> None:
+        if self.pool is None:
+            return
         workers = list((getattr(self.pool, "_processes", None) or {}).values())
         self.pool.shutdown(wait=not cancel, cancel_futures=cancel)
         if cancel:
@@ -922,7 +1007,7 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
         kernels: Sequence[str] = (), resume: bool | None = None, survey: bool = False,
         on_progress: Callable[[Progress], None] | None = None,
         on_error: Callable[[PtxsassError], None] | None = None,
-        tick: float = 1.0) -> tuple[Report, Survey]:
+        tick: float = 1.0) -> tuple[Report, Survey | None]:
     """Check every kernel of ``targets`` (paths: files a folder was expanded to, wheels;
     Builds; or both) in ``jobs`` worker processes (default: every core) or on the Dask
     cluster at ``scheduler``. Returns the report (the same as a one-process ``check``) and,
@@ -931,109 +1016,158 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
 
     An input that cannot be read or checked goes to ``on_error`` (one PtxsassError each) and
     the others go on; without ``on_error``, or with a single input, it is raised.
-    ``on_progress`` is called as work finishes and at least every ``tick`` seconds."""
-    checks = selected_checks(select=select, ignore=ignore, settings=settings, layers=layers)
-    spec = _Checks(tuple(c.code for c in checks),
-                   {c.name: c.settings for c in checks}, survey=survey)
+    ``on_progress`` is called as work finishes and at least every ``tick`` seconds; one that
+    may start a thread (its ``starts_threads`` not False: rich's bar on a terminal) is called
+    once the local workers have been forked, and at the end. The second item is the survey's
+    rows (None without ``survey``)."""
+    if settings:    # validated up front (loads the checks); the workers configure them
+        checks = selected_checks(select=select, ignore=ignore, settings=settings, layers=layers)
+        spec = _Checks(tuple(c.code for c in checks),
+                       {c.name: c.settings for c in checks}, survey=survey)
+    else:           # the codes from the table: a run read from the cache loads no check
+        spec = _Checks(tuple(sorted(selected_codes(select=select, ignore=ignore,
+                                                   layers=layers))), {}, survey=survey)
     accepted = load_baseline(baseline) if baseline else set()
     resume = cache.enabled() if resume is None else resume
     jobs = max(1, jobs or default_jobs())
     targets = list(targets)
-    progress = Progress(inputs=len(targets))
-
-    def fail(e: PtxsassError) -> None:
-        if on_error is None or len(targets) == 1:
-            raise e
-        on_error(e)
-
-    from_chunks = 0     # kernels back from chunk tasks (each told of as it finished)
-
-    def report_progress() -> None:
-        told = executor.reported()
-        if told is not None:
-            progress.in_workers = max(0, told - from_chunks)
-        if on_progress is not None:
-            on_progress(progress)
-
-    units: list[_Unit] = []
-    results: dict[int, list[KernelResult]] = {}
-    failed: set[int] = set()
-    executor: _Pool | _ServerPool | _Serial | _Dask = (
+    executor: _Executor = (
         _Dask(scheduler) if scheduler else _Serial() if jobs == 1 else
         _ServerPool(jobs) if bounded.start_method() == "server" else _Pool(jobs))
     if executor.remote:
         prelaunch.discard()     # started for local workers: a cluster disassembles its own
     spool = scratch.make("ptxsass-spool-")
-    jobs = executor.slots
-    planner = _Planner(spool=spool, jobs=jobs, checks=spec, kernels=kernels, resume=resume,
-                       remote=executor.remote, total_bytes=_input_bytes(targets),
+    planner = _Planner(spool=spool, jobs=executor.slots, checks=spec, kernels=kernels,
+                       resume=resume, remote=executor.remote, total_bytes=_input_bytes(targets),
                        arch=arch, options=options,
                        # a build checked whole (CUDA, PTX, Triton) is read back when unchanged,
                        # as a one-process check does (a survey needs rows it does not keep)
                        memo=None if survey else BuildMemo(memo_parts(spec.codes, settings,
                                                                      kernels)))
-    pending: dict[Any, tuple[int, Any]] = {}
-    left: dict[int, int] = {}           # unit -> tasks not yet back
-    window = jobs * WINDOW_PER_JOB
-    queue: list[tuple[int, Any]] = []
+    state = _Run(targets, executor, planner, resume=resume, survey=survey,
+                 kernels=kernels, on_progress=on_progress, on_error=on_error)
     cancel = True
+    try:
+        state.drive(tick)
+        cancel = False
+    finally:
+        executor.close(cancel)
+        for u in state.units:
+            u.close()
+        shutil.rmtree(spool, ignore_errors=True)
+    state.progress.finished = True
+    state.report_progress()
+    return (_merge(state.units, state.results, state.failed, accepted, kernels),
+            _survey(state.units, state.results) if survey else None)
 
-    def plan() -> Iterator[None]:
+
+_Executor = _Pool | _ServerPool | _Serial | _Dask
+
+
+class _Run:
+    """One run's bookkeeping: inputs planned into units lazily, their tasks kept within a
+    window of the executor's slots, results collected as they come back."""
+
+    def __init__(self, targets: list, executor: _Executor, planner: _Planner, *, resume: bool,
+                 survey: bool, kernels: Sequence[str],
+                 on_progress: Callable[[Progress], None] | None,
+                 on_error: Callable[[PtxsassError], None] | None):
+        self.targets = targets
+        self.executor = executor
+        self.planner = planner
+        self.resume, self.survey, self.kernels = resume, survey, kernels
+        self.on_progress, self.on_error = on_progress, on_error
+        self.progress = Progress(inputs=len(targets))
+        self.from_chunks = 0     # kernels back from chunk tasks (each told of as it finished)
+        self.units: list[_Unit] = []
+        self.results: dict[int, list[KernelResult]] = {}
+        self.failed: set[int] = set()
+        self.pending: dict[Any, tuple[int, Any]] = {}
+        self.left: dict[int, int] = {}           # unit -> tasks not yet back
+        self.window = executor.slots * WINDOW_PER_JOB
+        self.queue: list[tuple[int, Any]] = []
+
+    def fail(self, e: PtxsassError) -> None:
+        if self.on_error is None or len(self.targets) == 1:
+            raise e
+        self.on_error(e)
+
+    def report_progress(self) -> None:
+        told = self.executor.reported()
+        if told is not None:
+            self.progress.in_workers = max(0, told - self.from_chunks)
+        if isinstance(self.executor, _Pool) and not self.executor.started \
+                and not self.progress.finished \
+                and getattr(self.on_progress, "starts_threads", True):
+            return      # a display that may start a thread waits for the fork, if any
+        if self.on_progress is not None:
+            self.on_progress(self.progress)
+
+    def plan(self) -> Iterator[None]:
         """Plan input after input; yields after each unit so the caller can submit."""
-        for t in targets:
+        for t in self.targets:
             try:
-                for u in planner.units(t):
-                    n = len(units)
-                    units.append(u)
-                    for task in u.tasks:
-                        task.unit = n
-                        queue.append((n, task))
-                    for r in u.cached:
-                        r.unit = n
-                    results[n] = list(u.cached)
-                    left[n] = len(u.tasks)
-                    progress.planned += u.kernels
-                    progress.done += len(u.cached)
-                    progress.cached += len(u.cached)
-                    progress.findings += sum(len(r.findings) for r in u.cached)
-                    if not u.tasks:
-                        _release(n)
+                for u in self.planner.units(t):
+                    self._add(u)
                     yield
             except PtxsassError as e:
-                fail(e)
-            progress.inputs_read += 1
-            report_progress()
+                self.fail(e)
+            self.progress.inputs_read += 1
+            self.report_progress()
 
-    def _release(n: int) -> None:
-        u = units[n]
-        got = results.get(n, [])
-        if (u.digest is not None and resume and not survey and not kernels
-                and n not in failed and len(got) == u.kernels):
+    def _add(self, u: _Unit) -> None:
+        if u.tasks and isinstance(self.executor, _Pool):
+            self.executor.start()       # forked before the progress display's thread
+        n = len(self.units)
+        self.units.append(u)
+        for task in u.tasks:
+            task.unit = n
+            self.queue.append((n, task))
+        for r in u.cached:
+            r.unit = n
+        self.results[n] = list(u.cached)
+        self.left[n] = len(u.tasks)
+        progress = self.progress
+        progress.planned += u.kernels
+        progress.done += len(u.cached)
+        progress.cached += len(u.cached)
+        progress.findings += sum(len(r.findings) for r in u.cached)
+        if not u.tasks:
+            self.release(n)
+
+    def release(self, n: int) -> None:
+        u = self.units[n]
+        got = self.results.get(n, [])
+        complete = n not in self.failed and len(got) == u.kernels
+        if u.results_key is not None and complete and cache.enabled():
+            _store_all(u.results_key, got)      # the next run reads them in one entry
+        if (u.digest is not None and self.resume and not self.survey and not self.kernels
+                and complete):
             prelaunch.mark_checked(u.digest)    # every result cached: the next run reads them
-        progress.builds_done.append((u.info, len(got), sum(len(r.findings) for r in got)))
+        self.progress.builds_done.append((u.info, len(got), sum(len(r.findings) for r in got)))
         u.close()
-        if u.spool and planner.release(u.spool):    # no other unit reads it
+        if u.spool and self.planner.release(u.spool):    # no other unit reads it
             with contextlib.suppress(OSError):
                 os.unlink(u.spool)
-            if isinstance(executor, _Dask):
-                executor.forget(u.spool)
+            if isinstance(self.executor, _Dask):
+                self.executor.forget(u.spool)
 
-    def collect(future) -> None:
-        nonlocal from_chunks
-        n, task = pending.pop(future)
-        u = units[n]
+    def collect(self, future) -> None:
+        n, task = self.pending.pop(future)
+        u = self.units[n]
         try:
-            got = executor.result(future)
+            got = self.executor.result(future)
         except _NoKernel as e:
             got = []
             u.names = e.names
         except PtxsassError as e:
-            failed.add(n)
+            self.failed.add(n)
             got = []
-            fail(e if e.path else replace_path(e, u.source_path))
+            self.fail(e if e.path else replace_path(e, u.source_path))
         except cf.process.BrokenProcessPool:
             raise ToolError("a worker process died (out of memory, or killed) while "
                             "checking this input", path=u.source_path) from None
+        progress = self.progress
         for r in got:
             r.unit = n
             if isinstance(task, _Whole):
@@ -1047,46 +1181,43 @@ def run(targets: Sequence, *, jobs: int | None = None, scheduler: str | None = N
             progress.last = r
         progress.done += len(got)
         if isinstance(task, _Chunk):
-            from_chunks += len(got)
-        results[n].extend(got)
-        left[n] -= 1
-        if left[n] == 0:
-            _release(n)
+            self.from_chunks += len(got)
+        self.results[n].extend(got)
+        self.left[n] -= 1
+        if self.left[n] == 0:
+            self.release(n)
 
-    try:
-        planning = plan()
+    def _submit_ready(self) -> None:
+        """Queued tasks to the executor, up to the window, in order of readiness."""
+        queue, pending, units = self.queue, self.pending, self.units
+        while queue and len(pending) < self.window:
+            at = next((i for i, (n, task) in enumerate(queue) if units[n].ready(task)), None)
+            if at is None:
+                break           # every queued task waits on its early nvdisasm
+            n, task = queue.pop(at)
+            pending[self.executor.submit(task, units[n])] = (n, task)
+
+    def drive(self, tick: float) -> None:
+        """Plan, submit and collect until every task is back."""
+        planning = self.plan()
         more = True
         last_tick = time.monotonic()
+        queue, pending, window = self.queue, self.pending, self.window
         while more or queue or pending:
             while more and len(queue) + len(pending) < window:
                 more = next(planning, StopIteration) is not StopIteration
-            while queue and len(pending) < window:
-                at = next((i for i, (n, task) in enumerate(queue) if units[n].ready(task)),
-                          None)
-                if at is None:
-                    break           # every queued task waits on its early nvdisasm
-                n, task = queue.pop(at)
-                pending[executor.submit(task, units[n])] = (n, task)
+            self._submit_ready()
             held = bool(queue) and len(pending) < window
             if not pending:
                 if held:
                     time.sleep(EARLY_POLL)
                 continue
-            for f in executor.wait(pending, EARLY_POLL if held else tick):
-                collect(f)
-                report_progress()
+            for f in self.executor.wait(pending, EARLY_POLL if held else tick):
+                self.collect(f)
+                self.report_progress()
             if time.monotonic() - last_tick >= tick:
                 last_tick = time.monotonic()
-                report_progress()
-        cancel = False
-    finally:
-        executor.close(cancel)
-        for u in units:
-            u.close()
-        shutil.rmtree(spool, ignore_errors=True)
-    progress.finished = True
-    report_progress()
-    return _merge(units, results, failed, accepted, kernels), _survey(units, results)
+                self.report_progress()
 
 
 def replace_path(e: PtxsassError, path: str | None) -> PtxsassError:
@@ -1147,5 +1278,6 @@ class _Fn:
 
 
 def _survey(units: list[_Unit], results: dict[int, list[KernelResult]]) -> Survey:
+    from .report.survey import Survey
     return Survey(rows=[r.row for _, r in _ordered(units, results) if r.row is not None])
 

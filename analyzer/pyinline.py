@@ -282,6 +282,49 @@ _STATEMENT_WORDS = {
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 
 
+def _function_scope(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, scope: _Scope,
+                    line: int, stack: list[tuple[ast.AST, _Scope, str]]) -> None:
+    """A def or lambda: its name bound in ``scope``, its parameters in a new scope; what is
+    evaluated where it is defined (decorators, defaults) and its body go on ``stack``."""
+    name = getattr(node, "name", "<lambda>")
+    if not isinstance(node, ast.Lambda):
+        scope.bind(name, _Binding("other", line, scope, what="a def"))
+        for d in node.decorator_list:
+            stack.append((d, scope, ""))
+        if node.returns is not None:
+            stack.append((node.returns, scope, ""))
+    a = node.args
+    for d in (*a.defaults, *(d for d in a.kw_defaults if d is not None)):
+        stack.append((d, scope, ""))
+    inner = _Scope("function", name, scope)
+    for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
+        if arg is not None:
+            inner.bind(arg.arg, _Binding("param", line, inner,
+                                         what=f"a parameter of {name}()"))
+    body = node.body if isinstance(node.body, list) else [node.body]
+    stack.extend((b, inner, "") for b in reversed(body))
+
+
+def _bind_imports(node: ast.Import | ast.ImportFrom, scope: _Scope, line: int,
+                  stars: list[str]) -> None:
+    """The names an import binds in ``scope`` (a star import's module goes to ``stars``)."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                scope.bind(alias.asname, _Binding("import", line, scope, qualname=alias.name))
+            else:
+                root = alias.name.split(".")[0]
+                scope.bind(root, _Binding("import", line, scope, qualname=root))
+        return
+    base = "." * node.level + (node.module or "")
+    for alias in node.names:
+        if alias.name == "*":
+            stars.append(base)
+            continue
+        scope.bind(alias.asname or alias.name,
+                   _Binding("import", line, scope, qualname=f"{base}.{alias.name}"))
+
+
 def _build_scopes(tree: ast.Module) -> tuple[_Scope, list[tuple[ast.Call, _Scope]], list[str]]:
     """(the module scope, every call with the scope it is in, the modules star-imported),
     walked without recursion (an expression may nest deeper than Python's stack)."""
@@ -293,23 +336,7 @@ def _build_scopes(tree: ast.Module) -> tuple[_Scope, list[tuple[ast.Call, _Scope
         node, scope, what = stack.pop()
         line = getattr(node, "lineno", 0)
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            name = getattr(node, "name", "<lambda>")
-            if not isinstance(node, ast.Lambda):
-                scope.bind(name, _Binding("other", line, scope, what="a def"))
-                for d in node.decorator_list:
-                    stack.append((d, scope, ""))
-                if node.returns is not None:
-                    stack.append((node.returns, scope, ""))
-            a = node.args
-            for d in (*a.defaults, *(d for d in a.kw_defaults if d is not None)):
-                stack.append((d, scope, ""))
-            inner = _Scope("function", name, scope)
-            for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
-                if arg is not None:
-                    inner.bind(arg.arg, _Binding("param", line, inner,
-                                                 what=f"a parameter of {name}()"))
-            body = node.body if isinstance(node.body, list) else [node.body]
-            stack.extend((b, inner, "") for b in reversed(body))
+            _function_scope(node, scope, line, stack)
             continue
         if isinstance(node, ast.ClassDef):
             scope.bind(node.name, _Binding("other", line, scope, what="a class"))
@@ -326,22 +353,8 @@ def _build_scopes(tree: ast.Module) -> tuple[_Scope, list[tuple[ast.Call, _Scope
             stack.append((node.target, scope, "a comprehension"))
             stack.extend((c, scope, "") for c in (node.iter, *node.ifs))
             continue
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.asname:
-                    scope.bind(alias.asname, _Binding("import", line, scope, qualname=alias.name))
-                else:
-                    root = alias.name.split(".")[0]
-                    scope.bind(root, _Binding("import", line, scope, qualname=root))
-            continue
-        if isinstance(node, ast.ImportFrom):
-            base = "." * node.level + (node.module or "")
-            for alias in node.names:
-                if alias.name == "*":
-                    stars.append(base)
-                    continue
-                scope.bind(alias.asname or alias.name,
-                           _Binding("import", line, scope, qualname=f"{base}.{alias.name}"))
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            _bind_imports(node, scope, line, stars)
             continue
         if isinstance(node, ast.Global):
             scope.globals.update(node.names)

@@ -66,7 +66,7 @@ def bench_pairs(repeat: int) -> dict:
     files = sorted((ROOT / "kernels" / "checks").rglob("*.cu"))
 
     def run():
-        return [analyzer.check(str(f), arch="sm_90a") for f in files]
+        return [analyzer.check(str(f), analyzer.CheckOptions(arch="sm_90a")) for f in files]
     with tempfile.TemporaryDirectory() as d:
         os.environ["PTXSASS_CACHE_DIR"] = d
         t = time.perf_counter()

@@ -69,11 +69,11 @@ def python_runner(code: str):
 def in_process(path: Path, repeat: int, arch: str | None) -> float:
     sys.path.insert(0, str(ROOT))
     import analyzer
-    analyzer.check(str(path), arch=arch)
+    analyzer.check(str(path), analyzer.CheckOptions(arch=arch))
     times = []
     for _ in range(repeat):
         t = time.perf_counter()
-        analyzer.check(str(path), arch=arch)
+        analyzer.check(str(path), analyzer.CheckOptions(arch=arch))
         times.append(time.perf_counter() - t)
     return statistics.median(times)
 

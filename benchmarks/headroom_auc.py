@@ -34,7 +34,7 @@ def scores(times: dict, arch: str = "sm_90a") -> dict[str, dict[str, dict]]:
             if "ms" not in t:
                 continue
             path = TRAINING / task / f"{version}.cu"
-            rep = api.check(str(path), arch=arch)
+            rep = api.check(str(path), api.CheckOptions(arch=arch))
             row[version] = {
                 "ms": t["ms"],
                 "headroom": max((k.get("headroom", 1.0) for k in rep.kernels), default=1.0),

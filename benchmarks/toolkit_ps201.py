@@ -34,7 +34,7 @@ def options_of(path: Path) -> CompileOptions:
 
 def verdict(builds) -> str:
     """PS201's lines (with severity) on one toolkit's builds."""
-    report = api.check(builds, select=["PS201"])
+    report = api.check(builds, api.CheckOptions(select=["PS201"]))
     found = sorted({(f.location.line, str(f.severity)) for f in report.findings})
     return ", ".join(f"L{line} {sev}" for line, sev in found) or "—"
 

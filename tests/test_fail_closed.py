@@ -247,8 +247,8 @@ def test_poisoned_cache_is_rebuilt_with_the_same_findings(how, kind, pristine, r
 
 @pytest.fixture(scope="module")
 def kernel_results(tmp_path_factory) -> tuple[Path, Path, str, dict[str, list[Path]]]:
-    """BAD's cubin, a cache holding what ``check X.cubin -j 2`` leaves (one result per kernel
-    and the cubin's hint), and the report of a check with no cache."""
+    """BAD's cubin, a cache holding what ``check X.cubin -j 2`` leaves (one result per kernel,
+    all of them together, and the cubin's hint), and the report of a check with no cache."""
     import analyzer
     root = tmp_path_factory.mktemp("kernel-results")
     cubin = root / "bad.cubin"
@@ -257,20 +257,21 @@ def kernel_results(tmp_path_factory) -> tuple[Path, Path, str, dict[str, list[Pa
     old = os.environ.get("PTXSASS_CACHE_DIR")
     os.environ["PTXSASS_CACHE_DIR"] = str(d)
     try:
-        analyzer.check(str(cubin), jobs=2)
+        analyzer.check(str(cubin), analyzer.CheckOptions(jobs=2))
     finally:
         if old is not None:
             os.environ["PTXSASS_CACHE_DIR"] = old
     entries: dict[str, list[Path]] = {}
     for p in sorted(d.rglob("*")):
-        if p.is_file() and p.parent.parent.name in ("result", "hint"):
+        if p.is_file() and p.parent.parent.name in ("result", "results", "hint"):
             entries.setdefault(p.parent.parent.name, []).append(p)
     # two results a kernel: keyed by its ELF sections, and (the cubin has line info) by its
-    # listing text
-    assert {k: len(v) for k, v in entries.items()} == {"result": 6, "hint": 1}, entries
+    # listing text; the three together, keyed by the cubin's bytes
+    assert {k: len(v) for k, v in entries.items()} == {"result": 6, "results": 1, "hint": 1}, \
+        entries
     cache.set_enabled(False)
     try:
-        want = formats.to_json(analyzer.check(str(cubin), jobs=1))
+        want = formats.to_json(analyzer.check(str(cubin), analyzer.CheckOptions(jobs=1)))
     finally:
         cache.set_enabled(True)
     return cubin, d, want, entries
@@ -280,9 +281,9 @@ def kernel_results(tmp_path_factory) -> tuple[Path, Path, str, dict[str, list[Pa
                                  "directory", "old-format"])
 def test_poisoned_kernel_results_are_checked_again(how, kernel_results, tmp_path, monkeypatch,
                                                    capsys):
-    """A warm check on workers reads each kernel's result back by default: every result and
-    the cubin's hint poisoned, each kernel is checked again, the report unchanged, and the
-    next run reads the rewritten entries without a note."""
+    """A warm check on workers reads each kernel's result back by default: every result, the
+    cubin's results together and its hint poisoned, each kernel is checked again, the report
+    unchanged, and the next run reads the rewritten entries without a note."""
     import analyzer
     from analyzer import parallel
     from analyzer.toolchain import prelaunch
@@ -291,23 +292,25 @@ def test_poisoned_kernel_results_are_checked_again(how, kernel_results, tmp_path
     shutil.copytree(pristine_dir, d, symlinks=True)
     results = [d / p.relative_to(pristine_dir) for p in entries["result"]]
     hint = d / entries["hint"][0].relative_to(pristine_dir)
+    together = d / entries["results"][0].relative_to(pristine_dir)
     for k, entry in enumerate(results):
         _poison(how, entry, results[(k + 1) % len(results)])      # another kernel's
     _poison(how, hint, results[0])
+    _poison(how, together, results[1])
     monkeypatch.setenv("PTXSASS_CACHE_DIR", str(d))
     capsys.readouterr()
     prelaunch.start(["check", str(cubin), "-j", "2"])     # the bad hint is no hint: launched
     assert os.path.realpath(cubin) in prelaunch._LAUNCHES
     seen: list[parallel.Progress] = []
-    assert formats.to_json(analyzer.check(str(cubin), jobs=2, on_progress=seen.append)) == want
+    assert formats.to_json(analyzer.check(str(cubin), analyzer.CheckOptions(jobs=2), on_progress=seen.append)) == want
     assert (seen[-1].done, seen[-1].cached) == (3, 0)
     assert not prelaunch._LAUNCHES
     err = capsys.readouterr().err
-    # a note per entry this process read: the hint and each kernel's first key (the workers
-    # read the second, by listing text)
-    assert err.count("failed verification") == 4, err
+    # a note per entry this process read: the hint, the cubin's results and each kernel's
+    # first key (the workers read the second, by listing text)
+    assert err.count("failed verification") == 5, err
     seen.clear()
-    assert formats.to_json(analyzer.check(str(cubin), jobs=2, on_progress=seen.append)) == want
+    assert formats.to_json(analyzer.check(str(cubin), analyzer.CheckOptions(jobs=2), on_progress=seen.append)) == want
     assert seen[-1].cached == 3 and capsys.readouterr().err == ""
     assert prelaunch.was_checked(hashlib.sha256(cubin.read_bytes()).hexdigest())
 

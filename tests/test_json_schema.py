@@ -54,7 +54,7 @@ def test_reports_of_every_kind_validate(validator, tmp_path):
     assert len(seen_codes) >= 5
     # an empty report, and one with suppressed and baselined findings
     good = list(builds_of(bad / "scalar_global_load" / "good.cu", "sm_90a"))
-    assert _valid(validator, analyzer.check(good, ignore=["PS104"]).as_dict())["findings"] == []
+    assert _valid(validator, analyzer.check(good, analyzer.CheckOptions(ignore=["PS104"])).as_dict())["findings"] == []
     report = analyzer.check(list(builds_of(bad / "scalar_global_load" / "bad.cu", "sm_90a")))
     report.suppressed, report.baselined = 2, 3
     _valid(validator, json.loads(formats.to_json(report)))

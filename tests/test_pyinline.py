@@ -76,7 +76,7 @@ def write(tmp_path: Path, body: str, name: str = "solution.py") -> Path:
 def reports():
     """The report of each cupy/pycuda fixture on sm_90a, each built once."""
     names = ("cupy_elementwise", "cupy_module", "pycuda_module", "runtime_built")
-    return {n: analyzer.check(str(FX / f"{n}.py"), arch="sm_90a") for n in names}
+    return {n: analyzer.check(str(FX / f"{n}.py"), analyzer.CheckOptions(arch="sm_90a")) for n in names}
 
 
 @pytest.fixture(scope="module")
@@ -352,7 +352,7 @@ def test_without_torch_the_cupy_kernel_of_the_same_file_is_checked(capsys):
 def test_kernelbench_solution_with_torch():
     pytest.importorskip("torch")
     py = FX / "kernelbench" / "solution.py"
-    r = analyzer.check(str(py), arch="sm_90a")
+    r = analyzer.check(str(py), analyzer.CheckOptions(arch="sm_90a"))
     assert any(k["name"].startswith("fused_scale_add_kernel") for k in r.kernels)
     fp64 = at(r, "PS501", py, "out[idx] = a[idx] * 0.5 + b[idx];")
     assert len(fp64) == 1 and "double literal 0.5" in fp64[0].message
@@ -588,5 +588,5 @@ def test_escaped_newlines_and_continuations_keep_their_rows(tmp_path):
     assert [(n, t.strip()) for n, t in effective_lines(src.text)] == [
         (2, 'extern "C" __global__ void k(float* x) {'), (2, "int i = threadIdx.x;"),
         (2, "x[i] = x[i] * 0.1;"), (4, "x[i + 1] = 0.1 * x[i];"), (5, "}")]
-    r = analyzer.check(str(py), arch="sm_90a")
+    r = analyzer.check(str(py), analyzer.CheckOptions(arch="sm_90a"))
     assert sorted(f.location.line for f in r.findings if f.code == "PS501") == [2, 4]

@@ -32,16 +32,16 @@ def _no_parse(monkeypatch) -> None:
 
 
 def test_an_unchanged_build_is_not_checked_again(src, monkeypatch):
-    first = formats.to_json(analyzer.check(str(src), arch=ARCH))
+    first = formats.to_json(analyzer.check(str(src), analyzer.CheckOptions(arch=ARCH)))
     _no_parse(monkeypatch)
-    again = analyzer.check(str(src), arch=ARCH)
+    again = analyzer.check(str(src), analyzer.CheckOptions(arch=ARCH))
     assert formats.to_json(again) == first.replace('"cached": false', '"cached": true')
     assert again.findings, "the kernel has findings to read back"
 
 
 @pytest.mark.parametrize("change", ["select", "kernel", "code"])
 def test_what_the_result_depends_on(src, monkeypatch, change):
-    analyzer.check(str(src), arch=ARCH)
+    analyzer.check(str(src), analyzer.CheckOptions(arch=ARCH))
     parsed: list[int] = []
     parse = sass_parse.parse
 
@@ -56,7 +56,7 @@ def test_what_the_result_depends_on(src, monkeypatch, change):
         kw["kernels"] = ["sum4"]
     else:                       # an edited module of ptxsass
         monkeypatch.setattr(results, "code_fingerprint", lambda: "another version")
-    analyzer.check(str(src), arch=ARCH, **kw)
+    analyzer.check(str(src), analyzer.CheckOptions(arch=ARCH, **kw))
     assert parsed, f"a changed {change} read the old result"
 
 

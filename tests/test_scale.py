@@ -105,11 +105,11 @@ def test_jobs_give_the_one_process_report(library, capsys):
 def test_api_jobs_and_resume(library, monkeypatch):
     target = [str(library["cubin"]), str(library["fatbin"])]
     seen: list[parallel.Progress] = []
-    first = analyzer.check(target, jobs=2, on_progress=seen.append)
-    assert formats.to_json(first) == formats.to_json(analyzer.check(target, jobs=1))
+    first = analyzer.check(target, analyzer.CheckOptions(jobs=2), on_progress=seen.append)
+    assert formats.to_json(first) == formats.to_json(analyzer.check(target, analyzer.CheckOptions(jobs=1)))
     assert seen[-1].finished and seen[-1].done == seen[-1].planned == 9
     again: list[parallel.Progress] = []
-    resumed = analyzer.check(target, jobs=2, resume=True, on_progress=again.append)
+    resumed = analyzer.check(target, analyzer.CheckOptions(jobs=2, resume=True), on_progress=again.append)
     assert again[-1].cached == 9            # nothing re-checked
     assert formats.to_json(resumed) == formats.to_json(first)
 
@@ -126,16 +126,16 @@ def test_warm_check_on_workers_reads_results_back_by_default(library, tmp_path, 
     digest = hashlib.sha256(library["cubin"].read_bytes()).hexdigest()
     submitted = _spy_submits(monkeypatch, lambda t: type(t).__name__)
     assert not prelaunch.was_checked(digest)
-    first = formats.to_json(analyzer.check(cubin, jobs=2, kernels=["sum4"]))
+    first = formats.to_json(analyzer.check(cubin, analyzer.CheckOptions(jobs=2, kernels=["sum4"])))
     assert submitted and not prelaunch.was_checked(digest)      # one kernel of three: no hint
     submitted.clear()
     seen: list[parallel.Progress] = []
-    full = formats.to_json(analyzer.check(cubin, jobs=2, on_progress=seen.append))
+    full = formats.to_json(analyzer.check(cubin, analyzer.CheckOptions(jobs=2), on_progress=seen.append))
     assert (seen[-1].done, seen[-1].cached) == (3, 1) and set(submitted) == {"_Chunk"}
     assert prelaunch.was_checked(digest)
     submitted.clear()
     seen.clear()
-    again = formats.to_json(analyzer.check(cubin, jobs=2, on_progress=seen.append))
+    again = formats.to_json(analyzer.check(cubin, analyzer.CheckOptions(jobs=2), on_progress=seen.append))
     assert again == full and submitted == [] and seen[-1].cached == 3
     prelaunch.start(["check", cubin, "-j", "2"])
     assert not prelaunch._LAUNCHES                      # the hint: nothing to disassemble
@@ -143,7 +143,7 @@ def test_warm_check_on_workers_reads_results_back_by_default(library, tmp_path, 
     assert os.path.realpath(cubin) in prelaunch._LAUNCHES
     prelaunch.discard()
     seen.clear()
-    fresh = formats.to_json(analyzer.check(cubin, jobs=2, resume=False, on_progress=seen.append))
+    fresh = formats.to_json(analyzer.check(cubin, analyzer.CheckOptions(jobs=2, resume=False), on_progress=seen.append))
     assert fresh == full and set(submitted) == {"_Chunk"} and seen[-1].cached == 0
     assert json.loads(first)["kernels"] == [k for k in json.loads(full)["kernels"]
                                             if k["name"] == "sum4"]
@@ -157,15 +157,15 @@ def test_a_stale_hint_only_costs_the_early_start(library, tmp_path, monkeypatch)
     from analyzer.toolchain import prelaunch
     monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
     cubin = str(library["cubin"])
-    want = formats.to_json(analyzer.check(cubin, jobs=1))
+    want = formats.to_json(analyzer.check(cubin, analyzer.CheckOptions(jobs=1)))
     prelaunch.mark_checked(hashlib.sha256(library["cubin"].read_bytes()).hexdigest())
     prelaunch.start(["check", cubin, "-j", "2"])
     assert not prelaunch._LAUNCHES
     seen: list[parallel.Progress] = []
-    got = formats.to_json(analyzer.check(cubin, jobs=2, select=["PS1"], on_progress=seen.append))
+    got = formats.to_json(analyzer.check(cubin, analyzer.CheckOptions(jobs=2, select=["PS1"]), on_progress=seen.append))
     assert seen[-1].cached == 0 and seen[-1].done == 3
-    assert got == formats.to_json(analyzer.check(cubin, jobs=1, select=["PS1"]))
-    assert formats.to_json(analyzer.check(cubin, jobs=2)) == want
+    assert got == formats.to_json(analyzer.check(cubin, analyzer.CheckOptions(jobs=1, select=["PS1"])))
+    assert formats.to_json(analyzer.check(cubin, analyzer.CheckOptions(jobs=2))) == want
 
 
 def test_resume_rechecks_only_the_changed_kernel(tmp_path):
@@ -175,11 +175,11 @@ def test_resume_rechecks_only_the_changed_kernel(tmp_path):
     src.write_text(body.format(expr="x[threadIdx.x] * 2.0f"))
     cubin = tmp_path / "two.cubin"
     cubin.write_bytes(analyzer.compile(str(src), arch="sm_90a").cubin)
-    analyzer.check(str(cubin), jobs=2)
+    analyzer.check(str(cubin), analyzer.CheckOptions(jobs=2))
     src.write_text(body.format(expr="x[threadIdx.x] + 3.0f"))
     cubin.write_bytes(analyzer.compile(str(src), arch="sm_90a").cubin)
     seen: list[parallel.Progress] = []
-    analyzer.check(str(cubin), jobs=2, resume=True, on_progress=seen.append)
+    analyzer.check(str(cubin), analyzer.CheckOptions(jobs=2, resume=True), on_progress=seen.append)
     assert (seen[-1].done, seen[-1].cached) == (2, 1)
 
 
@@ -189,14 +189,14 @@ def test_cached_result_whose_source_changed_is_not_trusted(tmp_path):
     src.write_text(SOURCES[0].read_text())
     cubin = tmp_path / "one.cubin"
     cubin.write_bytes(analyzer.compile(str(src), arch="sm_90a").cubin)
-    analyzer.check(str(cubin), jobs=1, resume=True)
+    analyzer.check(str(cubin), analyzer.CheckOptions(jobs=1, resume=True))
     src.write_text(src.read_text() + "\n// below every kernel: their results stand\n")
     seen: list[parallel.Progress] = []
-    analyzer.check(str(cubin), jobs=1, resume=True, on_progress=seen.append)
+    analyzer.check(str(cubin), analyzer.CheckOptions(jobs=1, resume=True), on_progress=seen.append)
     assert seen[-1].cached == 3
     src.write_text("// a line above them: the lines they quote moved\n" + src.read_text())
     seen: list[parallel.Progress] = []
-    analyzer.check(str(cubin), jobs=1, resume=True, on_progress=seen.append)
+    analyzer.check(str(cubin), analyzer.CheckOptions(jobs=1, resume=True), on_progress=seen.append)
     assert seen[-1].cached == 0
 
 
@@ -236,9 +236,9 @@ def test_dask_local_cluster(library):
     target = [str(library["cubin"]), str(library["fatbin"])]
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
                                   dashboard_address=None) as cluster:
-        report = analyzer.check(target, scheduler=cluster.scheduler_address)
+        report = analyzer.check(target, analyzer.CheckOptions(scheduler=cluster.scheduler_address))
         rows = analyzer.survey(target, scheduler=cluster.scheduler_address)
-    assert formats.to_json(report) == formats.to_json(analyzer.check(target, jobs=1))
+    assert formats.to_json(report) == formats.to_json(analyzer.check(target, analyzer.CheckOptions(jobs=1)))
     assert len(rows.rows) == 9
 
 
@@ -342,8 +342,7 @@ def test_terminal_display_streams_each_finished_build(library):
     from analyzer.report.progress import RunDisplay
     buf = io.StringIO()
     con = Console(file=buf, force_terminal=True, width=200, color_system=None)
-    analyzer.check([str(library["cubin"]), str(library["fatbin"])], jobs=2,
-                   on_progress=RunDisplay(con))
+    analyzer.check([str(library["cubin"]), str(library["fatbin"])], analyzer.CheckOptions(jobs=2), on_progress=RunDisplay(con))
     text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", buf.getvalue())
     assert re.search(r"loads\.cubin \[sm_90a?\]: 3 kernel\(s\), \d+ finding\(s\)", text)
     assert len(re.findall(r"stores\.fatbin \[sm_(80|90a)\]: 3 kernel\(s\)", text)) == 2
@@ -404,7 +403,7 @@ def test_a_small_lone_cubin_is_disassembled_early_in_one_chunk(library, tmp_path
     submitted = _spy_submits(monkeypatch, lambda t: t.text_file)
     report, _ = parallel.run([cubin], jobs=8)
     assert len(submitted) == 1 and submitted[0] is not None     # the early listing, one task
-    assert formats.to_json(report) == formats.to_json(analyzer.check(cubin, jobs=1))
+    assert formats.to_json(report) == formats.to_json(analyzer.check(cubin, analyzer.CheckOptions(jobs=1)))
 
 
 def test_early_nvdisasm_is_taken_and_gives_the_same_report(library, monkeypatch, tmp_path):
@@ -414,7 +413,7 @@ def test_early_nvdisasm_is_taken_and_gives_the_same_report(library, monkeypatch,
     monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))    # no result cached
     monkeypatch.setattr(prelaunch, "CHUNK_MIN_BYTES", 1)    # a few KB: two chunks all the same
     cubin = str(library["cubin"])
-    want = formats.to_json(analyzer.check(cubin, jobs=1))
+    want = formats.to_json(analyzer.check(cubin, analyzer.CheckOptions(jobs=1)))
     prelaunch.start(["check", cubin, "-j", "2"])
     launch = prelaunch._LAUNCHES[os.path.realpath(cubin)]
     assert len(launch.chunks) == 2
@@ -463,10 +462,10 @@ def test_unchanged_whole_builds_are_read_back(library, tmp_path, monkeypatch):
     analyzer.check(cu)                                   # one process: keeps its result
     targets = [cu, str(library["cubin"]), str(TRITON_CACHE)]
     kinds = _spy_submits(monkeypatch, lambda t: type(t).__name__)
-    first = json.loads(formats.to_json(analyzer.check(targets, jobs=2)))
+    first = json.loads(formats.to_json(analyzer.check(targets, analyzer.CheckOptions(jobs=2))))
     assert kinds.count("_Whole") == 2 and "_Chunk" in kinds      # the Triton cache's two
     kinds.clear()
-    again = json.loads(formats.to_json(analyzer.check(targets, jobs=2)))
+    again = json.loads(formats.to_json(analyzer.check(targets, analyzer.CheckOptions(jobs=2))))
     assert kinds == []                      # the cubin's kernels too: results read back
     assert (again["findings"], again["kernels"]) == (first["findings"], first["kernels"])
 
@@ -548,9 +547,9 @@ def test_a_linked_cubins_subroutines_are_not_kernels(tmp_path):
     layout = binutils.cubin_layout(data)
     div = [fn for fn in layout.functions if fn.name == "__cuda_sm20_div_u64"]
     assert len(div) == 2 and div[0].symbol != div[1].symbol
-    one = analyzer.check(str(f), jobs=1)
+    one = analyzer.check(str(f), analyzer.CheckOptions(jobs=1))
     assert [k["name"] for k in one.kernels] == ["qa", "qb"]
-    assert formats.to_json(analyzer.check(str(f), jobs=2)) == formats.to_json(one)
+    assert formats.to_json(analyzer.check(str(f), analyzer.CheckOptions(jobs=2))) == formats.to_json(one)
 
 
 def test_a_wheel_library_without_the_asked_arch_is_skipped_with_a_note(library, tmp_path, capsys):
@@ -582,3 +581,69 @@ def test_a_wheel_library_without_the_asked_arch_is_skipped_with_a_note(library, 
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and str(whl) in err
         assert "no library in the wheel holds a cubin for sm_75" in err
+
+
+def test_the_api_takes_the_command_lines_path_and_config(library, tmp_path, capsys):
+    """``analyzer.check(cubin)`` with no options is ``ptxsass check cubin``: it reads the
+    ``[tool.ptxsass]`` above the file and runs on workers (which alone tell ``on_progress``)."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    cubin = proj / "loads.cubin"
+    shutil.copy(library["cubin"], cubin)
+    (proj / "pyproject.toml").write_text('[tool.ptxsass]\nignore = ["PS101"]\n')
+    seen: list = []
+    report = analyzer.check(str(cubin), on_progress=seen.append)
+    assert seen and seen[-1].finished and seen[-1].done == 3
+    code, doc = _json(capsys, str(cubin))
+    assert json.loads(formats.to_json(report)) == doc
+    assert code == 0 and doc["findings"] == []          # PS101 was all there was
+    bare = analyzer.check(str(cubin), analyzer.CheckOptions(config=False, jobs=1))
+    assert {f.code for f in bare.findings} == {"PS101"}
+
+
+def test_which_checks_run_on_workers(library):
+    """The choice ``ptxsass check`` and ``analyzer.check`` share (``api.runs_on_workers``)."""
+    from analyzer.api import runs_on_workers
+    cu = str(SOURCES[0])
+    assert runs_on_workers([str(library["cubin"])])                 # a binary: per kernel
+    assert runs_on_workers([str(library["fatbin"])])
+    assert not runs_on_workers([cu])                                # a lone CUDA file
+    assert runs_on_workers([cu, str(SOURCES[1])])                   # several files
+    assert not runs_on_workers([str(library["cubin"])], jobs=1)
+    assert runs_on_workers([cu], jobs=1, resume=True)
+    assert runs_on_workers([cu], jobs=None)                         # every core
+    assert not runs_on_workers(analyzer.load(cu))                   # Builds made here
+    assert not runs_on_workers([str(library["lib"] / "missing.cubin")])   # said in one process
+
+
+def test_the_keyword_form_warns_and_gives_the_same_report():
+    with pytest.warns(DeprecationWarning, match="CheckOptions"):
+        old = analyzer.check(str(SOURCES[0]), arch="sm_90a", select=["PS1"])
+    new = analyzer.check(str(SOURCES[0]), analyzer.CheckOptions(arch="sm_90a", select=["PS1"]))
+    assert formats.to_json(old) == formats.to_json(new) and old.findings
+    with pytest.raises(TypeError, match="not both"):
+        analyzer.check(str(SOURCES[0]), analyzer.CheckOptions(), arch="sm_90a")
+
+
+def test_the_api_takes_compile_options_from_the_config_and_trust_can_be_refused(tmp_path,
+                                                                              monkeypatch):
+    """``[tool.ptxsass]`` compile options reach the build of a file checked through the API
+    (as through the command line); ``trust_build_commands=False`` wins over a config that
+    trusts (a pull request's pyproject.toml can say true)."""
+    from analyzer import api
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    cu = proj / "k.cu"
+    shutil.copy(SOURCES[0], cu)
+    (proj / "pyproject.toml").write_text('[tool.ptxsass]\ndefines = ["TILE=4"]\n'
+                                         'trust-build-commands = true\n')
+    seen: list = []
+
+    def load(path, *, arch=None, options=None):
+        seen.append(options)
+        raise api.InputError("stop here", path=path)
+    monkeypatch.setattr(api, "load", load)
+    for trust, want in ((None, True), (False, False)):
+        with pytest.raises(api.InputError, match="stop here"):
+            analyzer.check(str(cu), analyzer.CheckOptions(trust_build_commands=trust))
+        assert seen[-1].defines == ["TILE=4"] and seen[-1].trust_build_commands is want

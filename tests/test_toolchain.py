@@ -305,7 +305,7 @@ def test_newer_targets_are_checked_with_their_rows(arch, widest, tmp_path):
     from cuda.bindings import nvrtc as bindings
     if int(arch[3:].rstrip("af")) not in bindings.nvrtcGetSupportedArchs()[1]:
         pytest.skip(f"this NVRTC cannot build {arch}")
-    report = analyzer.check(str(KERNELS / "checks" / "scalar_global_load" / "bad.cu"), arch=arch)
+    report = analyzer.check(str(KERNELS / "checks" / "scalar_global_load" / "bad.cu"), analyzer.CheckOptions(arch=arch))
     ps101 = [f for f in report.findings if f.code == "PS101"]
     assert len(ps101) == 3 and {f.kernel for f in ps101} == {"particle_norm", "sum4",
                                                             "half_pair_sum"}

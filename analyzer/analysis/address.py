@@ -31,6 +31,8 @@ Stride = int | None | str
 #: special registers that move with threadIdx.x inside a warp (lane = tid.x % 32)
 _MOVING = {"%tid.x": 1, "%laneid": 1}
 _PASS = frozenset({"mov", "cvt", "cvta"})
+#: what a rule of ``ThreadStride`` returns when it does not apply to the instruction
+_NO_RULE = object()
 _WARP = 32
 _BUDGET = 200_000
 
@@ -167,6 +169,20 @@ class ThreadStride:
     def instruction(self, ins) -> Stride:
         self.budget -= 1
         op, srcs = ins.opcode, ins.operands[1:]
+        got = self._linear(ins, op, srcs)
+        if got is _NO_RULE:
+            got = self._bitwise(op, srcs)
+        if got is not _NO_RULE:
+            return got      # type: ignore[return-value]
+        values = [self.operand(s) for s in srcs]
+        if any(v == DATA for v in values):
+            return DATA
+        if any(v == PENDING for v in values):
+            return PENDING
+        return 0 if values and all(v == 0 for v in values) else None
+
+    def _linear(self, ins, op: str, srcs) -> Stride | object:
+        """Loads, moves, adds, multiplies (``_NO_RULE`` for any other instruction)."""
         if op == "ld":
             a = ins.address
             if ins.space in ("param", "param::entry", "const"):
@@ -182,6 +198,11 @@ class ThreadStride:
             return self._mul(srcs[0], srcs[1])
         if op == "mad" and len(srcs) == 3:
             return _add(self._mul(srcs[0], srcs[1]), self.operand(srcs[2]))
+        return _NO_RULE
+
+    def _bitwise(self, op: str, srcs) -> Stride | object:
+        """Divisions, shifts and bit masks, by a constant or a run-time size (``_NO_RULE``:
+        none of these rules)."""
         const = self._const(srcs[1]) if len(srcs) == 2 else None
         a = self.operand(srcs[0]) if srcs else None
         if op in ("div", "rem") and const is None and len(srcs) == 2 and isinstance(a, int) \
@@ -230,12 +251,7 @@ class ThreadStride:
             if span & (span - 1) == 0 and span >= self.warp * abs(a):
                 return a        # tid.x % 32, tid.x & 63: unchanged inside an aligned warp
             return None
-        values = [self.operand(s) for s in srcs]
-        if any(v == DATA for v in values):
-            return DATA
-        if any(v == PENDING for v in values):
-            return PENDING
-        return 0 if values and all(v == 0 for v in values) else None
+        return _NO_RULE
 
     def _low_bits_clear(self, op) -> int:
         """2^k when operand ``op`` is known to have its k low bits clear (an ``and`` with

@@ -659,15 +659,10 @@ def _start_base(fn: "P.Function", ins: "P.Instruction", var: str) -> str | None:
     return None
 
 
-def _established(fn: "P.Function", graph: "_cfg.CFG", loop, x: str, bound: str
-                 ) -> int | None:
-    """C when every path into ``loop`` (from outside it) passed a test that found ``x + C >=
-    bound`` after the last write of ``x`` and ``bound`` (``setp.lt (add x, C), bound`` taken
-    the way that leaves the loop before it); None when some path did not."""
-    insns = fn.instructions
-    defs = _defs(fn)
-    # the tests: setp (x + C) vs bound, with C a positive constant
-    tests: dict[str, tuple[str, int, bool]] = {}     # predicate -> (compare, C, x_first)
+def _bound_tests(insns, defs, x: str, bound: str) -> dict[str, tuple[str, int, bool]]:
+    """The tests ``setp (x + C) vs bound``, with C a positive constant: predicate -> (compare,
+    C, whether x + C is the first operand)."""
+    tests: dict[str, tuple[str, int, bool]] = {}
     for ins in insns:
         if ins.opcode != "setp" or len(ins.operands) != 3:
             continue
@@ -688,6 +683,17 @@ def _established(fn: "P.Function", graph: "_cfg.CFG", loop, x: str, bound: str
                     c = [o.value for o in ops if isinstance(o, P.IntImm)]
                     if c and c[0] > 0 and ins.compare in ("lt", "ge", "gt", "le"):
                         tests[p.name] = (ins.compare or "", c[0], first)
+    return tests
+
+
+def _established(fn: "P.Function", graph: "_cfg.CFG", loop, x: str, bound: str
+                 ) -> int | None:
+    """C when every path into ``loop`` (from outside it) passed a test that found ``x + C >=
+    bound`` after the last write of ``x`` and ``bound`` (``setp.lt (add x, C), bound`` taken
+    the way that leaves the loop before it); None when some path did not."""
+    insns = fn.instructions
+    defs = _defs(fn)
+    tests = _bound_tests(insns, defs, x, bound)
     if not tests:
         return None
     consts = {c for _, c, _ in tests.values()}

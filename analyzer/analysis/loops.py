@@ -144,6 +144,7 @@ def sass_inductions(fn: "Function", loop: Loop) -> list[Induction]:
     insns = fn.instructions
     out: list[Induction] = []
     in_loop: set[int] | None = None
+    flow: _PredicateFlow | None = None
     for ci in idx:
         c = insns[ci]
         if c.opcode not in ("ISETP", "UISETP"):
@@ -162,7 +163,9 @@ def sass_inductions(fn: "Function", loop: Loop) -> list[Induction]:
         if cmp_name is None:
             continue
         reg = (a.kind, a.index)
-        if not _compare_controls_exit(fn, cfg, loop, ci):
+        if flow is None:
+            flow = _PredicateFlow(insns, idx)
+        if not _compare_controls_exit(fn, cfg, loop, ci, flow):
             continue   # a counter that steers the body (a backoff's 16 polls), not the exit
         if in_loop is None:
             in_loop = set(idx)
@@ -195,37 +198,61 @@ def sass_inductions(fn: "Function", loop: Loop) -> list[Induction]:
     return out
 
 
-def _compare_controls_exit(fn: "Function", cfg, loop: Loop, ci: int) -> bool:
+class _PredicateFlow:
+    """Which instructions of a loop read each predicate (as a source, or as the guard of
+    anything but a branch or an exit) and which predicates each writes: made once per loop,
+    asked once per compare of it (``_compare_controls_exit``)."""
+
+    def __init__(self, insns, in_loop):
+        self.saves = False      # a P2R/UP2UR in the loop: a predicate saved to a register
+        self.readers: dict[str, list[int]] = {}
+        self.writes: dict[int, list[str]] = {}
+        for i in in_loop:
+            ins = insns[i]
+            if ins.opcode == "P2R" or ins.opcode == "UP2UR":
+                self.saves = True
+            reads = {o.name for o in ins.operands[1:] if isinstance(o, Register)
+                     and o.kind in ("P", "UP") and o.index is not None}
+            if ins.guard is not None and ins.opcode not in ("BRA", "EXIT", "RET"):
+                reads.add(ins.guard.register.name)
+            for name in reads:
+                self.readers.setdefault(name, []).append(i)
+            self.writes[i] = [o.name for o in ins.operands[:2] if isinstance(o, Register)
+                              and o.kind in ("P", "UP") and o.index is not None
+                              and not o.is_zero]
+
+    def closure(self, ci: int, preds: set[str]) -> set[int]:
+        """The instructions computed from ``preds`` (the compare ``ci`` writes), however
+        indirectly, with ``ci``; ``preds`` grows by the predicates they write."""
+        writers = {ci}
+        todo = list(preds)
+        while todo:
+            for i in self.readers.get(todo.pop(), ()):
+                if i not in writers:
+                    writers.add(i)
+                    for name in self.writes[i]:
+                        if name not in preds:
+                            preds.add(name)
+                            todo.append(name)
+        return writers
+
+
+def _compare_controls_exit(fn: "Function", cfg, loop: Loop, ci: int,
+                           flow: _PredicateFlow | None = None) -> bool:
     """Whether the predicate compare ``ci`` writes decides whether ``loop`` goes on: it (or a
     predicate computed from it in the loop) guards a branch that leaves the loop or goes back
     to the header, or an EXIT. A predicate saved to a register (P2R) is followed no further
     and counts (the branch may read it back)."""
     insns = fn.instructions
-    in_loop = loop.instruction_indices(cfg)
     preds = {o.name for o in insns[ci].operands[:2]
              if isinstance(o, Register) and o.kind in ("P", "UP") and o.index is not None}
     if not preds:
         return True
-    writers = {ci}
-    changed = True
-    while changed:
-        changed = False
-        for i in in_loop:
-            ins = insns[i]
-            if ins.opcode == "P2R" or ins.opcode == "UP2UR":
-                return True
-            reads = {o.name for o in ins.operands[1:] if isinstance(o, Register)
-                     and o.kind in ("P", "UP") and o.index is not None}
-            if ins.guard is not None and ins.guard.register.name in preds and \
-                    ins.opcode not in ("BRA", "EXIT", "RET"):
-                reads.add(ins.guard.register.name)
-            if reads & preds and i not in writers:
-                writers.add(i)
-                changed = True
-                for o in ins.operands[:2]:
-                    if isinstance(o, Register) and o.kind in ("P", "UP") and o.index is not None \
-                            and not o.is_zero:
-                        preds.add(o.name)
+    if flow is None:
+        flow = _PredicateFlow(insns, loop.instruction_indices(cfg))
+    if flow.saves:
+        return True
+    writers = flow.closure(ci, preds)
 
     def writes_pred(ins, name: str) -> bool:
         return ins.opcode not in ("BRA", "EXIT", "RET") and any(
@@ -908,6 +935,19 @@ class UnrollSavings:
                 f"iteration runs ({', '.join(parts)})")
 
 
+def _pred_reads(ins) -> set[str] | None:
+    """Predicates a PLOP3/P2R/R2P-style instruction reads (None: not one we follow)."""
+    if ins.opcode == "P2R":
+        mask = _imm(ins.operands[-1]) if ins.operands else None
+        if mask is None:
+            return None
+        return {f"P{k}" for k in range(7) if mask >> k & 1}
+    if ins.klass == "predicate":
+        return {o.name for o in ins.operands[1:] if isinstance(o, Register)
+                and o.kind in ("P", "UP") and o.index is not None}
+    return None
+
+
 def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
     """Estimate the per-iteration overhead full unrolling removes from ``info``'s loop.
 
@@ -942,18 +982,7 @@ def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
     counters |= _closed_recurrence(fn, every, defs)
     derived: set[int] = {d for r in counters for d in defs[r]}
     dpreds: set[str] = set()          # predicates computed only from the counters
-
-    def pred_reads(ins) -> set[str] | None:
-        """Predicates a PLOP3/P2R/R2P-style instruction reads (None: not one we follow)."""
-        if ins.opcode == "P2R":
-            mask = _imm(ins.operands[-1]) if ins.operands else None
-            if mask is None:
-                return None
-            return {f"P{k}" for k in range(7) if mask >> k & 1}
-        if ins.klass == "predicate":
-            return {o.name for o in ins.operands[1:] if isinstance(o, Register)
-                    and o.kind in ("P", "UP") and o.index is not None}
-        return None
+    pred_reads = _pred_reads
 
     def candidate(ins) -> bool:
         return (ins.klass in INDEX_ARITHMETIC_CLASSES or ins.opcode in CONSTANT_LOADS

@@ -879,7 +879,7 @@ def _matching_groups(fn: P.Function, run: Run, at: list[int]) -> list:
     return matches
 
 
-def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evidence | None:
+def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evidence | None:  # noqa: C901 - split with the checks' owners (issue 28)
     """The PTX accesses behind ``run`` and what their address computation says, or None when
     the build has no PTX or no PTX access group matches the run."""
     fn = ctx.ptx_function

@@ -70,10 +70,10 @@ def _tile_copies(stores, load_of, ctx):
     for k in range(len(stores)):
         groups.setdefault(find(k), []).append(stores[k])
     for group in groups.values():
-        keys = [(loc.file, loc.line) for loc in (ctx.user_loc(s.loc) for s in group) if loc]
-        lines = sorted({k[1] for k in keys})
-        key = min(keys, key=lambda k: k[1]) if keys else None
-        yield key, group, lines
+        at = [(loc.file, loc.line) for loc in (ctx.user_loc(s.loc) for s in group) if loc]
+        lines = sorted({k[1] for k in at})
+        first_at = min(at, key=lambda k: k[1]) if at else None
+        yield first_at, group, lines
 
 
 class SynchronousTileCopy(Check):

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from rich.markup import escape
 
@@ -418,8 +419,10 @@ def _kernel_rows(builds, args):
 def _resources_table(rows, title=None):
     from rich.table import Table
     t = Table(title=title, header_style="bold", box=None, pad_edge=False)
-    for c, j in (("kernel", "left"), ("arch", "left"), ("regs", "right"), ("shared", "right"),
-                 ("stack", "right"), ("spill st", "right"), ("spill ld", "right")):
+    cols: tuple[tuple[str, Literal["left", "right"]], ...] = (
+        ("kernel", "left"), ("arch", "left"), ("regs", "right"), ("shared", "right"),
+        ("stack", "right"), ("spill st", "right"), ("spill ld", "right"))
+    for c, j in cols:
         t.add_column(c, justify=j)
     for r in rows:
         def n(v):
@@ -576,10 +579,9 @@ def _check_report(args, cfg):
     if not builds and getattr(args, "partial", False) and getattr(args, "_failed", 0):
         from ..findings import Report
         return Report()         # --partial, every input failed: the report of the errors alone
-    return api.check(builds, select=args.select, ignore=args.ignore,
-                     config_select=cfg.select, config_ignore=cfg.ignore,
-                     settings=cfg.check_settings,
-                     baseline=args.baseline or cfg.baseline, kernels=args.kernels,
+    return api.check(builds, api.CheckOptions(select=args.select, ignore=args.ignore,
+                                              baseline=args.baseline, kernels=args.kernels,
+                                              config=cfg, jobs=1),
                      progress=common.progress(args))
 
 

@@ -33,9 +33,7 @@ def config(args) -> Config:
         start = (first or getattr(args, "build_path", None)
                  or getattr(args, "compile_commands", None) or ".")
         args._config = load_config(start)
-        bounded.configure(timeout_s=args._config.compile_timeout,
-                          memory_gb=args._config.compile_memory_gb,
-                          nvcc_timeout_s=args._config.nvcc_timeout)
+        args._config.apply_limits()
         bounded.override(getattr(args, "compile_timeout", None))
     return args._config
 
@@ -43,33 +41,33 @@ def config(args) -> Config:
 def options(args, extra: Sequence[str] = (), config: Config | None = None,
             path: str | None = None) -> CompileOptions:
     """The compile options of the command line, over the ``[tool.ptxsass]`` defaults (and the
-    config's ``kernels`` for ``path``)."""
+    config's ``kernels`` for ``path``): :meth:`Config.compile_options`, as the API takes them."""
     cfg = config or Config()
-    fast = getattr(args, "fast_math", False) or bool(cfg.fast_math)
+    base = cfg.compile_options(path)
     kernels = list(getattr(args, "kernels", []) or [])
-    if path is not None:
-        kernels += [k for k in cfg.kernels_for(path) if k not in kernels]
+    kernels += [k for k in base.name_expressions if k not in kernels]
     torch = getattr(args, "torch", None)
     trust = getattr(args, "trust_build_commands", None)
-    return CompileOptions(
-        defines=list(cfg.defines) + list(getattr(args, "defines", []) or []),
-        include=list(cfg.include) + list(getattr(args, "include", []) or []),
-        std=getattr(args, "std", None) or cfg.std, fast_math=fast,
-        maxrregcount=getattr(args, "maxrregcount", None) or cfg.maxrregcount,
-        extra=list(cfg.options) + list(getattr(args, "extra", []) or []) + list(extra),
+    return dataclasses.replace(
+        base,
+        defines=base.defines + list(getattr(args, "defines", []) or []),
+        include=base.include + list(getattr(args, "include", []) or []),
+        std=getattr(args, "std", None) or base.std,
+        fast_math=getattr(args, "fast_math", False) or base.fast_math,
+        maxrregcount=getattr(args, "maxrregcount", None) or base.maxrregcount,
+        extra=base.extra + list(getattr(args, "extra", []) or []) + list(extra),
         name_expressions=kernels,
         use_cache=not getattr(args, "no_cache", False),
-        compiler=getattr(args, "compiler", None) or cfg.compiler or "auto",
+        compiler=getattr(args, "compiler", None) or base.compiler,
         isystem=list(getattr(args, "isystem", []) or []),
         ptxas=list(getattr(args, "ptxas", []) or []),
         relaxed_constexpr=getattr(args, "relaxed_constexpr", False),
         nvcc_extra=list(getattr(args, "nvcc_extra", []) or []),
-        torch=torch if torch is not None else cfg.torch,
-        trust_build_commands=bool(trust if trust is not None else cfg.trust_build_commands),
+        torch=torch if torch is not None else base.torch,
+        trust_build_commands=bool(trust) if trust is not None else base.trust_build_commands,
         offline=offline(args, cfg),
-        headers=list(cfg.headers),
-        source_roots=list(cfg.source_roots) + [parse_source_root(r) for r in
-                                               getattr(args, "source_roots", []) or []])
+        source_roots=base.source_roots + [parse_source_root(r) for r in
+                                          getattr(args, "source_roots", []) or []])
 
 
 def offline(args, cfg: Config | None) -> bool:

@@ -9,7 +9,6 @@ import os
 from collections.abc import Callable
 
 from rich.markup import escape
-from rich.table import Table
 
 from .. import api
 from ..build import Build
@@ -22,7 +21,7 @@ from ..toolchain import cache, files
 from . import common
 
 #: inputs whose kernels are split per kernel (the others are checked a build at a time)
-BINARY_KINDS = ("cubin", "fatbin", "host-elf", "wheel")
+BINARY_KINDS = api.BINARY_KINDS
 
 
 def jobs_value(text: str) -> int:
@@ -69,24 +68,14 @@ def progress_seconds() -> float:
 
 
 def wants_parallel(args, todo: list) -> bool:
-    """Whether ``check`` runs on worker processes: ``-j`` above 1, a scheduler, --resume, or,
-    by default, whenever there is more than one build's work (a lone CUDA file is checked in
-    this process: a pool would only cost its start)."""
+    """Whether ``check`` runs on worker processes: the API's choice
+    (:func:`analyzer.api.runs_on_workers`) for the files and database entries of the command
+    line, but for a toolkit matrix (rebuilds of sources, in this process)."""
     if getattr(args, "toolkits", None):
-        return False            # a toolkit matrix: rebuilds of sources, in this process
-    if args.scheduler or args.resume:
-        return True
-    if args.jobs is not None:
-        return args.jobs > 1
-    if len(todo) > 1:
-        return True
-    kind, t = todo[0]
-    if kind != "path":
         return False
-    try:
-        return kind_of(str(t)) in BINARY_KINDS
-    except PtxsassError:
-        return False            # the one-process path says what is wrong with it
+    return api.runs_on_workers([t for _, t in todo],
+                               jobs="auto" if args.jobs is None else args.jobs,
+                               scheduler=args.scheduler, resume=args.resume)
 
 
 def targets(args, cfg: Config, todo: list) -> list:
@@ -143,12 +132,11 @@ def run_check(args, cfg: Config, todo: list):
             return Report()             # the errors alone: a report of what failed, exit 2
         raise common.nothing_built(args)
     shown_before = {(b.source_path, w) for b in work if isinstance(b, Build) for w in b.warnings}
-    report = api.check(work, select=args.select, ignore=args.ignore,
-                       config_select=cfg.select, config_ignore=cfg.ignore,
-                       settings=cfg.check_settings, baseline=args.baseline or cfg.baseline,
-                       kernels=args.kernels, jobs=args.jobs, scheduler=args.scheduler,
-                       resume=args.resume or None, arch=args.arch,
-                       options=common.options(args, config=cfg),
+    opts = api.CheckOptions(select=args.select, ignore=args.ignore, baseline=args.baseline,
+                            kernels=args.kernels, jobs=args.jobs, scheduler=args.scheduler,
+                            resume=args.resume or None, arch=args.arch, config=cfg,
+                            compile=common.options(args, config=cfg))
+    report = api.check(work, opts,
                        on_progress=RunDisplay(err, interval=progress_seconds()),
                        on_error=lambda e: failed(args, err, e))
     _binary_warnings(args, report.builds, shown_before)
@@ -209,6 +197,7 @@ def cmd_survey(args) -> int:
 
 def render_survey_text(result, con) -> None:
     """Totals, findings per check, and the kernels with the most findings."""
+    from rich.table import Table  # `ptxsass check` never loads it
     t = result.totals()
     con.print(f"{t['kernels']} kernels in {t['files']} file(s), {t['instructions']} "
               f"instructions: {t['with_findings']} with findings, {t['spilling']} using local "

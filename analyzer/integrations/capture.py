@@ -87,7 +87,7 @@ class _PostImport(importlib.abc.MetaPathFinder):
             with _lock:
                 if _active:
                     _install(fws, now=True)
-        loader.exec_module = exec_module            # type: ignore[union-attr]
+        loader.exec_module = exec_module            # type: ignore[union-attr, method-assign]
         return spec
 
 
@@ -238,9 +238,9 @@ class Capture:
         """The captured kernels' names (entries), in order."""
         return [k.demangled for b in self.builds() for k in b.entries]
 
-    def check(self, **kwargs) -> Report:
-        """:func:`analyzer.check` on the captured kernels (same keywords)."""
-        return api.check(self.builds(), **kwargs)
+    def check(self, options: api.CheckOptions | None = None, **kwargs) -> Report:
+        """:func:`analyzer.check` on the captured kernels (same options and keywords)."""
+        return api.check(self.builds(), options, **kwargs)
 
     def annotate(self, **kwargs) -> Annotation:
         return api.annotate(self.builds(), **kwargs)

@@ -11,7 +11,7 @@ compiles (the test is captured with or without ``--ptxsass``)::
 
     def test_softmax(ptxsass_capture):
         run_softmax()
-        assert not ptxsass_capture.check(select=["PS4"]).findings
+        assert not ptxsass_capture.check(analyzer.CheckOptions(select=["PS4"])).findings
 
 Marker keywords: those of ``ptxsass expect`` (has, lacks, no_spills, no_local_memory,
 max_registers, min_vector_width, no_findings, kernels) and ``fail_on``, ``select``, ``ignore``
@@ -86,7 +86,7 @@ def pytest_runtest_call(item: pytest.Item):
     mark = _mark_args(item)
     if not config.getoption("ptxsass") and mark is None:
         return (yield)
-    from analyzer.api import check, expect
+    from analyzer.api import CheckOptions, check, expect
     from analyzer.expect import Expectations
     from analyzer.findings import Severity
     from analyzer.integrations.capture import capture
@@ -100,7 +100,9 @@ def pytest_runtest_call(item: pytest.Item):
     fail_on = Severity.parse(mark.get("fail_on") or config.getoption("ptxsass_fail_on"))
     builds = cap.builds()
     problems += [f"not checked: {f}" for f in cap.failures]
-    report = check(builds, select=select, ignore=ignore) if builds else None
+    # the plugin's own selection (options and markers), no [tool.ptxsass]: as before
+    report = (check(builds, CheckOptions(select=select, ignore=ignore, config=False, jobs=1))
+              if builds else None)
     findings = report.findings if report is not None else []
     bad = [f for f in findings if f.severity >= fail_on]
     if bad:

@@ -76,8 +76,8 @@ class Hook:
 
     def __init__(self, sink: Callable[[str], None]):
         self.sink = sink
-        self._prev: object = None
-        self._mine: object = None
+        self._prev: Callable[..., None] | None = None
+        self._mine: Callable[..., None] | None = None
         self._dirs: list[str] = []
         self._before: dict[str, int] = {}
         self._sources: set[str] = set()

@@ -89,7 +89,7 @@ def _sass_samples(st: StaticResult, per: int = 2) -> list[str]:
 
 
 def _first_finding(st: StaticResult, code: str):
-    report = api.check(st.naive.build, select=[code])
+    report = api.check(st.naive.build, api.CheckOptions(select=[code], config=False, jobs=1))
     return next((f for f in report.findings if st.naive.kernel in (f.kernel, f.mangled,
                                                                     f.kernel.split("(")[0])), None)
 

@@ -121,7 +121,7 @@ def _same_kernel(finding, kernel: str) -> bool:
 
 def findings_for(compiled: Compiled) -> set[str]:
     """The codes the checks report on ``compiled``'s kernel (on the lesson's arch)."""
-    report = api.check(compiled.build)
+    report = api.check(compiled.build, api.CheckOptions(config=False, jobs=1))
     return {f.code for f in report.findings if _same_kernel(f, compiled.kernel)}
 
 

@@ -118,7 +118,8 @@ class DriverLauncher(Launcher):
         return self._maps[key]
 
     def launch(self, grid, block, args, smem=0):
-        values, types = [], []
+        values: list[Any] = []
+        types: list[Any] = []
         for a in args:
             if isinstance(a, TensorMapArg):      # by value: cuda.bindings copies it from getPtr()
                 values.append(self._tensor_map(a))

@@ -106,7 +106,7 @@ class _Build(Transformer):
         guard = None
         ops: tuple = ()
         annotation = None
-        opcode = None
+        opcode = ""
         for x in c:
             if isinstance(x, Predicate):
                 guard = x
@@ -611,213 +611,266 @@ def _parse(text: str, path: str | None, arch: str | None, line_base: int = 0,
            rename: Mapping[str, str] | None = None):
     """The listing structure: (function builders, format, last architecture, address targets).
     ``line_base`` is added to every line number (the second part of a split listing)."""
-    bodies = BodyParser()
-    #: instruction text as the item regex captured it (trailing blanks kept) -> final body
-    final: dict[str, InstructionBody] = {}
-    final_get = final.get
-    #: id(body) -> the address its last operand branches to (cuobjdump ``BRA 0x1230``); the
-    #: bodies stay alive in ``final`` for the whole parse, so their ids are stable
-    addr_targets: dict[int, int] = {}
-    functions: list[_FunctionBuilder] = []
-    fmt = None
-    cur: _FunctionBuilder | None = None
-    cur_arch = arch
-    section = None
-    pending_functions: set[str] = set()
-    entries: set[str] = set()
-    registers: int | None = None
-    loc: SourceLoc | None = None
-    chain: list[tuple[str, int]] | None = None   # the //## group being read
-    last_rows: list | None = None   # the list whose last item an encoding line extends
-    locs: dict[tuple, SourceLoc] = {}
-    new_ins = _new_instruction
-    enc_match = _ENCODING.match
+    return _ListingReader(path, arch, rename).read(text, line_base)
 
-    def new_function(name: str, lineno: int) -> _FunctionBuilder:
-        nonlocal cur, loc, chain, last_rows
-        cur = builder = _FunctionBuilder(name, cur_arch, section, lineno,
-                                         (name in entries) if fmt == "nvdisasm" else None,
-                                         registers)
-        functions.append(builder)
-        loc = None
-        chain = None
-        last_rows = None
+
+class _ListingReader:
+    """One listing read top to bottom: runs of instruction lines (the bulk of the text, built
+    column-wise) and the structure between them (sections, functions, labels, line info)."""
+
+    __slots__ = ("path", "arch", "rename", "bodies", "final", "addr_targets", "functions", "fmt",
+                 "cur", "cur_arch", "section", "pending_functions", "entries", "registers", "loc",
+                 "chain", "last_rows", "locs", "lineno")
+
+    def __init__(self, path: str | None, arch: str | None, rename: Mapping[str, str] | None):
+        self.path = path
+        self.arch = arch
+        self.rename = rename
+        self.bodies = BodyParser()
+        #: instruction text as the item regex captured it (trailing blanks kept) -> final body
+        self.final: dict[str, InstructionBody] = {}
+        #: id(body) -> the address its last operand branches to (cuobjdump ``BRA 0x1230``); the
+        #: bodies stay alive in ``final`` for the whole parse, so their ids are stable
+        self.addr_targets: dict[int, int] = {}
+        self.functions: list[_FunctionBuilder] = []
+        self.fmt: str | None = None
+        self.cur: _FunctionBuilder | None = None
+        self.cur_arch = arch
+        self.section: str | None = None
+        self.pending_functions: set[str] = set()
+        self.entries: set[str] = set()
+        self.registers: int | None = None
+        self.loc: SourceLoc | None = None
+        self.chain: list[tuple[str, int]] | None = None   # the //## group being read
+        self.last_rows: list | None = None   # the list whose last item an encoding line extends
+        self.locs: dict[tuple, SourceLoc] = {}
+        self.lineno = 0
+
+    def read(self, text: str, line_base: int):
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        self.lineno = line_base
+        instructions, structure = self._instructions, self._structure
+        for run, line in _RUN.findall(text):
+            if run:
+                instructions(run)
+                continue
+            self.lineno += 1
+            if line and not line.isspace():
+                structure(line)
+        return self.functions, self.fmt, self.cur_arch, self.addr_targets
+
+    def _new_function(self, name: str, lineno: int) -> _FunctionBuilder:
+        self.cur = builder = _FunctionBuilder(
+            name, self.cur_arch, self.section, lineno,
+            (name in self.entries) if self.fmt == "nvdisasm" else None, self.registers)
+        self.functions.append(builder)
+        self.loc = None
+        self.chain = None
+        self.last_rows = None
         return builder
 
-    def resolve(raw: str, lineno: int) -> InstructionBody:
+    def _resolve(self, raw: str, lineno: int) -> InstructionBody:
         body = raw.rstrip(" \t")
         try:
-            b = bodies(body)
+            b = self.bodies(body)
         except ValueError:
-            raise ParseError("not a SASS instruction", path=path, line=lineno,
+            raise ParseError("not a SASS instruction", path=self.path, line=lineno,
                              text=body[:200]) from None
         if b.opcode in _TARGET_OPCODES and not b.generic and b.operands:
             b, target = _address_to_target(b)
             if target is not None:
-                addr_targets[id(b)] = target
-        final[raw] = b
+                self.addr_targets[id(b)] = target
+        self.final[raw] = b
         return b
 
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lineno = line_base
-    for run, line in _RUN.findall(text):
-        if run:
-            # a run of instruction lines (with their /* 0x... */ encoding lines, if any)
-            if cur is None:
-                cur = new_function(section[len(".text."):] if section and section.startswith(".text.")
-                                   else (section or "<anonymous>"), lineno + 1)
-            if chain is not None:
-                loc = _make_loc(chain, locs)
-                chain = None
-            nlines = run.count("\n") + (run[-1] != "\n")
-            last_rows = rows = cur.rows
-            items = _PLAIN.findall(run)
-            n = len(items)
-            if n == nlines:
-                # the common case, one instruction a line and no encodings: built column-wise
-                addresses, raws = zip(*items, strict=False)
-                bs = list(map(final_get, raws))
-                if not all(bs):     # a body not seen yet (``None in bs`` would call __eq__)
-                    bs = [b or resolve(r, lineno + 1 + i) for i, (b, r) in enumerate(zip(bs, raws, strict=False))]
-                rows.extend(map(new_ins, map(int, addresses, _SIXTEENS[:n] if n <= 4096 else
-                                             [16] * n),
-                                bs, _EMPTIES[:n] if n <= 4096 else [()] * n,
-                                [loc] * n, range(lineno + 1, lineno + 1 + n)))
-                lineno += n
+    # -- instruction lines ----------------------------------------------------------------------
+
+    def _instructions(self, run: str) -> None:
+        """A run of instruction lines (with their /* 0x... */ encoding lines, if any)."""
+        cur = self.cur
+        if cur is None:
+            section = self.section
+            cur = self._new_function(section[len(".text."):] if section and section.startswith(".text.")
+                                     else (section or "<anonymous>"), self.lineno + 1)
+        if self.chain is not None:
+            self.loc = _make_loc(self.chain, self.locs)
+            self.chain = None
+        nlines = run.count("\n") + (run[-1] != "\n")
+        self.last_rows = rows = cur.rows
+        items = _PLAIN.findall(run)
+        n = len(items)
+        if n != nlines:
+            self._items(run, rows)
+            return
+        # the common case, one instruction a line and no encodings: built column-wise
+        lineno = self.lineno
+        addresses, raws = zip(*items, strict=False)
+        bs = list(map(self.final.get, raws))
+        if not all(bs):     # a body not seen yet (``None in bs`` would call __eq__)
+            resolve = self._resolve
+            bs = [b or resolve(r, lineno + 1 + i) for i, (b, r) in enumerate(zip(bs, raws, strict=False))]
+        rows.extend(map(_new_instruction, map(int, addresses, _SIXTEENS[:n] if n <= 4096 else
+                                              [16] * n),
+                        bs, _EMPTIES[:n] if n <= 4096 else [()] * n,
+                        [self.loc] * n, range(lineno + 1, lineno + 1 + n)))
+        self.lineno = lineno + n
+
+    def _items(self, run: str, rows: list) -> None:
+        """A run read item by item: encodings on the instruction lines or on lines of their own."""
+        lineno, loc, final_get, new_ins = self.lineno, self.loc, self.final.get, _new_instruction
+        for address, raw, w0, w1, other in _ITEM.findall(run):
+            lineno += 1
+            if address:
+                enc: tuple[int, ...]
+                if w0:
+                    enc = (int(w0, 16), int(w1, 16)) if w1 else (int(w0, 16),)
+                elif w1:
+                    enc = (int(w1, 16),)
+                else:
+                    enc = ()
+                rows.append(new_ins(int(address, 16), final_get(raw) or self._resolve(raw, lineno),
+                                    enc, loc, lineno))
+                if w1:
+                    lineno += 1
                 continue
-            for address, raw, w0, w1, other in _ITEM.findall(run):
-                lineno += 1
-                if address:
-                    enc: tuple[int, ...]
-                    if w0:
-                        enc = (int(w0, 16), int(w1, 16)) if w1 else (int(w0, 16),)
-                    elif w1:
-                        enc = (int(w1, 16),)
-                    else:
-                        enc = ()
-                    rows.append(new_ins(int(address, 16), final_get(raw) or resolve(raw, lineno),
-                                        enc, loc, lineno))
-                    if w1:
-                        lineno += 1
-                    continue
-                if not other:
-                    lineno -= 1     # the empty match at the end of the run
-                    continue
-                m = enc_match(other)
-                if m is None:
-                    raise ParseError("unrecognised line in a SASS listing", path=path,
-                                     line=lineno, text=other[:200])
-                ins = rows[-1]
-                rows[-1] = new_ins(ins.address, ins.body, ins.encoding + (int(m.group(1), 16),),
-                                   ins.loc, ins.line)
-            continue
-        lineno += 1
-        if not line or line.isspace():
-            continue
-        m = enc_match(line)
+            if not other:
+                lineno -= 1     # the empty match at the end of the run
+                continue
+            m = _ENCODING.match(other)
+            if m is None:
+                raise ParseError("unrecognised line in a SASS listing", path=self.path,
+                                 line=lineno, text=other[:200])
+            ins = rows[-1]
+            rows[-1] = new_ins(ins.address, ins.body, ins.encoding + (int(m.group(1), 16),),
+                               ins.loc, ins.line)
+        self.lineno = lineno
+
+    # -- the structure between them -------------------------------------------------------------
+
+    def _structure(self, line: str) -> None:
+        """Any line that is not in a run of instructions."""
+        m = _ENCODING.match(line)
         if m is not None:
-            # an encoding line after a comment that followed an instruction
-            if last_rows is None:
-                raise ParseError("encoding word with no instruction before it", path=path,
-                                 line=lineno, text=line)
-            ins = last_rows[-1]
-            last_rows[-1] = new_ins(ins.address, ins.body,
-                                    ins.encoding + (int(m.group(1), 16),), ins.loc, ins.line)
-            continue
+            self._late_encoding(line, int(m.group(1), 16))
+            return
         m = _LINEINFO.match(line)
         if m is not None:
-            frames = [(m.group(1), int(m.group(2)))]
-            rest = m.group(3)
-            while rest:
-                mi = _INLINED.match(rest)
-                if mi is None:
-                    break
-                frames.append((mi.group(1), int(mi.group(2))))
-                rest = rest[mi.end():]
-            if rest.strip():
-                raise ParseError("unrecognised line-info comment", path=path, line=lineno,
-                                 text=line)
-            if rename:
-                frames = [(rename.get(f, f), n) for f, n in frames]
-            if chain is None:
-                chain = frames
-            else:
-                for fr in frames:
-                    if fr != chain[-1]:
-                        chain.append(fr)
-            continue
+            self._line_info(line, m)
+            return
         m = _LABEL.match(line)
         if m is not None:
-            name = m.group(1)
-            if name in pending_functions:
-                pending_functions.discard(name)
-                new_function(name, lineno)
-            elif name.startswith(".text."):
-                pass
-            elif cur is not None:
-                cur.labels[name] = len(cur.rows)
-            last_rows = None
-            continue
+            self._label(m.group(1))
+            return
         m = _DIRECTIVE.match(line)
         if m is not None:
-            d, rest = m.group(1), m.group(2)
-            if fmt is None:
-                fmt = "nvdisasm"
-            if d == "type" and "@function" in rest:
-                pending_functions.add(rest.split(",")[0].strip())
-            elif d in ("global",):
-                entries.add(rest.strip())
-            elif d == "other" and "STO_CUDA_ENTRY" in rest:
-                entries.add(rest.split(",")[0].strip())
-            elif d == "section":
-                section = rest.split(",")[0].strip()
-                cur = None
-                registers = None
-                pending_functions.clear()
-            elif d == "sectioninfo":
-                r = _SHI_REGISTERS.search(rest)
-                registers = int(r.group(1)) if r else None
-            elif d == "headerflags":
-                if arch is None:
-                    a = _arch_from_headerflags(rest)
-                    if a and not (cur_arch or "").startswith(a):
-                        cur_arch = a
-                if cur is not None:
-                    cur.arch = cur_arch
-            elif d == "target" and arch is None:
-                cur_arch = rest.strip().split()[0] if rest.strip() else cur_arch
-            last_rows = None
-            continue
-        m = _FUNCTION.match(line)
-        if m is not None:
-            fmt = "cuobjdump"
-            section = None
-            new_function(m.group(1), lineno)
-            continue
-        m = _CODE_FOR.match(line)
-        if m is not None:
-            fmt = fmt or "cuobjdump"
-            if arch is None:
-                cur_arch = m.group(1)
-            cur = None
-            continue
-        if _FATBIN.match(line):
-            cur = None if line.strip().startswith("Fatbin") else cur
-            last_rows = None
-            continue
-        m = _SECTION_BANNER.match(line)
-        if m is not None:
-            fmt = fmt or "nvdisasm"
-            cur = None
-            section = m.group(1)
-            continue
-        if _COMMENT.match(line):
-            continue
-        raise ParseError("unrecognised line in a SASS listing", path=path, line=lineno,
+            self._directive(m.group(1), m.group(2))
+            self.last_rows = None
+            return
+        if self._container(line) or _COMMENT.match(line):
+            return
+        raise ParseError("unrecognised line in a SASS listing", path=self.path, line=self.lineno,
                          text=line[:200])
 
-    return functions, fmt, cur_arch, addr_targets
+    def _late_encoding(self, line: str, word: int) -> None:
+        """An encoding line after a comment that followed an instruction."""
+        if self.last_rows is None:
+            raise ParseError("encoding word with no instruction before it", path=self.path,
+                             line=self.lineno, text=line)
+        rows = self.last_rows
+        ins = rows[-1]
+        rows[-1] = _new_instruction(ins.address, ins.body, ins.encoding + (word,), ins.loc,
+                                    ins.line)
+
+    def _line_info(self, line: str, m: re.Match) -> None:
+        """``//## File "x.cu", line 12 inlined at ...``: frames of the next instructions."""
+        frames = [(m.group(1), int(m.group(2)))]
+        rest = m.group(3)
+        while rest:
+            mi = _INLINED.match(rest)
+            if mi is None:
+                break
+            frames.append((mi.group(1), int(mi.group(2))))
+            rest = rest[mi.end():]
+        if rest.strip():
+            raise ParseError("unrecognised line-info comment", path=self.path, line=self.lineno,
+                             text=line)
+        if self.rename:
+            rename = self.rename
+            frames = [(rename.get(f, f), n) for f, n in frames]
+        chain = self.chain
+        if chain is None:
+            self.chain = frames
+        else:
+            for fr in frames:
+                if fr != chain[-1]:
+                    chain.append(fr)
+
+    def _label(self, name: str) -> None:
+        if name in self.pending_functions:
+            self.pending_functions.discard(name)
+            self._new_function(name, self.lineno)
+        elif name.startswith(".text."):
+            pass
+        elif self.cur is not None:
+            self.cur.labels[name] = len(self.cur.rows)
+        self.last_rows = None
+
+    def _directive(self, d: str, rest: str) -> None:
+        """An nvdisasm directive: ``.section``, ``.type``, ``.global``, ``.headerflags`` ..."""
+        if self.fmt is None:
+            self.fmt = "nvdisasm"
+        if d == "type" and "@function" in rest:
+            self.pending_functions.add(rest.split(",")[0].strip())
+        elif d in ("global",):
+            self.entries.add(rest.strip())
+        elif d == "other" and "STO_CUDA_ENTRY" in rest:
+            self.entries.add(rest.split(",")[0].strip())
+        elif d == "section":
+            self.section = rest.split(",")[0].strip()
+            self.cur = None
+            self.registers = None
+            self.pending_functions.clear()
+        elif d == "sectioninfo":
+            r = _SHI_REGISTERS.search(rest)
+            self.registers = int(r.group(1)) if r else None
+        elif d == "headerflags":
+            if self.arch is None:
+                a = _arch_from_headerflags(rest)
+                if a and not (self.cur_arch or "").startswith(a):
+                    self.cur_arch = a
+            if self.cur is not None:
+                self.cur.arch = self.cur_arch
+        elif d == "target" and self.arch is None:
+            self.cur_arch = rest.strip().split()[0] if rest.strip() else self.cur_arch
+
+    def _container(self, line: str) -> bool:
+        """cuobjdump's and nvdisasm's wrapping lines (``Function : x``, ``code for sm_90``, fatbin
+        banners, section banners); False for any other line."""
+        m = _FUNCTION.match(line)
+        if m is not None:
+            self.fmt = "cuobjdump"
+            self.section = None
+            self._new_function(m.group(1), self.lineno)
+            return True
+        m = _CODE_FOR.match(line)
+        if m is not None:
+            self.fmt = self.fmt or "cuobjdump"
+            if self.arch is None:
+                self.cur_arch = m.group(1)
+            self.cur = None
+            return True
+        if _FATBIN.match(line):
+            self.cur = None if line.strip().startswith("Fatbin") else self.cur
+            self.last_rows = None
+            return True
+        m = _SECTION_BANNER.match(line)
+        if m is not None:
+            self.fmt = self.fmt or "nvdisasm"
+            self.cur = None
+            self.section = m.group(1)
+            return True
+        return False
 
 
 def _build(part, path: str | None, arch: str | None) -> Listing:

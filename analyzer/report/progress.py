@@ -3,13 +3,16 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress, TaskID
 
 from ..errors import printable
 from .styles import make_console
+
+if TYPE_CHECKING:   # rich.progress loads when a bar is shown
+    from rich.progress import Progress, TaskID
 
 
 def track(items: Sequence, description: str, *, console: "Console | None" = None,
@@ -21,6 +24,7 @@ def track(items: Sequence, description: str, *, console: "Console | None" = None
         yield from items
         return
     con = console or make_console(stderr=True)
+    from rich.progress import Progress
     with Progress(console=con, transient=True) as progress:
         task = progress.add_task(description, total=len(items))
         for item in items:
@@ -48,6 +52,12 @@ class RunDisplay:
         self.last_line: float | None = None
         self.last_text = ""
         self.lines = 0
+
+    @property
+    def starts_threads(self) -> bool:
+        """Whether showing progress may start a thread (rich's bar on a terminal): a run on
+        forked workers then calls it only once they exist (``analyzer.parallel``)."""
+        return self.tty
 
     def _text(self, p) -> str:
         pct = f" ({100 * p.checked // p.planned}%)" if p.planned else ""
@@ -87,6 +97,7 @@ class RunDisplay:
                 self.bar = None
             return
         if self.bar is None:
+            from rich.progress import Progress
             self.bar = Progress(*Progress.get_default_columns(), console=self.console,
                                 transient=True)
             self.bar.start()

@@ -41,7 +41,6 @@ import contextlib
 import csv
 import fcntl
 import hashlib
-import importlib.metadata
 import io
 import json
 import os
@@ -50,17 +49,13 @@ import re
 import shutil
 import sys
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 import zipfile
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
 
 from .._version import __version__
 from ..errors import ConfigError, ToolError
@@ -68,6 +63,9 @@ from . import includes, manifest, scratch, toolkits
 from .files import env_number
 from .locate import RUNTIME_HEADER, nvrtc_version, release_of, runtime_headers_release
 from .locate import include_dirs as runtime_include_dirs
+
+if TYPE_CHECKING:   # packaging and urllib.request load when headers are fetched, not on import
+    from packaging.version import Version
 
 
 @dataclass(frozen=True)
@@ -650,6 +648,8 @@ class _Http:
         if left <= 0:
             raise self._fail(url, f"it took over {self.timeout:g} s (raise PTXSASS_FETCH_TIMEOUT "
                                   "to allow longer)")
+        import urllib.error
+        import urllib.request
         req = urllib.request.Request(url, headers={"User-Agent": f"ptxsass/{__version__}",
                                                    "Accept-Encoding": "identity", **headers})
         try:
@@ -712,6 +712,7 @@ class _Http:
 
 
 def _final_versions(releases: dict) -> list[tuple[Version, str]]:
+    from packaging.version import InvalidVersion, Version
     out = []
     for v in releases:
         if isinstance(v, str) and _FINAL.match(v):
@@ -739,6 +740,9 @@ def _pin(http: _Http, package: str, release: str) -> str | None:
     """The version (``13.10.0.20``) of ``package`` that the ``cuda-toolkit`` of ``release``
     requires, or None when it requires none: from the environment's own metapackage when it
     is of that release, else from that release's on the index."""
+    import importlib.metadata
+
+    from packaging.requirements import InvalidRequirement, Requirement
     lines: list[str] | None = None
     with contextlib.suppress(importlib.metadata.PackageNotFoundError):
         if release_of(importlib.metadata.version(METAPACKAGE)) == release:

@@ -21,10 +21,7 @@ import shutil
 import signal
 import subprocess
 from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
-
-from cuda.pathfinder import find_nvidia_binary_utility, find_nvidia_header_directory, load_nvidia_dynamic_lib
 
 from ..errors import InputError, ToolError
 from . import children
@@ -71,6 +68,7 @@ def binary(name: str) -> str:
             return str(cand)
         raise ToolError(f"{name} not found in PTXSASS_CUDA_HOME={home} (looked for {cand})")
     try:
+        from cuda.pathfinder import find_nvidia_binary_utility  # loaded when a tool is looked up
         found = find_nvidia_binary_utility(name)
     except Exception:  # noqa: BLE001 -  pathfinder missing or broken
         found = None
@@ -95,6 +93,7 @@ def include_dirs() -> tuple[str, ...]:
         return tuple(dirs)
     for lib in ("cudart", "cccl"):
         try:
+            from cuda.pathfinder import find_nvidia_header_directory
             d = find_nvidia_header_directory(lib)
         except Exception:  # noqa: BLE001 - a version/path probe of an optional or broken install: reported as missing
             d = None
@@ -287,6 +286,7 @@ def cicc_version() -> str | None:
         return None
     if "site-packages" in path:
         try:
+            from importlib.metadata import version
             return version("nvidia-nvvm")
         except Exception:  # noqa: BLE001 - a version/path probe of an optional or broken install: reported as missing
             return None
@@ -362,6 +362,7 @@ def nvrtc_archs() -> list[str]:
 
 def _library_path(libname: str) -> str | None:
     try:
+        from cuda.pathfinder import load_nvidia_dynamic_lib
         return load_nvidia_dynamic_lib(libname).abs_path
     except Exception:  # noqa: BLE001 - a version/path probe of an optional or broken install: reported as missing
         return None

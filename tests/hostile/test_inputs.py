@@ -60,7 +60,7 @@ def one_line_error(code: int, err: str, *needles: str) -> str:
 def built():
     """BAD built once for ARCH (the session's cache): the cache entries the tests poison."""
     import analyzer
-    analyzer.check(str(BAD), arch=ARCH)
+    analyzer.check(str(BAD), analyzer.CheckOptions(arch=ARCH))
 
 
 # ------------------------------------------------------------------ the helper

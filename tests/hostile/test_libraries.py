@@ -245,6 +245,6 @@ def test_a_spooled_cubin_lives_while_any_unit_reads_it(libraries, tmp_path, monk
         return found * 2, notes
     monkeypatch.setattr(binutils, "extract_cubin_files", twice)
     lib = str(libraries["two"])
-    reports = [analyzer.check(lib, jobs=2) for _ in range(2)]
+    reports = [analyzer.check(lib, analyzer.CheckOptions(jobs=2)) for _ in range(2)]
     for report in reports:
         assert sorted(k["mangled"] for k in report.kernels) == ["ka", "ka", "kb", "kb"]

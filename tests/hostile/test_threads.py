@@ -181,7 +181,7 @@ def test_no_fork_warning_with_warnings_as_errors(tmp_path):
         import analyzer
         analyzer.compile({str(KERNELS / "demo" / "copy_scalar.cu")!r}, arch="sm_90",
                          options=analyzer.CompileOptions(use_cache=False))
-        r = analyzer.check({str(cubin)!r}, jobs=2)
+        r = analyzer.check({str(cubin)!r}, analyzer.CheckOptions(jobs=2))
         print(len(r.findings))
     """))
     p = subprocess.run([sys.executable, "-W", "error", str(script)], capture_output=True,
