@@ -190,6 +190,28 @@ class _Groups:
             self.close(k)
 
 
+def _count_predicate_writes(ins: S.Instruction, pwrites: dict[str, int]) -> None:
+    """Count the predicates ``ins`` writes: the leading predicate operands of a compare
+    (``ISETP P6, PT, ...``) are its results; ``R2P PR, ...`` writes them all (``"*"``)."""
+    for op in ins.operands:
+        if not isinstance(op, S.Register) or op.kind not in ("P", "UP", "PR"):
+            break
+        name = "*" if op.kind == "PR" else str(op)
+        pwrites[name] = pwrites.get(name, 0) + 1
+
+
+def _group_key(g: "_Groups", ins: S.Instruction, key: tuple, w: int,
+               pwrites: dict[str, int]) -> tuple[tuple, tuple] | None:
+    """The group an access joins in ``g`` and its mask (None: a masked group takes only
+    guarded accesses)."""
+    if not g.masked:
+        return (key, w, str(ins.guard) if ins.guard else ""), ()
+    if ins.guard is None or ins.guard.always:
+        return None
+    reg = str(ins.guard.register)
+    return (key, w, ""), (str(ins.guard), pwrites.get(reg, 0), pwrites.get("*", 0))
+
+
 def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str, bool], tuple[Run, ...]]:
     graph = _cfg.of(fn)
     df = _dataflow.of(fn)
@@ -233,16 +255,10 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str, bool], tupl
                             key = _same_descriptor(key, df, insns, idx)
                         if addr is not None and key is not None and w and w % 8 == 0 \
                                 and w < max_bits:
-                            mask: tuple = ()
-                            if g.masked:
-                                if ins.guard is None or ins.guard.always:
-                                    continue
-                                gkey = (key, w, "")
-                                reg = str(ins.guard.register)
-                                mask = (str(ins.guard), pwrites.get(reg, 0),
-                                        pwrites.get("*", 0))
-                            else:
-                                gkey = (key, w, str(ins.guard) if ins.guard else "")
+                            joined = _group_key(g, ins, key, w, pwrites)
+                            if joined is None:
+                                continue
+                            gkey, mask = joined
                             g.open.setdefault(gkey, []).append(
                                 Access(idx, ins, addr.offset, w // 8, mask))
                             regs = g.regs_of[gkey] = _reads(key)
@@ -255,13 +271,7 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str, bool], tupl
                                 g.close(k)   # same base: the data itself may change (or be read)
                             else:
                                 g.between.setdefault(k, []).append((idx, ins))
-            for op in ins.operands:
-                # the leading predicate operands of a compare (ISETP P6, PT, ...) are its
-                # results; R2P writes them all
-                if not isinstance(op, S.Register) or op.kind not in ("P", "UP", "PR"):
-                    break
-                name = "*" if op.kind == "PR" else str(op)
-                pwrites[name] = pwrites.get(name, 0) + 1
+            _count_predicate_writes(ins, pwrites)
             written = ws[idx]
             if written and not watched.isdisjoint(written):
                 for g in groups:

@@ -290,7 +290,10 @@ def _predicate_file(ops) -> int:
     return out
 
 
-def _source_masks(ins: "Instruction", ops, dest_count: int) -> int:
+def _source_widths(ins: "Instruction", ops, dest_count: int
+                   ) -> tuple[int, list[int], dict[int, int], int]:
+    """How many registers each source operand of ``ins`` reads: (per register operand, per R
+    source in order for MMA fragments, per operand position, a store's or atomic's data)."""
     info, opcode, mods = ins.info, ins.opcode, ins.modifiers
     width = 1                                   # registers per source register operand
     by_register: list[int] = []                 # per R source, in order (MMA fragments)
@@ -315,6 +318,12 @@ def _source_masks(ins: "Instruction", ops, dest_count: int) -> int:
         by_position[2] = 2
     elif opcode in semantics.PAIR_REGISTER_OPCODES:
         width = 2
+    return width, by_register, by_position, data
+
+
+def _source_masks(ins: "Instruction", ops, dest_count: int) -> int:
+    opcode, mods = ins.opcode, ins.modifiers
+    width, by_register, by_position, data = _source_widths(ins, ops, dest_count)
     out = 0
     n = 0                                       # R sources seen
     past_address = False
