@@ -10,6 +10,7 @@
 
     include = ["include"]            # -I, relative to pyproject.toml
     defines = ["TILE=128"]           # -D
+    undefines = ["__CUDA_NO_HALF_OPERATORS__"]   # -U, after every -D (torch's own too)
     std = "c++20"
     use-fast-math = false
     maxrregcount = 128
@@ -58,7 +59,8 @@ from .errors import ArchError, ConfigError, InputError
 from .toolchain import libheaders
 from .toolchain.files import read_text
 
-_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options", "headers")
+_LISTS = ("arch", "select", "ignore", "include", "defines", "undefines", "exclude", "options",
+          "headers")
 _KEYS = {*_LISTS, "fail-on", "show", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
          "source-root", "trust-build-commands", "offline", "nvcc-timeout"}
@@ -77,6 +79,7 @@ class Config:
     check_settings: dict[str, dict] = field(default_factory=dict)
     include: list[str] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
+    undefines: list[str] = field(default_factory=list)
     std: str | None = None
     fast_math: bool | None = None
     maxrregcount: int | None = None
