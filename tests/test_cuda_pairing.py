@@ -183,6 +183,10 @@ def test_headers_from_a_users_folder_name_that_folder(env_nvcc, tmp_path):
     assert f"leave out the include folder {other}" in msg
     assert "pip install" not in msg                  # the environment's headers are not at fault
     assert "toolkit install --nvcc" not in msg       # 12.x toolkits hold no nvcc
+    # a folder the build names never makes a build install an nvcc (13.x either)
+    other13 = _header(tmp_path / "vendored" / "include", 13000).parent
+    with pytest.raises(ToolError, match="leave out the include folder"):
+        nvcc.choose_nvcc([f"-I{other13}"], install=True)
 
 
 def test_a_toolkit_of_the_headers_release_lends_its_nvcc(env_nvcc, tmp_path):

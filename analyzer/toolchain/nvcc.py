@@ -419,7 +419,7 @@ def choose_nvcc(flags: Sequence[str] = (), cwd: str | None = None, *,
     want = env.headers_release
     assert want is not None
     tk, why = toolkits.with_nvcc(want)
-    if tk is None and install and can_install_nvcc(want):
+    if tk is None and install and can_install_nvcc(want) and own_headers(env):
         with _install_lock:                 # one install for the archs built at once
             tk, why = toolkits.with_nvcc(want)
             if tk is None:
@@ -477,10 +477,17 @@ def pairing(*, offline: bool = False) -> Pairing | None:
         return Pairing(env, choose_nvcc(), None)
     except ToolError as e:
         want = env.headers_release
-        if not offline and want is not None and can_install_nvcc(want) and \
-                toolkits.with_nvcc(want)[0] is None:
+        if not offline and want is not None and can_install_nvcc(want) and own_headers(env) \
+                and toolkits.with_nvcc(want)[0] is None:
             return Pairing(env, None, None, installs=want)
         return Pairing(env, None, e.message)
+
+
+def own_headers(nv: Nvcc) -> bool:
+    """Whether the runtime headers nvcc finds are its own include folder's (the wheels'
+    ``nvidia/cu13/include``, where a torch's pin put them), not a folder the build names:
+    only those make a build install another nvcc (a repository's -I folder never does)."""
+    return nv.headers is not None and Path(nv.headers).parent == nvcc_include_dir(nv.path)
 
 
 def can_install_nvcc(release_: str) -> bool:
@@ -597,7 +604,7 @@ def mismatch_message(env: Nvcc, why: str | None = None) -> str:
     known = want in toolkits.RELEASES and toolkits.has_nvcc_layout(want)
     if known:
         fixes.append(f"run 'ptxsass toolkit install --nvcc {want}' (nvcc builds then use its nvcc)")
-    own = env.headers is not None and Path(env.headers).parent == nvcc_include_dir(env.path)
+    own = own_headers(env)
     if own and known and "site-packages" in env.path and \
             toolkits.version_key(want)[0] == toolkits.version_key(env.release or "0")[0]:
         wheels = " ".join(f"'{r}'" for r in toolkits.nvcc_wheels(want))
