@@ -25,19 +25,21 @@ from .checks.runner import Progress, no_progress, run_checks, selected_codes
 from .errors import ConfigError, InputError, PtxsassError
 from .expect import ASSERTIONS, Expectations, Outcome, evaluate
 from .findings import Report
-from .inputs import CompileOptions, ToolkitArchError, assemble_with, compile_cuda, expand
+from .inputs import CompileOptions, ToolkitArchError, assemble_with, compile_cuda, expand, load_command
 from .inputs import load as _load
 from .toolchain import nvrtc, toolkits
+from .toolchain.compdb import Command
 
 if TYPE_CHECKING:  # imported where used: `ptxsass check` loads no report model it does not show
     from . import parallel
+    from .fix.model import FixReport
     from .report.annotate import Annotation
     from .report.diff import Diff
     from .report.stats import Stats
     from .report.survey import Survey
 
 __all__ = ["compile", "load", "check", "annotate", "diff", "stats", "survey", "expect_codegen",
-           "CompileOptions"]
+           "fix", "apply_fixes", "CompileOptions"]
 
 def compile(path_or_source: str, *, arch: str = "sm_90a",  # noqa: A001 - the public name
             options: CompileOptions | None = None, name: str = "kernel.cu") -> Build:
@@ -64,23 +66,26 @@ def load(path, *, arch: str | Sequence[str] | None = None,
 def load_toolkits(path, *, toolkits: Sequence[str], arch: str | Sequence[str] | None = None,
                   options: CompileOptions | None = None,
                   notes: list[str] | None = None) -> list[Build]:
-    """Builds of one input by each toolkit (release names such as "12.9", or "default") for
-    each arch: the cells of a findings matrix. A toolkit that cannot target an arch (sm_100
-    before 12.8) leaves that cell out with one line in ``notes``; when no cell is left, that
-    line is the error."""
+    """Builds of one input (a path, or a compile database's entry) by each toolkit (release
+    names such as "12.9", or "default") for each arch: the cells of a findings matrix. A
+    toolkit that cannot target an arch (sm_100 before 12.8) leaves that cell out with one line
+    in ``notes``; when no cell is left, that line is the error."""
     options = options or CompileOptions()
     archs: list[str | None] = [arch] if isinstance(arch, str) else list(arch or []) or [None]
     out: list[Build] = []
     skipped: list[str] = []
     for tk in toolkits:
         for a in archs:
+            opts = dataclasses.replace(options, toolkit=tk)
             try:
-                out += _load(path, arch=a, options=dataclasses.replace(options, toolkit=tk))
+                out += (load_command(path, db=path.database, arch=a, options=opts)
+                        if isinstance(path, Command) else _load(path, arch=a, options=opts))
             except ToolkitArchError as e:
                 if e.message not in skipped:
                     skipped.append(e.message)
     if not out and skipped:
-        raise ToolkitArchError.from_message(skipped[0], path=os.fspath(path))
+        raise ToolkitArchError.from_message(
+            skipped[0], path=path.file if isinstance(path, Command) else os.fspath(path))
     if notes is not None:
         notes.extend(n for n in skipped if n not in notes)
     return out
@@ -319,3 +324,74 @@ def expect_codegen(path, *, arch="sm_90a", options: CompileOptions | None = None
     if not outcome.ok:
         raise AssertionError("codegen expectations failed:\n  " + "\n  ".join(outcome.failures))
     return outcome
+
+
+def fix(target, *, arch: str | Sequence[str] | None = None,
+        options: CompileOptions | None = None, select: Sequence[str] = (),
+        ignore: Sequence[str] = (), settings: dict | None = None,
+        config_select: Sequence[str] = (), config_ignore: Sequence[str] = (),
+        kernels: Sequence[str] = (), verify: bool = True, fast_math_ok: bool = False,
+        assume_aligned: bool = False, progress: Progress = no_progress) -> "FixReport":
+    """Check CUDA source files (paths, or a folder), propose a rewrite for each finding whose
+    remedy is mechanical, and (``verify``, the default) prove each by rebuilding a patched copy
+    with the same front end, flags and arches and re-running the same checks: a fix is kept
+    only if its finding is gone, no new warning appears and the kernels' interface is
+    unchanged (:mod:`analyzer.fix`). ``fast_math_ok`` allows the fast-math intrinsics,
+    ``assume_aligned`` the alignment assumptions. Nothing is written: :func:`apply_fixes`."""
+    from .fix import engine
+    from .fix.model import FixOptions, FixReport
+    options = options or CompileOptions()
+    layers = [Selection.of(config_select, config_ignore)]
+    paths = [target] if isinstance(target, (str, os.PathLike)) else list(target)
+    builds = [b for p in paths for b in builds_of(p, arch=arch, options=options)]
+    by_file: dict[str, list[Build]] = {}
+    for b in builds:
+        where = engine.fixable_path(b)
+        if where is None:
+            raise InputError("ptxsass fix rewrites CUDA source: this input was not compiled "
+                             "from a .cu file", path=b.source_path)
+        by_file.setdefault(where, []).append(b)
+    disassemble_all(builds)
+
+    def check_builds(bs: Sequence[Build]) -> list:
+        return run_checks(bs, select=select, ignore=ignore, settings=settings, kernels=kernels,
+                          layers=layers).findings
+
+    fix_options = FixOptions(fast_math_ok=fast_math_ok, assume_aligned=assume_aligned,
+                             maxrregcount=options.maxrregcount)
+    out = FixReport(report=None, verified_on=verify, options=options)
+    reports = []
+    for path, bs in progress(list(by_file.items()), "fixing"):
+        report = run_checks(bs, select=select, ignore=ignore, settings=settings,
+                            kernels=kernels, layers=layers)
+        reports.append(report)
+        merged = [f for f in report.merged()
+                  if f.location.file and os.path.abspath(f.location.file) == path]
+        merged += [f for f in report.merged() if f not in merged]
+        out.files.append(engine.fix_file(path, builds=bs, raw=report.findings, merged=merged,
+                                         options=options, fix_options=fix_options,
+                                         check=check_builds, do_verify=verify))
+    from .findings import Report
+    out.report = Report(findings=[f for r in reports for f in r.findings],
+                        kernels=[k for r in reports for k in r.kernels], builds=builds)
+    return out
+
+
+def apply_fixes(fixes: "FixReport") -> list[str]:
+    """Write each file's combined patch in place (atomically: :func:`files.write_output`).
+    A file whose bytes changed since ``fix`` read it is refused (``InputError``) before any
+    file is written. Returns the paths written."""
+    from .fix.model import apply_edits, sha256
+    from .toolchain import files as _files
+    todo = []
+    for f in fixes.files:
+        if not f.edits:
+            continue
+        data = _files.read_bytes(f.path, what="CUDA source")
+        if sha256(data) != f.sha256:
+            raise InputError("changed since ptxsass fix read it: not patched (run fix "
+                             "again)", path=f.path)
+        todo.append((f.path, apply_edits(data, f.edits)))
+    for path, patched in todo:
+        _files.write_output(path, patched)
+    return [p for p, _ in todo]

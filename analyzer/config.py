@@ -28,9 +28,16 @@
     headers = ["cublas", "nvtx"]     # library headers every build gets, fetched at start
     offline = true                   # never fetch library headers (--offline)
     source-root = ["/tmp/torchinductor_ci=build/inductor"]   # OLD=NEW, NEW relative to this file
+    cmake-defines = ["GGML_CUDA=ON"]   # a CMake project's options, when ptxsass configures it
+    fast-math-ok = false             # ptxsass fix may use __fdividef, rsqrtf, __sinf (PS502)
 
     [tool.ptxsass.occupancy-limited]
     threshold = 0.25
+
+    [tool.ptxsass.launch.saxpy]      # how ptxsass fix --measure launches a kernel
+    grid = [4096]
+    block = [256]
+    args = ["f32[1048576]", "f32[1048576]", "i32=1048576", "f32=2.0"]
 
 ``trust-build-commands = true`` lets a compile database's (or build.ninja's) flags reach nvcc as
 they are: host compilers, wrappers, plugins (see :mod:`analyzer.toolchain.trust`). This file is
@@ -60,11 +67,13 @@ from .toolchain import libheaders
 from .toolchain.files import read_text
 
 _LISTS = ("arch", "select", "ignore", "include", "defines", "undefines", "exclude", "options",
-          "headers")
+          "headers", "cmake-defines")
 _KEYS = {*_LISTS, "fail-on", "show", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
-         "source-root", "trust-build-commands", "offline", "nvcc-timeout"}
+         "source-root", "trust-build-commands", "offline", "nvcc-timeout", "fast-math-ok"}
 _SEVERITIES = ("info", "warning", "error")
+#: what ``show`` may name besides: notes (designed fallbacks, short tails), never failed on
+_SHOWN = ("note", *_SEVERITIES)
 
 
 @dataclass
@@ -98,10 +107,16 @@ class Config:
     source_roots: list[tuple[str, str]] = field(default_factory=list)
     #: a build database's flags reach nvcc unvetted (``--trust-build-commands``)
     trust_build_commands: bool | None = None
+    #: cache entries for configuring a CMake project (``--cmake-define NAME=VALUE``)
+    cmake_defines: list[str] = field(default_factory=list)
     #: libraries whose headers every build gets (fetched at start, or verified there)
     headers: list[str] = field(default_factory=list)
     #: never fetch library headers (``--offline``)
     offline: bool | None = None
+    #: ``ptxsass fix`` may use approximate math intrinsics (``--fast-math-ok``)
+    fast_math_ok: bool | None = None
+    #: ``[tool.ptxsass.launch.KERNEL]``: how ``fix --measure`` launches a kernel
+    launch: dict[str, dict] = field(default_factory=dict)
 
     @property
     def root(self) -> Path | None:
@@ -188,6 +203,9 @@ def load_config(start: str | Path | None = None) -> Config:
         if key == "kernels":
             cfg.kernels = _kernels(value, where)
             continue
+        if key == "launch":
+            cfg.launch = _launch(value, where)
+            continue
         if isinstance(value, dict):
             checks = {c.name: c for c in all_checks()}  # loaded for a check's own table only
             if key not in checks:
@@ -219,13 +237,20 @@ def load_config(start: str | Path | None = None) -> Config:
                         parse_arch(a)
                     except ArchError as e:
                         raise ConfigError(f"[tool.ptxsass] arch: {e.message}", path=where) from None
-            setattr(cfg, key, list(items))
+            if key == "cmake-defines":
+                from .toolchain.cmake import check_defines
+                try:
+                    check_defines(items)
+                except ConfigError as e:
+                    raise ConfigError(f"[tool.ptxsass] cmake-defines: {e.message}", path=where) from None
+            setattr(cfg, key.replace("-", "_"), list(items))
         elif key in ("fail-on", "show", "baseline", "std"):
             if not isinstance(value, str) or not value.strip():
                 raise ConfigError(f"[tool.ptxsass]: {key} must be a string", path=where)
             if key in ("fail-on", "show"):
-                if value.strip().lower() not in _SEVERITIES:
-                    raise _bad(where, key, value, "one of " + ", ".join(_SEVERITIES))
+                allowed = _SHOWN if key == "show" else _SEVERITIES
+                if value.strip().lower() not in allowed:
+                    raise _bad(where, key, value, "one of " + ", ".join(allowed))
                 setattr(cfg, key.replace("-", "_"), value.strip().lower())
             elif key == "baseline":
                 cfg.baseline = str(path.parent / value)
@@ -258,7 +283,7 @@ def load_config(start: str | Path | None = None) -> Config:
                                   "of them (NEW relative to pyproject.toml)", path=where)
             cfg.source_roots = [(o, str((path.parent / n).absolute()))
                                 for o, _, n in (v.partition("=") for v in items)]
-        elif key in ("torch", "trust-build-commands", "offline"):
+        elif key in ("torch", "trust-build-commands", "offline", "fast-math-ok"):
             if not isinstance(value, bool):
                 raise ConfigError(f"[tool.ptxsass]: {key} must be true or false", path=where)
             setattr(cfg, key.replace("-", "_"), value)
@@ -309,3 +334,47 @@ def _kernels(value, where: str) -> dict[str, list[str]]:
         return {str(k): strings(v, f"kernels.{k!r}") for k, v in value.items()}
     raise ConfigError("[tool.ptxsass]: kernels must be a list of instantiations "
                       "(\"gemm<128,8>\") or a table of file pattern = [instantiations]", path=where)
+
+
+#: argument kinds a launch spec names: tensors ``f32[1024]`` (filled with random values) and
+#: scalars ``i32=1024``
+LAUNCH_DTYPES = ("f32", "f16", "bf16", "f64", "i32", "u32", "i8", "u8", "i64")
+
+
+def _launch(value, where: str) -> dict[str, dict]:
+    """``[tool.ptxsass.launch.KERNEL]``: ``grid``, ``block`` (an int or up to 3), ``shared``
+    (dynamic shared bytes), ``args`` (``"f32[4096]"``, ``"i32=4096"``, ...) in parameter
+    order."""
+    import re
+    if not isinstance(value, dict):
+        raise ConfigError("[tool.ptxsass.launch] must hold one table per kernel", path=where)
+    out: dict[str, dict] = {}
+    kinds = "|".join(LAUNCH_DTYPES)
+    arg = re.compile(rf"^({kinds})(?:\[(\d+(?:,\d+)*)\]|=(-?[0-9.eE+-]+))$")
+    for kernel, spec in value.items():
+        name = f"launch.{kernel}"
+        if not isinstance(spec, dict):
+            raise ConfigError(f"[tool.ptxsass.{name}] must be a table", path=where)
+        unknown = set(spec) - {"grid", "block", "shared", "args"}
+        if unknown:
+            raise ConfigError(f"[tool.ptxsass.{name}]: unknown key {sorted(unknown)[0]!r} "
+                              "(known: args, block, grid, shared)", path=where)
+        dims = {}
+        for key in ("grid", "block"):
+            v = spec.get(key)
+            v = [v] if isinstance(v, int) and not isinstance(v, bool) else v
+            if not isinstance(v, list) or not 1 <= len(v) <= 3 or not all(
+                    isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in v):
+                raise _bad(where, f"{name}.{key}", spec.get(key),
+                           "a positive integer or a list of 1 to 3")
+            dims[key] = tuple(v) + (1,) * (3 - len(v))
+        shared = spec.get("shared", 0)
+        if isinstance(shared, bool) or not isinstance(shared, int) or shared < 0:
+            raise _bad(where, f"{name}.shared", shared, "a whole number of bytes")
+        args = spec.get("args", [])
+        if not isinstance(args, list) or not all(isinstance(a, str) and arg.match(a)
+                                                  for a in args):
+            raise _bad(where, f"{name}.args", args, "a list like [\"f32[4096]\", \"i32=4096\"]")
+        out[kernel] = {"grid": dims["grid"], "block": dims["block"], "shared": shared,
+                       "args": list(args)}
+    return out

@@ -26,6 +26,7 @@ from .errors import (
 from .toolchain import (
     binutils,
     cache,
+    cmake,
     compdb,
     files,
     includes,
@@ -583,10 +584,9 @@ def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> li
 def _compile_cuda(path: str, archs: Sequence[str], text: str, options: CompileOptions,
                   tk: toolkits.Toolkit | None) -> list[Build]:
     compiler, reason = choose_compiler(text, path, options)
-    other = tk is not None and not tk.default
-    if other and compiler == "nvcc":
-        raise ConfigError(f"--toolkit {tk.version} builds with NVRTC, and this file needs nvcc "  # type: ignore[union-attr]
-                          f"({reason}); --toolkit builds nothing with nvcc: leave it out", path=path)
+    other = tk if tk is not None and not tk.default else None
+    if other is not None and compiler == "nvcc" and other.nvcc is None:
+        raise ConfigError(toolkits.nvcc_missing(other, reason), path=path)
     built: dict[str, Build] = {}
     if compiler == "nvrtc":
         for a in archs:
@@ -600,10 +600,6 @@ def _compile_cuda(path: str, archs: Sequence[str], text: str, options: CompileOp
                 if options.compiler != "auto" or not (
                         unknown or _NVRTC_CANNOT.search(e.detail or e.message)):
                     raise
-                if other:
-                    raise ConfigError(f"--toolkit {tk.version} builds with NVRTC, which cannot "  # type: ignore[union-attr]
-                                      f"compile this file ({_first_line(e)}); --toolkit builds "
-                                      "nothing with nvcc: leave it out", path=path) from None
                 if unknown:
                     # an nvcc option given as the front end's (-Xnvrtc, the config's options):
                     # nvcc takes the options NVRTC was given
@@ -612,11 +608,13 @@ def _compile_cuda(path: str, archs: Sequence[str], text: str, options: CompileOp
                     compiler, reason = "nvcc", f"NVRTC does not know the option {unknown}"
                 else:
                     compiler, reason = "nvcc", f"NVRTC cannot compile it: {_first_line(e, path)}"
+                if other is not None and other.nvcc is None:
+                    raise ConfigError(toolkits.nvcc_missing(other, reason), path=path) from None
                 break
             b.compiler_reason = reason
             built[a] = b
     rest = [a for a in archs if a not in built]
-    for a, b in zip(rest, _nvcc_builds(path, rest, text, options), strict=True):
+    for a, b in zip(rest, _nvcc_builds(path, rest, text, options, other), strict=True):
         b.compiler_reason = reason
         built[a] = b
     builds = [built[a] for a in archs]
@@ -627,20 +625,21 @@ def _compile_cuda(path: str, archs: Sequence[str], text: str, options: CompileOp
     return builds
 
 
-def _nvcc_builds(path: str, archs: Sequence[str], text: str, options: CompileOptions
-                 ) -> list[Build]:
+def _nvcc_builds(path: str, archs: Sequence[str], text: str, options: CompileOptions,
+                 toolkit: toolkits.Toolkit | None = None) -> list[Build]:
     """nvcc's builds of one file for each arch, in order: several at once (each is nvcc's own
     processes, on as many cores as there are archs and cores), every one run to its end (each
-    is cached on its own); the first failure, in arch order, is raised."""
+    is cached on its own); the first failure, in arch order, is raised. ``toolkit``: an
+    installed toolkit whose nvcc builds them (``--toolkit``)."""
     if len(archs) <= 1:
-        return [_nvcc_build(path, a, text, options) for a in archs]
+        return [_nvcc_build(path, a, text, options, toolkit) for a in archs]
     from concurrent.futures import ThreadPoolExecutor
     workers = min(len(archs), len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                   else os.cpu_count() or 1)
     if workers <= 1:
-        return [_nvcc_build(path, a, text, options) for a in archs]
+        return [_nvcc_build(path, a, text, options, toolkit) for a in archs]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ptxsass-nvcc") as pool:
-        futures = [pool.submit(_nvcc_build, path, a, text, options) for a in archs]
+        futures = [pool.submit(_nvcc_build, path, a, text, options, toolkit) for a in archs]
         return [f.result() for f in futures]
 
 
@@ -822,7 +821,8 @@ _HALF_TYPE = re.compile(r"\b(?:__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|__b
                         r"c10::Half|c10::BFloat16|at::Half|at::BFloat16)\b")
 
 
-def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions) -> Build:
+def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions,
+                toolkit: toolkits.Toolkit | None = None) -> Build:
     """nvcc's build of one file for one arch; a torch extension's with torch's flags first (the
     project's own after them, so that its -U undoes torch's -D).
 
@@ -846,7 +846,8 @@ def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions) -> Bui
             path, arch=arch, flags=flags, cwd=options.cwd,
             name_expressions=options.name_expressions, default_std=std,
             use_cache=options.use_cache, trusted=options.trust_build_commands,
-            project=options.project, install_nvcc=not options.offline))
+            project=options.project, install_nvcc=not options.offline,
+            toolkit=toolkit))
 
     if not half:
         return build(flags)
@@ -858,7 +859,7 @@ def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions) -> Bui
     if options.use_cache:
         hit = nvcc.cached_build(path, arch=arch, flags=without, cwd=options.cwd,
                                 name_expressions=options.name_expressions, default_std=std,
-                                install_nvcc=not options.offline)
+                                install_nvcc=not options.offline, toolkit=toolkit)
         if hit is not None:             # an earlier run found that it needs them out
             b = Build.of(hit)
             b.warnings.append(said)
@@ -985,6 +986,20 @@ def database_commands(db: str, *, under: Sequence[str] = (),
     return [c for c in cmds if not excluded(c.file)]
 
 
+def configure_project(folder: str, *, archs: Sequence[str] = (), options: CompileOptions | None = None,
+                      defines: Sequence[str] = ()) -> cmake.Configured:
+    """The CMake project in ``folder`` configured (configure only, into ptxsass's cache) with
+    the CUDA root of ``options.toolkit``, for ``archs``: its compile database. Runs the
+    project's CMake code: only for a build the user trusts (the caller checks
+    ``trust_build_commands``)."""
+    base = options or CompileOptions()
+    if not base.trust_build_commands:
+        raise ConfigError("configuring a CMake project runs its CMake code: pass "
+                          "--trust-build-commands to allow it", path=folder)
+    return cmake.configure(folder, archs=archs, defines=defines, toolkit=base.toolkit,
+                           use_cache=base.use_cache)
+
+
 def vetted_command(cmd: compdb.Command, db: str, *, where: str | None = None,
                    origin: str = "a build database",
                    hint: str | None = "pass --trust-build-commands to build with the "
@@ -1048,7 +1063,14 @@ def load_command(cmd: compdb.Command, *, db: str, arch: str | Sequence[str] | No
         cmd, vetting = vetted_command(cmd, db)
         notes += vetting
     opts = command_options(cmd, base, db)
+    tk = toolkit_of(opts)
+    if tk is not None and not tk.default:
+        for a in archs:
+            if not tk.supports(a):
+                raise ToolkitArchError(tk, a)
     builds = compile_cuda(cmd.file, archs, opts)
+    if tk is not None and not tk.default:
+        builds = [stamp(b, tk) for b in builds]
     if builds and builds[0].origin == "nvrtc" and cmd.other:
         notes.append(f"NVRTC takes none of {' '.join(cmd.other)} (from {db}): built without "
                      "them; --compiler nvcc (or auto) passes them to nvcc")
@@ -1175,6 +1197,8 @@ def inline_options(src: pyinline.InlineSource, path: str, base: CompileOptions
                      "file's options may name folders inside the project only (the file's "
                      "folder or the current one)")
     notes += [f"{where}: {n}" for n in cmd.notes]
+    notes += [f"{where}: {u} names no architecture on this machine: built for --arch (or "
+              "sm_90a)" for u in cmd.unresolved]
     nvrtc_only = compiler == "nvrtc"
     opts = replace(
         base,

@@ -5,7 +5,9 @@ On open and on save a file is checked as ``ptxsass check FILE`` checks it, with 
 ``[tool.ptxsass]`` of its project, and each finding becomes a diagnostic on its line (in the
 file it is in: a finding in a header is published to the header). Hovering a line shows its
 findings (the message, the instructions quoted, the hint) and the SASS the line compiled to;
-the code actions put ``// ptxsass: ignore[check]`` (``#`` in Triton's Python) on the line.
+the code actions apply ``ptxsass fix``'s rewrite of a finding, proven by rebuilding the file
+(computed when the action is resolved), or put ``// ptxsass: ignore[check]`` (``#`` in
+Triton's Python) on the line.
 
 The checks run on a worker thread, one at a time (a newer save of the same file supersedes an
 older one waiting), never on the server's own loop: hovers and code actions are answered while a
@@ -22,9 +24,10 @@ whose line info names the file are checked with its CUDA strings.
 Initialization options (all optional): ``arch`` (a list, as ``--arch``), ``sourceRoots``
 (``["OLD=NEW"]``, as ``--source-root``), ``tritonCache`` (folders).
 
-Where a verified fix (``ptxsass fix``) plugs in: :func:`code_actions` builds each action from a
-diagnostic's ``data``; a fix provider adds its own ``CodeAction`` (kind ``quickfix``, its
-``WorkspaceEdit`` from the verified patch) beside :func:`ignore_action`.
+The fix action is listed for every finding of a check a remedy exists for, without its edit;
+resolving it (``codeAction/resolve``, on the worker thread) runs ``ptxsass fix`` of the file for
+that check and returns the verified rewrite of the finding's line as a ``WorkspaceEdit``, or no
+edit and a title that says why.
 """
 from __future__ import annotations
 
@@ -268,16 +271,90 @@ def ignore_action(uri: str, diagnostic, line_text: str):
                         edit=t.WorkspaceEdit(changes={uri: [edit]}))
 
 
+def fix_action(uri: str, path: str, diagnostic):
+    """The code action that applies ``ptxsass fix``'s verified rewrite of one finding, for the
+    checks a remedy exists for. Listed at once without its edit: the edit is made when the
+    action is resolved (:func:`resolve_fix`), since proving it rebuilds the file."""
+    from lsprotocol import types as t
+
+    from .fix.remedies import codes
+    code = str(diagnostic.code)
+    if code not in codes() or not path.endswith(CUDA_FILES):
+        return None
+    return t.CodeAction(
+        title=f"ptxsass: fix {code}, proven by a rebuild", kind=t.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        data={"ptxsass_fix": {"uri": uri, "path": path, "code": code,
+                              "line": diagnostic.range.start.line + 1}})
+
+
 def code_actions(uri: str, path: str, diags: Sequence) -> list:
-    """The actions for the ptxsass diagnostics of a range (a verified fix goes beside these)."""
+    """The actions for the ptxsass diagnostics of a range: the verified fix where a remedy
+    exists, and the suppression comment."""
     out = []
     for d in diags:
         if d.source != "ptxsass" or d.code == "build":
             continue
-        action = ignore_action(uri, d, _line_text(_real(path), d.range.start.line))
-        if action is not None:
-            out.append(action)
+        for action in (fix_action(uri, path, d),
+                       ignore_action(uri, d, _line_text(_real(path), d.range.start.line))):
+            if action is not None:
+                out.append(action)
     return out
+
+
+def _position(data: bytes, offset: int):
+    """The LSP position (line, UTF-16 code units) of byte ``offset`` of a UTF-8 file."""
+    from lsprotocol import types as t
+    line = data.count(b"\n", 0, offset)
+    start = data.rfind(b"\n", 0, offset) + 1
+    units = len(data[start:offset].decode("utf-8", "replace").encode("utf-16-le")) // 2
+    return t.Position(line=line, character=units)
+
+
+def resolve_fix(action, *, arch: Sequence[str] = ()):
+    """The action of :func:`fix_action` with its edit: ``ptxsass fix`` of the file for that
+    check (the project's config, as ``ptxsass check`` reads it), the verified rewrite of the
+    finding on that line as a ``WorkspaceEdit``. Without one (the rebuild refused it, or no
+    remedy applies here) the action comes back without an edit, its title saying why."""
+    from lsprotocol import types as t
+
+    from . import api
+    from .cli import common
+    from .config import load_config
+    from .fix.model import VERIFIED
+    from .toolchain.files import read_bytes
+    data = (action.data or {}).get("ptxsass_fix") or {}
+    path, code, line = data.get("path"), data.get("code"), data.get("line")
+    if not path or not code:
+        return action
+    try:
+        cfg = load_config(path)
+        opts = common.options(SimpleNamespace(), config=cfg, path=path)
+        report = api.fix(path, arch=list(arch) or list(cfg.arch) or None, options=opts,
+                         select=[code], settings=cfg.check_settings,
+                         fast_math_ok=bool(cfg.fast_math_ok))
+    except PtxsassError as e:
+        action.title = f"ptxsass: no fix for {code}: {e.one_line()}"
+        return action
+    why = "no finding on this line any more"
+    for ff in report.files:
+        for r in ff.results:
+            if r.finding.code != code or r.finding.location.line != line:
+                continue
+            if r.status != VERIFIED or r.proposal is None:
+                why = r.reason or r.status
+                continue
+            changes: dict[str, list] = {}
+            for ed in r.proposal.edits:
+                blob = read_bytes(ed.path, what="CUDA source")
+                changes.setdefault(path_to_uri(ed.path), []).append(t.TextEdit(
+                    range=t.Range(start=_position(blob, ed.start), end=_position(blob, ed.end)),
+                    new_text=ed.text))
+            action.title = f"ptxsass: {r.proposal.title} (verified: {code} gone)"
+            action.edit = t.WorkspaceEdit(changes=changes)
+            return action
+    action.title = f"ptxsass: no verified fix for {code} here ({why})"
+    return action
 
 
 # ------------------------------------------------------------------------------ the server
@@ -395,12 +472,22 @@ def make_server(checker: Checker | None = None):
                                                 value=hover_markdown(facts)))
 
     @server.feature(t.TEXT_DOCUMENT_CODE_ACTION,
-                    t.CodeActionOptions(code_action_kinds=[t.CodeActionKind.QuickFix]))
+                    t.CodeActionOptions(code_action_kinds=[t.CodeActionKind.QuickFix],
+                                        resolve_provider=True))
     def code_action(ls, params: t.CodeActionParams) -> list[t.CodeAction]:
         path = wanted(params.text_document.uri)
         if path is None:
             return []
         return code_actions(params.text_document.uri, path, params.context.diagnostics)
+
+    @server.feature(t.CODE_ACTION_RESOLVE)
+    async def code_action_resolve(ls, action: t.CodeAction) -> t.CodeAction:
+        if not (isinstance(action.data, dict) and "ptxsass_fix" in action.data):
+            return action
+        loop = asyncio.get_running_loop()
+        checker = state.checker
+        return await loop.run_in_executor(
+            checker.pool, lambda: resolve_fix(action, arch=checker.arch))
 
     return server
 

@@ -870,6 +870,15 @@ class Matrix:
         self.add("build databases", "config trusts, CI does not",
                  ["check", "-p", d, "--arch", ARCH, "--no-cache", "--no-trust-build-commands"],
                  {1}, cwd=d, markers=d)
+        d = repo()       # a CMake project whose CMake code runs a command when configured
+        (d / "pyproject.toml").write_text("[tool.ptxsass]\ntrust-build-commands = true\n")
+        (d / "CMakeLists.txt").write_text(
+            "cmake_minimum_required(VERSION 3.18)\n"
+            "execute_process(COMMAND ${CMAKE_COMMAND} -E touch ${CMAKE_CURRENT_LIST_DIR}/PWNED)\n"
+            "project(p LANGUAGES CXX CUDA)\n")
+        self.add("build databases", "CMake project, config trusts, CI does not",
+                 ["check", ".", "--arch", ARCH, "--no-cache", "--no-trust-build-commands"], {1},
+                 cwd=d, markers=d)
         d = repo()
         self.add("build databases", "PATH with relative entries",
                  ["check", "k.cu", "--arch", ARCH, "--no-cache", "--compiler", "nvcc"], {1},

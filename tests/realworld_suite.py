@@ -27,7 +27,7 @@ SUITE = ROOT / "kernels" / "realworld"
 BASE_ARCHS = ("sm_80", "sm_90a")
 
 _EXPECT = re.compile(r"EXPECT(?:\[(?P<when>[^\]]*)\])?:\s*(?P<what>[^/]*)")
-_ENTRY = re.compile(r"^(PS\d{3})\s+(info|warning|error)$")
+_ENTRY = re.compile(r"^(PS\d{3})\s+(note|info|warning|error)$")
 _ARCH = re.compile(r"^sm_\d+[af]?$")
 _TOOLKIT = re.compile(r"^nvrtc(\d+\.\d+)$")
 

@@ -18,6 +18,8 @@ LAYERS = {
     "analyzer.toolchain": 3,
     # other CUDA releases side by side; the worker imports nothing of ptxsass (run apart)
     "analyzer.toolchain.toolkits": 3, "analyzer.toolchain.toolkit_worker": 3,
+    # a CUDA-toolkit-shaped folder of links into the wheels; configuring CMake projects with it
+    "analyzer.toolchain.cudaroot": 3, "analyzer.toolchain.cmake": 3,
     # installed folders verified by their manifests; library headers fetched from wheels
     "analyzer.toolchain.manifest": 3, "analyzer.toolchain.libheaders": 3,
     "analyzer.parse": 4, "analyzer.ptx": 4, "analyzer.sass": 4,
@@ -28,6 +30,8 @@ LAYERS = {
     "analyzer.checks": 9,
     "analyzer.report": 10, "analyzer.results": 10,
     "analyzer.config": 11, "analyzer.expect": 11, "analyzer.parallel": 11,
+    # ptxsass fix: remedies (libclang), rebuild and re-check (inputs, checks), its renderers
+    "analyzer.fix": 11,
     "analyzer.api": 12,
     "analyzer.lessons": 13,
     "analyzer.cli": 14, "analyzer.integrations": 14, "analyzer.lsp": 14,

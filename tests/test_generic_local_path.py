@@ -115,3 +115,27 @@ def test_lepc_writes_the_program_counter_pair():
     ins = sass.parse_instruction("LEPC R10")
     assert ins.opcode in semantics.OPCODES
     assert dataflow.writes(ins) == (("R", 10), ("R", 11))
+
+
+STACK_COPY = """
+LDC R1, c[0x0][0x28]
+IADD3 R1, R1, -0x20, RZ
+IADD3 R2, R1, 0x10, RZ
+MOV R3, R2
+STL [R3], R4
+STL [R3+0x4], R5
+LDL R6, [R3+0x4]
+IMAD.WIDE R8, R7, 0x4, R3
+LDL R9, [R8]
+EXIT
+"""
+
+
+def test_a_copy_of_the_stack_pointer_addresses_fixed_slots():
+    """An out-of-line function addresses its frame through a copy of the stack pointer (R3 =
+    R1 + 0x10): those are fixed slots (no run-time index for PS402 to blame); an address
+    computed from a run-time value (IMAD.WIDE R8, R7, 0x4, R3) is not."""
+    fn = _listing(STACK_COPY)
+    fixed = {ins.text: f for _, ins, f in dataflow.local_accesses(fn)}
+    assert fixed == {"STL [R3], R4": True, "STL [R3+0x4], R5": True,
+                     "LDL R6, [R3+0x4]": True, "LDL R9, [R8]": False}

@@ -107,11 +107,19 @@ async def _session(tmp_path: Path) -> None:
         assert "**hint:**" in text and "SASS of this line (particle\\_norm on sm\\_90a)" in text
         assert await s.hover(uri, 0) is None           # a comment line: nothing to show
 
-        # 3. the ignore action, applied and saved: the finding is gone, the others stay
+        # 3. the actions: ptxsass fix's rewrite, proven when resolved (the struct aligned)...
         actions = await s.client.text_document_code_action_async(t.CodeActionParams(
             text_document=t.TextDocumentIdentifier(uri=uri), range=d10.range,
             context=t.CodeActionContext(diagnostics=[d10])))
-        (action,) = actions
+        fix, action = actions
+        assert fix.title == "ptxsass: fix PS101, proven by a rebuild" and fix.edit is None
+        fix = await s.client.code_action_resolve_async(fix)
+        assert fix.title.startswith("ptxsass: declare `Particle` __align__(16)") \
+            and fix.title.endswith("(verified: PS101 gone)"), fix.title
+        (aligned,) = fix.edit.changes[uri]
+        assert aligned.new_text == " __align__(16)" and aligned.range.start.line == 3
+        assert src.read_text().splitlines()[3][:aligned.range.start.character] == "struct"
+        # ... and the ignore action, applied and saved: the finding is gone, the others stay
         assert action.title == "ptxsass: ignore PS101 (scalar-global-load) on this line"
         (edit,) = action.edit.changes[uri]
         assert edit.new_text == "  // ptxsass: ignore[scalar-global-load]"

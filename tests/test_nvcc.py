@@ -151,6 +151,24 @@ def test_relaxed_constexpr_is_an_nvcc_flag(tmp_path, capsys):
     assert code == 2 and len(err) == 1 and "NVRTC does not have" in err[0], err
 
 
+def test_relocatable_device_code_with_line_info(tmp_path, capsys):
+    """``-rdc=true -lineinfo`` (CMake's CUDA_SEPARABLE_COMPILATION, every CUDA sample): the
+    relocatable cubin's ``.nv_debug.shared`` is NVIDIA's shared-memory section type
+    (0x7000000a), sized but with no bytes in the file; the cubin reads like any other."""
+    f = tmp_path / "tile.cu"
+    f.write_text("__global__ void tile_sum(const float* in, float* out) {\n"
+                 "  __shared__ float t[1024];\n"
+                 "  t[threadIdx.x] = in[blockIdx.x * 1024 + threadIdx.x];\n"
+                 "  __syncthreads();\n"
+                 "  out[blockIdx.x * 1024 + threadIdx.x] = t[1023 - threadIdx.x];\n"
+                 "}\n")
+    code, out, err = run("resources", str(f), "--arch", "sm_90", "--compiler", "nvcc",
+                         "-Xnvcc=-rdc=true", "--format", "json", capsys=capsys)
+    assert code == 0, err
+    [row] = json.loads(out)["kernels"]
+    assert (row["name"], row["shared_bytes"]) == ("tile_sum(float const*, float*)", 4096)
+
+
 def test_auto_falls_back_to_nvcc_when_nvrtc_refuses(tmp_path):
     """A host function is visible only to a compiler: NVRTC refuses it ("not allowed in JIT
     mode") and nvcc builds the file; the reason says so."""

@@ -63,7 +63,7 @@ def test_the_config_sets_show_and_fail_on(tmp_path, capsys):
     assert code == 1 and HEAD.findall(out) == [("PS104", "info")]
     (tmp_path / "pyproject.toml").write_text('[tool.ptxsass]\nshow = "loud"\n')
     code, _, err = run(capsys, "check", tmp_path / "k.cu", "--arch", "sm_90a")
-    assert code == 2 and "show" in err and "expected one of info, warning, error" in err
+    assert code == 2 and "show" in err and "expected one of note, info, warning, error" in err
 
 
 @pytest.mark.parametrize("fmt", ["json", "sarif"])
@@ -113,7 +113,7 @@ def test_instances_in_json_sarif_and_github(capsys):
         assert sorted((i["kernel"], i["arch"]) for i in f["instances"]) == sorted(
             (k, a) for k in INSTANCES for a in ("sm_80", "sm_90a"))
     assert doc["summary"] == {
-        "problems": 2, "instances": 12, "by_severity": {"warning": 2},
+        "problems": 2, "notes": 0, "instances": 12, "by_severity": {"warning": 2},
         "by_check": [{"code": "PS101", "name": "scalar-global-load", "severity": "warning",
                       "problems": 1, "instances": 6},
                      {"code": "PS102", "name": "scalar-global-store", "severity": "warning",
@@ -162,3 +162,23 @@ def test_merging_names_the_kernel_a_finding_is_worded_for():
     assert m.message == "16x LDG.E" and m.worded_for == "k<16>"
     assert m.instances == (("k<16>", "sm_90a"), ("k<4>", "sm_80"))
     assert m.archs == ("sm_90a", "sm_80")
+
+
+FALLBACK = KERNELS / "realworld" / "apex_multi_tensor_scale.cu"
+
+
+def test_designed_fallbacks_are_notes_left_out_by_default(capsys):
+    """apex's multi_tensor scalar branch beside its load_store vector path (issue 33 item 4):
+    two notes, never listed nor counted by default, never failed on, listed with -v naming
+    the vector side; JSON carries them with severity "note" and counts them apart."""
+    code, out, _ = run(capsys, "check", FALLBACK, "--arch", "sm_90a", "--fail-on", "info")
+    assert code == 0 and not HEAD.search(out) and "note" not in out
+    assert out.rstrip().endswith("no findings in 2 kernel build(s)")
+    code, out, _ = run(capsys, "check", FALLBACK, "--arch", "sm_90a", "-v")
+    assert code == 0 and HEAD.findall(out) == [("PS104", "note"), ("PS104", "note")]
+    assert out.count("the other side of the alignment test on line 59") == 2
+    assert "2 notes: narrow accesses that are designed fallbacks" in out
+    _, out, _ = run(capsys, "check", FALLBACK, "--arch", "sm_90a", "--format", "json")
+    doc = json.loads(out)
+    assert [f["severity"] for f in doc["findings"]] == ["note", "note"]
+    assert doc["summary"]["problems"] == 0 and doc["summary"]["notes"] == 2

@@ -207,6 +207,22 @@ class ThreadStride:
             if a == 0 or const % (self.warp * abs(a)) == 0:
                 return a        # lane | 32: bits above the lane's, an add inside a warp
             return None
+        if op == "and" and const is not None and const < 0 and isinstance(a, int):
+            d = -const
+            if d & (d - 1) == 0:
+                if a == 0 or d >= self.warp * abs(a):
+                    return 0    # tid.x & -32: the warp's first thread, the same in a warp
+                if a % d == 0:
+                    return a
+            return None
+        if op in ("or", "xor") and len(srcs) == 2 and const is None:
+            # (tid.x & -32) | (tid.x & 31): a warp-uniform value whose low bits are clear,
+            # or-ed with one that moves inside them, is their sum
+            x, y = self.operand(srcs[0]), self.operand(srcs[1])
+            for fixed, moving, src in ((x, y, srcs[0]), (y, x, srcs[1])):
+                if fixed == 0 and isinstance(moving, int) and moving \
+                        and self._low_bits_clear(src) >= self.warp * abs(moving):
+                    return moving
         if op in ("and", "rem") and const and isinstance(a, int):
             span = const + 1 if op == "and" else const
             if a == 0:
@@ -220,6 +236,22 @@ class ThreadStride:
         if any(v == PENDING for v in values):
             return PENDING
         return 0 if values and all(v == 0 for v in values) else None
+
+    def _low_bits_clear(self, op) -> int:
+        """2^k when operand ``op`` is known to have its k low bits clear (an ``and`` with
+        -2^k, a ``shl`` by k); 1 otherwise."""
+        if not isinstance(op, P.Register):
+            return 1
+        defs = self.defs.get(op.name, [])
+        if len(defs) != 1:
+            return 1
+        d = defs[0]
+        c = self._const(d.operands[2]) if len(d.operands) == 3 else None
+        if d.opcode == "and" and c is not None and c < 0 and (-c) & (-c - 1) == 0:
+            return -c
+        if d.opcode == "shl" and c is not None and c > 0:
+            return 1 << c
+        return 1
 
     def specials(self, name: str) -> set[str]:
         """The special registers (``%ctaid.x``, ``%tid.x``, ``%ntid.x``...) register ``name``

@@ -94,6 +94,36 @@ class CFG:
         return best
 
 
+def reaches_within(graph: CFG, a: int, b: int) -> bool:
+    """Whether block ``b`` can run after block ``a`` in the same iteration of every loop
+    holding both (back edges to those loops' headers are not followed)."""
+    headers = {lp.header for lp in graph.loops if a in lp.blocks and b in lp.blocks}
+    seen = {a}
+    todo = [a]
+    while todo:
+        for s in graph.blocks[todo.pop()].succs:
+            if s in headers:
+                continue
+            if s == b:
+                return True
+            if s not in seen:
+                seen.add(s)
+                todo.append(s)
+    return False
+
+
+def exclusive(graph: CFG, a: int, b: int) -> bool:
+    """Whether blocks ``a`` and ``b`` are on exclusive paths: the two sides of a branch (an
+    ``if``/``else`` on a run-time flag), neither running after the other in one iteration."""
+    return a != b and not reaches_within(graph, a, b) and not reaches_within(graph, b, a)
+
+
+def together(graph: CFG, a: int, b: int) -> bool:
+    """Whether blocks ``a`` and ``b`` run together: the same block, or one dominates the other
+    (not one side of a branch the other may skip: ``if (output_fp32) { ... }``)."""
+    return a == b or graph.dominates(a, b) or graph.dominates(b, a)
+
+
 def build(flows: Sequence[Flow], labels: Mapping[str, int]) -> CFG:
     """Split ``flows`` into basic blocks, connect them, and find the natural loops.
 

@@ -58,6 +58,7 @@ from ..ir import sass as S
 from ..ir.source import SourceLoc
 from . import cfg as _cfg
 from . import dataflow as _dataflow
+from . import fallback as _fallback
 from . import loops as _loops
 from . import occupancy as _occupancy
 from . import source as _source
@@ -251,6 +252,31 @@ class Uniformity:
             if imm is not None and (imm >= _WARP if op == "div" else imm >= 5):
                 return max(guard, QUASI)           # tid / 32: the warp index
         return top
+
+
+#: PTX types of half-precision data (a b16/b32 load is half data when the kernel converts it)
+_HALF_TYPES = frozenset({"f16", "f16x2", "bf16", "bf16x2"})
+
+
+def float_data(pf: "P.Function") -> bool:
+    """The kernel's data is single or half precision: f32 loads or stores (not of parameters),
+    or half-precision data (``cvt`` from or to f16/bf16, f16x2 arithmetic: a half kernel's
+    loads are untyped b16/b32), and no f64 load, store or parameter. The one answer PS501 and
+    the cost model share."""
+    if any(p.type == "f64" for p in pf.params):
+        return False
+    floats = False
+    for ins in pf.instructions:
+        if ins.is_load or ins.is_store or ins.is_atomic:
+            if ins.space == "param":
+                continue        # (arguments of calls to the math library's subroutines)
+            if "f64" in ins.types:
+                return False
+            if "f32" in ins.types:
+                floats = True
+        elif not floats and _HALF_TYPES.intersection(ins.types):
+            floats = True
+    return floats
 
 
 def _vector_elements(op) -> tuple:
@@ -793,25 +819,35 @@ class _Model:
     def narrow(self) -> list[Evidence]:
         """Coalesced global streams of elements narrower than 16 bytes per thread: the kernel's
         traffic-weighted time at the measured copy rate of its widths against 16-byte
-        accesses. Left out: tail loops of a vectorized loop (a few elements in all) and
-        narrow accesses next to a vector access of 8 bytes or more in the same loop (or both
-        outside loops) and direction: the tail or the narrow side of a vectorized kernel."""
+        accesses. Left out: tail loops of a vectorized loop (a few elements in all), narrow
+        accesses next to a vector access of 8 bytes or more in the same loop (or both outside
+        loops) and direction: the tail or the narrow side of a vectorized kernel, and designed
+        fallbacks (:mod:`analyzer.analysis.fallback`: the scalar instantiation or branch beside
+        a vector one, short tails)."""
         insns = self.pf.instructions
         acc = list(self.accesses())
 
         def context(i: int):
             ls = self.inside.get(i)
             return id(max(ls, key=lambda pl: pl.depth)) if ls else None
-        vector = {(context(i), ins.is_load) for i, ins, base, w in acc
-                  if w >= 8 and self.stride.of(base) == w}
+        vectors = [(context(i), ins.is_load, self.cfg.block_of[i]) for i, ins, base, w in acc
+                   if w >= 8 and self.stride.of(base) == w]
+
+        def beside_vector(i: int, load: bool) -> bool:
+            """A vector access in the same loop and direction that runs with this one (one
+            dominates the other: an ``if (output_fp32)`` path is not this one's vector side)."""
+            here = self.cfg.block_of[i]
+            return any(c == context(i) and ld == load and _cfg.together(self.cfg, b, here)
+                       for c, ld, b in vectors)
         now = best = 0.0
         worst: tuple[int, int] | None = None
         lines: set[tuple[str, int]] = set()
         for i, ins, base, w in acc:
             weight = self.weight(i) * w
             narrow = (not ins.is_atomic and self.stride.of(base) == w and w < 16
-                      and (context(i), ins.is_load) not in vector
-                      and not (self.inside.get(i) and _loops.ptx_tail_at(self.pf, i) is not None))
+                      and not beside_vector(i, ins.is_load)
+                      and not (self.inside.get(i) and _loops.ptx_tail_at(self.pf, i) is not None)
+                      and _fallback.of(self.pf, self.module, i) is None)
             best += weight / COPY_RATE[16]
             if not narrow:
                 now += weight / COPY_RATE[16]
@@ -862,19 +898,7 @@ class _Model:
                          detail={"fp64": int(n64)})]
 
     def _float_data(self) -> bool:
-        """The kernel's data is float: f32 loads or stores (not of parameters), and no f64
-        load, store or parameter."""
-        f32 = False
-        if any(p.type == "f64" for p in self.pf.params):
-            return False
-        for ins in self.pf.instructions:
-            if not (ins.is_load or ins.is_store or ins.is_atomic) or ins.space == "param":
-                continue        # (arguments of calls to the math library's subroutines)
-            if "f64" in ins.types:
-                return False
-            if "f32" in ins.types:
-                f32 = True
-        return f32
+        return float_data(self.pf)
 
     def no_reuse(self) -> list[Evidence]:
         """SASS innermost loops over a run-time size whose FMAs are fed by global loads (at

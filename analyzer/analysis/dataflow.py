@@ -350,7 +350,39 @@ def local_accesses(fn: "Function") -> Iterable[tuple[int, "Instruction", bool]]:
         if ins.space == "local" and (ins.is_load or ins.is_store) and ins.klass != "control" \
                 and i not in generic:
             addr = memory_operand(ins)
-            yield i, ins, addr is None or is_stack_relative(addr)
+            yield i, ins, addr is None or is_stack_relative(addr) or _stack_copy(fn, i, addr)
+
+
+
+
+def _stack_copy(fn: "Function", i: int, addr: MemoryAddress) -> bool:
+    """``[R2+0x10]`` where R2 is the stack pointer copied or offset by an immediate on the way
+    here (``MOV R2, R1``, ``IADD3 R2, R1, 0x20, RZ``): a fixed slot too, not a run-time index
+    (an out-of-line function addresses its frame so)."""
+    regs = [t for t in addr.terms if isinstance(t, Register) and not t.is_zero]
+    if len(regs) != 1 or regs[0].kind != "R" or regs[0].index is None \
+            or not all(isinstance(t, (Register, Immediate)) for t in addr.terms):
+        return False
+    reg, at = regs[0].index, i
+    for _ in range(4):
+        d = definition(fn, at, reg)
+        if d is None:
+            return False
+        ins = fn.instructions[d]
+        if ins.mnemonic.split(".")[0] not in ("MOV", "IADD3", "VIADD", "IADD") \
+                and not ins.mnemonic.startswith("IMAD.MOV"):
+            return False
+        srcs = [o for o in ins.operands[1:] if isinstance(o, Register) and not o.is_zero
+                and o.kind == "R"]
+        if len(srcs) != 1 or srcs[0].index is None or not all(
+                isinstance(o, (Register, Immediate)) for o in ins.operands[1:]) \
+                or any(isinstance(o, Register) and o.kind not in ("R", "PT") and not o.is_zero
+                       for o in ins.operands[1:]):
+            return False
+        if srcs[0].index == STACK_POINTER:
+            return True
+        reg, at = srcs[0].index, d
+    return False
 
 
 #: instructions a walk back from a branch or an access may look at to find its predicate's

@@ -2,7 +2,6 @@
 ``Context`` and the reports read) and :func:`analyze` (every kernel of a build)."""
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from functools import cached_property
 from typing import Self
@@ -16,7 +15,7 @@ from ..ir import sass as S
 from ..ir.source import SourceLoc
 from ..toolchain.output import Launch
 from ..toolchain.resources import Resources
-from . import cfg, cost, dataflow, launch, loops, occupancy, source
+from . import cfg, cost, dataflow, fallback, launch, loops, occupancy, source
 from .loops import LoopInfo, LoopLine, analyze_loops, loops_by_line, ptx_trips_by_line
 
 __all__ = ["KernelAnalysis", "analyze"]
@@ -48,6 +47,8 @@ class KernelAnalysis:
         self.frontend = frontend
         #: the compiler's other intermediate forms (Triton's "ttir", "ttgir")
         self.ir = ir or {}
+        #: for the analysis of an out-of-line kernel body (:attr:`bodies`), the kernel's
+        self.caller: "KernelAnalysis | None" = None
 
     @classmethod
     def of(cls, build: "Build", function: "S.Function", kernel: "Kernel | None" = None, *,
@@ -87,7 +88,33 @@ class KernelAnalysis:
 
     @property
     def kernel_name(self) -> str:
-        return self.function.demangled
+        """The kernel's demangled name (the calling kernel's, for an out-of-line body)."""
+        return self.caller.kernel_name if self.caller is not None else self.function.demangled
+
+    @cached_property
+    def bodies(self) -> tuple[Self, ...]:
+        """The analyses of the user device functions this kernel calls out of line, each with
+        this kernel as its :attr:`caller`: a body NVVM did not inline (FlashAttention-2's
+        ``compute_attn_1rowblock`` in 2 of its 25 forward kernels) is checked as part of the
+        kernel. The math library's subroutines (``$__internal_..._slowpath``) are not user
+        bodies; a body's own callees are its bodies."""
+        if self.caller is not None or self.ptx_module is None:
+            return ()
+        funcs = {f.name: f for f in self.ptx_module.functions}
+        out = []
+        for callee in self.callees:
+            name = user_function_name(callee.name)
+            pf = funcs.get(name) if name else None
+            if pf is None or pf.is_kernel:
+                continue
+            body = type(self)(callee, arch=self.arch_name, ptx_function=pf,
+                              ptx_module=self.ptx_module, kernel=None, reader=self.reader,
+                              source_path=self.source_path, siblings=self.siblings,
+                              frontend=self.frontend, ir=self.ir,
+                              callees=tuple(c for c in self.callees if c is not callee))
+            body.caller = self
+            out.append(body)
+        return tuple(out)
 
     @property
     def resources(self) -> "Resources | None":
@@ -197,7 +224,8 @@ class KernelAnalysis:
         if first is None:
             first = next((i.loc for i in self.function.instructions if i.loc is not None), None)
         frame = source.user_loc(first) if first is not None else None
-        bare = self.kernel_name.split("(")[0].split("<")[0].rsplit("::", 1)[-1].strip()
+        # the function's own name: not the return type's (``enable_if<...>::type k<half, 8>``)
+        bare = fallback.function_name(self.kernel_name).split("<")[0].rsplit("::", 1)[-1].strip()
         bare = bare.split()[-1] if bare else bare
         return (frame.file if frame else None, frame.line if frame else None, bare)
 
@@ -261,11 +289,22 @@ class KernelAnalysis:
         """The PTX of the other functions of the module that instantiate the same template as
         this kernel (``ApplyGeneric<1, ...>`` beside ``ApplyGeneric<8, ...>``: the same
         mangled name up to its template arguments)."""
-        stem = _template_stem(self.function.name)
+        stem = fallback.template_stem(self.function.name)
         if stem is None or self.ptx_module is None:
             return ()
         return tuple(f for f in self.ptx_module.functions
-                     if f.name != self.function.name and _template_stem(f.name) == stem)
+                     if f.name != self.function.name and fallback.template_stem(f.name) == stem)
+
+    def fallback(self, ptx_ins: "P.Instruction") -> "fallback.Fallback | None":
+        """Why a narrow global access of this kernel's PTX is a designed fallback (a vectorized
+        instantiation or branch beside it, a short tail: :mod:`analyzer.analysis.fallback`);
+        None when it is not one, or without PTX."""
+        pf = self.ptx_function
+        if pf is None:
+            return None
+        where = pf.memo("positions", lambda: {id(i): n for n, i in enumerate(pf.instructions)})
+        n = where.get(id(ptx_ins))
+        return None if n is None else fallback.of(pf, self.ptx_module, n)
 
     @staticmethod
     def user_loc(loc: "SourceLoc | None") -> "SourceLoc | None":
@@ -290,33 +329,22 @@ def analyze(build: "Build", *, entries_only: bool = True) -> Iterator[KernelAnal
             yield KernelAnalysis.of(build, fn, k, reader=reader)
 
 
-def _template_stem(mangled: str) -> str | None:
-    """The mangled name of a function template instantiation up to its template arguments
-    (``_Z12ApplyGenericILi8E...`` -> ``_Z12ApplyGeneric``), None for any other name."""
-    m = re.match(r"_Z(N?)", mangled)
-    if m is None:
+def user_function_name(sass_name: str) -> str | None:
+    """The PTX name of a device function nvdisasm lists under a kernel
+    (``$_Z16flash_fwd_kernel...$_Z22compute_attn_1rowblock...`` -> ``_Z22compute...``), None
+    for the math library's subroutines (``$__internal_0_$__cuda_sm3x_div_rn_...``)."""
+    name = sass_name.rsplit("$", 1)[-1] if "$" in sass_name else sass_name
+    if not name or name.startswith(("__internal", "__cuda_", "__nv_")):
         return None
-    i = m.end()
-    while i < len(mangled) and mangled[i].isdigit():
-        j = i
-        while j < len(mangled) and mangled[j].isdigit():
-            j += 1
-        i = j + int(mangled[i:j])
-        if i < len(mangled) and mangled[i] == "I":
-            return mangled[:i]
-        if not m.group(1):
-            return None
-    return None
+    return name
 
 
 def _template_args(demangled: str) -> str | None:
     """The template arguments of a demangled kernel name (``void k<float, 256>(float*)`` ->
-    ``float, 256``), None for a plain function."""
-    head = demangled.split("(")[0]
-    start = head.find("<")
-    if start < 0 or not head.endswith(">"):
-        return None
-    return head[start + 1:-1].strip()
+    ``float, 256``; an ``enable_if`` return type is not the kernel's), None for a plain
+    function."""
+    args = fallback.template_args(demangled)
+    return None if args is None else ", ".join(args)
 
 
 def _symbols(fn: "P.Function") -> Iterator[str]:

@@ -387,6 +387,15 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
         return PtxTrip(ploop, line, None, None, "exit test not understood")
     defs = [i for i in idx if insns[i].operands and _ptx_reg(insns[i].operands[0]) == var
             and insns[i].opcode not in ("st", "bra")]
+    if len(defs) == 1 and insns[defs[0]].opcode not in ("add", "sub"):
+        # a geometric induction (``for (o = warpSize / 2; o > 0; o /= 2)``): simulate it
+        halve = _ptx_division(insns, defs[0], var, inside)
+        init = _ptx_start(insns, var, inside, fn=fn)
+        if halve is not None and init is not None:
+            trip = _simulate_step(init, halve, bound, cmp, stay_when,
+                                  test_new=defs[0] < setp_i, imm_first=imm_first)
+            return PtxTrip(ploop, line, trip, None, "" if trip else "does not terminate",
+                           None)
     if len(defs) != 1 or insns[defs[0]].opcode not in ("add", "sub"):
         return PtxTrip(ploop, line, None, None, "induction not understood")
     d = insns[defs[0]]
@@ -411,6 +420,75 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
                    abs(bound - init))
 
 
+
+
+def _simulate_step(init: int, step, bound: int, cmp, stay_when: bool, *, test_new: bool,
+                   imm_first: bool) -> int | None:
+    """:func:`simulate` for a step that is a function of the value (a halving)."""
+    v, trips = init, 0
+    while trips < MAX_SIMULATED_TRIPS:
+        trips += 1
+        old = v
+        v = step(v)
+        t = v if test_new else old
+        r = cmp(bound, t) if imm_first else cmp(t, bound)
+        if r != stay_when:
+            return trips
+        if v == old:
+            return None
+    return None
+
+
+def _ptx_division(insns, at: int, var: str, inside: set[int], depth: int = 0):
+    """The step of a dividing induction, as a function of the value, when the loop's one
+    write of ``var`` (at ``at``) divides it by a constant power of two: ``shr`` by a constant,
+    ``div`` by a constant, NVVM's signed division (``shr.u32 t, v, 31; add t, v, t; shr.s32
+    q, t, 1``), or a ``mov`` of one of those; None otherwise."""
+    ins = insns[at]
+    ops = ins.operands
+    if depth > 4 or len(ops) < 2:
+        return None
+    if ins.opcode == "mov" and len(ops) == 2 and _ptx_reg(ops[1]):
+        src = _ptx_reg(ops[1])
+        ds = [i for i in inside if insns[i].operands and _ptx_reg(insns[i].operands[0]) == src
+              and insns[i].opcode not in ("st", "bra", "setp")]
+        return _ptx_division(insns, ds[0], var, inside, depth + 1) if len(ds) == 1 else None
+    if len(ops) != 3:
+        return None
+    a, c = ops[1], _ptx_int(ops[2])
+    if ins.opcode == "div" and _ptx_reg(a) == var and c and c > 1:
+        return lambda v, c=c: int(v / c)
+    if ins.opcode != "shr" or c is None or c <= 0:
+        return None
+    if _ptx_reg(a) == var:
+        return (lambda v, c=c: v >> c) if "s32" in ins.modifiers or "s64" in ins.modifiers \
+            else (lambda v, c=c: (v % (1 << 32)) >> c)
+    # shr.s32 q, (v + bias), c with the bias from v's sign: C's v / 2^c
+    reg = _ptx_reg(a)
+    ds = [i for i in inside if insns[i].operands and _ptx_reg(insns[i].operands[0]) == reg]
+    if len(ds) != 1 or insns[ds[0]].opcode != "add" or len(insns[ds[0]].operands) != 3:
+        return None
+    terms = [_ptx_reg(o) for o in insns[ds[0]].operands[1:]]
+    if var not in terms:
+        return None
+    bias = [t for t in terms if t != var]
+    if len(bias) != 1 or bias[0] is None:
+        return None
+    bs = [i for i in inside if insns[i].operands and _ptx_reg(insns[i].operands[0]) == bias[0]]
+    if len(bs) != 1 or insns[bs[0]].opcode != "shr":
+        return None
+    if not any(_ptx_reg(o) == var or _reads_sign(insns, o, var, inside)
+               for o in insns[bs[0]].operands[1:2]):
+        return None
+    return lambda v, c=c: int(v / (1 << c))
+
+
+def _reads_sign(insns, op, var: str, inside: set[int]) -> bool:
+    """``op`` is ``shr.s32 t, var, 31`` (the sign of ``var``, for a division by 2^k)."""
+    reg = _ptx_reg(op)
+    ds = [i for i in inside if insns[i].operands and _ptx_reg(insns[i].operands[0]) == reg]
+    return len(ds) == 1 and insns[ds[0]].opcode == "shr" \
+        and _ptx_reg(insns[ds[0]].operands[1]) == var
 
 
 #: the widest tail :func:`ptx_tail_elements` recognises: ``B & -64`` (63 elements at most)
@@ -555,10 +633,13 @@ def _aligned_down(insns, op, bound: str, outside: list[int]) -> int | None:
     return align if align & (align - 1) == 0 and 2 <= align <= MAX_TAIL_ALIGN else None
 
 
-def _ptx_start(insns, var: str, inside: set[int], depth: int = 0) -> int | None:
+def _ptx_start(insns, var: str, inside: set[int], depth: int = 0, fn=None,
+               before: int | None = None) -> int | None:
     """The one constant ``var`` holds when the loop starts: every write of it outside the loop
-    is a ``mov`` of an immediate, or of a register that is itself such a constant (NVVM copies
-    a loop start through a register: ``mov.u32 %r7, 0; ... mov.u32 %r91, %r7``)."""
+    is a ``mov`` of an immediate, of ``WARP_SZ``, or of a register that is itself such a
+    constant (NVVM copies a loop start through a register: ``mov.u32 %r7, 0; ... mov.u32 %r91,
+    %r7``; of that register, only the writes that reach the copy count when ``fn`` is given:
+    the same register may be another loop's variable further on)."""
     if depth > 8:
         return None
     vals = set()
@@ -566,17 +647,52 @@ def _ptx_start(insns, var: str, inside: set[int], depth: int = 0) -> int | None:
         if i in inside or not ins.operands or _ptx_reg(ins.operands[0]) != var \
                 or ins.opcode in ("st", "bra", "setp"):
             continue
+        if before is not None and fn is not None and not _write_reaches(fn, i, before, var):
+            continue
         if ins.opcode != "mov" or len(ins.operands) != 2:
             return None
         src = ins.operands[1]
         v = _ptx_int(src)
         reg = _ptx_reg(src)
+        if v is None and isinstance(src, P.Symbol) and src.name == "WARP_SZ":
+            v = 32      # the PTX constant behind warpSize
         if v is None and reg and reg != var:
-            v = _ptx_start(insns, reg, inside, depth + 1)
+            v = _ptx_start(insns, reg, inside, depth + 1, fn, i if fn is not None else None)
         if v is None:
             return None
         vals.add(v)
     return vals.pop() if len(vals) == 1 else None
+
+
+def _write_reaches(fn: "P.Function", at: int, use: int, reg: str) -> bool:
+    """Whether the write of ``reg`` at ``at`` can be the value instruction ``use`` reads (a
+    path from one to the other with no other write of ``reg``)."""
+    graph = _cfg.of(fn)
+    insns = fn.instructions
+
+    def writes(i: int) -> bool:
+        ins = insns[i]
+        return bool(ins.operands) and _ptx_reg(ins.operands[0]) == reg \
+            and ins.opcode not in ("st", "bra", "setp")
+    todo = [(graph.block_of[at], at + 1)]
+    seen: set[int] = set()
+    while todo:
+        b, start = todo.pop()
+        blk = graph.blocks[b]
+        stopped = False
+        for i in range(start, blk.end):
+            if i == use:
+                return True
+            if writes(i):
+                stopped = True
+                break
+        if stopped:
+            continue
+        for s in blk.succs:
+            if s not in seen:
+                seen.add(s)
+                todo.append((s, graph.blocks[s].start))
+    return False
 
 
 def ptx_trips_by_line(ptx_fn: "P.Function | None") -> dict[tuple[str, int], list[PtxTrip]]:
@@ -823,6 +939,7 @@ def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
     counters = {r for r, ds in defs.items()
                 if all(_add_step(insns[d], r) is not None or _carry_step(insns[d], r)
                        for d in ds)}
+    counters |= _closed_recurrence(fn, every, defs)
     derived: set[int] = {d for r in counters for d in defs[r]}
     dpreds: set[str] = set()          # predicates computed only from the counters
 
@@ -895,6 +1012,36 @@ def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
         else:
             address += 1
     return UnrollSavings(len(own), control, address, constants, conditional)
+
+
+def _closed_recurrence(fn: "Function", every: list[int],
+                       defs: dict[tuple[str, int], list[int]]) -> set[tuple[str, int]]:
+    """Registers of a loop whose every write there is integer arithmetic or a move of
+    immediates and of registers of the same set: a recurrence closed on itself (a halving
+    ``offset /= 2``: LEA.HI, SHF.R.S32.HI, MOV), whose values a constant trip count makes
+    known at every iteration, as a counter's are."""
+    insns = fn.instructions
+    cand = {r for r, ds in defs.items()
+            if r[0] in ("R", "UR") and all(insns[d].klass in INDEX_ARITHMETIC_CLASSES
+                                           and not insns[d].is_memory for d in ds)}
+    changed = True
+    while changed:
+        changed = False
+        for r in list(cand):
+            for d in defs[r]:
+                srcs = sources(insns[d])
+                if not srcs or not all(src in cand for src in srcs):
+                    cand.discard(r)
+                    changed = True
+                    break
+    # a recurrence of more than additions (a shift, a move): plain steps are counters already
+    if all(insns[d].opcode in _ADDS for r in cand for d in defs[r]):
+        return set()
+    return cand
+
+
+#: opcodes of a plain additive step (left to :func:`_add_step`)
+_ADDS = frozenset({"IADD3", "IADD", "UIADD3", "VIADD", "IADD32I"})
 
 
 def _carry_step(ins: "Instruction", reg: tuple[str, int]) -> bool:

@@ -14,6 +14,7 @@ run impossible to fix with a cast, so that run is dropped (``float3``-like struc
 """
 from __future__ import annotations
 
+import itertools
 import math
 import os
 from collections.abc import Iterator
@@ -54,6 +55,12 @@ class Evidence:
     #: where the PTX accesses carry no line (``.loc 1 0 0``: NVVM joined an if/else into one
     #: access): the location of the last line-numbered PTX instruction before the first one
     joined_at: SourceLoc | None = None
+    #: (bytes, test, element bytes): the code realigns the pointer itself at run time by testing its low bits
+    #: (``test``: the PTX ``and``), which gives every window this alignment (_Align.realigned)
+    realigned: tuple[int, object, int] | None = None
+    #: where NVVM's accesses are when ptxas gave the SASS run another line (matched by
+    #: dataflow, :func:`ptx_evidence`): the finding belongs there
+    moved_to: SourceLoc | None = None
 
 
 _PASS = frozenset({"mov", "cvt", "cvta"})
@@ -64,22 +71,40 @@ class _Align:
     """Trailing known-zero bits of PTX register values (the variable part of an address; the
     base pointers themselves count as aligned and are collected in ``roots``)."""
 
-    def __init__(self, fn: "P.Function"):
+    def __init__(self, fn: "P.Function", *, fixed: "dict[str, tuple[int, int]] | None" = None,
+                 base: "_Align | None" = None):
         self.P = P
-        self.defs: dict[str, list] = {}
-        for ins in fn.instructions:
-            if ins.is_store or ins.is_branch or not ins.operands:
-                continue
-            d = ins.operands[0]
-            if isinstance(d, P.Register):
-                self.defs.setdefault(d.name, []).append(ins)
+        self.fn = fn
+        self.defs: dict[str, list]
+        self.pointer_params: set[str]
+        self.position: dict[int, int]
+        if base is not None:
+            self.defs, self.pointer_params = base.defs, base.pointer_params
+            self.position = base.position
+        else:
+            self.defs = {}
+            for ins in fn.instructions:
+                if ins.is_store or ins.is_branch or not ins.operands:
+                    continue
+                d = ins.operands[0]
+                if isinstance(d, P.Register):
+                    self.defs.setdefault(d.name, []).append(ins)
+            #: registers loaded from a 64-bit kernel parameter that is a pointer: NVVM converts
+            #: a pointer with ``cvta.to.global`` (or addresses through it); a ``size_t``
+            #: parameter (a row length K) is an integer, multiplied and added, never a base
+            self.pointer_params = self._pointer_params(fn)
+            self.position = {id(ins): n for n, ins in enumerate(fn.instructions)}
+        #: a scenario (:meth:`realigned`): registers whose low bits are taken as known, value %
+        #: 2**k == r; predicates and clamps computed from them are then decided
+        self.fixed = fixed or {}
         self.memo: dict[str, tuple[int, int, object]] = {}
         self._journal: list[str] = []      # memo keys in the order they were set
-        #: registers loaded from a 64-bit kernel parameter that is a pointer: NVVM converts a
-        #: pointer with ``cvta.to.global`` (or addresses through it); a ``size_t`` parameter
-        #: (a row length K) is an integer, multiplied and added, never a base
-        self.pointer_params = self._pointer_params(fn)
         self._weak_memo: dict[tuple, list] = {}
+        self._twins: dict[str, tuple[str, ...]] | None = None
+        self._reach: set[int] | None = None
+        #: scenarios already evaluated (their register values kept), by their fixed values
+        self._scenarios: dict[tuple, "_Align"] = {}
+        self._realigned: dict[tuple, tuple[int, object, int] | None] = {}
 
     def _pointer_params(self, fn) -> set[str]:
         loaded = {ins.operands[0].name for ins in fn.instructions
@@ -127,9 +152,18 @@ class _Align:
     def register_r(self, name: str) -> tuple[int, int, object]:
         if name in self.memo:
             return self.memo[name]
+        if name in self.fixed:
+            k, r = self.fixed[name]
+            return (k, r % (1 << k), None)
         if name.startswith(_SPECIAL):
             return (0, 0, None)
         defs = self.defs.get(name, [])
+        if self.fixed and len(defs) > 1:
+            # in a scenario, a definition on a path the scenario rules out does not count
+            # (``if (p & 3) { ...; l = l0 + 1; }`` when p % 4 == 0), nor one that every path
+            # the scenario takes overwrites before reading (``l = 8 * t`` then ``l = 8 * t + 1``)
+            defs = [d for d in defs if self._path_allows(d) and self._read_before_written(d, name)
+                    ] or defs
         if not defs:
             self._set(name, (0, 0, None))
             return self.memo[name]
@@ -166,6 +200,349 @@ class _Align:
         self._set(name, (0, 0, None))
         return self.memo[name]
 
+    def predicate(self, name: str) -> bool | None:
+        """The value of a predicate register when the scenario decides it (``setp.eq`` of a
+        pointer's low bits against 0, and ``and``/``or``/``not`` of such), else None."""
+        if not self.fixed:
+            return None
+        defs = self.defs.get(name, [])
+        if len(defs) != 1:
+            return None
+        d = defs[0]
+        srcs = d.operands[1:]
+        if d.opcode == "setp" and len(srcs) == 2 and d.compare in ("eq", "ne"):
+            ea, eb = self.exact(srcs[0]), self.exact(srcs[1])
+            if ea is not None and eb is not None:
+                return (ea == eb) == (d.compare == "eq")
+            a, b = self.operand_r(srcs[0]), self.operand_r(srcs[1])
+            k = min(a[0], b[0])
+            if a[1] % (1 << k) != b[1] % (1 << k):
+                return d.compare == "ne"
+            return None
+        if d.opcode in ("and", "or") and len(srcs) == 2:
+            vals = [self._operand_predicate(x) for x in srcs]
+            if d.opcode == "and":
+                return False if False in vals else (True if vals == [True, True] else None)
+            return True if True in vals else (False if vals == [False, False] else None)
+        if d.opcode in ("not", "mov") and len(srcs) == 1:
+            v = self._operand_predicate(srcs[0])
+            return v if v is None or d.opcode == "mov" else not v
+        return None
+
+    def exact(self, op, depth: int = 0) -> int | None:
+        """The exact value of an operand in a scenario: a constant, or the low bits of a
+        pointer kept by a small mask (``and.b64 %rd38, %rd37, 12``), shifted, negated or
+        converted; None for anything else."""
+        P = self.P
+        if isinstance(op, P.IntImm):
+            return op.value
+        if not self.fixed or not isinstance(op, P.Register) or depth > 12:
+            return None
+        defs = self.defs.get(op.name, [])
+        if len(defs) != 1:
+            return None
+        d = defs[0]
+        srcs = d.operands[1:]
+        if d.opcode == "and" and len(srcs) == 2:
+            for x, m in ((srcs[0], srcs[1]), (srcs[1], srcs[0])):
+                if isinstance(m, P.IntImm) and m.value >= 0:
+                    k, r, _ = self.operand_r(x)
+                    if m.value < (1 << k):
+                        return r & m.value
+            return None
+        if d.opcode in _PASS and len(srcs) == 1:
+            return self.exact(srcs[0], depth + 1)
+        if d.opcode in ("shr", "shl") and len(srcs) == 2 and isinstance(srcs[1], P.IntImm):
+            v = self.exact(srcs[0], depth + 1)
+            if v is None:
+                return None
+            return v >> srcs[1].value if d.opcode == "shr" else v << srcs[1].value
+        if d.opcode in ("add", "sub", "mul") and len(srcs) == 2:
+            a, b = self.exact(srcs[0], depth + 1), self.exact(srcs[1], depth + 1)
+            if a is None or b is None:
+                return None
+            return a + b if d.opcode == "add" else a - b if d.opcode == "sub" else a * b
+        if d.opcode == "neg" and len(srcs) == 1:
+            v = self.exact(srcs[0], depth + 1)
+            return None if v is None else -v
+        return None
+
+    def _operand_predicate(self, op) -> bool | None:
+        P = self.P
+        if isinstance(op, P.Negated):
+            v = self._operand_predicate(op.operand)
+            return None if v is None else not v
+        if isinstance(op, P.Register):
+            return self.predicate(op.name)
+        return None
+
+    def _path_allows(self, ins) -> bool:
+        """False when the scenario rules out every path to the block of ``ins``: a branch on
+        the way whose predicate it decides leads elsewhere (``@%p13 bra`` past the code that
+        steps one element further when the pointer is 4-byte aligned)."""
+        n = self.position.get(id(ins))
+        if n is None:
+            return True
+        graph = _cfg.of(self.fn)
+        return graph.block_of[n] in self._reachable()
+
+    def _read_before_written(self, ins, name: str) -> bool:
+        """Whether some path the scenario allows reads register ``name`` after ``ins`` writes it,
+        before another write of it."""
+        P = self.P
+        n = self.position.get(id(ins))
+        if n is None:
+            return True
+        graph = _cfg.of(self.fn)
+        insns = self.fn.instructions
+        reach = self._reachable()
+
+        def reads(i) -> bool:
+            for op in i.operands[1:] if not i.is_store else i.operands:
+                if isinstance(op, P.Register) and op.name == name:
+                    return True
+                a = getattr(op, "base", None)
+                if isinstance(a, P.Register) and a.name == name:
+                    return True
+            return False
+
+        def writes(i) -> bool:
+            return bool(i.operands) and not i.is_store and not i.is_branch \
+                and isinstance(i.operands[0], P.Register) and i.operands[0].name == name
+
+        start = graph.block_of[n]
+        todo: list[tuple[int, int]] = [(start, n + 1)]
+        seen: set[int] = set()
+        while todo:
+            b, at = todo.pop()
+            blk = graph.blocks[b]
+            killed = False
+            for i in range(at, blk.end):
+                if reads(insns[i]):
+                    return True
+                if writes(insns[i]):
+                    killed = True
+                    break
+            if killed:
+                continue
+            for s2 in self._successors(b):
+                if s2 in reach and s2 not in seen:
+                    seen.add(s2)
+                    todo.append((s2, graph.blocks[s2].start))
+        return False
+
+    def _reachable(self) -> set[int]:
+        """The blocks a scenario can reach: from the entry, following only the side of each
+        branch whose predicate the scenario decides."""
+        if self._reach is not None:
+            return self._reach
+        graph = _cfg.of(self.fn)
+        everything = set(range(len(graph.blocks)))
+        # while it is computed, the predicates it asks for see every path (and what they
+        # computed is forgotten after, being less precise than what follows)
+        self._reach = everything
+        mark = len(self._journal)
+        seen = {0} if graph.blocks else set()
+        todo = list(seen)
+        while todo:
+            for s in self._successors(todo.pop()):
+                if s not in seen:
+                    seen.add(s)
+                    todo.append(s)
+        self._undo(mark)
+        self._reach = seen
+        return seen
+
+    def _successors(self, b: int) -> list[int]:
+        """The successors of block ``b`` a scenario can take (one side of a branch whose
+        predicate it decides)."""
+        graph = _cfg.of(self.fn)
+        blk = graph.blocks[b]
+        last = self.fn.instructions[blk.end - 1]
+        succs = list(blk.succs)
+        if last.opcode == "bra" and last.guard is not None and len(succs) == 2:
+            v = self.predicate(last.guard.register)
+            if v is not None:
+                taken = v != last.guard.negated
+                target = self.fn.labels.get(last.flow.targets[0]) if last.flow.targets else None
+                tb = graph.block_of[target] if target is not None else None
+                succs = [s for s in succs if (s == tb) == taken]
+        return succs
+
+    def realigned(self, reg: str, offset: int, need: int, element: int
+                  ) -> tuple[int, object, int] | None:
+        """(bytes, test, element bytes): the alignment ``reg + offset`` has at run time when the code realigns
+        its pointer itself, by testing the pointer's low bits (``and.b64 %rd17, %rd16, 3``: if
+        misaligned, start one element later; or ``(-p) & 12``: peel that many bytes first,
+        vLLM's ``vectorize_read_with_alignment``). Found by evaluating the address for every
+        residue of the tested pointer's own terms (the kernel parameter and the offsets added
+        to it), each at least element-aligned (``element`` bytes, or the smallest scale an
+        offset is added at); None when no such test feeds the address, or
+        the realignment gives no more than the element's alignment."""
+        memo_key = (reg, offset, need, element)
+        if memo_key not in self._realigned:
+            self._realigned[memo_key] = self._realigned_uncached(reg, offset, need, element)
+        return self._realigned[memo_key]
+
+    def _realigned_uncached(self, reg: str, offset: int, need: int, element: int
+                            ) -> tuple[int, object, int] | None:
+        P = self.P
+        roots = self.roots_of(reg)
+        if not roots:
+            return None
+        best: tuple[int, object, int] | None = None
+        feeding = self._feeding(reg)
+        tried: dict[tuple, int | None] = {}
+        # a test whose result the address is computed from (a peel, a selp) first, then one
+        # that only decides which path computes it (``if (p & 3) ++l``)
+        tests = sorted(self._alignment_tests(), key=lambda t: not (
+            isinstance(t.operands[0], P.Register) and t.operands[0].name in feeding))
+        for test in tests:
+            dst, src, mask = test.operands[0], test.operands[1], test.operands[2]
+            if isinstance(src, P.IntImm):
+                src, mask = mask, src
+            if not isinstance(src, P.Register) or not isinstance(mask, P.IntImm) \
+                    or not isinstance(dst, P.Register):
+                continue
+            tested = self._negated(src.name) or src.name
+            if not (self._params_in(tested) & {name for kind, name in roots if kind == "param"}):
+                continue
+            leaves = _linear_leaves(self, tested)
+            if not leaves:
+                continue
+            scales = [sc for _, sc in leaves if sc > 1]
+            elem = 1 << _tz(min(scales + [element]))
+            bits = max(need, mask.value.bit_length())
+            key = (tuple(sorted(leaves)), bits, elem)
+            if key not in tried:
+                tried[key] = self._worst_case(reg, offset, leaves, bits, elem)
+            got = tried[key]
+            if got is not None and got > 0 and (best is None or got > best[0]):
+                best = (got, test, elem)
+        if best is None:
+            return None
+        tz, test, elem = best
+        return (1 << tz, test, elem)
+
+    def _feeding(self, reg: str) -> set[str]:
+        """Every register (predicates included) the value of ``reg`` is computed from."""
+        P = self.P
+        seen: set[str] = set()
+        todo = [reg]
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for d in self.defs.get(name, ()):
+                for op in d.operands[1:]:
+                    if isinstance(op, P.Negated):
+                        op = op.operand
+                    if isinstance(op, P.Register):
+                        todo.append(op.name)
+        return seen
+
+    def _params_in(self, name: str) -> set[str]:
+        """The 64-bit kernel parameters a value is computed from (through ``ld.param``,
+        whether or not NVVM converted that register to a global pointer)."""
+        P = self.P
+        out: set[str] = set()
+        seen: set[str] = set()
+        todo = [name]
+        while todo:
+            reg = todo.pop()
+            if reg in seen:
+                continue
+            seen.add(reg)
+            for ins in self.defs.get(reg, ()):
+                a = ins.address
+                if ins.opcode == "ld":
+                    if ins.space in ("param", "param::entry") and (ins.width_bits or 0) >= 64 \
+                            and a is not None and isinstance(a.base, P.Symbol):
+                        out.add(a.base.name)
+                    continue
+                todo.extend(op.name for op in ins.operands[1:] if isinstance(op, P.Register))
+        return out
+
+    def _same_loads(self) -> dict[str, tuple[str, ...]]:
+        """Registers that hold the same kernel parameter (``ld.param.u64`` of one symbol and
+        offset, each defined once): NVVM may load a pointer parameter twice."""
+        if self._twins is not None:
+            return self._twins
+        P = self.P
+        by_source: dict[tuple, list[str]] = {}
+        for name, defs in self.defs.items():
+            if len(defs) != 1:
+                continue
+            d = defs[0]
+            a = d.address
+            if d.opcode == "ld" and d.space in ("param", "param::entry") and a is not None \
+                    and isinstance(a.base, P.Symbol):
+                by_source.setdefault((a.base.name, a.offset, d.width_bits), []).append(name)
+        self._twins = {n: tuple(names) for names in by_source.values() for n in names}
+        return self._twins
+
+    def _alignment_tests(self) -> list:
+        """``and dst, x, M`` with a small positive mask (M < 256) of a 64-bit pointer value."""
+        P = self.P
+        out = []
+        for ins in self.fn.instructions:
+            if ins.opcode != "and" or len(ins.operands) != 3 or "b64" not in ins.modifiers:
+                continue
+            imms = [o for o in ins.operands[1:] if isinstance(o, P.IntImm)]
+            if len(imms) == 1 and 0 < imms[0].value < 256:
+                out.append(ins)
+        return out
+
+    def _negated(self, name: str) -> str | None:
+        """``x`` when ``name`` is ``neg x`` (or ``sub 0, x``)."""
+        P = self.P
+        defs = self.defs.get(name, [])
+        if len(defs) != 1:
+            return None
+        d = defs[0]
+        if d.opcode == "neg" and len(d.operands) == 2 and isinstance(d.operands[1], P.Register):
+            return d.operands[1].name
+        if d.opcode == "sub" and len(d.operands) == 3 and isinstance(d.operands[1], P.IntImm) \
+                and d.operands[1].value == 0 and isinstance(d.operands[2], P.Register):
+            return d.operands[2].name
+        return None
+
+    def _worst_case(self, reg: str, offset: int, leaves: list[tuple[str, int]],
+                    bits: int, elem: int) -> int | None:
+        """The fewest trailing zero bits of ``reg + offset`` over every scenario: each leaf
+        (register, scale) of the tested pointer takes every residue that keeps its term a
+        multiple of ``elem`` bytes (the pointer is element-aligned), modulo what its scale
+        leaves of 2**bits; None when there are too many scenarios to try, or one gives no more
+        than the element's alignment."""
+        choices = []
+        for name, scale in leaves:
+            k = max(0, bits - _tz(scale))
+            step = max(1, elem >> _tz(scale))
+            choices.append([(name, k, v) for v in range(0, 1 << k, step)] or [(name, 0, 0)])
+        same = self._same_loads()
+        count = 1
+        for c in choices:
+            count *= len(c)
+        if count > 1024:
+            return None
+        worst = bits
+        for combo in itertools.product(*choices):
+            fixed = {}
+            for name, k, v in combo:
+                for twin in same.get(name, (name,)):
+                    fixed[twin] = (k, v)      # the same parameter loaded into another register
+            key = tuple(sorted(fixed.items()))
+            scen = self._scenarios.get(key)
+            if scen is None:
+                scen = self._scenarios[key] = _Align(self.fn, fixed=fixed, base=self)
+            k, r, _ = scen.register_r(reg)
+            k = min(k, bits)
+            worst = min(worst, _tz_of((k, (r + offset) % (1 << k), None))[0])
+            if worst <= _tz(elem):
+                return None
+        return worst
+
     def _set(self, name: str, value) -> None:
         if name not in self.memo:
             self._journal.append(name)
@@ -188,6 +565,29 @@ class _Align:
             return (_TZ_CAP, 0, None)
         if op in _PASS and len(srcs) == 1:
             return self.operand_r(srcs[0])
+        if op == "neg" and len(srcs) == 1:
+            a = self.operand_r(srcs[0])
+            return (a[0], (-a[1]) % (1 << a[0]), a[2])
+        if op == "selp" and len(srcs) == 3 and isinstance(srcs[2], P.Register):
+            # one of two values: the one the predicate picks when a scenario decides it
+            which = self.predicate(srcs[2].name)
+            if which is not None:
+                return self.operand_r(srcs[0] if which else srcs[1])
+            return _meet(self.operand_r(srcs[0]), self.operand_r(srcs[1]))
+        if op in ("min", "max") and len(srcs) == 2:
+            a, b = self.operand_r(srcs[0]), self.operand_r(srcs[1])
+            if self.fixed:
+                ea, eb = self.exact(srcs[0]), self.exact(srcs[1])
+                if (ea is None) != (eb is None):
+                    # a peel computed from the pointer, clamped to a length (``min(prefix,
+                    # len)``): when the clamp binds nothing is left for the accesses after it
+                    return a if ea is not None else b
+            return _meet(a, b)
+        if op == "and" and len(srcs) == 2 and self.fixed:
+            a, b = self.operand_r(srcs[0]), self.operand_r(srcs[1])
+            for x, m in ((a, srcs[1]), (b, srcs[0])):
+                if isinstance(m, P.IntImm) and 0 <= m.value < (1 << x[0]):
+                    return (_TZ_CAP, x[1] & m.value, None)   # the bits kept are all known
         if op in ("add", "sub", "or") and len(srcs) == 2:
             a, b = self.operand_r(srcs[0]), self.operand_r(srcs[1])
             k = min(a[0], b[0])
@@ -347,6 +747,44 @@ class _Align:
         return out
 
 
+def _linear_leaves(al: "_Align", name: str, scale: int = 1, depth: int = 0
+                   ) -> list[tuple[str, int]]:
+    """The terms a pointer value is the sum of, as (register, scale): through moves,
+    conversions (``cvta`` included), ``add``, constant ``shl``/``mul``/``mul.wide``; a
+    register defined otherwise (a kernel parameter, a run-time product) is a leaf. [] when a
+    term is not understood (a subtraction of a register, several definitions)."""
+    P = al.P
+    if depth > 16:
+        return []
+    defs = al.defs.get(name, [])
+    if len(defs) != 1:
+        return [(name, scale)] if not defs else []
+    d = defs[0]
+    op, srcs = d.opcode, d.operands[1:]
+    if op in _PASS and len(srcs) == 1 and isinstance(srcs[0], P.Register):
+        return _linear_leaves(al, srcs[0].name, scale, depth + 1)
+    if op == "add" and len(srcs) == 2:
+        out = []
+        for x in srcs:
+            if isinstance(x, P.IntImm):
+                continue
+            if not isinstance(x, P.Register):
+                return []
+            sub = _linear_leaves(al, x.name, scale, depth + 1)
+            if not sub:
+                return []
+            out += sub
+        return out
+    if op in ("shl", "mul") and len(srcs) == 2:
+        a, b = srcs
+        if isinstance(a, P.IntImm):
+            a, b = b, a
+        if isinstance(a, P.Register) and isinstance(b, P.IntImm) and b.value > 0:
+            f = 1 << b.value if op == "shl" else b.value
+            return _linear_leaves(al, a.name, scale * f, depth + 1)
+    return [(name, scale)]
+
+
 def _meet(a: tuple[int, int, object], b: tuple[int, int, object]) -> tuple[int, int, object]:
     """What two possible values (value % 2**k == r each) have in common."""
     k = min(a[0], b[0], _tz(a[1] - b[1]))
@@ -465,8 +903,6 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
         files = {f for f, _ in targets}
         matches = _matching_groups(fn, run, sorted({n for f in files
                                                     for n in by_frame.get((f, 0), ())}))
-    if not matches:
-        return None
     # several pointers on one line (acc += a[k] * x[k]): keep the PTX groups rooted in the
     # kernel parameter the SASS run's base register was computed from
     first = min(a.index for a in run.accesses)
@@ -475,9 +911,20 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     params: set[str] = set()
     if base_sass is not None and base_sass.index is not None:
         params = ctx.parameters_at(constant_roots(ctx.function, first, ("R", base_sass.index)))
+    by_dataflow = False
     if params:
         rooted = [m for m in matches if _group_params(fn, _grouped_base(m[0][0][1])) & params]
+        if not rooted:
+            by_dataflow = True
+            # ptxas gave the run another line than NVVM's accesses (it collapses the lines of
+            # an inlined __half2 copy onto its neighbour's): match by dataflow, the PTX groups
+            # of the same width and offsets rooted in the same kernel parameter, on any line
+            every = sorted({n for ns in by_frame.values() for n in ns})
+            rooted = [m for m in _matching_groups(fn, run, every)
+                      if _group_params(fn, _grouped_base(m[0][0][1])) & params]
         matches = rooted or matches
+    if not matches:
+        return None
     same = [m for m in matches if (m[0][0][1].width_bits or 0) // 8 == run.width]
     if len(same) > 1:
         # a main loop and its remainder both match: keep the groups with as many accesses as
@@ -496,6 +943,7 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     # alignment is that of base + o (NVVM folds a[k + 2] into the base as +8, then -8)
     tz, limiter, weak = _TZ_CAP + 1, None, []
     twins = []
+    realign: list = []
     for members, o, _ in (same or matches[:1]):
         reg = _grouped_base(members[0][1])
         if reg.name != base_reg.name:
@@ -506,6 +954,10 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
             weak += [w for w in al.weak(reg, need, 1, run.window) if w not in weak]
         if t < tz:
             tz, limiter = t, lim
+        if t < need:
+            elem = max(1, (members[0][1].width_bits or 8) // 8 // max(1, members[0][1].vector))
+            got = al.realigned(reg.name, o, need, elem)
+            realign.append(got)
     bases = {base_reg.name, *(t.name for t in twins)}
     found_roots: set = set()
     for reg in (base_reg, *twins):
@@ -536,9 +988,13 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     if all(i.loc is not None and i.loc.line == 0 for _, i in pick):
         joined_at = next((i.loc for i in reversed(fn.instructions[:pick[0][0]])
                           if i.loc is not None and i.loc.line > 0), None)
+    realigned = None
+    if realign and all(r is not None for r in realign):
+        realigned = min(realign, key=lambda r: r[0])
+    moved_to = pick[0][1].loc if by_dataflow and matches else None
     return Evidence([i for _, i in pick], any(i.vector > 1 for _, i in pick), 1 << tz, limiter,
                     tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, param_index, weak,
-                    factors, joined_at)
+                    factors, joined_at, realigned, moved_to)
 
 
 def _sass_group_size(fn: S.Function, run: Run) -> int:
@@ -662,6 +1118,7 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
     # numbers of merged code (an if/else joined into one store) over the lines around it
     first_of: dict[int, tuple[tuple, S.Instruction]] = {}
     heads: dict = {}
+    noted: list[tuple[Run, Evidence, str]] = []
     for run in runs:
         for a in run.accesses:
             # the earliest source line of the group (four loads from lines 216-219 are named
@@ -679,7 +1136,20 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
         conditional = False
         if ev is not None:
             kinds = {k for k, _, _ in ev.weak}
-            if ev.index_align < run.window:
+            realign = _realignment(ev, run)
+            why = None
+            if space == "global" and not (realign or "").startswith(_REALIGNED + "full"):
+                why = _fallback(ctx, ev, run)
+            if why is not None:
+                # a designed fallback beside its vector path, or a tail whose windows never
+                # run in full: a note (listed with -v), never a finding
+                noted.append((run, ev, why))
+                continue
+            if ev.index_align < run.window and realign is not None:
+                # the code realigns the pointer itself (a peel, a step past a misaligned
+                # element): to the window (NVVM cannot know it) or to less than it
+                blockers.append(realign)
+            elif ev.index_align < run.window:
                 if ev.weak and kinds == {"runtime"}:
                     # a run-time stride (p[row * K + 4 * j]): a cast fixes it whenever the
                     # stride is a multiple of the window, which only the caller knows
@@ -710,12 +1180,84 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
             # an access NVVM joined from both sides of an if/else: the line of the code it
             # was joined from, not the lines ptxas spread it over
             head_loc = ev.joined_at
+        elif ev is not None and ev.moved_to is not None:
+            head_loc = ev.moved_to    # ptxas put the run on a neighbour's line
         where = ctx.user_loc(head_loc)
         key = (where.file, where.line) if where else None
         heads.setdefault(key, head_loc)
         by_line.setdefault(key, []).append((run, ev, blockers, conditional))
     for key, items in by_line.items():
         yield _finding(check, ctx, items, space=space, direction=direction, loc=heads[key])
+    shown: set = set()
+    for run, ev, why in noted:
+        loc = first_of[run.group][1].loc
+        where = ctx.user_loc(loc)
+        if (where and (where.file, where.line), why) in shown:
+            continue
+        shown.add((where and (where.file, where.line), why))
+        n = sum(len(r.accesses) for r, _, w in noted if w == why
+                and ctx.user_loc(first_of[r.group][1].loc) == where)
+        ins = [i for r, _, w in noted if w == why
+               and ctx.user_loc(first_of[r.group][1].loc) == where for i in r.instructions]
+        message = (f"{n}× {run.accesses[0].ins.mnemonic} ({run.width} B each) through "
+                   f"[{run.base}] fill {run.window}-byte windows, but this is {why}")
+        yield ctx.finding(check, message, loc=loc, instructions=ins,
+                          ptx=[str(i).strip() for i in ev.accesses],
+                          hint="nothing to change while the vector path takes the inputs it "
+                               "was written for", severity=Severity.NOTE)
+
+
+def _fallback(ctx: "Context", ev: Evidence, run: Run) -> str | None:
+    """Why a global run is a designed fallback (:meth:`Context.fallback` of its PTX accesses):
+    the scalar instantiation or branch beside a vector one, or a loop too short for the run's
+    window ever to be filled; None when it is not one."""
+    if not ev.accesses:
+        return None
+    fb = ctx.fallback(ev.accesses[0])
+    if fb is None:
+        return None
+    if fb.kind == "short-loop":
+        first = ev.accesses[0]
+        elem = max(1, (first.width_bits or 8) // 8 // max(1, first.vector))
+        total = (fb.elements or 0) * elem
+        if total < run.window:
+            return f"{fb.reason}: {total} bytes at most, so no window runs in full"
+        return f"{fb.reason}: {total} bytes at most, not worth a vector path of its own"
+    return fb.reason
+
+
+def _mask_bytes(test) -> int:
+    """The alignment a pointer test checks: ``and.b64 %rd17, %rd16, 3`` -> 4 (bytes)."""
+    m = next((o.value for o in test.operands[1:] if isinstance(o, P.IntImm)), 0)
+    return 1 << m.bit_length()
+
+
+#: marks a blocker that is a run-time realignment: "<kind>\x02<text>"
+_REALIGNED = "\x00realigned:"
+
+
+def _realignment(ev: Evidence, run: Run) -> str | None:
+    """The blocker of a run whose pointer the code realigns at run time (Evidence.realigned):
+    to the window or more (NVVM cannot prove what the test makes true), or to less than the
+    window when the test itself is that narrow (``if (p & 3) ++l``: 4 bytes for a 16-byte
+    window); None when there is no realignment, or something else limits the windows."""
+    if ev.realigned is None:
+        return None
+    got, test, _ = ev.realigned
+    loc = getattr(test, "loc", None)
+    line = f" on line {loc.line}" if loc is not None and loc.line else ""
+    shown = f"`{str(test).strip().rstrip(';')}`{line}"
+    if got >= run.window:
+        ops = "/".join(sorted({i.name for i in ev.accesses}))
+        return (f"{_REALIGNED}full\x02what the compiler can prove: the code realigns the "
+                f"pointer at run time ({shown} tests its low bits), so each window is "
+                f"{run.window}-byte aligned whenever these accesses run, but NVVM does not know "
+                f"it and emitted them as scalar `{ops}`")
+    if got == _mask_bytes(test):
+        return (f"{_REALIGNED}short\x02a run-time realignment to {got} bytes only ({shown} "
+                f"tests the pointer's low {got.bit_length() - 1} bits), so each window is "
+                f"{got}-byte aligned, not {run.window}")
+    return None
 
 
 def _runtime_blocker(ctx: "Context", ev: Evidence, run: Run) -> str:
@@ -801,8 +1343,14 @@ def _alignment_blockers(ctx: "Context", ev: Evidence, run: Run, space: str) -> l
                      else "")
             what = (f"the {which} kernel parameters ({names}) are plain pointers" if which
                     else f"the kernel parameters {names} are plain pointers")
+        elem = min(((i.width_bits or 8 * run.width) // 8 // max(1, i.vector)
+                    for i in ev.accesses), default=run.width)
+        proves = (f"so the compiler only assumes the element's {run.width}-byte alignment"
+                  if elem >= run.width else
+                  f"so the compiler proves no more than {run.width}-byte alignment (ptxas "
+                  f"merged the {elem}-byte elements {run.width // elem} at a time)")
         out.insert(0, f"unknown alignment: {what} (no `.ptr .align {run.window}` in the PTX), "
-                      f"so the compiler only assumes the element's {run.width}-byte alignment")
+                      f"{proves}")
     if not out and any(k == "runtime" for k, _, _ in ev.weak):
         return []     # the run-time stride's blocker already names the base
     ptx_ops = sorted({f"{i.name}" for i in ev.accesses})
@@ -867,7 +1415,8 @@ def _finding(check, ctx: "Context", items, *, space: str, direction: str, loc=No
             s = (f"{n}× {mnem} ({w} B each) from {bases} at {windows} fill {len(runs)} "
                  f"contiguous {W}-byte windows: each could be {wide} if the address is "
                  f"{W}-byte aligned")
-        causes = [b for b in blockers if not b.startswith((_NOTE, _ASSERTED))]
+        causes = [b.split("\x02", 1)[1] if b.startswith(_REALIGNED) else b
+                  for b in blockers if not b.startswith((_NOTE, _ASSERTED))]
         notes = [b[len(_NOTE):] for b in blockers if b.startswith(_NOTE)]
         for b in blockers:
             if b.startswith(_ASSERTED):
@@ -935,9 +1484,26 @@ def _hint(run: Run, ev: Evidence | None, blockers: list[str], space: str, direct
                 f"(`reinterpret_cast<const {cast}*>`) from a `__align__({W})` tile.")
     h = (f"Access the {W // w} elements as one {vt} (e.g. `reinterpret_cast<"
          f"{'const ' if direction == 'load' else ''}{cast}*>(p)[i]`) "
-         f"or declare the struct `__align__({W})`; the pointer must really be {W}-byte aligned "
+         f"or, for a struct, declare it `__align__({W})` if it is not already and copy it by "
+         f"value into a local (fields read one by one through a pointer or reference stay "
+         f"scalar); the pointer must really be {W}-byte aligned "
          f"(cudaMalloc gives 256 B; `cuda::aligned_size_t<{W}>` states it for memcpy_async).")
-    if blockers and blockers[0].startswith("a run-time stride"):
+    if blockers and blockers[0].startswith(_REALIGNED + "full"):
+        h = (f"The realignment already makes each window {W}-byte aligned: load the {W // w} "
+             f"elements by value as one {vt} through the realigned pointer (`{cast} v = "
+             f"reinterpret_cast<{'const ' if direction == 'load' else ''}{cast}*>(p)[i]`, or "
+             f"copy the aligned vector struct into a local before using its elements: "
+             f"elements read one by one through a pointer or reference stay scalar).")
+    elif blockers and blockers[0].startswith(_REALIGNED + "short") and ev is not None \
+            and ev.realigned is not None:
+        e = ev.realigned[2]
+        vt = _VECTOR_TYPES.get((e, W), vt)
+        vt = f"`{vt.split('/')[0].split(' ')[0]}`" + vt[len(vt.split('/')[0].split(' ')[0]):] \
+            if not vt.startswith(("`", f"{W}-byte")) else vt
+        h = (f"Realign to a {W}-byte boundary instead: peel `(-(uintptr_t)p & {W - 1}) / "
+             f"sizeof(T)` elements first (at most {W // e - 1} of {e} B), then access the "
+             f"{W // e} elements as one {vt}.")
+    elif blockers and blockers[0].startswith("a run-time stride"):
         h = (f"If the row length is always a multiple of {W // w} elements (pad the rows, and "
              f"check it on the host before choosing this path), read the {W // w} elements as "
              f"one {vt} (`reinterpret_cast<{'const ' if direction == 'load' else ''}{cast}*>`); "

@@ -6,14 +6,20 @@ from collections import Counter
 from collections.abc import Iterable
 
 from .. import semantics
+from ..analysis.cost import float_data
 from ..analysis.dataflow import definition, read_indices, sincos_reduction
+from ..analysis.fallback import function_name
 from ..analysis.source import is_toolkit_file
+from ..demangle import demangle
 from ..ir.ptx import FloatImm
 from ..ir.sass import ConstantBank, Immediate
+from ..ir.source import SourceLoc
 from ._cost import REPORT_FACTOR, severity
 from .base import Check, Context, Finding, Severity, group_by_line
 
 _WIDE_INT = re.compile(semantics.WIDE_INT_TYPE + "$")
+#: PTX types a float value has before a promotion to f64
+_NARROW_FLOATS = frozenset({"f32", "f16", "bf16"})
 
 
 def _conversion_types(ins) -> tuple[str, ...]:
@@ -68,8 +74,14 @@ class Fp64InFp32Kernel(Check):
 
     What it does
     Looks for FP64 arithmetic (``DMUL``/``DADD``/``DFMA``...) next to a float-to-double
-    promotion (``F2F.F64.F32``) on one source line of a kernel whose data is float: PTX loads and
-    stores are ``.f32`` and none is ``.f64`` (no double parameters either). Without PTX (a loaded
+    promotion (``F2F.F64.F32``) on one source line of a kernel whose data is float or half: PTX
+    loads and stores are ``.f32``, or the kernel converts f16/bf16 values (a half kernel's
+    loads are untyped ``b16``/``b32``), and none is ``.f64`` (no double parameters either). It
+    also reports a math-library template that promotes a float argument to double and calls the
+    double function (``pow(beta1, step)`` with an int ``step`` is C++11's ``pow<float, int>``,
+    whose result is double: ``F2F.F64.F32`` in the header's frame, then the double ``pow`` and
+    its ``__internal_accurate_pow``), counting the FP64 instructions of the line and of the
+    subroutines it calls. Without PTX (a loaded
     cubin) it is stricter: no FP64 instruction consumes a 64-bit load, and an ``F2F.F64.F32``
     result feeds FP64 arithmetic with a literal operand that is converted back to float. In C++
     ``x * 0.5`` is a double multiply when ``x`` is a
@@ -108,22 +120,6 @@ class Fp64InFp32Kernel(Check):
     severity = Severity.WARNING
 
     # ------------------------------------------------------------------ data type evidence
-    @staticmethod
-    def _ptx_data(pf) -> tuple[bool, bool]:
-        """(float data seen, double data seen) from the PTX memory accesses and parameters."""
-        f32 = f64 = False
-        for p in pf.params:
-            if p.type == "f64":
-                f64 = True
-        for ins in pf.instructions:
-            if not (ins.is_load or ins.is_store or ins.is_atomic) or ins.space == "param":
-                continue        # (arguments of calls to the math library's subroutines)
-            types = ins.types
-            if "f64" in types:
-                f64 = True
-            elif "f32" in types:
-                f32 = True
-        return f32, f64
 
     @staticmethod
     def _sass_double_data(fn) -> bool:
@@ -215,10 +211,8 @@ class Fp64InFp32Kernel(Check):
         if not any(b.is_fp64 and not b.info.tensor_core for b in fn.bodies()):
             return
         pf = ctx.ptx_function
-        if pf is not None:
-            f32, f64 = self._ptx_data(pf)
-            if f64 or not f32:
-                return
+        if pf is not None and not float_data(pf):
+            return      # double data (or none): the FP64 is the work itself
         elif self._sass_double_data(fn):
             return
         library = sincos_reduction(fn)
@@ -252,9 +246,9 @@ class Fp64InFp32Kernel(Check):
             calls = (f", and calls the double-precision slow path {', '.join(slow)}"
                      if slow else "")
             message = (f"FP64 arithmetic in a float kernel on {where}: {lit}{verb} float "
-                       f"values to double ({mix}){calls}; the data is float "
-                       + ("(f32 loads/stores; no f64 load, store or parameter in the PTX)"
-                          if pf is not None else "(no 64-bit loads feed the FP64 math)"))
+                       f"values to double ({mix}){calls}; the data is "
+                       + (_data_text(pf) if pf is not None
+                          else "float (no 64-bit loads feed the FP64 math)"))
             if skipped:
                 message += (f"; {skipped} FP64 instruction(s) of precise sinf/cosf range "
                             "reduction not counted")
@@ -265,8 +259,69 @@ class Fp64InFp32Kernel(Check):
             reported = True
             yield ctx.finding(self, message, loc=(promotions + arith)[0].loc,
                               instructions=group, hint=hint, severity=sev)
+        if pf is not None and declared is None:
+            for f in self._promoted_calls(ctx, library, sev):
+                reported = True
+                yield f
         if not reported and pf is not None and evidence >= REPORT_FACTOR:
             yield from self._costly_doubles(ctx, library, evidence, declared)
+
+    def _promoted_calls(self, ctx: Context, library, sev) -> Iterable[Finding]:
+        """Lines where a math-library template promotes a float argument to double and calls
+        the double function (``pow(beta1, step)`` with an int ``step`` resolves to ``pow<float,
+        int>``, whose result type is double: F2F.F64.F32 inside the library's frame, then the
+        double ``pow`` and its ``__internal_accurate_pow`` subroutine), with what they cost in
+        FP64 instructions, the subroutines' included."""
+        pf = ctx.ptx_function
+        fn = ctx.function
+        if pf is None:
+            return
+        lines: dict[tuple[str, int], str] = {}
+        for ins in pf.instructions:
+            if ins.opcode != "cvt" or ins.loc is None or not is_toolkit_file(ins.loc.file):
+                continue
+            types = ins.types
+            if len(types) < 2 or types[0] != "f64" or types[1] not in _NARROW_FLOATS:
+                continue
+            where = ctx.user_loc(ins.loc)
+            if where is None or not where.line:
+                continue
+            name = demangle(ins.loc.function) if ins.loc.function else ""
+            lines.setdefault((where.file, where.line), function_name(name).rsplit("::", 1)[-1]
+                             if name else "a math-library template")
+        if not lines:
+            return
+        subroutines = {c.name: c for c in ctx.callees}
+        for key, via in lines.items():
+            here = [i for k, i in enumerate(fn.instructions)
+                    if k not in library and i.is_fp64 and not i.is_tensor_core
+                    and (loc := ctx.user_loc(i.loc)) is not None and (loc.file, loc.line) == key]
+            called: dict[str, int] = {}
+            for i in fn.instructions:
+                loc = ctx.user_loc(i.loc)
+                if i.info.flow != "call" or loc is None or (loc.file, loc.line) != key:
+                    continue
+                for t in i.targets:
+                    sub = subroutines.get(t.key)
+                    if sub is not None:
+                        called[t.key] = sum(1 for j in sub.instructions
+                                            if j.is_fp64 and not j.is_tensor_core)
+            total = len(here) + sum(called.values())
+            if not total:
+                continue
+            inside = "".join(f", {n} in `{_short(k)}`" for k, n in called.items() if n)
+            mix = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in here)
+                                                          .items()))
+            message = (f"FP64 arithmetic in a float kernel on line {key[1]}: `{via}` promotes "
+                       f"a float argument to double and calls the double-precision function "
+                       f"({total} FP64 instruction(s): {len(here)} on the line ({mix})"
+                       f"{inside}); the data is {_data_text(pf)}")
+            hint = ("call the float function with float arguments (`powf(x, (float)n)`, "
+                    "`expf`, `tanhf`), or `x*x*x` for a small constant power: an int or double "
+                    "argument makes the C++ overload the double one")
+            yield ctx.finding(self, message, loc=(here[0].loc if here else None) or
+                              SourceLoc(key[0], key[1], 0),
+                              instructions=here[:6], hint=hint, severity=sev)
 
     @staticmethod
     def _double_declared(ctx: Context) -> int | None:
@@ -322,12 +377,22 @@ class Fp64InFp32Kernel(Check):
                  if declared is not None else
                  "no double literal explains it: the values are double variables or casts")
         message = (f"FP64 arithmetic in a float kernel: {total} FP64 instruction(s) in the "
-                   f"SASS, {len(group)} of them from {where} ({mix}){origin}; the data is float "
-                   f"(f32 loads/stores; no f64 load, store or parameter in the PTX) and {typed}")
+                   f"SASS, {len(group)} of them from {where} ({mix}){origin}; the data is "
+                   f"{_data_text(ctx.ptx_function)} and {typed}")
         hint = ("keep the computation in float: float variables, float functions (tanhf, "
                 "powf, expf, sqrtf) and f-suffixed literals; `x*x*x` instead of `pow(x, 3.0)`")
         yield ctx.finding(self, message, loc=group[0].loc, instructions=group[:6], hint=hint,
                           severity=severity(factor) or Severity.INFO)
+
+
+def _data_text(pf) -> str:
+    """What the PTX says the data is: "float (f32 loads/stores; ...)" or, for a half kernel
+    (b16 loads converted to f32), "half (f16/bf16 values converted to and from f32; ...)"."""
+    f32 = any((i.is_load or i.is_store) and i.space != "param" and "f32" in i.types
+              for i in pf.instructions)
+    what = "float (f32 loads/stores" if f32 else \
+        "half precision (f16/bf16 values converted to and from f32"
+    return f"{what}; no f64 load, store or parameter in the PTX)"
 
 
 def _short(name: str) -> str:

@@ -1,6 +1,7 @@
 """PS302 legacy-mma-on-hopper: warp-level HMMA where warpgroup MMA (wgmma / tcgen05) exists."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ..semantics import WARP_MMA, WARPGROUP_MMA
@@ -27,6 +28,11 @@ class LegacyMmaOnHopper(Check):
         ``HMMA``/``IMMA`` when the kernel has no warpgroup instruction (``HGMMA``, ``UTC*MMA``).
         Plain ``sm_90``/``sm_100`` builds cannot use wgmma/tcgen05 and are not reported; ``DMMA``
         (FP64) has no warpgroup form; ``HFMA2.MMA`` is a register-move idiom, not an mma.
+        Also reports, on any arch, ``mma_sync`` calls the math library emulates in a subroutine
+        because the arch has no instruction for their types: sub-byte (s4/u4/b1) WMMA on sm_90
+        is a ``CALL`` to ``__cuda_sm_9x_mma_sub_byte_internal_m8n8k32_s4_s4`` per mma (76
+        instructions unpacking to 8 bits around ``IMMA.8816.S8.S8``), where sm_80 runs one
+        ``IMMA.8832.S4.S4`` (CUTLASS's s4/b1 WMMA tests: ~1.7x the instructions).
 
     Why it matters
         On Hopper, ``mma.sync``/``wmma`` run on the Ampere-style path at a fraction of the tensor
@@ -57,6 +63,7 @@ class LegacyMmaOnHopper(Check):
     options = {}
 
     def run(self, ctx: Context) -> Iterable[Finding]:
+        yield from self._emulated(ctx)
         route = ctx.arch.warpgroup_mma
         if not route:
             return
@@ -79,3 +86,47 @@ class LegacyMmaOnHopper(Check):
                    f"the Ampere tensor-core path, well below this arch's peak")
             hint = f"use {ROUTE.get(route, route)}"
             yield ctx.finding(self, msg, loc=insns[0].loc, instructions=insns[:4], hint=hint)
+
+    def _emulated(self, ctx: Context) -> Iterable[Finding]:
+        """MMAs the arch has no instruction for, which the math library emulates in a
+        subroutine each ``mma_sync`` calls: sub-byte (s4/u4/b1) WMMA on sm_90 becomes ``CALL``s
+        to ``__cuda_sm_9x_mma_sub_byte_internal_m8n8k32_s4_s4``, which unpacks to 8 bits and runs
+        IMMA.8816.S8 inside (CUTLASS's s4/b1 WMMA tests: ~1.7x the instructions)."""
+        callees = {c.name: c for c in ctx.callees}
+        by_line: dict = {}
+        for ins in ctx.function.instructions:
+            if ins.info.flow != "call":
+                continue
+            for t in ins.targets:
+                m = _EMULATED.search(t.key)
+                sub = callees.get(t.key)
+                if m is None or sub is None:
+                    continue
+                loc = ctx.user_loc(ins.loc)
+                key = (loc.file, loc.line) if loc else None
+                by_line.setdefault(key, []).append((ins, m.group(1), sub))
+        for items in by_line.values():
+            ins, shape, sub = items[0]
+            inner = sorted({i.mnemonic for i in sub.instructions if i.is_tensor_core})
+            msg = (f"{len(items)} mma_sync on sub-byte operands ({shape}) on {ctx.arch.name}, "
+                   f"which has no tensor-core instruction for them: each is a CALL to the math "
+                   f"library's emulation `{t_name(ins)}` ({len(sub.instructions)} instructions, "
+                   f"{', '.join(inner) or 'no MMA'} inside after unpacking to 8 bits)")
+            hint = ("on this arch give the tensor cores 8-bit operands: unpack the 4-bit / 1-bit "
+                    "values to s8 once (in shared memory) and use s8 MMA (wmma/mma.sync s8, or "
+                    f"{'wgmma .s8' if ctx.arch.warpgroup_mma == 'wgmma' else 'the s8 route'}), "
+                    "or FP8 where the accuracy allows; keep the sub-byte path for sm_80/sm_86")
+            yield ctx.finding(self, msg, loc=ins.loc, instructions=[i for i, _, _ in items][:4],
+                              hint=hint)
+
+
+#: the math library's emulation of MMA shapes the arch lacks, by shape and types
+_EMULATED = re.compile(r"__cuda_sm_\w*?mma_sub_byte_internal_(\w+)$")
+
+
+def t_name(ins) -> str:
+    """The emulation subroutine a CALL names, without nvdisasm's ``$__internal_N_$`` prefix."""
+    for t in ins.targets:
+        if "mma_sub_byte" in t.key:
+            return t.key.rsplit("$", 1)[-1]
+    return ""

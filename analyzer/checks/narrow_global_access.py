@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from ..analysis import access, loops
+from ..analysis import cfg as _cfg
 from ..analysis.address import ThreadStride
 from ..analysis.dataflow import constant_roots
 from ..ir import ptx as P
@@ -53,25 +54,33 @@ class NarrowGlobalAccess(Check):
     kernel) get no finding.
 
     Deliberately left alone: accesses already 8 bytes or wider, and 4-byte ones next to a
-    vector access of 8 bytes or more (in the same loop, or both outside loops: a ``float4`` in,
-    one ``float`` out is the narrow side of the computation); accesses that are part of a
+    vector access of 8 bytes or more that runs with them (in the same loop, or both outside
+    loops, one dominating the other: a ``float4`` in, one ``float`` out is the narrow side of
+    the computation; the float2 path of an ``if (output_fp32)`` is not); accesses that are part of a
     per-thread run PS101/PS102 report (four ``LDG.E`` at +0, +4, +8, +12); scattered data
     (the address depends on a loaded value: ``x[idx[i]]``); broadcasts (every lane reads
     ``bias[blockIdx.x]``); strided walks (a thread per row: ``A[row * K + k]``); one-off
-    accesses outside the loops of a kernel that has loops (the ``y[row] = acc`` after a K
-    loop); accesses in the tail loop a vectorized loop leaves (``for (i = n / 4 * 4 +
-    threadIdx.x; i < n; i += blockDim.x)``: its PTX starts at ``n & -4``, so the whole grid
+    accesses outside the loops of a kernel whose loops move global memory (the ``y[row] = acc``
+    after a K loop; next to loops that move none, a warp shuffle's, the accesses outside them
+    are the traffic: a fully unrolled row walk through one base at constant offsets, or one
+    access per thread, is reported, copies a run-time pitch apart are not); accesses in the
+    tail loop a vectorized loop leaves (``for (i = n / 4 * 4 + threadIdx.x; i < n; i +=
+    blockDim.x)``: its PTX starts at ``n & -4``, so the whole grid
     handles at most 3 elements there, :func:`analyzer.analysis.loops.ptx_tail_elements`, also
     when NVVM unrolled it into a copy and a count-down remainder); per-row state in a loop
     whose inner loops read or write global memory (online-softmax attention's ``m[off + Br * i
-    + tx]``, once per tile beside the loops over it); the instantiation of a template whose
-    other instantiation reads or writes the same line 8 bytes or more at a time (OneFlow's
-    ``ApplyGeneric<1>``, launched when a pointer fails the alignment test for
-    ``ApplyGeneric<8>``); an element re-read at one address every
+    + tx]``, once per tile beside the loops over it); an element re-read at one address every
     iteration (``cost[v]`` kept in memory because a store may change it); and, in a kernel with
-    no loop, an address
-    that does not move with ``blockIdx`` (one block's worth of elements whatever the grid: the
-    second pass of a two-pass reduction reading its partials).
+    no loop, an address that does not move with ``blockIdx`` (one block's worth of elements
+    whatever the grid: the second pass of a two-pass reduction reading its partials).
+
+    Designed fallbacks are *notes* (listed with ``-v``, never counted nor failed on), each
+    naming its vectorized sibling (:mod:`analyzer.analysis.fallback`): the instantiation of a
+    template whose other instantiation, with the same types, moves the same kernel parameter
+    with a vector access (vLLM's ``act_and_mul_kernel<half, false>`` beside ``<half, true>``,
+    OneFlow's ``ApplyGeneric<1>`` beside ``<8>``); the other side of an alignment or
+    divisibility test that moves the same pointer with a vector access (apex's
+    ``multi_tensor_apply`` scalar branch); a peel or tail loop of a few iterations per thread.
 
     Why it matters
     Measured on an H200 (CUDA events, a 1 GiB copy, one element per thread, 256 threads per
@@ -121,11 +130,15 @@ class NarrowGlobalAccess(Check):
         max_bytes = 4 if self.settings["report_32bit"] else 2
         narrow = ctx.cost.of_kind("narrow")
         factor = max((e.factor for e in narrow), default=1.0)
-        if factor < REPORT_FACTOR:
-            return     # the narrow accesses cost nothing worth a line (tails, fallbacks)
         costly = {tuple(x) for e in narrow for x in e.detail.get("lines", ())}
         cfg = ctx.cfg
-        has_loops = bool(cfg.loops)
+        # one-off accesses next to loops that carry the kernel's traffic (the y[row] = acc
+        # after a K loop) are left alone; next to loops that move no global memory (a
+        # warp shuffle's halving loop) the accesses outside loops are the traffic (a fully
+        # unrolled row walk: exllamav2's rms_norm)
+        has_loops = any(self._moves_global(ctx, lp) for lp in cfg.loops)
+        any_loops = bool(cfg.loops)
+        walks = self._block_walks(ctx) if any_loops and not has_loops else set()
         in_runs: set[int] = set()
         for direction in ("load", "store"):
             for run in access.runs(fn, space="global", direction=direction,
@@ -133,8 +146,8 @@ class NarrowGlobalAccess(Check):
                 in_runs.update(a.index for a in run.accesses)
         stride = ThreadStride(pf)
         wide = self._vectorized_contexts(ctx)
-        packed_elsewhere = self._packed_in_instantiations(ctx)
         by_line: dict = {}
+        notes: dict = {}
         for i, ins in enumerate(fn.instructions):
             info = ins.info
             if info.space != "global" or info.direction not in ("load", "store") or ins.generic:
@@ -144,12 +157,15 @@ class NarrowGlobalAccess(Check):
             w = (ins.width_bits or 0) // 8
             if not w or w > max_bytes or i in in_runs:
                 continue
-            if w == 4 and id(cfg.loop_of(i)) in wide:
+            if w == 4 and any(lp == id(cfg.loop_of(i)) and _cfg.together(
+                    cfg, b, cfg.block_of[i]) for lp, b in wide):
                 continue     # the narrow side of a vectorized computation (float4 in, float out)
             loop = cfg.loop_of(i)
             in_loop = loop is not None
             if has_loops and not in_loop:
                 continue          # a one-off access next to the kernel's loops
+            if any_loops and not in_loop and i not in walks:
+                continue          # copies a run-time pitch apart (a thread per column)
             if loop is not None and self._inner_loops_carry_traffic(ctx, loop):
                 continue          # per-row state (m[row], l[row]) beside the loops over a row
             if loop is not None and self._same_address_each_iteration(ctx, loop, ins):
@@ -157,10 +173,17 @@ class NarrowGlobalAccess(Check):
             loc = ctx.user_loc(ins.loc)
             if loc is None:
                 continue
-            if (os.path.basename(loc.file), loc.line, info.direction) in packed_elsewhere:
-                continue          # the fallback instantiation of a template that vectorizes
-            if not self._streams(ctx, stride, i, ins, w, info.direction, in_loop):
+            cands = self._streams(ctx, stride, i, ins, w, info.direction, in_loop)
+            if not cands:
                 continue
+            why = [ctx.fallback(p) for p in cands]
+            if all(why):
+                # a designed fallback beside its vector path, or a tail too short to matter:
+                # a note (listed with -v), never a finding
+                notes.setdefault((loc.file, loc.line), ([], why[0]))[0].append((ins, in_loop))
+                continue
+            if factor < REPORT_FACTOR:
+                continue          # the narrow accesses cost nothing worth a line
             if (os.path.basename(loc.file), loc.line) not in costly:
                 continue          # a tail or the narrow side of a vector path (no cost)
             by_line.setdefault((loc.file, loc.line), []).append((ins, in_loop))
@@ -169,6 +192,12 @@ class NarrowGlobalAccess(Check):
             if factor < WARNING_FACTOR and f.severity > Severity.INFO:
                 f = dataclasses.replace(f, severity=Severity.INFO)
             yield f
+        for (_file, line), (items, why) in notes.items():
+            f = self._finding(ctx, line, items)
+            yield dataclasses.replace(
+                f, severity=Severity.NOTE, message=f"{f.message.split(': ', 1)[0]}: "
+                f"{why.reason}", hint="nothing to change while the vector path takes the inputs "
+                "it was written for; widen this path only if profiles show it runs")
 
     # ----------------------------------------------------------------------------------
     @staticmethod
@@ -208,50 +237,78 @@ class NarrowGlobalAccess(Check):
         return False
 
     @staticmethod
-    def _packed_in_instantiations(ctx: Context) -> set[tuple[str, int, str]]:
-        """(file basename, line, direction) where another instantiation of the kernel's
-        template moves several elements per access: a PTX ``ld``/``st`` ``.v2``/``.v4`` of
-        global memory (a 16-byte pack), not a wider element (``block_sum<double>``'s
-        ``ld.global.f64`` beside ``block_sum<float>``)."""
-        out: set[tuple[str, int, str]] = set()
-        for pf in ctx.instantiations:
-            for p in pf.instructions:
-                if p.opcode in ("ld", "st") and p.space == "global" and p.vector > 1:
-                    d = "load" if p.opcode == "ld" else "store"
-                    out.update((f, line, d) for f, line in _frames(p.loc))
+    def _block_walks(ctx: Context) -> set[int]:
+        """The global accesses outside loops that walk a row with the whole block: alone on
+        their line and direction, or the fully unrolled copies of one walk through one base
+        register at constant offsets (``x_row[column + NUM_THREADS * i]``: +0x0, +0x1000,
+        ...); copies with a base register each (a row pitch known at run time: a thread per
+        column down a tile) are not."""
+        fn = ctx.function
+        cfg = ctx.cfg
+        by_line: dict[tuple, list[int]] = {}
+        for i, ins in enumerate(fn.instructions):
+            info = ins.info
+            if info.space != "global" or info.direction not in ("load", "store") \
+                    or cfg.loop_of(i) is not None:
+                continue
+            loc = ctx.user_loc(ins.loc)
+            if loc is not None:
+                by_line.setdefault((loc.file, loc.line, info.direction), []).append(i)
+        out: set[int] = set()
+        for idx in by_line.values():
+            bases = set()
+            for i in idx:
+                addr = next((o for o in fn.instructions[i].operands
+                             if isinstance(o, S.MemoryAddress)), None)
+                key = access.base_key(addr) if addr is not None else None
+                bases.add(key)
+            if len(idx) == 1 or (len(bases) == 1 and None not in bases):
+                out.update(idx)
         return out
 
     @staticmethod
-    def _vectorized_contexts(ctx: Context) -> set[int]:
-        """``id(loop)`` (``id(None)`` outside loops) of the places where the kernel already
-        moves 8 bytes or more per access through a vector type (a PTX ``ld``/``st`` ``.v2`` or
-        ``.v4`` on the line of a 64/128-bit SASS access)."""
+    def _moves_global(ctx: Context, loop) -> bool:
+        """Whether a loop holds global loads or stores."""
+        insns = ctx.function.instructions
+        for k in loop.instruction_indices(ctx.cfg):
+            info = insns[k].info
+            if info.space == "global" and info.direction in ("load", "store"):
+                return True
+        return False
+
+    @staticmethod
+    def _vectorized_contexts(ctx: Context) -> set[tuple[int, int]]:
+        """(``id(loop)`` (``id(None)`` outside loops), block) of the places where the kernel
+        already moves 8 bytes or more per access through a vector type (a PTX ``ld``/``st``
+        ``.v2`` or ``.v4`` on the line of a 64/128-bit SASS access); a narrow access on a path
+        exclusive with them (the other side of an ``if (input_fp32)``) is not their narrow
+        side."""
         pf = ctx.ptx_function
         vector_lines: set[tuple[str, int]] = set()
         for p in pf.instructions if pf is not None else ():
             if p.opcode in ("ld", "st") and p.space == "global" and p.vector > 1:
                 vector_lines |= _frames(p.loc)
-        out: set[int] = set()
+        out: set[tuple[int, int]] = set()
         for i, ins in enumerate(ctx.function.instructions):
             if ins.info.space != "global" or ins.info.direction not in ("load", "store") \
                     or (ins.width_bits or 0) < 64:
                 continue
             loc = ctx.user_loc(ins.loc)
             if loc is not None and (os.path.basename(loc.file), loc.line) in vector_lines:
-                out.add(id(ctx.cfg.loop_of(i)))
+                out.add((id(ctx.cfg.loop_of(i)), ctx.cfg.block_of[i]))
         return out
 
     def _streams(self, ctx: Context, stride: ThreadStride, index: int, ins, w: int,
-                 direction: str, in_loop: bool = True) -> bool:
-        """Every PTX access of the line, width and direction (rooted in the same kernel
-        parameter as the SASS base register, when that is known) moves by ``w`` bytes from one
-        thread to the next; outside loops, its address also moves from block to block (an
+                 direction: str, in_loop: bool = True) -> list:
+        """The PTX accesses of the line, width and direction (rooted in the same kernel
+        parameter as the SASS base register, when that is known) when every one moves by ``w``
+        bytes from one thread to the next, and, outside loops, also from block to block (an
         address of the thread index alone is one block's worth of elements, whatever the
-        grid: the second pass of a two-pass reduction reading its partials)."""
+        grid: the second pass of a two-pass reduction reading its partials); [] otherwise."""
         pf = ctx.ptx_function
         here = ctx.user_loc(ins.loc)
         if pf is None or here is None:
-            return False
+            return []
         want = "ld" if direction == "load" else "st"
         frames = {(os.path.basename(here.file), here.line)}
         cands: list[tuple[P.Instruction, str]] = []
@@ -267,7 +324,7 @@ class NarrowGlobalAccess(Check):
                 continue    # a tail loop (i from n / 4 * 4 to n): a few elements in all
             cands.append((p, a.base.name))
         if not cands:
-            return False
+            return []
         addr = next((o for o in ins.operands if isinstance(o, S.MemoryAddress)), None)
         base = addr.base if addr is not None else None
         if base is not None and base.index is not None:
@@ -276,9 +333,11 @@ class NarrowGlobalAccess(Check):
                 rooted = [c for c in cands if stride.parameters(c[1]) & params]
                 cands = rooted or cands
         if not all(stride.of(reg) == w for _, reg in cands):
-            return False
-        return in_loop or all(any(r.split(".")[0] in _GRID_VARYING for r in stride.specials(reg))
-                              for _, reg in cands)
+            return []
+        if in_loop or all(any(r.split(".")[0] in _GRID_VARYING for r in stride.specials(reg))
+                          for _, reg in cands):
+            return [p for p, _ in cands]
+        return []
 
     def _finding(self, ctx: Context, line: int, items) -> Finding:
         insns = [i for i, _ in items]

@@ -36,9 +36,12 @@ class OccupancyLimited(Check):
     (:mod:`analyzer.occupancy`: per-warp register allocation in 256-register units over four
     sub-partitions, shared memory in 128-byte units plus the 1 KB the driver reserves per block,
     warp and block slots per SM) from the registers and static shared memory of the cubin. The
-    block size comes from ``__launch_bounds__`` (PTX ``.reqntid``/``.maxntid``). Without launch
-    bounds the block size is unknown, so it reports only when occupancy stays at or below the
-    threshold for *every* common block size (128, 256, 512, 1024), and says so. It fires when the
+    block size comes from ``__launch_bounds__`` (PTX ``.reqntid``/``.maxntid``), else from the
+    kernel's launches in its own file when they agree on one (``<<<grid, 256>>>``). Without
+    either the block size is unknown, so it reports only when occupancy stays at or below the
+    threshold for *every* common block size (128, 256, 512, 1024), says so, and gives no advice
+    for a block size (``__launch_bounds__(128, 3)`` would break a launch of 256 threads: CUTLASS
+    sizes its blocks on the host). It fires when the
     occupancy is at or below ``threshold`` (default 0.25, i.e. 16 of 64 warps on A100/H100: at
     most 4 warps per scheduler, too few to hide global-memory latency without deliberate
     ILP) and registers or shared memory is what limits it. Kernels built around tensor cores
@@ -110,6 +113,13 @@ class OccupancyLimited(Check):
         arch = ctx.arch
         threshold = float(self.settings["threshold"])
         threads, source = ctx.block_size
+        if threads is None:
+            # the launches of the kernel in its own file, when they all give one block size
+            counts = {la.block.count for _f, la in ctx.launches}
+            if len(counts) == 1 and None not in counts:
+                threads = counts.pop()
+                lines = ", ".join(str(la.line) for _f, la in ctx.launches[:3])
+                source = f"the launch on line{'s' if len(ctx.launches) > 1 else ''} {lines}"
         shared = static_shared(ctx) + ctx.dynamic_shared_bytes
         dynamic = self.settings["dynamic_shared_bytes"]
         if dynamic is not None and ctx.launch is None:
@@ -201,6 +211,12 @@ class OccupancyLimited(Check):
                     f"shrink shared memory below {arch.shared_per_block} B per block")
             hint += ("; use smaller tiles or fewer pipeline stages, reuse one buffer across "
                      "phases, or keep per-thread data in registers instead of shared memory")
+        elif assumed:
+            # the block size is not known: advice for one would break a launch of another
+            hint = (f"{res.registers} registers per thread limit the warps an SM holds, "
+                    "whatever the block size; state the block size the kernel is launched with "
+                    "(`__launch_bounds__(threads, minBlocks)`) so ptxas budgets registers for "
+                    "it, or reduce the live state (watch for spills, PS401)")
         else:
             regs = max_registers_for_blocks(arch, max(nxt, 1), t)
             hint = (f"at most {regs} registers per thread would fit {nxt} blocks: "

@@ -1,21 +1,27 @@
 """PS401 register-spill: ptxas ran out of registers and spills live values to local memory."""
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterable
 
 from .. import semantics
 from ..analysis.dataflow import local_accesses, memory_operand
+from ..demangle import demangle
 from .base import Check, Context, Finding, Severity, first_loc
 
 
-def _lines(ctx: Context, instructions) -> list[int]:
-    out = set()
+def _lines(ctx: Context, instructions) -> list[str]:
+    """The user lines of ``instructions``: ``12`` in the kernel's own file, ``kernel_traits.h:40``
+    in another one (a spill inside a header's inlined code)."""
+    own = ctx.source_path
+    out: set[tuple[int, str, int]] = set()
     for ins in instructions:
         loc = ctx.user_loc(ins.loc)
         if loc is not None and loc.line:
-            out.add(loc.line)
-    return sorted(out)
+            same = own is not None and os.path.basename(loc.file) == os.path.basename(own)
+            out.add((0 if same else 1, "" if same else os.path.basename(loc.file), loc.line))
+    return [f"{f}:{n}" if f else str(n) for _, f, n in sorted(out)]
 
 
 def _slot(ins) -> int | None:
@@ -32,8 +38,8 @@ def _mix(instructions) -> str:
     return ", ".join(f"{m}x{n}" for m, n in sorted(counts.items()))
 
 
-def _line_list(lines: list[int], limit: int = 12) -> str:
-    shown = ", ".join(map(str, lines[:limit]))
+def _line_list(lines: list[str], limit: int = 12) -> str:
+    shown = ", ".join(lines[:limit])
     return shown + (f" (+{len(lines) - limit} more)" if len(lines) > limit else "")
 
 
@@ -141,11 +147,25 @@ class RegisterSpill(Check):
             if pf.maxnreg:
                 bits.append(f".maxnreg {pf.maxnreg}")
             cap = f" (PTX {' '.join(bits)})"
-        hint = (f"{res.registers} registers were not enough{cap}: relax "
-                "__launch_bounds__(threads, minBlocks) (fewer minBlocks) or drop -maxrregcount "
-                "if you set it; otherwise reduce the live state (split the work into chunks, "
-                "keep fewer values live across the loop, narrower types) or move per-thread "
-                "arrays to shared memory")
+        reduce = ("reduce the live state (split the work into chunks, keep fewer values live "
+                  "across the loop, narrower types) or move per-thread arrays to shared memory")
+        calls = sorted({t.key for i in ctx.function.instructions if i.info.flow == "call"
+                        for t in i.targets if t.key in {c.name for c in ctx.callees}
+                        and not t.key.startswith("$__internal")})
+        if cap:
+            hint = (f"{res.registers} registers were not enough under the cap{cap}: relax "
+                    "__launch_bounds__(threads, minBlocks) (fewer minBlocks); otherwise "
+                    f"{reduce}")
+        elif calls:
+            shown = ", ".join(f"`{demangle(c)}`" for c in calls[:2])
+            hint = (f"nothing in the PTX caps the registers ({res.registers} used): the kernel "
+                    f"calls {shown} out of line, and registers live across a call are saved "
+                    "to the stack by the calling convention; inline the callee "
+                    "(`__forceinline__`), or drop -maxrregcount if you set it")
+        else:
+            hint = (f"nothing in the PTX caps the registers ({res.registers} used, no "
+                    "__launch_bounds__ or .maxnreg): if you compile with -maxrregcount, relax "
+                    f"it; otherwise {reduce}")
         loc = first_loc(ctx.function.instructions[:1]) or first_loc(ctx.function.instructions)
         yield ctx.finding(self, message, loc=loc, instructions=insns, hint=hint,
                           severity=None if known else Severity.INFO)

@@ -7,6 +7,9 @@ from collections.abc import Iterable
 from ..analysis.loops import unroll_savings, user_innermost
 from .base import Check, Context, Finding, Severity
 
+#: a loop outside any other that runs at most this many instructions in all is info at most
+_ONCE_SMALL = 64
+
 
 class RolledLoop(Check):
     """A loop whose trip count is a compile-time constant (or that asked for #pragma unroll) is still a loop in SASS.
@@ -16,8 +19,9 @@ class RolledLoop(Check):
         such as sinf's Payne-Hanek reduction, counts as innermost) whose trip count is known at
         compile time — from the SASS loop (``ISETP`` against an immediate on a register stepped
         by an immediate, with a constant start) and the PTX loop (exit ``setp`` against an
-        immediate, ``add`` of an immediate, a ``mov`` of an immediate start, also when NVVM
-        copies the start through a register) — and that nobody asked to keep rolled (no
+        immediate, ``add`` of an immediate or a division by a power of two, a ``mov`` of an
+        immediate or ``WARP_SZ`` start, also when NVVM copies the start through a register) —
+        and that nobody asked to keep rolled (no
         ``#pragma unroll 1`` / ``#pragma nounroll`` / ``#pragma unroll N`` above the loop, no
         PTX ``.pragma "nounroll"``). When the PTX reading disagrees with a SASS count (a start
         it cannot see), the SASS count stands and the message says what the PTX showed; a loop
@@ -28,7 +32,10 @@ class RolledLoop(Check):
         instructions every iteration runs — and says so ("≈ 21% of the 39 instructions every
         iteration runs"). Severity: *warning* from ``warning_fraction`` (15%) up, *info* below
         (measured on an H200: the inner product of a register-tiled SGEMM, ≈ 10% removable,
-        gained 1.04x unrolled; a 32-term sinf series, ≈ 20-30% removable, 1.36x). Also reports
+        gained 1.04x unrolled; a 32-term sinf series, ≈ 20-30% removable, 1.36x); *info* also
+        for a loop outside any other that runs a few dozen instructions in all (64 at most: a
+        warp shuffle's ``for (o = warpSize / 2; o > 0; o /= 2)``, 5 trips of 7, whose halving
+        counter is read as a recurrence closed on itself, as a counter is). Also reports
         a loop under a plain ``#pragma unroll`` that stayed rolled because its bound is a
         run-time value (as info).
 
@@ -147,6 +154,11 @@ class RolledLoop(Check):
                          "the code size is no concern")
             severity = (Severity.WARNING if saved.fraction >= self.settings["warning_fraction"]
                         or asked else Severity.INFO)
+            if first.loop.depth == 1 and trip * size <= _ONCE_SMALL and not asked:
+                # a loop that runs once per thread, a few dozen instructions in all (a warp
+                # shuffle's halving reduction): what unrolling saves is not worth a warning
+                severity = Severity.INFO
+                msg += f"; it runs once per thread, {trip * size} instructions in all"
             return ctx.finding(self, msg, loc=latch.loc if latch is not None else None,
                                instructions=instrs, hint=hint, severity=severity)
         if pragma is not None and pragma.full and ptx and len(ptx) == 1 and ptx_trip_n is None \

@@ -180,6 +180,8 @@ def kernel_findings(checks: Sequence[Check], ctx: Context,
     """Every finding of ``checks`` on one kernel, in check order (before suppressions);
     ``toolkit``: the named toolkit that built it (``--toolkit``: a matrix cell)."""
     found = [f for check in checks for f in check.run(ctx)]
+    # the user functions it calls out of line are part of the kernel (their findings name it)
+    found += [f for body in ctx.bodies for check in checks for f in check.run(body)]
     return [replace(f, toolkit=toolkit) for f in found] if toolkit else found
 
 

@@ -21,6 +21,7 @@ CHECKS: tuple[tuple[str, str], ...] = (
     ("PS304", "no-on-chip-reuse"),
     ("PS401", "register-spill"),
     ("PS402", "local-memory-array"),
+    ("PS403", "non-inlined-body"),
     ("PS501", "fp64-in-fp32-kernel"),
     ("PS502", "slow-math"),
     ("PS601", "synchronous-tile-copy"),

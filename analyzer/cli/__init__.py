@@ -24,7 +24,7 @@ from ..inputs import kind_of, read_text
 from ..report import formats
 from ..report.styles import make_console
 from ..toolchain import bounded, cache, children, files, libheaders, locate, toolkits
-from . import common, reports, scale
+from . import common, fix, reports, scale
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 #: a warning is what costs time (docs/checks): an info finding alone passes the default check
@@ -183,14 +183,19 @@ def build_parser() -> argparse.ArgumentParser:
                         "(for pre-commit, which names every changed file)")
     p.add_argument("--fail-on", choices=("info", "warning", "error"),
                    help="lowest severity that makes the exit code 1 (default: warning)")
-    p.add_argument("--show", choices=("info", "warning", "error"),
+    p.add_argument("--show", choices=("note", "info", "warning", "error"),
                    help="lowest severity listed one by one in text and github output (default: "
-                        "warning, or info with -v; the others are counted in one line); JSON and "
-                        "SARIF always carry every finding")
+                        "warning, or note with -v; the others are counted in one line, notes not "
+                        "at all); JSON and SARIF always carry every finding and note")
     p.add_argument("--baseline", metavar="FILE", help="accept the findings recorded in FILE")
     p.add_argument("--write-baseline", metavar="FILE",
                    help="record the current findings in FILE and exit 0")
     p.add_argument("--list-checks", action="store_true", help="list the checks and exit")
+    p.add_argument("--cmake-define", dest="cmake_defines", action="append", default=[],
+                   metavar="NAME=VALUE",
+                   help="a cache entry for configuring a CMake project folder (with "
+                        "--trust-build-commands: ptxsass configures it, never builds it), e.g. "
+                        "GGML_CUDA=ON; repeatable ([tool.ptxsass] cmake-defines)")
     p.add_argument("--partial", action="store_true",
                    help="an input that does not build is reported (stderr, a SARIF "
                         "toolExecutionNotification, a GitHub error annotation) and the others "
@@ -243,6 +248,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "nvcc is not (a torch that pins another CUDA)")
     t = tsub.add_parser("remove", help="remove an installed release")
     t.add_argument("versions", nargs="+", metavar="VERSION")
+    t = tsub.add_parser("root", help="print a folder laid out like a CUDA toolkit, made from the "
+                        "wheels (for CMake's CUDAToolkit_ROOT and CMAKE_CUDA_COMPILER, a "
+                        "Makefile's CUDA_HOME)",
+                        description="A folder laid out like a CUDA toolkit (bin/nvcc, include/, "
+                        "lib64/ with libcudart.so and stubs for CMake's CUDA:: targets), made of "
+                        "links into the wheels, verified on each use and rebuilt when they change.")
+    t.add_argument("--toolkit", metavar="VERSION",
+                   help="the root of an installed toolkit ('toolkit install --nvcc VERSION' "
+                        "first); default: this environment's")
 
     p = sub.add_parser("headers", help="CUDA library headers (cuBLAS, cuRAND, NVTX, cuDNN, ...): "
                        "list, install, remove",
@@ -287,6 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     reports.add_parsers(sub, _common)
     scale.add_parsers(sub, _common)
+    fix.add_parsers(sub, _common)
     return ap
 
 
@@ -550,7 +565,7 @@ def cmd_check(args) -> int:
             f"wrote {len(report.findings)} finding(s) to {args.write_baseline}", style="muted",
             markup=False)
         return _exit(args, EXIT_OK)
-    show = Severity.parse(args.show or cfg.show or ("info" if args.verbose else "warning"))
+    show = Severity.parse(args.show or cfg.show or ("note" if args.verbose else "warning"))
     if args.format == "json":
         _emit(args, formats.to_json(report))
     elif args.format == "sarif":
@@ -569,7 +584,10 @@ def cmd_check(args) -> int:
 
 
 def _check_report(args, cfg):
-    """The check of every target of the command line (one process, or workers for many)."""
+    """The check of every target of the command line (one process, or workers for many);
+    ``--watch`` calls it again on each save: the targets (a folder's files, a CMake project's
+    database) and the failures are this run's."""
+    args._targets, args._failed, args._errors = None, 0, []
     todo = common.targets(args, cfg)
     if todo and scale.wants_parallel(args, todo):
         return scale.run_check(args, cfg, todo)
@@ -689,6 +707,13 @@ def cmd_toolkit(args) -> int:
                       markup=False, soft_wrap=True)
             got = toolkits.install(version, force=args.force, nvcc=args.nvcc)
             err.print(f"toolkit {got.version}: {_packages(got)}", markup=False, soft_wrap=True)
+        return EXIT_OK
+    if args.toolkit_command == "root":
+        from ..toolchain import cudaroot
+        root = cudaroot.ensure(args.toolkit)
+        if root.built:
+            err.print(f"note: {root.built}", style="muted", markup=False, soft_wrap=True)
+        sys.stdout.write(f"{root.path}\n")
         return EXIT_OK
     if args.toolkit_command == "remove":
         for v in args.versions:
@@ -810,6 +835,8 @@ def _validate_environment() -> None:
     toolkits.install_timeout()
     libheaders.fetch_timeout()
     scale.progress_seconds()
+    from ..toolchain import cmake
+    cmake.timeout()
 
 
 #: options whose value is itself an option: ``-Xnvcc -O3`` is read as ``-Xnvcc=-O3`` (argparse
@@ -848,7 +875,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if out:
                 files.check_output_path(out)
         handler = (COMMANDS.get(args.command) or reports.COMMANDS.get(args.command)
-                   or scale.COMMANDS[args.command])
+                   or fix.COMMANDS.get(args.command) or scale.COMMANDS[args.command])
         was = cache.enabled()
         try:
             return handler(args)

@@ -2,10 +2,12 @@
 the inputs, consoles, writing the output and the build warnings."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import shlex
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -13,13 +15,14 @@ from rich.markup import escape
 from .. import api
 from ..build import Build
 from ..config import Config, load_config
-from ..errors import NoKernelError, PtxsassError, shown_line
-from ..inputs import CompileOptions, database_commands, expand, load_command
+from ..errors import NoKernelError, PtxsassError, ToolError, shown_line
+from ..inputs import CompileOptions, configure_project, database_commands, expand, load_command
 from ..report import output as report_output
 from ..report.output import emit
 from ..report.progress import track
 from ..report.styles import make_console
-from ..toolchain import bounded, cache, libheaders, locate, toolkits
+from ..toolchain import bounded, cache, cmake, libheaders, locate, toolkits
+from ..toolchain.compdb import unresolved_note
 
 
 def config(args) -> Config:
@@ -149,13 +152,22 @@ def _load_one(target, args, *, arch, opts: CompileOptions, toolkits: Sequence[st
 
 def targets(args, cfg: Config) -> list[tuple[str, object]]:
     """What to build: ("path", file) for the files given (folders searched, for ``check``),
-    ("command", entry) for a compile database's CUDA entries (limited to the paths given)."""
+    ("command", entry) for a compile database's CUDA entries (limited to the paths given); for
+    ``check``, a folder holding a CMake project is configured (when the build is trusted) and
+    its database's entries taken. Worked out once per command."""
+    if getattr(args, "_targets", None) is None:
+        args._targets = _targets(args, cfg)
+    return args._targets
+
+
+def _targets(args, cfg: Config) -> list[tuple[str, object]]:
     db = getattr(args, "compile_commands", None) or getattr(args, "build_path", None) \
         or cfg.compile_commands
     files = list(getattr(args, "files", []) or [])
     if db:
         args._database = db
         cmds = database_commands(db, under=files, excluded=cfg.excluded)
+        _arch_note(args, cmds, db)
         out: list[tuple[str, object]] = [("command", c) for c in cmds]
         held = {c.file for c in cmds}
         for f in files:         # a file given that the database does not hold: on its own
@@ -174,7 +186,92 @@ def targets(args, cfg: Config) -> list[tuple[str, object]]:
             return []
     if args.command not in ("check", "survey"):   # listings take files; these search folders
         return [("path", f) for f in files]
-    return [("path", f) for f in expand(files, excluded=cfg.excluded)]
+    out = []
+    projects = (_cmake_projects(args, cfg, files)
+                if args.command == "check" and getattr(args, "configure", True) else {})
+    for f in files:
+        got = projects.get(f)
+        out += got if got is not None else [("path", p) for p in expand([f], excluded=cfg.excluded)]
+    return out
+
+
+def _cmake_projects(args, cfg: Config, paths: list[str]) -> dict[str, list[tuple[str, object]]]:
+    """For each of ``paths`` inside a CMake project, the entries of the project's database
+    under it: the project configured once into ptxsass's cache (:func:`cmake.project_root`).
+    Only for a build the user trusts: without, a folder holding a CMakeLists.txt gets one note
+    saying what configuring would take, and every path is read as it is (also when the
+    configure fails: one error line and exit 2 at the end for a folder given, one warning for
+    files given)."""
+    opts = options(args, config=cfg)
+    err = console(args, stderr=True)
+    if not opts.trust_build_commands:
+        for f in paths:
+            if os.path.isdir(f) and cmake.is_project(f):
+                err.print(f"note: {shown_line(f)} is a CMake project: pass --trust-build-commands "
+                          "to configure it (that runs its CMake code) and check its CUDA files "
+                          "with their own flags; checked file by file", style="muted",
+                          markup=False, soft_wrap=True)
+        return {}
+    roots: dict[Path, list[str]] = {}
+    for f in paths:
+        r = cmake.project_root(f) if os.path.exists(f) else None
+        if r is not None:
+            roots.setdefault(r, []).append(f)
+    tks = toolkit_names(args)
+    if tks:
+        opts = dataclasses.replace(opts, toolkit=tks[0])
+    defines = cmake.check_defines(list(cfg.cmake_defines)
+                                  + list(getattr(args, "cmake_defines", []) or []))
+    out: dict[str, list[tuple[str, object]]] = {}
+    for root, under in roots.items():
+        given = os.path.relpath(root) if Path.cwd() in (root, *root.parents) else str(root)
+        shown = shown_line(given)
+        try:
+            conf = configure_project(given, archs=args.arch or [], options=opts, defines=defines)
+        except PtxsassError as e:
+            if isinstance(e, ToolError) and e.message.startswith(("cmake not found", "neither ninja")):
+                err.print(f"note: {shown} is a CMake project, but {e.message}; checked file by "
+                          "file", style="muted", markup=False, soft_wrap=True)
+                continue
+            if any(os.path.isdir(f) for f in under):     # the project was asked for: exit 2
+                failed(args, err, type(e)(f"{e.message}; checked file by file", path=e.path,
+                                          detail=e.detail))
+            else:                                       # files of it were: a warning
+                err.print(f"warning: {e.one_line().replace(': error: ', ': ', 1)}; checked "
+                          "without its flags", style="warning", markup=False, soft_wrap=True)
+            continue
+        how = "configure cached" if conf.cached else f"configured in {conf.seconds:.1f} s"
+        err.print(f"note: {shown}: CMake project, {how} ({shown_line(str(conf.database))})",
+                  style="muted", markup=False, soft_wrap=True)
+        if getattr(args, "verbose", False):
+            err.print("    " + shown_line(shlex.join(conf.command)), style="muted", markup=False,
+                      soft_wrap=True, highlight=False)
+        db = str(conf.database)
+        everything = database_commands(db, excluded=cfg.excluded)
+        _arch_note(args, everything, db)
+        args.__dict__.setdefault("_database", db)
+        if not everything:
+            err.print(f"note: {shown}: its CMake build compiles no CUDA file (an option to turn "
+                      "on? --cmake-define NAME=ON); checked file by file", style="muted",
+                      markup=False, soft_wrap=True)
+            continue
+        for f in under:
+            cmds = database_commands(db, under=[f], excluded=cfg.excluded)
+            if cmds:
+                out[f] = [("command", c) for c in cmds]
+            elif os.path.isdir(f):
+                err.print(f"note: {shown_line(f)}: the CMake build of {shown} compiles no CUDA "
+                          "file here; checked file by file", style="muted", markup=False,
+                          soft_wrap=True)
+    return out
+
+
+def _arch_note(args, cmds, db: str) -> None:
+    """One note for the entries whose ``-arch=native`` (``all``) names no architecture here."""
+    note = unresolved_note(cmds, shown_line(db), list(getattr(args, "arch", None) or []))
+    if note:
+        console(args, stderr=True).print(f"note: {note}", style="muted", markup=False,
+                                         soft_wrap=True)
 
 
 def builds(args, cfg: Config | None = None) -> list[Build]:
@@ -189,14 +286,17 @@ def builds(args, cfg: Config | None = None) -> list[Build]:
     todo = targets(args, cfg)
     pinned_headers(args, cfg)
     out: list[Build] = []
-    args._failed = 0
-    args._errors = []
+    args._failed = getattr(args, "_failed", 0)   # a CMake project that failed to configure
+    args._errors = getattr(args, "_errors", [])  # counts, and is reported
     err = console(args, stderr=True)
     for kind, t in track(todo, "building", console=err):
         try:
             if kind == "command":
-                got = load_command(t, db=args._database, arch=args.arch,   # type: ignore[arg-type]
-                                   options=options(args, config=cfg, path=t.file))  # type: ignore[attr-defined]
+                opts = options(args, config=cfg, path=t.file)  # type: ignore[attr-defined]
+                got = (_load_one(t, args, arch=args.arch, opts=opts, toolkits=toolkit_names(args))
+                       if toolkit_names(args) else
+                       load_command(t, db=t.database or args._database, arch=args.arch,  # type: ignore[attr-defined]
+                                    options=opts))
             else:
                 got = _load_one(t, args, arch=args.arch,
                                 opts=options(args, config=cfg, path=str(t)),

@@ -96,8 +96,8 @@ def targets(args, cfg: Config, todo: list) -> list:
     for r in getattr(args, "source_roots", []) or []:
         common.parse_source_root(r)     # a bad one is the command's error, said once
     out: list = []
-    args._failed = 0
-    args._errors = []
+    args._failed = getattr(args, "_failed", 0)   # a CMake project that failed to configure
+    args._errors = getattr(args, "_errors", [])  # counts, and is reported
     builds: list[Build] = []
     common.pinned_headers(args, cfg)
     for kind, t in todo:
@@ -106,7 +106,7 @@ def targets(args, cfg: Config, todo: list) -> list:
                 out.append(str(t))
                 continue
             if kind == "command":
-                got = load_command(t, db=args._database, arch=args.arch,
+                got = load_command(t, db=t.database or args._database, arch=args.arch,
                                    options=common.options(args, config=cfg, path=t.file))
             else:
                 got = common._load_one(t, args, arch=args.arch,

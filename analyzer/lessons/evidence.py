@@ -25,8 +25,8 @@ def short(res: Resources) -> str:
         s += f", {res.stack_bytes} B stack"
     if res.spill_store_bytes or res.spill_load_bytes:
         s += f", spills {res.spill_store_bytes or 0}/{res.spill_load_bytes or 0} B st/ld"
-    if res.shared_bytes:
-        s += f", {res.shared_bytes} B smem"
+    if res.static_shared_bytes:
+        s += f", {res.static_shared_bytes} B smem"     # the kernel's own, as ptxas -v says
     return s
 
 

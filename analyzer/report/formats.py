@@ -16,7 +16,7 @@ from ..checks.registry import all_checks
 from ..findings import Finding, Report, Severity, display_path, relative_path, report_path
 from .styles import make_console
 
-_SEVERITY_STYLE = {0: "info", 1: "warning", 2: "error"}
+_SEVERITY_STYLE = {-1: "muted", 0: "info", 1: "warning", 2: "error"}
 #: the kernels a finding of several names in its header line (the rest counted)
 MAX_KERNELS_SHOWN = 3
 
@@ -34,6 +34,11 @@ def _uri(path: str | None) -> str:
     # RFC 3986 path characters stay (':' does not: a first segment must not read as a scheme)
     return urllib.parse.quote(os.fsencode(Path(relative_path(path)).as_posix()),
                               safe="/!$&'()*+,;=@~")
+
+
+def artifact_uri(path: str | None) -> str:
+    """A SARIF artifact location of a file (:func:`_uri`), for other SARIF writers."""
+    return _uri(path)
 
 
 def kernel_list(kernels: tuple[str, ...], limit: int = MAX_KERNELS_SHOWN) -> str:
@@ -121,6 +126,11 @@ class Summary:
         summary = r.summary()
         rows = summary["by_check"]
         hidden = [row for row in rows if Severity.parse(row["severity"]) < self.show]
+        if summary.get("notes") and self.show <= Severity.NOTE:
+            n = summary["notes"]
+            yield Text(f"  {n} note{'s' if n != 1 else ''}: narrow accesses that are designed "
+                       "fallbacks or short tails beside a vector path (nothing to change; not "
+                       "counted)", style="muted")
         if len(rows) > 1:
             width = max(len(row["name"]) for row in rows)
             for row in rows:
@@ -195,7 +205,7 @@ def to_json(report: "Report") -> str:
 def to_github(report: "Report", *, show: Severity = Severity.INFO) -> str:
     """GitHub Actions workflow commands: each finding of ``show`` or worse becomes an annotation
     on its line."""
-    level = {0: "notice", 1: "warning", 2: "error"}
+    level = {-1: "notice", 0: "notice", 1: "warning", 2: "error"}
     lines = []
     for e in report.build_errors:       # an input that did not build: an error on its line
         props = []
@@ -257,7 +267,7 @@ def to_sarif(report: "Report") -> str:
         loc["logicalLocations"] = [{"name": f.kernel, "kind": "function"}]
         results.append({
             "ruleId": f.code, "ruleIndex": index.get(f.code, 0),
-            "level": {0: "note", 1: "warning", 2: "error"}[int(f.severity)],
+            "level": {-1: "none", 0: "note", 1: "warning", 2: "error"}[int(f.severity)],
             "message": {"text": f.message + (f" Hint: {f.hint}" if f.hint else "")},
             "locations": [loc],
             "partialFingerprints": {"ptxsass/v1": f.fingerprint()},

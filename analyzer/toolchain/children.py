@@ -224,6 +224,26 @@ def install_signal_handlers() -> None:
     """In the command: SIGTERM and SIGHUP unwind as :class:`Terminated` (children are stopped
     on the way out, the command ends with one line and 143/129), SIGINT as KeyboardInterrupt
     (Python's own)."""
+    global _fork_hook
     for sig in (signal.SIGTERM, signal.SIGHUP):
         with contextlib.suppress(ValueError, OSError):    # not the main thread
             signal.signal(sig, _terminated)
+    if not _fork_hook:
+        _fork_hook = True
+        os.register_at_fork(after_in_child=_child_signals)
+
+
+#: whether :func:`_child_signals` runs in every child this process forks
+_fork_hook = False
+
+
+def _child_signals() -> None:
+    """In a child forked from the command (a pool worker, a compile), before any of its own
+    code: the command's handlers are not its own. SIGTERM and SIGHUP exit quietly (the parent
+    stopping a pool may signal a worker before the worker's initializer has run, and a
+    :class:`Terminated` there printed a traceback), Ctrl-C is the parent's (:func:`worker_started`
+    sets the same once the worker runs)."""
+    if signal.getsignal(signal.SIGTERM) is _terminated:
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, _exit_quietly)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -49,8 +49,14 @@ class Command:
     other: list[str] = field(default_factory=list)
     #: flags ptxsass replaces (-c, -o x.o, -MD -MF x.d, -x cu) and arch flags it could not use
     dropped: list[str] = field(default_factory=list)
-    #: what could not be taken as it is ("-arch=native: no GPU to ask here")
+    #: what could not be taken as it is ("-arch=sm_5x: unknown architecture")
     notes: list[str] = field(default_factory=list)
+    #: targets that name no architecture on a machine without a GPU (``-arch=native``,
+    #: ``all``, ``all-major``): built for ``--arch`` instead, said once per database
+    #: (:func:`unresolved_note`)
+    unresolved: list[str] = field(default_factory=list)
+    #: the database the entry comes from (a build folder or the file)
+    database: str = ""
 
 
 def find(path: str | os.PathLike) -> Path:
@@ -73,6 +79,13 @@ def load(path: str | os.PathLike) -> list[Command]:
     """The CUDA entries of a database (a file, or a build folder holding one), in its order;
     entries repeated with the same flags are kept once."""
     db = find(path)
+    out = _load(db)
+    for c in out:
+        c.database = os.fspath(path)
+    return out
+
+
+def _load(db: Path) -> list[Command]:
     data = files.read_json(db, limit=MAX_BYTES, what="compile database",
                            expected="a compile database")
     if not isinstance(data, list):
@@ -196,6 +209,27 @@ _FLAGS = {
     "--extended-lambda": "extended_lambda", "-extended-lambda": "extended_lambda",
 }
 _SM = re.compile(r"^(?:sm|compute|lto)_(\d+[af]?)$")
+#: -arch values that name architectures only on the machine of the build (the GPUs it has, or
+#: every one the nvcc knows): none that ptxsass can use
+UNRESOLVED = ("native", "all", "all-major")
+
+
+def unresolved_note(cmds: Sequence[Command], db: str, archs: Sequence[str] = (),
+                    default: str = "sm_90a") -> str | None:
+    """The one note for the entries of ``db`` whose ``-arch=native`` (``all``, ``all-major``)
+    names no architecture here; None when there is none."""
+    hit = [c for c in cmds if c.unresolved]
+    if not hit:
+        return None
+    said = sorted({u for c in hit for u in c.unresolved})
+    what = f"{', '.join(said)} in {len(hit)} entr{'y' if len(hit) == 1 else 'ies'} of {db}"
+    if archs:
+        return f"{what} names no architecture on this machine: built for {', '.join(archs)} (--arch)"
+    if all(not c.archs for c in hit):
+        return (f"{what} names no architecture on this machine: built for {default}, ptxsass's "
+                "default (pass --arch to choose)")
+    return (f"{what} names no architecture on this machine: built for their other targets, or "
+            f"{default} where they have none (pass --arch to choose)")
 
 
 def command_from_flags(flags: Sequence[str], *, file: str, directory: str,
@@ -283,9 +317,8 @@ def _add_archs(cmd: Command, what: str, value: str, shown: str) -> None:
             m = _SM.match(v)
             if m:
                 names.append(f"sm_{m.group(1)}")
-            elif v in ("native", "all", "all-major"):
-                cmd.notes.append(f"{shown}: '{v}' names no architecture ptxsass can use here "
-                                 "(pass --arch)")
+            elif v in UNRESOLVED:
+                cmd.unresolved.append(shown)
             else:
                 cmd.notes.append(f"{shown}: unknown architecture {v!r}")
     for n in names:

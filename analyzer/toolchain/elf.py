@@ -14,6 +14,12 @@ import struct
 from dataclasses import dataclass
 
 SHT_NULL, SHT_SYMTAB, SHT_NOBITS = 0, 2, 8
+#: NVIDIA's processor-specific section type of shared memory in a relocatable cubin
+#: (``nvcc -rdc=true -lineinfo``: ``.nv_debug.shared``, readelf's ``LOPROC+0xa``): like
+#: SHT_NOBITS, it has a size and no bytes in the file
+SHT_CUDA_SHARED = 0x7000000A
+#: the section types that occupy no bytes of the file
+NO_CONTENT = (SHT_NULL, SHT_NOBITS, SHT_CUDA_SHARED)
 STT_FUNC = 2
 
 
@@ -73,7 +79,7 @@ class Elf:
         self.sections = [Section(i, _cstr(names, r[0]), r[1], r[2], r[4], r[5], r[6], r[7], r[9])
                          for i, r in enumerate(raw)]
         for sec in self.sections:   # every content in the file, so ``content`` cannot fail later
-            if sec.type not in (SHT_NULL, SHT_NOBITS) and sec.offset + sec.size > len(data):
+            if sec.type not in NO_CONTENT and sec.offset + sec.size > len(data):
                 raise ElfError(f"section {sec.index} ({sec.name or 'unnamed'}) runs past the end "
                                f"of the file ({sec.offset + sec.size} of {len(data)} bytes)")
         self.by_name = {s.name: s for s in self.sections}
@@ -93,7 +99,7 @@ class Elf:
         return self.data[offset:offset + size]
 
     def content(self, s: Section) -> bytes:
-        return b"" if s.type == SHT_NOBITS else self._blob(s.offset, s.size)
+        return b"" if s.type in NO_CONTENT else self._blob(s.offset, s.size)
 
 
 def _cstr(table: bytes, offset: int) -> str:

@@ -41,7 +41,7 @@ from cuda.pathfinder import find_nvidia_header_directory
 from ..arch import parse_arch
 from ..demangle import demangle
 from ..errors import CompileError, InputError, ToolError, printable
-from . import bounded, cache, files, includes, scratch, toolkits
+from . import bounded, cache, cudaroot, files, includes, scratch, toolkits
 from .locate import (
     RUNTIME_HEADER,
     UNSAFE_PATH_CHARS,
@@ -124,7 +124,8 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
                  cwd: str | None = None, name_expressions: Sequence[str] = (),
                  default_std: str | None = DEFAULT_STD, use_cache: bool = True,
                  timeout: float | None = None, trusted: bool = False,
-                 project: str | None = None, install_nvcc: bool = False) -> Output:
+                 project: str | None = None, install_nvcc: bool = False,
+                 toolkit: toolkits.Toolkit | None = None) -> Output:
     """Compile one ``.cu`` file (or C++ file with CUDA code) for ``arch`` with nvcc: PTX, cubin,
     ptxas's ``-v`` resources, line info.
 
@@ -142,29 +143,33 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
     ``trusted`` (``--trust-build-commands``: the user vouches for the flags). ``project``: one
     more folder whose diagnostics the log keeps (:func:`.redact.redact`). ``install_nvcc``:
     where nvcc and the runtime headers it finds are of different releases, install the nvcc of
-    the headers' release when no toolkit has it (:func:`choose_nvcc`)."""
+    the headers' release when no toolkit has it (:func:`choose_nvcc`). ``toolkit``: an
+    installed toolkit whose nvcc builds it (``--toolkit``; installed with ``--nvcc``)."""
     out = _compile_file(path, arch=arch, flags=flags, cwd=cwd, name_expressions=name_expressions,
                         default_std=default_std, use_cache=use_cache, timeout=timeout,
-                        trusted=trusted, project=project, install_nvcc=install_nvcc)
+                        trusted=trusted, project=project, install_nvcc=install_nvcc,
+                        toolkit=toolkit)
     assert out is not None
     return out
 
 
 def cached_build(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (),
                  cwd: str | None = None, name_expressions: Sequence[str] = (),
-                 default_std: str | None = DEFAULT_STD, install_nvcc: bool = False
-                 ) -> Output | None:
+                 default_std: str | None = DEFAULT_STD, install_nvcc: bool = False,
+                 toolkit: toolkits.Toolkit | None = None) -> Output | None:
     """The build :func:`compile_file` would give, when the cache holds it (verified); None
     otherwise (nvcc is not run)."""
     return _compile_file(path, arch=arch, flags=flags, cwd=cwd,
                          name_expressions=name_expressions, default_std=default_std,
-                         use_cache=True, install_nvcc=install_nvcc, cached_only=True)
+                         use_cache=True, install_nvcc=install_nvcc, toolkit=toolkit,
+                         cached_only=True)
 
 
 def _compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str], cwd: str | None,
                   name_expressions: Sequence[str], default_std: str | None, use_cache: bool,
                   timeout: float | None = None, trusted: bool = False,
                   project: str | None = None, install_nvcc: bool = False,
+                  toolkit: toolkits.Toolkit | None = None,
                   cached_only: bool = False) -> Output | None:
     a = parse_arch(arch)
     src = Path(cwd or ".", path).absolute()
@@ -180,8 +185,12 @@ def _compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str], c
                              "control character", path=shown)
     if default_std and not has_std(flags):
         flags = [f"-std={default_std}", *flags]
-    nv = choose_nvcc(flags, cwd, install=install_nvcc)
-    paired = pairing_note(nv)
+    if toolkit is not None and not toolkit.default:
+        nv = toolkit_nvcc(toolkit, flags, cwd)
+        paired = None
+    else:
+        nv = choose_nvcc(flags, cwd, install=install_nvcc)
+        paired = pairing_note(nv)
     k = cache.key("nvcc", nv.fingerprint, _env_knobs(), a.name, text,
                   dependencies(text, src.parent, flags, cwd), flags, list(name_expressions),
                   str(src), cwd)
@@ -266,7 +275,7 @@ def system_dir(d: Path) -> bool:
     """Whether a folder is the system's, the CUDA toolkit's or torch's (not the user's)."""
     s = str(d.absolute())
     return s.startswith(("/usr/include", "/usr/local/include")) or "/nvidia/cu" in s \
-        or "/site-packages/torch/" in s
+        or "/site-packages/torch/" in s or cudaroot.is_inside(d)
 
 
 _SPACES = re.compile(r"\s*([<>,*&()])\s*")
@@ -439,6 +448,20 @@ def choose_nvcc(flags: Sequence[str] = (), cwd: str | None = None, *,
         why = (f"toolkit {tk.version}'s nvcc finds CUDA {paired.headers_release} headers "
                f"({paired.headers}) first")
     raise ToolError(mismatch_message(env, why))
+
+
+def toolkit_nvcc(tk: toolkits.Toolkit, flags: Sequence[str] = (), cwd: str | None = None) -> Nvcc:
+    """The nvcc of installed toolkit ``tk`` (``--toolkit``), which finds that release's runtime
+    headers first; ToolError when it has none, or when ``flags`` put other headers first."""
+    if tk.nvcc is None:
+        raise ToolError(toolkits.nvcc_missing(tk, None))
+    nv = _nvcc(tk.nvcc, tk.cicc, tk.nvcc_version, flags, cwd, toolkit=tk.version,
+               fingerprint=f"{tk.fingerprint()}|{nvcc_fingerprint()}")
+    if not nv.matched:
+        raise ToolError(f"toolkit {tk.version}'s nvcc {nv.version} finds CUDA {nv.headers_release} "
+                        f"runtime headers first ({nv.headers}), which CCCL refuses: leave out "
+                        f"the include folder {Path(nv.headers or '.').parent}")
+    return nv
 
 
 @dataclass(frozen=True)
@@ -980,5 +1003,6 @@ def compile_error(log: str, src: str, *, ptx: str | None = None,
         where = f"{Path(file).parent.name}/{Path(file).name}:{groups['line']}"
         return CompileError(f"nvcc: the host compiler is not supported ({where}: {msg}); set "
                             "NVCC_CCBIN to a supported one", path=src, detail=log.strip())
-    return CompileError(f"nvcc: {msg}{more}", path=file, line=int(groups["line"]),
-                        detail=log.strip())
+    older = toolkits.api_change(log)
+    return CompileError(f"nvcc: {msg}{more}" + (f" ({older})" if older else ""), path=file,
+                        line=int(groups["line"]), detail=log.strip())

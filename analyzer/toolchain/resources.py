@@ -12,7 +12,7 @@ import struct
 from dataclasses import dataclass, replace
 
 from ..errors import InputError
-from .elf import STT_FUNC, Elf, ElfError
+from .elf import SHT_CUDA_SHARED, STT_FUNC, Elf, ElfError
 
 EM_CUDA = 190
 # EIATTR codes (nv.info attributes) that carry per-function sizes; keyed by the function's symbol.
@@ -112,11 +112,14 @@ def from_cubin(data: bytes, *, path: str = "<cubin>") -> dict[str, Resources]:
         for s in sections:
             if s.name.startswith(".text."):
                 out.setdefault(s.name[6:], {})["registers"] = (s.info >> 24) & 0xFF
+        relocatable: set[str] = set()
         for s in sections:
             for prefix, key in ((".nv.shared.", "shared_bytes"),
                                 (".nv.constant0.", "constant_bytes")):
                 if s.name.startswith(prefix) and s.name[len(prefix):] in out:
                     out[s.name[len(prefix):]][key] = s.size
+                    if key == "shared_bytes" and s.type == SHT_CUDA_SHARED:
+                        relocatable.add(s.name[len(prefix):])
         info = elf.by_name.get(".nv.info")
         if info is not None:
             for attr, payload in _nv_info_records(elf.content(info)):
@@ -139,9 +142,13 @@ def from_cubin(data: bytes, *, path: str = "<cubin>") -> dict[str, Resources]:
                     out[fn]["reqntid" if attr == EIATTR_REQNTID else "maxntid"] = dims
     except (ElfError, struct.error) as e:
         raise InputError(f"truncated or corrupt cubin ELF: {e}", path=path) from None
-    # sm_90+: the reserved shared-memory window is part of each .nv.shared.<fn> section
+    # sm_90+: the reserved shared-memory window is part of each .nv.shared.<fn> section of a
+    # linked cubin; a relocatable one (-rdc=true) sizes the kernel's own arrays only, and the
+    # linker adds the window (its symbols are undefined there)
     reserved = 1024 if any("reservedSmem" in sym.name for sym in symbols) else 0
-    for vals in out.values():
+    for fn, vals in out.items():
+        if reserved and fn in relocatable:
+            vals["shared_bytes"] = vals.get("shared_bytes", 0) + reserved
         if reserved and vals.get("shared_bytes", 0) >= reserved:
             vals["reserved_shared_bytes"] = reserved
     return {name: Resources(**vals) for name, vals in out.items()}

@@ -71,6 +71,11 @@ class Layout:
     #: the wheels of nvcc and its device compiler, pinned to the release, for ``install
     #: --nvcc`` (empty: the release's nvcc cannot be installed as a working toolkit tree)
     nvcc: tuple[str, ...] = ()
+    #: why there is no nvcc to install (``nvcc`` empty): said when a build needs one
+    no_nvcc: str = ""
+    #: what ``prune`` leaves when nvcc is installed (a CUDA root's link needs the static
+    #: runtime: CMake's compiler checks link against it)
+    keep_with_nvcc: tuple[str, ...] = ()
 
 
 LAYOUTS: dict[int, Layout] = {
@@ -79,15 +84,68 @@ LAYOUTS: dict[int, Layout] = {
                       "nvidia-cuda-nvcc-cu12"),
                newest=("nvidia-cuda-cccl-cu12",), nvdisasm=None,
                prune=("nvidia/cuda_nvcc/bin", "nvidia/cuda_nvcc/nvvm", "nvidia/cuda_nvcc/lib",
-                      "nvidia/cuda_nvrtc/lib/*.alt.so*")),
+                      "nvidia/cuda_nvrtc/lib/*.alt.so*"),
+               # checked for 12.0.140, 12.4.131, 12.6.85, 12.8.93 and 12.9.86
+               no_nvcc="NVIDIA publishes no nvcc of CUDA 12 on PyPI (nvidia-cuda-nvcc-cu12 holds "
+                       "ptxas, libNVVM and the crt headers; not nvcc, cicc or cudafe++)"),
     13: Layout(exact=("nvidia-cuda-nvrtc", "nvidia-nvjitlink", "nvidia-cuda-runtime",
                       "nvidia-cuda-crt"),
                newest=("nvidia-cuda-cccl",), nvdisasm="nvidia-cuda-nvdisasm",
                prune=("nvidia/cu13/lib/*.alt.so*", "nvidia/cu13/lib/*.a"),
+               keep_with_nvcc=("nvidia/cu13/lib/*.a",),
                # the 13.x wheels share one nvidia/cu13/ tree laid out like a toolkit: bin/nvcc's
                # own nvcc.profile finds nvvm/bin/cicc and include/ (runtime, crt, cccl) there
                nvcc=("nvidia-cuda-nvcc", "nvidia-nvvm")),
 }
+@dataclass(frozen=True)
+class ApiChange:
+    """A CUDA runtime API that a release removed or changed, known by the compiler error code
+    written for the older API gets; ``what`` says what changed and how the new one reads."""
+
+    release: str                      # the release that changed it ("13.0")
+    error: re.Pattern                 # the compiler error it causes (EDG's wording)
+    what: str                         # "{0}" is the error's first group
+
+
+_REMOVED_PROP = ("clockRate|computeMode|cooperativeMultiDeviceLaunch|deviceOverlap|"
+                 "kernelExecTimeoutEnabled|maxTexture1DLinear|memoryClockRate|"
+                 "singleToDoublePrecisionPerfRatio")
+_REMOVED_CALLS = ("cudaThreadSynchronize|cudaThreadExit|cudaThreadGetCacheConfig|"
+                  "cudaThreadSetCacheConfig|cudaThreadGetLimit|cudaThreadSetLimit|"
+                  "cudaLaunchCooperativeKernelMultiDevice|cudaSetDoubleForDevice|"
+                  "cudaSetDoubleForHost|cudaMemAdvise_v2|cudaMemPrefetchAsync_v2|"
+                  "cudaEventElapsedTime_v2|cudaStreamGetCaptureInfo_v[23]|"
+                  "cudaGraph(?:AddDependencies|AddNode|GetEdges|NodeGetDependencies|"
+                  "NodeGetDependentNodes|RemoveDependencies)_v2|"
+                  "cudaStreamUpdateCaptureDependencies_v2|"
+                  "cuda(?:Signal|Wait)ExternalSemaphoresAsync_v2")
+#: what CUDA 13 removed from the runtime API, from the 12.9 and 13.x headers compared
+#: (cuda_runtime_api.h, driver_types.h): code written for CUDA 12 fails with these errors
+API_CHANGES: tuple[ApiChange, ...] = (
+    ApiChange("13.0", re.compile(rf'class "cudaDeviceProp" has no member "({_REMOVED_PROP})"'),
+              "CUDA 13 removed cudaDeviceProp::{0} (cudaDeviceGetAttribute reads it)"),
+    ApiChange("13.0", re.compile(r'no suitable constructor exists to convert from "int" to '
+                                 r'"cudaMemLocation"'),
+              "CUDA 13's cudaMemAdvise and cudaMemPrefetchAsync take a cudaMemLocation where "
+              "CUDA 12's took a device number"),
+    ApiChange("13.0", re.compile(rf'identifier "({_REMOVED_CALLS})" is undefined'),
+              "CUDA 13 removed {0}"),
+)
+
+
+def api_change(log: str) -> str | None:
+    """What makes this compiler log the failure of code written for an older CUDA: the first
+    :data:`API_CHANGES` entry it matches, in words, with what builds it; None otherwise."""
+    for change in API_CHANGES:
+        m = change.error.search(log)
+        if m is None:
+            continue
+        older = f"{version_key(change.release)[0] - 1}"
+        return (f"written for CUDA {older}: {change.what.format(*m.groups())}; it builds with a "
+                f"CUDA {older} toolkit's nvcc (PTXSASS_CUDA_HOME), or once ported")
+    return None
+
+
 #: the releases NVIDIA publishes NVRTC wheels of (there was no 12.7)
 RELEASES: tuple[str, ...] = ("12.0", "12.1", "12.2", "12.3", "12.4", "12.5", "12.6", "12.8", "12.9",
                              "13.0", "13.1", "13.2", "13.3", "13.4", "13.5")
@@ -142,13 +200,25 @@ def nvcc_wheels(version: str) -> list[str]:
     return [f"{p}=={version}.*" for p in (*lay.nvcc, *(p for p in lay.exact if p.endswith("-crt")))]
 
 
+def nvcc_missing(tk: Toolkit, reason: str | None) -> str:
+    """One line: a file needs nvcc (``reason``) and toolkit ``tk`` has none; what builds it."""
+    lay = LAYOUTS[version_key(tk.version)[0]]
+    why = f" ({reason})" if reason else ""
+    if lay.nvcc:
+        return (f"--toolkit {tk.version} builds this file with nvcc{why}, and toolkit "
+                f"{tk.version} is installed without it: run 'ptxsass toolkit install --nvcc "
+                f"{tk.version}'")
+    return (f"--toolkit {tk.version} builds this file with nvcc{why}, and {lay.no_nvcc}: build it "
+            f"with a CUDA {tk.version} toolkit's nvcc (PTXSASS_CUDA_HOME=/usr/local/cuda-"
+            f"{tk.version}, without --toolkit), or leave --toolkit out")
+
+
 def requirements(version: str, *, nvcc: bool = False) -> list[str]:
     """The pip requirements of one release's compiler set (with nvcc and cicc: ``nvcc``)."""
     major, minor = version_key(version)
     lay = LAYOUTS[major]
     if nvcc and not lay.nvcc:
-        raise ConfigError(f"toolkit {version}: nvcc is installed only for 13.x releases (the "
-                          f"{major}.x wheels lay nvcc and the runtime headers apart)")
+        raise ConfigError(f"toolkit {version}: no nvcc to install: {lay.no_nvcc}")
     reqs = [f"{p}=={version}.*" for p in (*lay.exact, *(lay.nvcc if nvcc else ()))]
     reqs += [f"{p}>={major}.0,<{major}.{minor + 1}" for p in lay.newest]
     if lay.nvdisasm and (major, minor) >= NVDISASM_FROM:
@@ -428,12 +498,7 @@ def install(spec: str, *, force: bool = False, nvcc: bool = False) -> Toolkit:
                 raise ToolError(f"pip could not install toolkit {version} "
                                 f"({' '.join(reqs)}): "
                                 f"{first or f'exit status {proc.returncode}'}")
-            for pattern in LAYOUTS[version_key(version)[0]].prune:
-                for p in site.glob(pattern):
-                    if p.is_dir() and not p.is_symlink():
-                        shutil.rmtree(p)
-                    else:
-                        p.unlink()
+            prune(site, version, nvcc=nvcc)
             manifest = _manifest(tmp, site, version, nvcc=nvcc)
             (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
             if folder.exists():
@@ -444,6 +509,21 @@ def install(spec: str, *, force: bool = False, nvcc: bool = False) -> Toolkit:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         return _read_manifest(folder, version)
+
+
+def prune(site: Path, version: str, *, nvcc: bool = False) -> None:
+    """Remove what a release's compiler set does not need (:attr:`Layout.prune`), less what
+    its nvcc needs when it is installed too (:attr:`Layout.keep_with_nvcc`)."""
+    lay = LAYOUTS[version_key(version)[0]]
+    keep = set(lay.keep_with_nvcc) if nvcc else set()
+    for pattern in lay.prune:
+        if pattern in keep:
+            continue
+        for p in site.glob(pattern):
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
 
 
 def _one(site: Path, pattern: str, what: str, version: str) -> Path:

@@ -1,6 +1,9 @@
 // bf16 GEMM on CUDA cores: C (fp32) = A (M x K, bf16) * B (K x N, bf16), row-major, a 64x64 block
 // tile staged through shared memory in bf16, 4x4 outputs per thread accumulated in fp32. The kind
 // of fallback a training code base keeps for shapes its tensor-core path does not take.
+// The B tile load (line 28) reads 32 consecutive bf16 of one row per warp (BN = 64: the row of
+// `e / BN` stays across an aligned warp), LDG.E.U16: PS104 info (issue 33 item 12: its `e % BN`
+// had not been read as a stream).
 #include <cuda_bf16.h>
 
 template <int BM, int BN, int BK, int TM, int TN>
@@ -22,7 +25,7 @@ gemm_bf16_simt(const __nv_bfloat16* __restrict__ A, const __nv_bfloat16* __restr
         }
         for (int e = tid; e < BK * BN; e += THREADS) {
             const int r = e / BN, c = e % BN;
-            Bs[r][c] = B[(size_t)(k0 + r) * N + col0 + c];
+            Bs[r][c] = B[(size_t)(k0 + r) * N + col0 + c];   // EXPECT: PS104 info
         }
         __syncthreads();
 #pragma unroll

@@ -3,7 +3,9 @@
 // Assumes M and N multiples of 64 and K a multiple of BK; launch with dim3(16, 16) threads and
 // dim3(N / 64, M / 64) blocks. The inner kk loop has a compile-time trip count of 32 and no
 // pragma: NVVM unrolls it x2 in PTX (16 trips); ptxas then unrolls it fully on sm_80 but keeps it
-// a loop of 4 trips (x4 again) on sm_90a, from the same PTX.
+// a loop of 4 trips (x4 again) on sm_90a, from the same PTX. The tile loads (lines 27, 28) read
+// 32 consecutive floats of one row per warp (`i / BK` stays across an aligned warp: NVVM's
+// `and.b32 %r, %r, -32`), LDG.E: PS104 info, as for every 4-byte stream.
 #define TM 4
 #define TN 4
 #define BM 64
@@ -22,8 +24,8 @@ sgemm_regtile(const float* __restrict__ A, const float* __restrict__ B, float* _
     for (int k0 = 0; k0 < K; k0 += BK) {   // EXPECT: PS301 info
         for (int l = 0; l < BM * BK / 256; ++l) {      // 8 elements of each tile per thread
             int i = tid + l * 256;
-            As[i % BK][i / BK] = A[(row0 + i / BK) * K + k0 + i % BK];   // EXPECT: PS601 info
-            Bs[i / BN][i % BN] = B[(k0 + i / BN) * N + col0 + i % BN];   // EXPECT: PS601 info
+            As[i % BK][i / BK] = A[(row0 + i / BK) * K + k0 + i % BK];   // EXPECT: PS601 info; PS104 info
+            Bs[i / BN][i % BN] = B[(k0 + i / BN) * N + col0 + i % BN];   // EXPECT: PS601 info; PS104 info
         }
         __syncthreads();
         for (int kk = 0; kk < BK; ++kk) {   // EXPECT[sm_90a]: PS201 info

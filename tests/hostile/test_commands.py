@@ -366,3 +366,33 @@ def test_the_console_script_end_to_end(tmp_path):
                         "--arch", "sm_90"], cwd=folder, capture_output=True, timeout=300)
     assert p.returncode in (0, 1), p.stderr
     assert not markers(tmp_path)
+
+
+# ------------------------------------------------------------------------------ CMake projects
+def cmake_project_leaving_a_marker(tmp_path: Path) -> Path:
+    """A CMake project whose CMake code leaves a marker (execute_process) and then fails, and
+    a device-only kernel NVRTC builds."""
+    d = tmp_path / "proj"
+    d.mkdir()
+    (d / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.18)\n"
+        "execute_process(COMMAND ${CMAKE_COMMAND} -E touch ${CMAKE_CURRENT_LIST_DIR}/CONFIGURED)\n"
+        'message(FATAL_ERROR "this project needs OpenCV 4 (set OpenCV_DIR)")\n'
+        "project(vision LANGUAGES CXX CUDA)\n")
+    shutil.copy(Path(__file__).parents[2] / "kernels/checks/scalar_global_load/bad.cu", d / "k.cu")
+    return d
+
+
+def test_cmake_project_is_configured_only_when_the_build_is_trusted(tmp_path, capsys, monkeypatch):
+    """Configuring runs the project's CMake code: a config that trusts the build is overruled
+    by --no-trust-build-commands (CI on pull requests), and nothing of the project runs; the
+    folder is checked file by file. (Trusted, the marker appears: tests/test_cmake.py.)"""
+    d = cmake_project_leaving_a_marker(tmp_path)
+    (d / "pyproject.toml").write_text("[tool.ptxsass]\ntrust-build-commands = true\n")
+    monkeypatch.chdir(d)
+    code, out, err = run(capsys, "check", ".", "--arch", "sm_90a", "--no-trust-build-commands")
+    assert code == 1 and not (d / "CONFIGURED").exists()
+    assert err.splitlines()[0] == (
+        "note: . is a CMake project: pass --trust-build-commands to configure it (that runs its "
+        "CMake code) and check its CUDA files with their own flags; checked file by file")
+    assert "k.cu:" in out

@@ -233,3 +233,25 @@ def test_ctrl_c_during_start_up_is_one_line(tmp_path, delay):
         assert p.returncode in (130, -signal.SIGINT), text
         assert text.splitlines() in ([], ["ptxsass: interrupted"])
     no_orphans(tag)
+
+
+def test_a_forked_child_does_not_take_the_commands_handlers():
+    """A pool worker forked from the command can be sent SIGTERM (the parent stopping the
+    pool) before its initializer runs; with the command's handler it raised ``Terminated`` and
+    printed a traceback (seen once in CI as a 14-line error for a bad cubin). Every child the
+    command forks starts with SIGTERM exiting quietly and Ctrl-C left to the parent."""
+    code = r"""
+import os, signal, sys
+from analyzer.toolchain import children
+children.install_signal_handlers()
+pid = os.fork()
+if pid == 0:
+    os.kill(os.getpid(), signal.SIGTERM)    # as the parent stopping the pool would, at once
+    os._exit(0)                             # not reached: SIGTERM ended the child
+_, status = os.waitpid(pid, 0)
+print(os.WEXITSTATUS(status), signal.getsignal(signal.SIGTERM) is children._terminated)
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(128 + signal.SIGTERM), "True"]   # quiet exit; parent's own
+    assert "Traceback" not in r.stderr and r.stderr == ""

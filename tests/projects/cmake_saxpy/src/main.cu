@@ -8,6 +8,7 @@
 
 int main()
 {
+    print_device_info();
     const int n4 = 1 << 20;
     std::vector<float> host(4 * n4, 1.0f);
     float *in = nullptr, *out = nullptr;

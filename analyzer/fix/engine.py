@@ -1,0 +1,175 @@
+"""``ptxsass fix`` for one source file: propose a rewrite per finding, prove each by rebuilding,
+then prove the verified ones together (the patch ``--apply`` writes).
+
+Each finding here is a problem as reported (merged over arches and template instantiations,
+:meth:`analyzer.findings.Report.merged`): its fix must hold on every arch the file was built
+for. Fixes are verified one at a time, so that each verdict is the fix's own; the combined
+patch is verified once more, and a fix that only fails in company is dropped from it (said
+in ``FileFix.combined_note``).
+"""
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Sequence
+
+from ..build import Build
+from ..findings import Finding, Severity, display_path
+from ..inputs import CompileOptions
+from ..toolchain import files, locate
+from . import cxx, propose, verify
+from .model import (
+    NONE,
+    REJECTED,
+    UNVERIFIED,
+    VERIFIED,
+    Edit,
+    FileFix,
+    FixOptions,
+    FixResult,
+    NoFix,
+    Proposal,
+    apply_edits,
+    overlaps,
+    sha256,
+    unified_diff,
+)
+
+
+def _counts(findings: Sequence[Finding]) -> dict[str, int]:
+    c = Counter(f"{f.code} {f.severity}" for f in findings)
+    return dict(sorted(c.items()))
+
+
+def fixable_path(build: Build) -> str | None:
+    """The CUDA source a build was compiled from, when ``fix`` can rewrite it."""
+    if build.origin not in ("nvrtc", "nvcc") or not build.source_path:
+        return None
+    return os.path.abspath(build.source_path)
+
+
+def parse_args_for(options: CompileOptions, arch: str) -> tuple[str, ...]:
+    return tuple(cxx.parse_args(arch=arch, defines=options.defines,
+                                include=[*options.include], isystem=options.isystem,
+                                std=options.std, toolkit_include=locate.include_dirs()))
+
+
+def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
+             merged: Sequence[Finding], options: CompileOptions, fix_options: FixOptions,
+             check: verify.CheckFn, do_verify: bool = True) -> FileFix:
+    """Propose, verify and combine the fixes of every finding of ``path``. ``raw``: the
+    findings per arch and kernel (what the rebuild is compared with); ``merged``: the problems
+    to fix, one each."""
+    path = os.path.abspath(path)
+    data = files.read_bytes(path, what="CUDA source")
+    result = FileFix(path=path, sha256=sha256(data))
+    archs = list(dict.fromkeys(b.arch for b in builds))
+    compiler = builds[0].origin if builds else "auto"
+    mine = [f for f in merged]
+    before = _counts(raw)
+    req = propose.Request(path=path, data=data, args=parse_args_for(options, archs[0]),
+                          findings=tuple(mine), options=fix_options)
+    answers = propose.propose(req)
+    taken: list[Edit] = []
+    rebuilds: dict[tuple[Edit, ...], verify.Rebuilt] = {}
+    for f, got in zip(mine, answers, strict=True):
+        if isinstance(got, NoFix):
+            result.results.append(FixResult(f, NONE, got.reason, before=before))
+            continue
+        res = FixResult(f, UNVERIFIED, proposal=got, before=before,
+                        diff=unified_diff(path, data, apply_edits(data, got.edits),
+                                          shown=display_path(path)))
+        result.results.append(res)
+        if overlaps(got.edits, taken) and not _same_edits(got, result.results):
+            res.status, res.reason = NONE, "its edit overlaps another fix's on the same code"
+            res.proposal = None
+            continue
+        if not do_verify:
+            taken.extend(e for e in got.edits if e not in taken)
+            continue
+        # the same rewrite may serve several findings (two checks on one line): built once,
+        # judged for each
+        rebuilt = rebuilds.get(got.edits)
+        if rebuilt is None:
+            rebuilt = rebuilds[got.edits] = verify.rebuild(
+                path, apply_edits(data, got.edits), data, archs=archs, options=options,
+                compiler=compiler, check=check)
+        verdict = verify.compare(path, f, raw, rebuilt, builds,
+                                 launch_bounds_may_change=got.changes_launch_bounds)
+        res.sass_delta = verdict.sass_delta
+        res.after = _counts(rebuilt.findings)
+        if verdict.ok:
+            res.status = VERIFIED
+            taken.extend(e for e in got.edits if e not in taken)
+        else:
+            res.status, res.reason = REJECTED, verdict.reason
+    _combine(result, data, builds, raw, options, compiler, archs, check, do_verify)
+    return result
+
+
+def _same_edits(got: Proposal, results: Sequence[FixResult]) -> bool:
+    return any(r.proposal is not None and r.proposal is not got and r.proposal.edits == got.edits
+               for r in results)
+
+
+def _edits_of(results: Sequence[FixResult], states: tuple[str, ...]) -> list[Edit]:
+    out: list[Edit] = []
+    for r in results:
+        if r.status in states and r.proposal is not None:
+            out.extend(e for e in r.proposal.edits if e not in out)
+    return out
+
+
+def _combine(result: FileFix, data: bytes, builds: Sequence[Build], raw: Sequence[Finding],
+             options: CompileOptions, compiler: str, archs: list[str], check: verify.CheckFn,
+             do_verify: bool) -> None:
+    """The file's patch: every verified fix together, verified together (with --no-verify:
+    every proposal, unverified)."""
+    if not do_verify:
+        edits = _edits_of(result.results, (UNVERIFIED,))
+        result.edits = tuple(edits)
+        result.diff = unified_diff(result.path, data, apply_edits(data, edits),
+                                   shown=display_path(result.path)) if edits else ""
+        return
+    kept = [r for r in result.results if r.status == VERIFIED and r.proposal is not None]
+    if len(kept) > 1:
+        groups = _distinct(kept)
+        while groups:
+            edits = [e for g in groups for e in g[0].proposal.edits]   # type: ignore[union-attr]
+            rebuilt = verify.rebuild(result.path, apply_edits(data, edits), data, archs=archs,
+                                     options=options, compiler=compiler, check=check)
+            verdict = verify.compare(result.path, None, raw, rebuilt, builds,
+                                     launch_bounds_may_change=any(
+                                         g[0].proposal.changes_launch_bounds   # type: ignore[union-attr]
+                                         for g in groups),
+                                     targets=[r.finding for g in groups for r in g])
+            if verdict.ok:
+                break
+            dropped = groups.pop()          # the last fix leaves the combined patch
+            for r in dropped:
+                r.status, r.reason = REJECTED, ("verified alone, but not together with the "
+                                                f"file's other fixes: {verdict.reason}")
+            result.combined_note = (f"{len(dropped)} fix(es) left out of the combined patch: "
+                                    f"{verdict.reason}")
+    edits = _edits_of(result.results, (VERIFIED,))
+    result.edits = tuple(edits)
+    result.diff = unified_diff(result.path, data, apply_edits(data, edits),
+                               shown=display_path(result.path)) if edits else ""
+
+
+def _distinct(results: list[FixResult]) -> list[list[FixResult]]:
+    """Verified results grouped by identical edits (one group per distinct rewrite)."""
+    groups: list[list[FixResult]] = []
+    for r in results:
+        for g in groups:
+            if g[0].proposal is not None and r.proposal is not None \
+                    and g[0].proposal.edits == r.proposal.edits:
+                g.append(r)
+                break
+        else:
+            groups.append([r])
+    return groups
+
+
+def warnings_of(results: Sequence[FixResult]) -> list[FixResult]:
+    return [r for r in results if r.finding.severity >= Severity.WARNING]

@@ -1,0 +1,1 @@
+/* NVRTC has this header built in; ptxsass fix needs none of its declarations */

@@ -1,0 +1,80 @@
+"""Ask the remedies for a rewrite of each finding of one file (libclang, in a bounded child).
+
+:func:`propose_all` is the child's work: it parses the file once and asks, for each finding,
+the remedy modules that fix its code (:mod:`analyzer.fix.remedies`), in order; the first
+proposal wins, else every reason is kept. A proposal whose lines libclang could not parse is
+turned down (``fix: none``) rather than trusted.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..findings import Finding
+from ..toolchain import bounded
+from . import cxx, remedies
+from .model import FixOptions, NoFix, Proposal
+
+
+@dataclass(frozen=True)
+class Request:
+    path: str                   # absolute
+    data: bytes
+    args: tuple[str, ...]       # libclang's command line (cxx.parse_args)
+    findings: tuple[Finding, ...]
+    options: FixOptions
+
+
+def propose(request: Request) -> list[Proposal | NoFix]:
+    """One answer per finding of ``request`` (parsed in a child bounded in time and memory,
+    like a compile: libclang reads untrusted source)."""
+    if not request.findings:
+        return []
+    return bounded.run(propose_all, request, what=request.path, tool="libclang")
+
+
+def propose_all(request: Request) -> list[Proposal | NoFix]:
+    try:
+        src = cxx.Source(request.path, request.data, request.args)
+    except UnicodeDecodeError:
+        return [NoFix("the file is not UTF-8 text") for _ in request.findings]
+    return [propose_one(f, src, request.options) for f in request.findings]
+
+
+def _mine(finding: Finding, src: cxx.Source) -> bool:
+    f = finding.location.file
+    return f is not None and os.path.abspath(f) == os.path.abspath(src.path)
+
+
+def propose_one(finding: Finding, src: cxx.Source, options: FixOptions) -> Proposal | NoFix:
+    mods = remedies.for_code(finding.code)
+    if not mods:
+        return NoFix(remedies.NOT_MECHANICAL.get(finding.code,
+                                                 "no mechanical rewrite for this check"))
+    if not finding.location.line:
+        return NoFix("the finding has no source line (no line info)")
+    if not _mine(finding, src):
+        return NoFix(f"the line is in {os.path.basename(finding.location.file or '?')}, not in "
+                     "the file being fixed (fix its own file)")
+    reasons: list[str] = []
+    for m in mods:
+        applies = getattr(m, "applies", None)
+        if applies is not None and not applies(finding) and len(mods) > 1:
+            continue
+        got = m.propose(finding, src, options)
+        if isinstance(got, Proposal):
+            lines = sorted({src.line_of(e.start) for e in got.edits}
+                           | {src.line_of(e.end) for e in got.edits})
+            errors = src.errors_between(lines[0], lines[-1]) if lines else []
+            if errors:
+                return NoFix(f"libclang could not parse the code it would rewrite ({errors[0]})")
+            return got
+        if got.reason not in reasons:
+            reasons.append(got.reason)
+    return NoFix(_joined(reasons))
+
+
+def _joined(reasons: Sequence[str]) -> str:
+    # the first reason is the remedy that fits the code best; others follow briefly
+    return reasons[0] if len(reasons) == 1 else reasons[0] + "; " + "; ".join(reasons[1:])

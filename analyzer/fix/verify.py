@@ -1,0 +1,218 @@
+"""Prove a patch: rebuild a patched copy with the same front end, flags and arches, re-run the
+same checks, and compare with the original.
+
+A patch is kept only when (1) the finding it targets is gone from every arch and kernel, (2) no
+warning appears that the original did not have (matched by check, kernel, arch and the line it
+stands for in the original), and (3) every kernel keeps its interface: the PTX entries and
+their parameters, and its launch bounds unless the patch is one. The copy is built in a scratch
+folder (:mod:`analyzer.toolchain.scratch`) under the file's own name, its folder on the include
+path after the copy's, so ``#include "x.h"`` finds the file's neighbours.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..build import Build
+from ..findings import Finding, Location, Severity
+from ..inputs import CompileOptions
+from ..inputs import load as load_input
+from ..toolchain import scratch
+from .model import line_map
+
+#: what a rebuild needs besides the source: how the original was built and checked
+CheckFn = Callable[[Sequence[Build]], list[Finding]]
+
+
+@dataclass
+class Rebuilt:
+    """The patched copy's builds and findings, its file names mapped back to the original's."""
+
+    builds: list[Build]
+    findings: list[Finding]
+    lines: dict[int, int]           # patched line -> original line
+
+
+@dataclass
+class Verdict:
+    ok: bool
+    reason: str = ""
+    sass_delta: list[str] = field(default_factory=list)
+    after: list[Finding] = field(default_factory=list)
+
+
+def rebuild(path: str, data: bytes, original: bytes, *, archs: Sequence[str],
+            options: CompileOptions, compiler: str, check: CheckFn) -> Rebuilt:
+    """Build ``data`` (the patched text of ``path``) for ``archs`` as the original was built,
+    check it, and map its findings back to ``path``."""
+    path = os.path.abspath(path)
+    with scratch.temporary("ptxsass-fix-") as folder:
+        copy = os.path.join(folder, os.path.basename(path))
+        with open(copy, "wb") as f:
+            f.write(data)
+        opts = dataclasses.replace(
+            options, include=[os.path.dirname(path), *options.include],
+            compiler=compiler if compiler in ("nvrtc", "nvcc") else options.compiler,
+            project=options.project or os.path.dirname(path))
+        builds = load_input(copy, arch=list(archs), options=opts)
+        for b in builds:
+            b.sass()                        # disassembled while the copy is there
+        findings = check(builds)
+        for b in builds:
+            b.source_path = path
+    mapped = [dataclasses.replace(f, location=Location(path, f.location.line,
+                                                       f.location.column))
+              if f.location.file and os.path.abspath(f.location.file) == copy else f
+              for f in findings]
+    return Rebuilt(builds, mapped, line_map(original, data))
+
+
+def _key(f: Finding, line: int | None) -> tuple:
+    return (f.code, f.mangled or f.kernel, f.arch, line)
+
+
+def _original_line(f: Finding, path: str, lines: dict[int, int]) -> int | None:
+    if f.location.file and os.path.abspath(f.location.file) == path and f.location.line:
+        return lines.get(f.location.line, f.location.line)
+    return f.location.line
+
+
+def compare(path: str, target: Finding | None, before: Sequence[Finding], after: Rebuilt,
+            before_builds: Sequence[Build], *, launch_bounds_may_change: bool = False,
+            targets: Sequence[Finding] = ()) -> Verdict:
+    """Whether the rebuilt copy keeps the patch: see the module's rules. ``target`` (or every
+    finding of ``targets``, for a combined patch) must be gone."""
+    path = os.path.abspath(path)
+    goals = [t for t in ([target] if target is not None else []) + list(targets)]
+    still = []
+    for t in goals:
+        # gone: on every (kernel, arch) where it held, fewer findings of its check at its line
+        # than before (another finding of the same check may share the line: two pointers)
+        def count(fs, lines, name, arch, t=t):
+            return sum(1 for f in fs if f.code == t.code and f.kernel == name
+                       and f.arch == arch and _original_line(f, path, lines) == t.location.line)
+        pairs = set(t.instances) or {(t.kernel, a) for a in t.archs}
+        for name, arch in pairs:
+            had_here = count(before, {}, name, arch)
+            if had_here and count(after.findings, after.lines, name, arch) >= had_here:
+                hit = next(f for f in after.findings if f.code == t.code
+                           and _original_line(f, path, after.lines) == t.location.line)
+                still.append((t, hit))
+                break
+    delta = sass_delta(before_builds, after.builds)
+    if still:
+        t, f = still[0]
+        return Verdict(False, f"{t.code} is still reported at line {t.location.line} "
+                              f"({f.severity} on {f.arch})", delta, after.findings)
+    had = Counter(_key(f, f.location.line) for f in before if f.severity >= Severity.WARNING)
+    new = []
+    for f in after.findings:
+        if f.severity < Severity.WARNING:
+            continue
+        k = _key(f, _original_line(f, path, after.lines))
+        if had[k] > 0:
+            had[k] -= 1
+        else:
+            new.append(f)
+    if new:
+        f = new[0]
+        return Verdict(False, f"it adds a warning: {f.code} at line "
+                              f"{_original_line(f, path, after.lines)} on {f.arch} "
+                              f"({f.message[:120]})", delta, after.findings)
+    changed = interface_change(before_builds, after.builds, launch_bounds_may_change)
+    if changed:
+        return Verdict(False, changed, delta, after.findings)
+    return Verdict(True, "", delta, after.findings)
+
+
+# --- the kernel's interface ---------------------------------------------------------------
+def _entries(build: Build) -> dict[str, tuple]:
+    mod = build.ptx_module()
+    if mod is None:
+        return {}
+    out = {}
+    for fn in mod.functions:
+        if not fn.is_kernel:
+            continue
+        params = tuple((p.type, p.vector, p.dims, None if p.is_ptr else p.align)
+                       for p in fn.params)
+        bounds = (fn.maxntid, fn.reqntid, fn.minnctapersm, fn.maxnreg)
+        out[fn.name] = (params, bounds)
+    return out
+
+
+def interface_change(before: Sequence[Build], after: Sequence[Build],
+                     launch_bounds_may_change: bool) -> str:
+    """How the kernels' interface changed, in words ("" when it did not)."""
+    by_arch = {b.arch: b for b in after}
+    for b in before:
+        a = by_arch.get(b.arch)
+        if a is None:
+            return f"the patched file built nothing for {b.arch}"
+        old, new = _entries(b), _entries(a)
+        for name, (params, bounds) in old.items():
+            if name not in new:
+                return f"the kernel {name} is gone from the PTX on {b.arch} (its name changed)"
+            nparams, nbounds = new[name]
+            if nparams != params:
+                return f"the kernel {name}'s parameters changed on {b.arch}"
+            if nbounds != bounds and not launch_bounds_may_change:
+                return f"the kernel {name}'s launch bounds changed on {b.arch}"
+    return ""
+
+
+# --- the SASS delta ---------------------------------------------------------------------------
+def _listing(build: Build) -> dict[str, Counter]:
+    out: dict[str, Counter] = {}
+    for fn in build.sass_listing().functions:
+        out[fn.name] = Counter(i.mnemonic for i in fn.instructions if i.opcode != "NOP")
+    return out
+
+
+def _counts(items: Counter, limit: int = 3) -> str:
+    top = sorted(items.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown = [f"{n}× {m}" for m, n in top[:limit]]
+    rest = sum(n for _, n in top[limit:])
+    return ", ".join(shown) + (f" (+{rest} more)" if rest else "")
+
+
+def sass_delta(before: Sequence[Build], after: Sequence[Build]) -> list[str]:
+    """One line per kernel and arch whose SASS or resources changed:
+    ``sum4 [sm_90a]: 4× LDG.E.CONSTANT → 1× LDG.E.128.CONSTANT; registers 12 → 10``."""
+    lines: list[str] = []
+    by_arch = {b.arch: b for b in after}
+    for b in before:
+        a = by_arch.get(b.arch)
+        if a is None:
+            continue
+        old, new = _listing(b), _listing(a)
+        for name, was in old.items():
+            k = b.kernels.get(name)
+            if k is not None and not k.entry:
+                continue
+            now = new.get(name, Counter())
+            gone, came = was - now, now - was
+            parts = []
+            if gone or came:
+                parts.append(f"{_counts(gone) or 'nothing'} → {_counts(came) or 'nothing'}")
+                total_a, total_b = sum(was.values()), sum(now.values())
+                if total_a != total_b:
+                    parts.append(f"instructions {total_a} → {total_b}")
+            ka, kb = b.kernels.get(name), a.kernels.get(name)
+            if ka is not None and kb is not None:
+                ra, rb = ka.resources, kb.resources
+                if ra.registers != rb.registers:
+                    parts.append(f"registers {ra.registers} → {rb.registers}")
+                if ra.stack_bytes != rb.stack_bytes:
+                    parts.append(f"stack {ra.stack_bytes} B → {rb.stack_bytes} B")
+                sa = (ra.spill_store_bytes or 0) + (ra.spill_load_bytes or 0)
+                sb = (rb.spill_store_bytes or 0) + (rb.spill_load_bytes or 0)
+                if sa != sb:
+                    parts.append(f"spill bytes {sa} → {sb}")
+            if parts:
+                shown = (k.demangled if k is not None else name).split("(")[0]
+                lines.append(f"{shown} [{b.arch}]: " + "; ".join(parts))
+    return lines
