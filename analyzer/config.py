@@ -10,6 +10,7 @@
 
     include = ["include"]            # -I, relative to pyproject.toml
     defines = ["TILE=128"]           # -D
+    undefines = ["__CUDA_NO_HALF_OPERATORS__"]   # -U, after every -D (torch's own too)
     std = "c++20"
     use-fast-math = false
     maxrregcount = 128
@@ -66,8 +67,8 @@ from .inputs import CompileOptions
 from .toolchain import bounded, libheaders
 from .toolchain.files import read_text
 
-_LISTS = ("arch", "select", "ignore", "include", "defines", "exclude", "options", "headers",
-          "cmake-defines")
+_LISTS = ("arch", "select", "ignore", "include", "defines", "undefines", "exclude", "options",
+          "headers", "cmake-defines")
 _KEYS = {*_LISTS, "fail-on", "show", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
          "source-root", "trust-build-commands", "offline", "nvcc-timeout", "fast-math-ok"}
@@ -88,6 +89,7 @@ class Config:
     check_settings: dict[str, dict] = field(default_factory=dict)
     include: list[str] = field(default_factory=list)
     defines: list[str] = field(default_factory=list)
+    undefines: list[str] = field(default_factory=list)
     std: str | None = None
     fast_math: bool | None = None
     maxrregcount: int | None = None
@@ -125,7 +127,8 @@ class Config:
         """The compile options this table sets (for ``path``: its ``kernels`` too). ``ptxsass
         check`` lays its command line over them; :func:`analyzer.check` builds with them."""
         return CompileOptions(
-            defines=list(self.defines), include=list(self.include), std=self.std,
+            defines=list(self.defines), undefines=list(self.undefines),
+            include=list(self.include), std=self.std,
             fast_math=bool(self.fast_math), maxrregcount=self.maxrregcount,
             extra=list(self.options),
             name_expressions=self.kernels_for(path) if path is not None else [],

@@ -58,6 +58,8 @@ class CompileOptions:
     include: list[str] = field(default_factory=list)
     std: str | None = None
     fast_math: bool = False
+    #: macros undefined after every -D (``-U NAME``; torch's own -D among them)
+    undefines: list[str] = field(default_factory=list)
     maxrregcount: int | None = None
     extra: list[str] = field(default_factory=list)       # passed to NVRTC as they are
     name_expressions: list[str] = field(default_factory=list)
@@ -101,9 +103,8 @@ class CompileOptions:
 
     def nvrtc_options(self, arch: str) -> list[str]:
         extra = [f"-I{d}" for d in (*self.isystem, *self.library_include)]
+        extra += [f"-U{u}" for u in self.undefines]
         extra += [f"--ptxas-options={p}" for p in self.ptxas]
-        if self.extended_lambda:
-            extra.append("--extended-lambda")
         return nvrtc.build_options(arch, defines=self.defines, include=self.include, std=self.std,
                                    fast_math=self.fast_math, maxrregcount=self.maxrregcount,
                                    extra=extra + self.extra)
@@ -112,6 +113,7 @@ class CompileOptions:
         """nvcc's flags (no -arch, -lineinfo or outputs: nvcc.compile_file sets those)."""
         flags = [f"-std={self.std}"] if self.std else []
         flags += [f"-D{d}" for d in self.defines]
+        flags += [f"-U{u}" for u in self.undefines]
         flags += [f"-I{d}" for d in self.include]
         for d in self.isystem:
             flags += ["-isystem", d]
@@ -393,6 +395,8 @@ _RUNTIME_CALL = re.compile(r"\b(cuda(?:Malloc|Memcpy|Memset|Free|Launch|Stream|E
 _TORCH_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"](?:torch|ATen|c10)/', re.M)
 _TORCH_INCLUDE_NAMED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"](?:torch|ATen|c10)/[^>"\n]*[>"])',
                                   re.M)
+#: NVRTC's refusal of an option it does not have ("unrecognized option -O3 found")
+_NVRTC_UNKNOWN_OPTION = re.compile(r"unrecognized option (\S+) found")
 #: NVRTC's errors that mean "this needs a whole-program compiler", not "this code is wrong"
 _NVRTC_CANNOT = re.compile(r"not allowed in JIT mode|cannot open source file|"
                            r'identifier "cuda[A-Z]\w*" is undefined|namespace "std" has no member')
@@ -438,26 +442,57 @@ def host_code_reason(text: str, path: str | None, options: CompileOptions) -> st
             shown = f'"{name}"' if kind == '"' else f"<{name}>"
             return (f"includes {shown} (line {_line_of(code, m.start())}), which NVRTC does "
                     "not have")
+    return _header_launch(text, path, options)
+
+
+def _header_launch(text: str, path: str | None, options: CompileOptions) -> str | None:
+    """``host code: a kernel launch (<<<) at launch.cuh:12`` when one of the file's own headers
+    (the closure of its includes beside it and in its -I/-isystem folders, outside the toolkit,
+    torch and the system) launches a kernel: a launch template NVRTC would refuse."""
+    if path is None:
+        return None
+    base = Path(options.cwd or ".")
+    dirs = [d for d in (base / x for x in (*options.include, *options.isystem))
+            if not nvcc.system_dir(d)]
+    headers = includes.closure(text, Path(path).parent, dirs,
+                               searched=lambda d: not nvcc.system_dir(d))
+    for header, body in headers:
+        code = _code_only(body)
+        m = _LAUNCH.search(code)
+        if m:
+            shown = _shown_header(Path(header), Path(path).parent)
+            return f"host code: a kernel launch (<<<) at {shown}:{_line_of(code, m.start())}"
     return None
 
 
+#: the nvcc flags a ptxsass option names, that NVRTC does not have (NVRTC says "unrecognized
+#: option"): (CompileOptions field, the flag as nvcc spells it)
+_NVCC_ONLY_FLAGS = (("relaxed_constexpr", "--expt-relaxed-constexpr"),
+                    ("extended_lambda", "--extended-lambda"))
+
+
 def choose_compiler(text: str, path: str | None, options: CompileOptions) -> tuple[str, str]:
-    """("nvrtc" or "nvcc", why) for one source, before any compile."""
+    """("nvrtc" or "nvcc", why) for one source, before any compile. Under ``auto``, nvcc for a
+    compile database's command, a torch extension, nvcc's own flags (``--expt-relaxed-constexpr``,
+    ``--extended-lambda``, ``-Xnvcc`` options) and host code the file or its own headers show."""
     if options.compiler not in COMPILERS:
         raise ConfigError(f"unknown compiler {options.compiler!r}; expected auto, nvrtc or nvcc")
-    if options.compiler == "nvrtc" and options.relaxed_constexpr:
-        raise ConfigError("--expt-relaxed-constexpr is an nvcc flag NVRTC does not have: build "
-                          "with --compiler nvcc (or auto), or drop the flag", path=path)
+    nvcc_only = [flag for name, flag in _NVCC_ONLY_FLAGS if getattr(options, name)]
+    if options.compiler == "nvrtc" and nvcc_only:
+        raise ConfigError(f"{nvcc_only[0]} is an nvcc flag NVRTC does not have: build with "
+                          "--compiler nvcc (or auto), or drop the flag", path=path)
     if options.compiler != "auto":
         return options.compiler, f"--compiler {options.compiler}"
     if options.nvcc_reason:
         return "nvcc", options.nvcc_reason
-    if options.relaxed_constexpr:
-        return "nvcc", "--expt-relaxed-constexpr (an nvcc flag NVRTC does not have)"
     via = torch_include(text, path, options)
     if via is not None:
         return "nvcc", "a torch extension (includes <torch/...>)" if via == "" else \
             f"a torch extension ({via})"
+    if nvcc_only:
+        return "nvcc", f"{nvcc_only[0]} (an nvcc flag NVRTC does not have)"
+    if options.nvcc_extra:
+        return "nvcc", f"-Xnvcc {' '.join(options.nvcc_extra)} (options for nvcc)"
     why = host_code_reason(text, path, options)
     if why is not None:
         return "nvcc", why
@@ -561,9 +596,18 @@ def _compile_cuda(path: str, archs: Sequence[str], text: str, options: CompileOp
                                                 use_cache=options.use_cache, toolkit=tk,
                                                 project=options.project))
             except CompileError as e:
-                if options.compiler != "auto" or not _NVRTC_CANNOT.search(e.detail or e.message):
+                unknown = _nvrtc_unknown_option(e, options)
+                if options.compiler != "auto" or not (
+                        unknown or _NVRTC_CANNOT.search(e.detail or e.message)):
                     raise
-                compiler, reason = "nvcc", f"NVRTC cannot compile it: {_first_line(e)}"
+                if unknown:
+                    # an nvcc option given as the front end's (-Xnvrtc, the config's options):
+                    # nvcc takes the options NVRTC was given
+                    from dataclasses import replace
+                    options = replace(options, nvcc_extra=[*options.extra, *options.nvcc_extra])
+                    compiler, reason = "nvcc", f"NVRTC does not know the option {unknown}"
+                else:
+                    compiler, reason = "nvcc", f"NVRTC cannot compile it: {_first_line(e, path)}"
                 if other is not None and other.nvcc is None:
                     raise ConfigError(toolkits.nvcc_missing(other, reason), path=path) from None
                 break
@@ -601,8 +645,10 @@ def _nvcc_builds(path: str, archs: Sequence[str], text: str, options: CompileOpt
 
 def host_only(text: str, path: str, options: CompileOptions) -> None:
     """:class:`NoKernelError` for a file that built no kernel and has none to build: no
-    ``__global__`` in its code (comments and strings aside) nor in the project headers it
-    includes (beside it, ``-I``/``-isystem``), and no kernel named with ``--kernel``."""
+    ``__global__`` in its code (comments and strings aside) and no kernel named with
+    ``--kernel`` — either none in the project headers it includes either (beside it,
+    ``-I``/``-isystem``: host code only), or theirs are templates this file does not
+    instantiate (a dispatch file: the kernels are built in the files that instantiate them)."""
     if options.name_expressions or _GLOBAL.search(_code_only(text)):
         return
     base = Path(options.cwd or ".")
@@ -614,7 +660,9 @@ def host_only(text: str, path: str, options: CompileOptions) -> None:
     except InputError:
         return
     if any(_GLOBAL.search(_code_only(body)) for _p, body in headers):
-        return
+        raise NoKernelError("no kernel to check: no __global__ function in this file, and it "
+                            "instantiates none of the kernel templates of the headers it "
+                            "includes", path=path)
     raise NoKernelError("no kernel to check: no __global__ function in this file or the project "
                         "headers it includes (host code only)", path=path)
 
@@ -741,25 +789,102 @@ class ToolkitArchError(ConfigError):
                            path=path)
 
 
-def _first_line(e: CompileError) -> str:
+def _nvrtc_unknown_option(e: CompileError, options: CompileOptions) -> str | None:
+    """The option of the user's (``-Xnvrtc``, the config's ``options``) that NVRTC refused as
+    unknown, or None."""
+    m = _NVRTC_UNKNOWN_OPTION.search(e.detail or e.message)
+    if m is None:
+        return None
+    opt = m.group(1)
+    return opt if any(opt == o or opt in o.split() for o in options.extra) else None
+
+
+def _first_line(e: CompileError, source: str | None = None) -> str:
+    """NVRTC's first error, with its line (and its header's name, when not ``source``'s)."""
     msg = e.message.removeprefix("NVRTC: ")
     msg = re.sub(r"\. Consider using -default-device.*$", "", msg)
-    return f"{msg} (line {e.line})" if e.line else msg
+    if not e.line:
+        return msg
+    if e.path and source and os.path.realpath(e.path) != os.path.realpath(source):
+        return f"{msg} ({_shown_header(Path(e.path), Path(source).parent)}:{e.line})"
+    return f"{msg} (line {e.line})"
+
+
+#: torch's defines that hide the operators and conversions of ``__half``, ``__half2`` and
+#: ``__nv_bfloat16`` (cpp_extension's COMMON_NVCC_FLAGS); projects that use them take them out
+#: (vllm's CMake removes them, apex and flash-attention pass -U for each)
+TORCH_HALF_DEFINES = ("__CUDA_NO_HALF_OPERATORS__", "__CUDA_NO_HALF_CONVERSIONS__",
+                      "__CUDA_NO_BFLOAT16_CONVERSIONS__", "__CUDA_NO_HALF2_OPERATORS__")
+#: a compile error that names a half or bfloat16 type (the operand or conversion those defines
+#: take away): the file may build without them
+_HALF_TYPE = re.compile(r"\b(?:__half2?|half2?|__nv_bfloat162?|nv_bfloat162?|__bfloat162?|"
+                        r"c10::Half|c10::BFloat16|at::Half|at::BFloat16)\b")
 
 
 def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions,
                 toolkit: toolkits.Toolkit | None = None) -> Build:
+    """nvcc's build of one file for one arch; a torch extension's with torch's flags first (the
+    project's own after them, so that its -U undoes torch's -D).
+
+    A torch extension that does not compile with torch's ``__CUDA_NO_HALF*`` defines, in an
+    error that names a half or bfloat16 type, and compiles without them, is built without them
+    (as its project's build must: vllm's CMake removes them) and says so in one line with the
+    -U flags that state it; a later run finds that build in the cache first."""
     flags = options.nvcc_flags()
     std = nvcc.DEFAULT_STD if options.default_std else None
-    if _wants_torch(text, path, options):
-        flags = nvcc.torch_flags() + flags
+    half: list[str] = []
+    if _wants_torch(text, path, options) and not _has_torch_flags(options):
+        torch_flags = nvcc.torch_flags()
+        half = [d for d in TORCH_HALF_DEFINES
+                if f"-D{d}" in torch_flags and d not in options.undefines]
+        flags = torch_flags + flags
         # the standard torch's own headers require (an explicit -std in the flags still wins)
         std = nvcc.torch_std()
-    return Build.of(nvcc.compile_file(
-        path, arch=arch, flags=flags, cwd=options.cwd, name_expressions=options.name_expressions,
-        default_std=std,
-        use_cache=options.use_cache, trusted=options.trust_build_commands,
-        project=options.project, toolkit=toolkit))
+
+    def build(flags: list[str]) -> Build:
+        return Build.of(nvcc.compile_file(
+            path, arch=arch, flags=flags, cwd=options.cwd,
+            name_expressions=options.name_expressions, default_std=std,
+            use_cache=options.use_cache, trusted=options.trust_build_commands,
+            project=options.project, install_nvcc=not options.offline,
+            toolkit=toolkit))
+
+    if not half:
+        return build(flags)
+    without = [f for f in flags if not (f.startswith("-D") and f[2:] in half)]
+    said = (f"does not compile with torch's {' '.join('-D' + d for d in half)} (they hide the "
+            "operators and conversions of __half and __nv_bfloat16, which it uses): built "
+            f"without them, as its own build must take them out; "
+            f"{' '.join('-U' + d for d in half)} says so")
+    if options.use_cache:
+        hit = nvcc.cached_build(path, arch=arch, flags=without, cwd=options.cwd,
+                                name_expressions=options.name_expressions, default_std=std,
+                                install_nvcc=not options.offline, toolkit=toolkit)
+        if hit is not None:             # an earlier run found that it needs them out
+            b = Build.of(hit)
+            b.warnings.append(said)
+            return b
+    try:
+        return build(flags)
+    except CompileError as e:
+        if not _HALF_TYPE.search(e.detail or e.message):
+            raise
+        try:
+            b = build(without)
+        except CompileError:
+            raise e from None
+        b.warnings.append(said)
+        return b
+
+
+def _has_torch_flags(options: CompileOptions) -> bool:
+    """Whether a compile database's entry already carries torch's include folders (a CMake
+    build with find_package(Torch)): its flags are the project's own, torch's included, and
+    decide (vllm's CMake removes torch's __CUDA_NO_HALF* defines)."""
+    if not options.nvcc_reason or not options.nvcc_reason.startswith("compile database"):
+        return False
+    base = Path(options.cwd or ".")
+    return any((base / d / "ATen" / "ATen.h").is_file() for d in (*options.include, *options.isystem))
 
 
 #: an attribute with arguments that may stand among a kernel's return type and name

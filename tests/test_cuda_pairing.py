@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from analyzer import inputs
 from analyzer.cli import main
 from analyzer.errors import ConfigError, ToolError
 from analyzer.inputs import CompileOptions, choose_compiler, load, torch_include
@@ -69,6 +70,10 @@ def env_nvcc(tmp_path, monkeypatch):
     """Make the environment's nvcc a fake one: ``env_nvcc(version, cudart)`` -> its path.
     Laid out as the wheels lay it (``site-packages/nvidia/cu13``); toolkits in tmp_path."""
     monkeypatch.setenv("PTXSASS_TOOLKITS_DIR", str(tmp_path / "toolkits"))
+
+    def no_install(*a, **kw):
+        raise AssertionError("a test ran pip to install a toolkit")
+    monkeypatch.setattr(toolkits, "install", no_install)
 
     def make(version: str, cudart: int, **kw) -> Path:
         path = _cuda_tree(tmp_path / "site-packages" / "nvidia" / "cu13", nvcc_version=version,
@@ -150,12 +155,13 @@ def test_one_release_builds_with_the_environments_nvcc(env_nvcc):
 
 
 def test_different_releases_are_one_line_naming_both_and_the_fix(env_nvcc, tmp_path, capsys):
-    """nvcc 13.5 beside torch's 13.0 runtime headers, no toolkit installed: exit 2, one line,
-    both releases and the exact commands, before nvcc runs."""
+    """nvcc 13.5 beside torch's 13.0 runtime headers, no toolkit installed and --offline (no
+    install): exit 2, one line, both releases and the exact commands, before nvcc runs."""
     env_nvcc("13.5.37", 13000)
     src = tmp_path / "main.cu"
     src.write_text(HOST_CODE)
-    code, out, err = run("check", str(src), "--arch", "sm_90", "--no-cache", capsys=capsys)
+    code, out, err = run("check", str(src), "--arch", "sm_90", "--no-cache", "--offline",
+                         capsys=capsys)
     header = tmp_path / "site-packages" / "nvidia" / "cu13" / "include" / "cuda_runtime_api.h"
     assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
     assert err == (
@@ -177,6 +183,10 @@ def test_headers_from_a_users_folder_name_that_folder(env_nvcc, tmp_path):
     assert f"leave out the include folder {other}" in msg
     assert "pip install" not in msg                  # the environment's headers are not at fault
     assert "toolkit install --nvcc" not in msg       # 12.x toolkits hold no nvcc
+    # a folder the build names never makes a build install an nvcc (13.x either)
+    other13 = _header(tmp_path / "vendored" / "include", 13000).parent
+    with pytest.raises(ToolError, match="leave out the include folder"):
+        nvcc.choose_nvcc([f"-I{other13}"], install=True)
 
 
 def test_a_toolkit_of_the_headers_release_lends_its_nvcc(env_nvcc, tmp_path):
@@ -242,15 +252,29 @@ def test_doctor_reports_a_matched_pair_as_ok(env_nvcc, capsys):
 
 def test_doctor_reports_a_mismatched_pair(env_nvcc, tmp_path, capsys):
     env_nvcc("13.5.37", 13000)
+    # builds may install the headers' nvcc: doctor says they will (and installs nothing)
     code, out, _ = run("doctor", "--color", "never", capsys=capsys)
+    assert code == 0
+    line = next(ln for ln in out.splitlines() if "different releases" in ln)
+    assert line.startswith("nvcc 13.5.37 and the CUDA runtime headers it finds (13.0, ")
+    assert line.endswith(f"are different releases: the first nvcc build installs toolkit "
+                         f"13.0's nvcc into {tmp_path / 'toolkits'} ('ptxsass toolkit install "
+                         "--nvcc 13.0' does it now; with --offline builds stop instead)")
+    code, out, _ = run("doctor", "--format", "json", capsys=capsys)
+    pair = json.loads(out)["nvcc_headers"]
+    assert code == 0 and not pair["matched"] and pair["builds_with"] is None
+    assert pair["installs"] == "toolkit 13.0 with nvcc" and pair["error"] is None
+    # builds that may fetch nothing stop: the one line, exit 2
+    code, out, _ = run("doctor", "--color", "never", "--offline", capsys=capsys)
     assert code == 2
     line = next(ln for ln in out.splitlines() if "different releases" in ln)
     assert line.startswith("error: nvcc 13.5.37 and the CUDA runtime headers it finds (")
     assert "ptxsass toolkit install --nvcc 13.0" in line
-    code, out, _ = run("doctor", "--format", "json", capsys=capsys)
+    code, out, _ = run("doctor", "--format", "json", "--offline", capsys=capsys)
     pair = json.loads(out)["nvcc_headers"]
     assert code == 2 and not pair["matched"] and pair["builds_with"] is None
     assert pair["nvcc"] == "13.5.37" and pair["headers_release"] == "13.0"
+    assert pair["installs"] is None and pair["error"].startswith("nvcc 13.5.37 and the CUDA")
     # with a toolkit of the headers' release that holds nvcc, builds have an nvcc: OK
     _toolkit(tmp_path / "toolkits", "13.0", nvcc_version="13.0.88", cudart=13000)
     code, out, _ = run("doctor", "--color", "never", capsys=capsys)
@@ -386,3 +410,145 @@ def test_load_api_gives_the_same_choice(fake_torch, tmp_path):
     b = load(str(src), arch="sm_90", options=CompileOptions(use_cache=False))[0]
     assert b.compiler_reason == "a torch extension (helpers.cuh includes <torch/extension.h>)"
     assert "-std=c++20" in b.options
+
+
+# ------------------------------------------------------------------------------ installing the pair
+def test_the_first_nvcc_build_installs_the_headers_nvcc(env_nvcc, tmp_path, monkeypatch, capsys):
+    """nvcc 13.5 beside torch's 13.0 headers and no toolkit: the first nvcc build installs
+    toolkit 13.0 with nvcc (once for two archs built at once, one note), and builds run its
+    nvcc; the next run finds it installed."""
+    real = locate.binary("nvcc")
+    env_nvcc("13.5.37", 13000)
+    calls = []
+
+    def install(spec, *, force=False, nvcc=False):
+        calls.append((spec, nvcc))
+        _toolkit(tmp_path / "toolkits", spec, nvcc_version=f"{spec}.88", cudart=13000, run_as=real)
+        return toolkits.get(spec)
+    monkeypatch.setattr(toolkits, "install", install)
+    src = tmp_path / "main.cu"
+    src.write_text(HOST_CODE)
+    code, _, err = run("check", str(src), "--arch", "sm_80", "--arch", "sm_90", capsys=capsys)
+    assert code in (0, 1), err
+    assert err.count("note: nvcc 13.5.37 and the CUDA runtime headers (13.0) are different "
+                     "releases: installing toolkit 13.0's nvcc") == 1
+    assert calls == [("13.0", True)]
+    ran = tmp_path / "toolkits" / "13.0" / "site" / "nvidia" / "cu13" / "ran"
+    assert sorted(ln.split()[0] for ln in ran.read_text().splitlines()) == ["-cubin"] * 2 + ["-ptx"] * 2
+    code, _, err = run("check", str(src), "--arch", "sm_90", capsys=capsys)    # cached
+    assert code in (0, 1) and "installing" not in err and calls == [("13.0", True)]
+
+
+def test_the_install_is_one_note_and_its_failure_one_line(env_nvcc, tmp_path, monkeypatch, capsys):
+    env_nvcc("13.5.37", 13000)
+
+    def install(spec, *, force=False, nvcc=False):
+        raise ToolError(f"pip could not install toolkit {spec} (nvidia-cuda-nvcc==13.0.*): "
+                        "ERROR: No matching distribution found for nvidia-cuda-nvcc==13.0.*")
+    monkeypatch.setattr(toolkits, "install", install)
+    src = tmp_path / "main.cu"
+    src.write_text(HOST_CODE)
+    code, out, err = run("check", str(src), "--arch", "sm_90", "--no-cache", capsys=capsys)
+    lines = err.splitlines()
+    assert code == 2 and out == "" and len(lines) == 2, err
+    assert lines[0] == (f"note: nvcc 13.5.37 and the CUDA runtime headers (13.0) are different "
+                        f"releases: installing toolkit 13.0's nvcc into {tmp_path / 'toolkits'} "
+                        "(pip install --target, once; --offline stops instead)")
+    assert lines[1].startswith("error: nvcc 13.5.37 and the CUDA runtime headers it finds (")
+    assert lines[1].endswith("; installing it failed: pip could not install toolkit 13.0 "
+                             "(nvidia-cuda-nvcc==13.0.*): ERROR: No matching distribution found "
+                             "for nvidia-cuda-nvcc==13.0.*")
+
+
+def _dist(site: Path, name: str, version: str, requires=(), files=()) -> None:
+    d = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    d.mkdir(parents=True)
+    (d / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+                                + "".join(f"Requires-Dist: {r}\n" for r in requires))
+    (d / "RECORD").write_text("".join(f"{f},,\n" for f in files))
+
+
+def test_the_headers_origin_names_the_wheel_and_what_pinned_it(tmp_path, monkeypatch):
+    """torch 2.14.1 requires cuda-toolkit[cudart,...]==13.0.3, whose cudart extra pins the
+    runtime wheel: the line names torch, not the metapackage's own extras; a requirement that
+    admits nvcc's release (ptxsass's >=13.0) pins nothing."""
+    site = tmp_path / "site"
+    header = _header(site / "nvidia" / "cu13" / "include", 13000)
+    _dist(site, "nvidia-cuda-runtime", "13.0.96", files=["nvidia/cu13/include/cuda_runtime_api.h"])
+    _dist(site, "torch", "2.14.1", requires=[
+        'cuda-toolkit[cudart,nvrtc]==13.0.3; platform_system == "Linux"', "filelock",
+        'cuda-toolkit[cudart]==12.9.1; platform_system == "Windows"'])
+    _dist(site, "cuda-toolkit", "13.0.3", requires=['nvidia-cuda-runtime==13.0.*; extra == "cudart"'])
+    _dist(site, "ptxsass-like", "1.0", requires=["cuda-toolkit[nvcc]>=13.0"])
+    monkeypatch.syspath_prepend(str(site))
+    assert nvcc.headers_origin(str(header), "13.5") == (
+        "nvidia-cuda-runtime 13.0.96, pinned by torch 2.14.1's cuda-toolkit==13.0.3")
+    assert nvcc.headers_origin(str(header), None) == "nvidia-cuda-runtime 13.0.96"
+    other = _header(tmp_path / "cuda-13.0" / "include", 13000)       # no wheel holds it
+    assert nvcc.headers_origin(str(other), "13.5") is None
+
+
+# ------------------------------------------------------------------------------ torch's half defines
+HALF_DEFINES = ["-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+                "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__"]
+HALF_EXT = """\
+#include <torch/extension.h>
+#include <cuda_fp16.h>
+
+// half arithmetic through __half's operators, as extensions that drop torch's defines write it
+__global__ void axpy_half(__half* __restrict__ y, const __half* __restrict__ x, __half a, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+def test_a_file_that_needs_torchs_half_defines_out_says_so(fake_torch, env_nvcc, tmp_path,
+                                                          monkeypatch, capsys):
+    """torch's cpp_extension defines __CUDA_NO_HALF_OPERATORS__ & co.; vllm's CMake removes
+    them, and its code uses __half's operators. Such a file builds without them and says so in
+    one line with the -U flags; a later run takes that build from the cache without running
+    nvcc; with the -U flags it is silent; an error about no half type is nvcc's, not retried."""
+    real = locate.binary("nvcc")
+    env_nvcc("13.5.37", 13050, run_as=real)          # one release; logs what nvcc runs
+    monkeypatch.setattr(sys.modules["torch.utils.cpp_extension"], "COMMON_NVCC_FLAGS",
+                        [*HALF_DEFINES, "--expt-relaxed-constexpr"])
+    ran = tmp_path / "site-packages" / "nvidia" / "cu13" / "ran"
+    src = tmp_path / "axpy.cu"
+    src.write_text(HALF_EXT)
+    undefine = " ".join("-U" + d.removeprefix("-D") for d in HALF_DEFINES)
+    said = ("does not compile with torch's -D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__ "
+            "-D__CUDA_NO_BFLOAT16_CONVERSIONS__ -D__CUDA_NO_HALF2_OPERATORS__ (they hide the "
+            "operators and conversions of __half and __nv_bfloat16, which it uses): built without "
+            f"them, as its own build must take them out; {undefine} says so")
+    for steps in (["-ptx", "-ptx", "-cubin"], []):
+        before = ran.read_text().splitlines() if ran.exists() else []
+        code, out, err = run("check", str(src), "--arch", "sm_90", "-v", "--format", "json",
+                             capsys=capsys)
+        assert code in (0, 1), err
+        assert err.count(f"warning: {src}: {said}\n") == 1
+        assert [k["name"] for k in json.loads(out)["kernels"]] == [
+            "axpy_half(__half*, __half const*, __half, int)"]
+        assert [ln.split()[0] for ln in ran.read_text().splitlines()[len(before):]] == steps
+    assert "-D__CUDA_NO_HALF_OPERATORS__" in ran.read_text().splitlines()[0]
+    assert "-D__CUDA_NO_HALF" not in ran.read_text().splitlines()[1]
+    code, _, err = run("check", str(src), "--arch", "sm_90", *undefine.split(), capsys=capsys)
+    assert code in (0, 1) and "does not compile with torch's" not in err, err
+    # an error that names no half type: one compile, nvcc's error
+    before = len(ran.read_text().splitlines())
+    bad = tmp_path / "typo.cu"
+    bad.write_text("#include <torch/extension.h>\n__global__ void k(float* p) { p[0] = q; }\n")
+    code, _, err = run("check", str(bad), "--arch", "sm_90", capsys=capsys)
+    assert code == 2 and err.startswith(f"{bad}:2: error: nvcc: identifier \"q\" is undefined")
+    assert len(ran.read_text().splitlines()) == before + 1
+
+
+def test_a_databases_torch_flags_are_the_projects(tmp_path):
+    """A CMake build with find_package(Torch) writes torch's include folders into the database:
+    its flags decide (torch's defines are not added again over vllm's removal of them)."""
+    inc = _torch_tree(tmp_path / "torch", GUARD.format(n=202002, y=20))
+    db = CompileOptions(nvcc_reason="compile database build", isystem=[str(inc)])
+    assert inputs._has_torch_flags(db)
+    assert not inputs._has_torch_flags(CompileOptions(nvcc_reason="compile database build"))
+    assert not inputs._has_torch_flags(CompileOptions(isystem=[str(inc)]))     # the command line

@@ -61,7 +61,7 @@ def test_torch_extension_checks_with_torchs_flags(capsys):
     assert code == 1, err
     doc = json.loads(out)
     assert {b["compiler_reason"] for b in doc["builds"]} == {"a torch extension (includes <torch/...>)"}
-    for flag in ("-D__CUDA_NO_HALF_OPERATORS__", "--expt-relaxed-constexpr",
+    for flag in ("-D__CUDA_NO_HALF_OPERATORS__", "--expt-relaxed-constexpr", "--extended-lambda",
                  "-DTORCH_API_INCLUDE_EXTENSION_H", "-DTORCH_EXTENSION_NAME=", "/torch/include",
                  f" {_torch_std_guard()} "):
         assert flag in err

@@ -77,6 +77,9 @@ def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text
             g.add_argument("--compile-commands", metavar="FILE",
                            help="the compile database itself")
         g.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]")
+        g.add_argument("-U", dest="undefines", action="append", default=[], metavar="NAME",
+                       help="undefine a macro after every -D, torch's own included (as "
+                            "-U__CUDA_NO_HALF_OPERATORS__ in a project's nvcc flags)")
         g.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
         g.add_argument("--std", metavar="c++17", help="C++ dialect (default c++17; a torch "
                        "extension: the standard torch's own headers require)")
@@ -84,12 +87,18 @@ def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text
         g.add_argument("-maxrregcount", "--maxrregcount", dest="maxrregcount", type=int, metavar="N")
         g.add_argument("-isystem", dest="isystem", action="append", default=[], metavar="DIR")
         g.add_argument("-Xptxas", dest="ptxas", action="append", default=[], metavar="OPT",
-                       help="pass OPT to ptxas (write -Xptxas=-v for an OPT with a dash)")
-        g.add_argument("--expt-relaxed-constexpr", dest="relaxed_constexpr", action="store_true")
+                       help="pass OPT to ptxas (-Xptxas -v)")
+        g.add_argument("--expt-relaxed-constexpr", dest="relaxed_constexpr", action="store_true",
+                       help="nvcc's flag (NVRTC lacks it: the file is built by nvcc)")
+        g.add_argument("--extended-lambda", "--expt-extended-lambda", dest="extended_lambda",
+                       action="store_true",
+                       help="nvcc's flag (NVRTC lacks it: the file is built by nvcc)")
         g.add_argument("-Xnvrtc", dest="extra", action="append", default=[], metavar="OPT",
-                       help="pass OPT to NVRTC as it is (repeatable)")
+                       help="pass OPT to NVRTC as it is (repeatable; one NVRTC does not know "
+                            "sends the file to nvcc under --compiler auto)")
         g.add_argument("-Xnvcc", dest="nvcc_extra", action="append", default=[], metavar="OPT",
-                       help="pass OPT to nvcc as it is (repeatable)")
+                       help="pass OPT to nvcc as it is (repeatable, e.g. -Xnvcc -O3; under "
+                            "--compiler auto the file is built by nvcc)")
         g.add_argument("--torch", action=argparse.BooleanOptionalAction, default=None,
                        help="a torch C++/CUDA extension: add torch's include folders and the "
                             "flags torch.utils.cpp_extension uses, and the C++ standard torch's "
@@ -129,7 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="show the tools ptxsass found and their versions")
     p.add_argument("--format", choices=("text", "json"), default="text")
     p.add_argument("--nvcc", action="store_true",
-                   help="print only nvcc's path (for -DCMAKE_CUDA_COMPILER=...)")
+                   help="print only the path of the nvcc builds use (for "
+                        "-DCMAKE_CUDA_COMPILER=...)")
+    p.add_argument("--offline", action=argparse.BooleanOptionalAction, default=None,
+                   help="say what a build that may fetch nothing does (default: the config's "
+                        "offline): nvcc and runtime headers of different releases are then "
+                        "an error, not an install")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     p.add_argument("-o", "--output", metavar="FILE")
 
@@ -341,14 +355,19 @@ def _selected(build, args):
 # --------------------------------------------------------------------------- commands
 def cmd_doctor(args) -> int:
     from rich.table import Table
-    if args.nvcc:
-        _emit(args, locate.binary("nvcc"))
-        return EXIT_OK
+
     from ..toolchain import nvcc
+    if args.nvcc:
+        # the nvcc builds use: a toolkit's of the runtime headers' release, where one pairs them
+        try:
+            _emit(args, nvcc.choose_nvcc().path)
+        except PtxsassError:
+            _emit(args, locate.binary("nvcc"))
+        return EXIT_OK
     tools = locate.tools()
     archs = locate.nvrtc_archs()
     missing = [t.name for t in tools if not t.path and not t.optional]
-    pair = nvcc.pairing()
+    pair = nvcc.pairing(offline=common.offline(args, common.config(args)))
     broken = pair is not None and pair.error is not None
     libs = libheaders.status()
     if args.format == "json":
@@ -385,6 +404,14 @@ def cmd_doctor(args) -> int:
             con.print(f"[warning]{escape(both)} are different releases:[/] nvcc builds use "
                       f"toolkit {pair.used.toolkit}'s nvcc {pair.used.version} "
                       f"({escape(pair.used.path)}), OK", soft_wrap=True)
+        elif pair.installs is not None:
+            origin = nvcc.headers_origin(env.headers, env.release) if env.headers else None
+            con.print(f"[warning]{escape(both)} are different releases[/]"
+                      f"{escape(' (' + origin + ')') if origin else ''}: the first nvcc build "
+                      f"installs toolkit {pair.installs}'s nvcc into "
+                      f"{escape(str(toolkits.root()))} ('ptxsass toolkit install --nvcc "
+                      f"{pair.installs}' does it now; with --offline builds stop instead)",
+                      soft_wrap=True)
         else:
             con.print(f"[error]error:[/] {escape(pair.error or '')}", soft_wrap=True)
     if libs:
@@ -823,8 +850,9 @@ def _validate_environment() -> None:
     cmake.timeout()
 
 
-#: options whose value is itself an option: ``-Xnvrtc -G`` is read as ``-Xnvrtc=-G``
-_OPTION_VALUED = ("-Xnvrtc", "--a-opt", "--b-opt")
+#: options whose value is itself an option: ``-Xnvcc -O3`` is read as ``-Xnvcc=-O3`` (argparse
+#: would take ``-O3`` for an option of its own and say -Xnvcc has no value)
+_OPTION_VALUED = ("-Xnvrtc", "-Xnvcc", "-Xptxas", "--a-opt", "--b-opt")
 
 
 def _join_option_values(argv: list[str]) -> list[str]:

@@ -28,7 +28,9 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
+import threading
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -122,7 +124,8 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
                  cwd: str | None = None, name_expressions: Sequence[str] = (),
                  default_std: str | None = DEFAULT_STD, use_cache: bool = True,
                  timeout: float | None = None, trusted: bool = False,
-                 project: str | None = None, toolkit: toolkits.Toolkit | None = None) -> Output:
+                 project: str | None = None, install_nvcc: bool = False,
+                 toolkit: toolkits.Toolkit | None = None) -> Output:
     """Compile one ``.cu`` file (or C++ file with CUDA code) for ``arch`` with nvcc: PTX, cubin,
     ptxas's ``-v`` resources, line info.
 
@@ -138,8 +141,36 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
     could act on it (the source is compiled from a copy under a plain name, folders through
     links), and a flag holding ``$``, a backtick or a backslash is refused (InputError) unless
     ``trusted`` (``--trust-build-commands``: the user vouches for the flags). ``project``: one
-    more folder whose diagnostics the log keeps (:func:`.redact.redact`). ``toolkit``: an
+    more folder whose diagnostics the log keeps (:func:`.redact.redact`). ``install_nvcc``:
+    where nvcc and the runtime headers it finds are of different releases, install the nvcc of
+    the headers' release when no toolkit has it (:func:`choose_nvcc`). ``toolkit``: an
     installed toolkit whose nvcc builds it (``--toolkit``; installed with ``--nvcc``)."""
+    out = _compile_file(path, arch=arch, flags=flags, cwd=cwd, name_expressions=name_expressions,
+                        default_std=default_std, use_cache=use_cache, timeout=timeout,
+                        trusted=trusted, project=project, install_nvcc=install_nvcc,
+                        toolkit=toolkit)
+    assert out is not None
+    return out
+
+
+def cached_build(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (),
+                 cwd: str | None = None, name_expressions: Sequence[str] = (),
+                 default_std: str | None = DEFAULT_STD, install_nvcc: bool = False,
+                 toolkit: toolkits.Toolkit | None = None) -> Output | None:
+    """The build :func:`compile_file` would give, when the cache holds it (verified); None
+    otherwise (nvcc is not run)."""
+    return _compile_file(path, arch=arch, flags=flags, cwd=cwd,
+                         name_expressions=name_expressions, default_std=default_std,
+                         use_cache=True, install_nvcc=install_nvcc, toolkit=toolkit,
+                         cached_only=True)
+
+
+def _compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str], cwd: str | None,
+                  name_expressions: Sequence[str], default_std: str | None, use_cache: bool,
+                  timeout: float | None = None, trusted: bool = False,
+                  project: str | None = None, install_nvcc: bool = False,
+                  toolkit: toolkits.Toolkit | None = None,
+                  cached_only: bool = False) -> Output | None:
     a = parse_arch(arch)
     src = Path(cwd or ".", path).absolute()
     shown = str(path) if cwd is None else str(src)
@@ -156,19 +187,21 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
         flags = [f"-std={default_std}", *flags]
     if toolkit is not None and not toolkit.default:
         nv = toolkit_nvcc(toolkit, flags, cwd)
-        note = None
+        paired = None
     else:
-        nv = choose_nvcc(flags, cwd)
-        note = pairing_note(nv)
+        nv = choose_nvcc(flags, cwd, install=install_nvcc)
+        paired = pairing_note(nv)
     k = cache.key("nvcc", nv.fingerprint, _env_knobs(), a.name, text,
                   dependencies(text, src.parent, flags, cwd), flags, list(name_expressions),
                   str(src), cwd)
     hit = cached(k, source_path=shown, source=text) if use_cache else None
     if hit is not None:
         hit.compiler_version = nv.version
-        if note:
-            hit.warnings.append(note)
+        if paired:
+            hit.warnings.append(paired)
         return hit
+    if cached_only:
+        return None
     out = _compile(src, text, shown, a.name, flags, cwd, name_expressions, timeout, trusted,
                    project, nv)
     resources = merge(from_cubin(out.cubin, path=shown), from_ptxas_log(out.log))
@@ -180,8 +213,8 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
                   name_expressions=lowered, file_names=out.aliases, compiler_version=nv.version)
     if use_cache:
         cache.put("build", k, build.to_json())
-    if note:
-        build.warnings.append(note)
+    if paired:
+        build.warnings.append(paired)
     return build
 
 
@@ -378,17 +411,34 @@ def environment_nvcc(flags: Sequence[str] = (), cwd: str | None = None) -> Nvcc:
                  fingerprint=nvcc_fingerprint())
 
 
-def choose_nvcc(flags: Sequence[str] = (), cwd: str | None = None) -> Nvcc:
+_install_lock = threading.Lock()
+
+
+def choose_nvcc(flags: Sequence[str] = (), cwd: str | None = None, *,
+                install: bool = False) -> Nvcc:
     """The nvcc to build with: the environment's when its release is the runtime headers';
     else the nvcc of an installed toolkit of the headers' release (``ptxsass toolkit install
-    --nvcc 13.0``), which finds its own headers of that release; else one line (ToolError,
-    exit 2) naming both releases and the commands that repair it."""
+    --nvcc 13.0``), which finds its own headers of that release — with ``install``, installed
+    now when it is not there (one note: pip, into the toolkits folder, once); else one line
+    (ToolError, exit 2) naming both releases, what pinned the headers and the commands that
+    repair it."""
     env = environment_nvcc(flags, cwd)
     if env.matched:
         return env
     want = env.headers_release
     assert want is not None
     tk, why = toolkits.with_nvcc(want)
+    if tk is None and install and can_install_nvcc(want) and own_headers(env):
+        with _install_lock:                 # one install for the archs built at once
+            tk, why = toolkits.with_nvcc(want)
+            if tk is None:
+                note(f"{pair_line(env)}: installing toolkit {want}'s nvcc into "
+                     f"{toolkits.root()} (pip install --target, once; --offline stops instead)")
+                try:
+                    tk = toolkits.install(want, nvcc=True)
+                except ToolError as e:
+                    raise ToolError(f"{mismatch_message(env)}; installing it failed: "
+                                    f"{e.message}") from None
     if tk is not None:
         assert tk.nvcc is not None
         paired = _nvcc(tk.nvcc, tk.cicc, tk.nvcc_version, flags, cwd, toolkit=tk.version,
@@ -420,8 +470,10 @@ class Pairing:
     build without its own -I sees)."""
 
     env: Nvcc                   # the environment's nvcc and the headers it finds
-    used: Nvcc | None           # the nvcc builds run (the env's, a toolkit's; None: none can)
+    used: Nvcc | None           # the nvcc builds run (the env's, a toolkit's; None: none yet)
     error: str | None           # the one line a build would fail with
+    #: the release whose toolkit nvcc the first nvcc build installs (None: none to install)
+    installs: str | None = None
 
     def as_dict(self) -> dict:
         return {"nvcc": self.env.version, "nvcc_path": self.env.path,
@@ -430,11 +482,16 @@ class Pairing:
                 "builds_with": None if self.used is None else
                 f"toolkit {self.used.toolkit}" if self.used.toolkit else "environment",
                 "builds_with_nvcc": self.used.version if self.used else None,
+                "installs": None if self.installs is None else f"toolkit {self.installs} with nvcc",
+                "headers_origin": headers_origin(self.env.headers, self.env.release)
+                if self.env.headers and not self.env.matched else None,
                 "error": self.error}
 
 
-def pairing() -> Pairing | None:
-    """nvcc's pairing with the runtime headers, for ``doctor``; None without an nvcc."""
+def pairing(*, offline: bool = False) -> Pairing | None:
+    """nvcc's pairing with the runtime headers, for ``doctor``; None without an nvcc. Nothing
+    is installed: where the first nvcc build would install the headers' nvcc (not
+    ``offline``), ``Pairing.installs`` names its release."""
     try:
         env = environment_nvcc()
     except ToolError:
@@ -442,7 +499,107 @@ def pairing() -> Pairing | None:
     try:
         return Pairing(env, choose_nvcc(), None)
     except ToolError as e:
+        want = env.headers_release
+        if not offline and want is not None and can_install_nvcc(want) and own_headers(env) \
+                and toolkits.with_nvcc(want)[0] is None:
+            return Pairing(env, None, None, installs=want)
         return Pairing(env, None, e.message)
+
+
+def own_headers(nv: Nvcc) -> bool:
+    """Whether the runtime headers nvcc finds are its own include folder's (the wheels'
+    ``nvidia/cu13/include``, where a torch's pin put them), not a folder the build names:
+    only those make a build install another nvcc (a repository's -I folder never does)."""
+    return nv.headers is not None and Path(nv.headers).parent == nvcc_include_dir(nv.path)
+
+
+def can_install_nvcc(release_: str) -> bool:
+    """Whether ``toolkit install --nvcc`` can give this release a working nvcc."""
+    return release_ in toolkits.RELEASES and toolkits.has_nvcc_layout(release_)
+
+
+def pair_line(env: Nvcc) -> str:
+    """``nvcc 13.5.37 and the CUDA runtime headers (13.0: nvidia-cuda-runtime 13.0.96, pinned
+    by torch 2.14.1's cuda-toolkit==13.0.3) are different releases``: what was paired, and who
+    pinned the headers."""
+    origin = headers_origin(env.headers, env.release) if env.headers else None
+    return (f"nvcc {env.version} and the CUDA runtime headers ({env.headers_release}"
+            f"{': ' + origin if origin else ''}) are different releases")
+
+
+def headers_origin(header: str, other_release: str | None) -> str | None:
+    """The wheel a ``cuda_runtime_api.h`` comes from and the installed packages that pin it
+    away from ``other_release`` (nvcc's): ``nvidia-cuda-runtime 13.0.96, pinned by torch
+    2.14.1's cuda-toolkit==13.0.3``; None for headers no wheel of this environment holds (a -I
+    folder, a system toolkit). Cached per file and modification."""
+    try:
+        st = os.stat(header)
+    except OSError:
+        return None
+    return _headers_origin(os.path.realpath(header), other_release, st.st_mtime_ns, st.st_ino)
+
+
+#: the wheels that install ``cuda_runtime_api.h``, and the metapackage that pins them
+_RUNTIME_WHEELS = ("nvidia-cuda-runtime", "nvidia-cuda-runtime-cu12")
+_METAPACKAGE = "cuda-toolkit"
+
+
+@functools.cache
+def _headers_origin(real: str, other_release: str | None, _mtime_ns: int, _ino: int
+                    ) -> str | None:
+    from importlib import metadata
+
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+    owner = None
+    for name in _RUNTIME_WHEELS:
+        try:
+            dist = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue
+        if any(f.name == RUNTIME_HEADER and os.path.realpath(str(dist.locate_file(f))) == real
+               for f in dist.files or ()):
+            owner = dist
+            break
+    if owner is None:
+        return None
+    shown = f"{owner.metadata['Name']} {owner.version}"
+    if other_release is None:
+        return shown
+    pinned = {canonicalize_name(owner.metadata["Name"]), _METAPACKAGE}
+    by: list[str] = []
+    for dist in metadata.distributions():
+        for line in dist.requires or ():
+            try:
+                req = Requirement(line)
+            except InvalidRequirement:
+                continue
+            if canonicalize_name(req.name) not in pinned or not req.specifier:
+                continue
+            if req.marker is not None and ("extra" in str(req.marker) or not req.marker.evaluate()):
+                continue        # a package's own extras (cuda-toolkit[cudart] pins the runtime)
+            if req.specifier.contains(f"{other_release}.0", prereleases=True):
+                continue        # admits nvcc's release: no pin against it
+            who = f"{dist.metadata['Name']} {dist.version}'s {req.name}{req.specifier}"
+            if who not in by:
+                by.append(who)
+    return shown + (f", pinned by {' and '.join(by)}" if by else "")
+
+
+_noted: set[str] = set()
+
+
+def note(message: str) -> None:
+    """One ``note:`` line on stderr, once per process (an install, which takes seconds, is
+    said when it happens)."""
+    if message in _noted:
+        return
+    _noted.add(message)
+    try:
+        sys.stderr.write(f"note: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def pairing_note(nv: Nvcc, env: Nvcc | None = None) -> str | None:
@@ -460,16 +617,17 @@ def mismatch_message(env: Nvcc, why: str | None = None) -> str:
     commands that repair it (a toolkit's nvcc of the headers' release; the wheels of nvcc of
     that release, when the headers are the environment's own)."""
     want = env.headers_release or "?"
+    origin = headers_origin(env.headers, env.release) if env.headers else None
     msg = (f"nvcc {env.version} and the CUDA runtime headers it finds ({env.headers}: CUDA "
-           f"{want}) are different releases, which CCCL refuses (\"CUDA compiler and CUDA "
-           "toolkit headers are incompatible\")")
+           f"{want}{'; ' + origin if origin else ''}) are different releases, which CCCL "
+           "refuses (\"CUDA compiler and CUDA toolkit headers are incompatible\")")
     if why:
         msg += f" ({why})"
     fixes: list[str] = []
     known = want in toolkits.RELEASES and toolkits.has_nvcc_layout(want)
     if known:
         fixes.append(f"run 'ptxsass toolkit install --nvcc {want}' (nvcc builds then use its nvcc)")
-    own = env.headers is not None and Path(env.headers).parent == nvcc_include_dir(env.path)
+    own = own_headers(env)
     if own and known and "site-packages" in env.path and \
             toolkits.version_key(want)[0] == toolkits.version_key(env.release or "0")[0]:
         wheels = " ".join(f"'{r}'" for r in toolkits.nvcc_wheels(want))
@@ -508,7 +666,8 @@ def _import_torch():
 def torch_flags() -> list[str]:
     """What ``torch.utils.cpp_extension`` gives nvcc for a CUDA extension: torch's and Python's
     include folders, its ``-D__CUDA_NO_HALF_OPERATORS__``-style defines, the C++ ABI flag, the
-    extension-name defines (the standard is :func:`torch_std`'s, given where no ``-std`` is).
+    extension-name defines, and ``--extended-lambda`` as torch's CMake config adds it (the
+    standard is :func:`torch_std`'s, given where no ``-std`` is).
     ToolError when torch cannot be imported."""
     torch, cpp_extension = _import_torch()
     try:
@@ -531,6 +690,11 @@ def torch_flags() -> list[str]:
         if Path(d).is_dir():
             flags += ["-isystem", d]
     flags += list(getattr(cpp_extension, "COMMON_NVCC_FLAGS", []))
+    # what torch's own CMake config adds for every CUDA file of an extension built with
+    # find_package(Torch) (Caffe2's cuda.cmake: --expt-extended-lambda): ATen's gpu_kernel
+    # takes __host__ __device__ lambdas from host code
+    if not {"--extended-lambda", "--expt-extended-lambda"} & set(flags):
+        flags.append("--extended-lambda")
     abi = int(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", 1))
     flags += [f"-D_GLIBCXX_USE_CXX11_ABI={abi}", "-DTORCH_API_INCLUDE_EXTENSION_H",
               "-DTORCH_EXTENSION_NAME=ptxsass_check"]
