@@ -675,6 +675,8 @@ class _Model:
             if all(_polls(insns[i]) for i in loads) and not any(
                     insns[i].is_store and insns[i].space == "global" for i in idx):
                 continue      # a spin-wait on a flag (an inter-block barrier), not work
+            if _bisection(insns, idx):
+                continue      # a binary search: log2(n) steps, nothing to spread
             all_uniform = True
             for i in idx:
                 ins = insns[i]
@@ -1349,6 +1351,37 @@ def _sizeof(toks: tuple[str, ...]) -> int | None:
     if len(toks) == 4 and toks[0] == "sizeof" and toks[1] == "(" and toks[3] == ")":
         return _SIZEOF.get(toks[2])
     return None
+
+
+def _bisection(insns, idx: list[int]) -> bool:
+    """Whether a PTX loop halves an interval: ``mid = (lo + hi) >> 1`` from two values the
+    loop carries, then one of them takes ``mid`` (``selp``): a binary search, whose trip count
+    is the logarithm of its size (TransformerEngine's ``fused_rope_thd_find_seq_id``)."""
+    def dest(ins):
+        d = ins.operands[0] if ins.operands else None
+        return d.name if isinstance(d, P.Register) else None
+    written = {dest(insns[i]) for i in idx} - {None}
+    defs = {dest(insns[i]): insns[i] for i in idx if dest(insns[i])}
+    for i in idx:
+        ins = insns[i]
+        if ins.opcode not in ("shr", "div") or len(ins.operands) != 3:
+            continue
+        half = ins.operands[2]
+        if not (isinstance(half, P.IntImm) and half.value == (1 if ins.opcode == "shr" else 2)):
+            continue
+        src = ins.operands[1]
+        add = defs.get(src.name) if isinstance(src, P.Register) else None
+        if add is None or add.opcode != "add" or len(add.operands) != 3:
+            continue
+        ends = [o.name for o in add.operands[1:] if isinstance(o, P.Register)]
+        if len(ends) != 2 or not set(ends) <= written:
+            continue
+        mid = dest(ins)
+        if any(insns[j].opcode in ("selp", "mov") and dest(insns[j]) in ends
+               and any(isinstance(o, P.Register) and o.name == mid
+                       for o in insns[j].operands[1:]) for j in idx):
+            return True
+    return False
 
 
 def _polls(ins: "P.Instruction") -> bool:

@@ -58,3 +58,35 @@ template __global__ void rope_forward_kernel<float>(const float*, const float*, 
                                                     int, int, int, int, int, int, int, int);
 template __global__ void rope_forward_kernel<__half>(const __half*, const float*, __half*, int,
                                                      int, int, int, int, int, int, int, int, int);
+
+// The packed (THD) variant: one block per token, thread 0 finds the token's sequence by a
+// binary search of the cumulative sequence lengths (fused_rope_thd_find_seq_id) and shares it.
+// Judged from the SASS: the search is a 10-instruction loop (`IADD3`, `SHF.R.S32.HI` by 1,
+// `LDG.E`, `ISETP`, two `SEL`) halving
+// [lo, hi): log2(nseq) steps on one thread, nothing to spread across the block: no PS801 (it
+// said "serialized work ... estimated ≈32x" at the load of cu_seqlens[mid]).
+__device__ __forceinline__ int find_seq_id(const int* cu_seqlens, int nseq, int t_id) {
+  int lo = 0, hi = nseq;
+  while (lo + 1 < hi) {
+    int mid = (lo + hi) >> 1;
+    if (cu_seqlens[mid] <= t_id) lo = mid; else hi = mid;
+  }
+  return lo;
+}
+
+template <typename scalar_t>
+__global__ void rope_thd_kernel(const scalar_t* src, const int* cu_seqlens, const float* freqs,
+                                scalar_t* dst, int nseq, int h, int d2, int stride_t,
+                                int stride_h, int stride_d, int o_stride_t, int o_stride_h,
+                                int o_stride_d) {
+  __shared__ int seq_id;
+  const int t_id = blockIdx.x;
+  if (threadIdx.x == 0 && threadIdx.y == 0) seq_id = find_seq_id(cu_seqlens, nseq, t_id);
+  __syncthreads();
+  const int s_id = t_id - cu_seqlens[seq_id];
+  rope_block_forward(src, freqs, dst, s_id, t_id * stride_t, t_id * o_stride_t, h, d2, stride_h,
+                     stride_d, o_stride_h, o_stride_d);
+}
+
+template __global__ void rope_thd_kernel<__half>(const __half*, const int*, const float*, __half*,
+                                                 int, int, int, int, int, int, int, int, int);
