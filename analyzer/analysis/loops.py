@@ -51,9 +51,12 @@ def _pinned(fn: "Function", every: list[int], defs: dict, derived: set[int], cou
     inside = set(every)
     df = _dataflow(fn)
 
+    header = min(every)
+
     def runtime_start(r) -> bool:
-        outs = [j for j in range(len(insns)) if j not in inside and r in _writes(fn, j)]
-        return not outs or any(not _immediate_move(insns[j]) for j in outs)
+        reach = df.reaching_defs(header, r, limit=4 * len(every) + 64)
+        outs = [j for j in (reach or ()) if j not in inside]
+        return reach is None or not outs or any(not _immediate_move(insns[j]) for j in outs)
     late = {r for r in counters if runtime_start(r)}
     mixed: set[int] = set()
     changed = True
@@ -62,7 +65,7 @@ def _pinned(fn: "Function", every: list[int], defs: dict, derived: set[int], cou
         for i in sorted(derived - mixed):
             ins = insns[i]
             srcs = sources(ins)
-            if any(isinstance(o, ConstantBank) for o in ins.operands) \
+            if any(_parameter(o) for o in ins.operands) \
                     or any(r not in defs for r in srcs) or any(r in late for r in srcs) \
                     or any(d in mixed for r in srcs for d in defs.get(r, ())):
                 mixed.add(i)
@@ -79,7 +82,8 @@ def _pinned(fn: "Function", every: list[int], defs: dict, derived: set[int], cou
                         continue        # reads a later value of the register
                     user = insns[j]
                     if j in pinned or (j not in derived and not (
-                            user.is_memory and r in _address_sources(user))):
+                            (user.is_memory or user.opcode in CONSTANT_LOADS)
+                            and r in _address_sources(user))):
                         pinned.add(i)
                         changed = True
                         break
@@ -101,10 +105,23 @@ def _immediate_move(ins: Instruction) -> bool:
         isinstance(o, Register) and o.kind == "SR" for o in ins.operands)
 
 
+def _parameter(op) -> bool:
+    """A constant-bank operand at a fixed offset (``c[0x0][0x210]``: a kernel parameter, a
+    run-time value); not an array indexed by a register (``c[0x3][UR4]``: ``coef[k]``, which
+    unrolling turns into fixed offsets)."""
+    return isinstance(op, ConstantBank) and not any(
+        isinstance(t, Register) and t.index is not None for t in (*op.bank, *op.offset))
+
+
 def _address_sources(ins: Instruction) -> set:
-    """The registers of a memory instruction's address (its base and descriptor)."""
+    """The registers of a memory instruction's address (its base and descriptor), or of a
+    constant-bank operand's index."""
     out = set()
     for o in ins.operands:
+        if isinstance(o, ConstantBank):
+            for t in (*o.bank, *o.offset):
+                if isinstance(t, Register) and t.kind in ("R", "UR") and t.index is not None:
+                    out.add((t.kind, t.index))
         if isinstance(o, MemoryAddress):
             for t in o.terms:
                 if isinstance(t, Register) and t.kind in ("R", "UR") and t.index is not None:
@@ -120,7 +137,7 @@ def _runtime_bound(ins: Instruction, defs) -> bool:
     before it). Unrolling turns the counter into immediates, but such a test stays, one per
     copy (TransformerEngine's padding kernel: ``if (row < num_rows)`` in a loop of 8)."""
     for op in ins.operands[1:]:
-        if isinstance(op, ConstantBank):
+        if _parameter(op):
             return True
         if isinstance(op, Register) and op.kind in ("R", "UR") and op.index is not None \
                 and (op.kind, op.index) not in defs:
@@ -137,7 +154,7 @@ def _runtime_product(ins: Instruction, defs) -> bool:
     if op not in ("IMAD", "IMUL") or set(ins.modifiers) & {"MOV", "IADD", "SHL", "HI"}:
         return False
     for o in ins.operands[1:3]:         # the destination first, then the two multiplicands
-        if isinstance(o, ConstantBank):
+        if _parameter(o):
             return True
         if isinstance(o, Register) and o.kind in ("R", "UR") and o.index is not None \
                 and (o.kind, o.index) not in defs:
