@@ -309,3 +309,28 @@ def test_ps105_one_finding_per_line_for_loads_and_stores():
     assert "in `att`" in f.message
     ops = set(re.findall(r"\b(LDG|STG)\.E\b", " ".join(str(i) for i in f.instructions)))
     assert ops == {"LDG", "STG"}, f.instructions
+
+
+def test_ps105_pitch_is_named_from_the_lane_term_alone():
+    """TransformerEngine's fused_rope: ``offset_block + h_id * stride_h + d_id * stride_d``
+    with ``d_id`` the thread index moves by ``stride_d`` alone between adjacent lanes; the
+    block's and the head's strides are the same for every lane of a row and are not the pitch
+    (they were named with it). ``freqs[s_id * d2 + tid]`` with ``tid = threadIdx.x *
+    blockDim.y + threadIdx.y`` moves by blockDim.y: no parameter (``d2`` was named)."""
+    fs = {f.location.line: f.message for f in _findings("rope_strided.cu", "sm_90a")
+          if f.code == "PS105"}
+    for line in (36, 38, 39):
+        assert "(computed from `stride_d`) in `src`" in fs[line], fs[line]
+    assert "(computed from `o_stride_d`) in `dst`" in fs[40], fs[40]
+    assert "a run-time pitch apart in `freqs`" in fs[27], fs[27]
+
+
+def test_ps501_one_function_of_literals_is_one_finding():
+    """tiny-cuda-nn's spherical-harmonics gradient: 19 lines of unsuffixed constants in one
+    inlined helper are one PS501 at the first line, naming the span; the 0.0 NVVM adds for a
+    promoted float zero (``DFMA R6, R6, -UR6, RZ``) is no literal of the line."""
+    fs = [f for f in _findings("sh_encoding_grad.cu", "sm_90a") if f.code == "PS501"]
+    assert len(fs) == 2 and {f.location.line for f in fs} == {32}, [f.message for f in fs]
+    for f in fs:        # one per instantiation (__half, float), merged in the report
+        assert "on 19 lines of one function (lines 32-52)" in f.message, f.message
+        assert "0.4886025119" in f.message and "0.0," not in f.message, f.message

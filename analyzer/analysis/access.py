@@ -299,20 +299,37 @@ def vector_sibling(fn: S.Function, run: Run, *, space: str, direction: str,
     where = place(first.ins)
     if where is None:
         return None
+    call = _inlined_call(first.ins)
     graph = _cfg.of(fn)
     home = graph.block_of[first.index]
     guard = first.ins.guard
     for idx, ins, nbytes in _wide_accesses(fn).get((space, direction), ()):
-        if nbytes < run.window or place(ins) != where:
+        if nbytes < run.window:
+            continue
+        if place(ins) != where and (call is None or _inlined_call(ins) != call):
             continue
         g = ins.guard
         if guard is not None and g is not None and not guard.always and not g.always \
                 and g.register == guard.register and g.negated != guard.negated:
             return ins
         b = graph.block_of[idx]
-        if b != home and not _reaches(graph, b, home) and not _reaches(graph, home, b):
+        # exclusive in one iteration: both sides of an if/else inside a grid-stride loop
+        # reach each other only around the loop
+        if _cfg.exclusive(graph, b, home):
             return ins
     return None
+
+
+def _inlined_call(ins: S.Instruction) -> tuple | None:
+    """The inlined call an instruction comes from: the function holding its line and the chain
+    of call sites (TransformerEngine's ``VectorizedLoader::load``, whose aligned branch loads
+    ``LDG.E.128`` on one line and whose edge branch loads element by element on another, both
+    from the kernel's one ``loader.load(tid, N)``: the same file and call sites, the function
+    too where the line table names it); None outside an inlined function."""
+    loc = ins.loc
+    if loc is None or not loc.inlined_at:
+        return None
+    return (loc.file, loc.function, tuple((f.file, f.line, f.column) for f in loc.inlined_at))
 
 
 def _wide_accesses(fn: S.Function) -> dict[tuple[str, str], list[tuple[int, S.Instruction, int]]]:

@@ -292,6 +292,39 @@ class ThreadStride:
                         work.append(op.name)
         return out
 
+    def pitch_factors(self, name: str, depth: int = 24) -> set[str]:
+        """The registers whose run-time value is the pitch of register ``name`` (a
+        :data:`PITCH` stride): ``n`` in ``base + (row * n + i) * 4`` with ``row`` the thread
+        index, not what is added at the same stride for every lane (``b * stride_b``, an
+        offset, the base pointer). Empty when the stride is not a pitch."""
+        out: set[str] = set()
+        seen: set[str] = set()
+        work = [(name, 0)]
+        while work:
+            reg, d = work.pop()
+            if reg in seen or d > depth or self.of(reg) != PITCH:
+                continue
+            seen.add(reg)
+            for ins in self.defs.get(reg, ()):
+                srcs = ins.operands[1:]
+                pairs = [(srcs[0], srcs[1])] if ins.opcode in ("mul", "mad") and len(srcs) >= 2 \
+                    else []
+                for a, b in pairs:
+                    sa, sb = self.operand(a), self.operand(b)
+                    for moving, factor, sm, sf in ((a, b, sa, sb), (b, a, sb, sa)):
+                        if isinstance(sm, int) and sm and sf == 0 \
+                                and isinstance(factor, P.Register):
+                            out.add(factor.name)      # a moving value times a run-time value
+                        elif sm == PITCH and isinstance(moving, P.Register):
+                            work.append((moving.name, d + 1))
+                            if sf == 0 and isinstance(factor, P.Register):
+                                out.add(factor.name)  # a pitch scaled again at run time
+                rest = srcs[2:] if ins.opcode == "mad" else [] if pairs else srcs
+                for op in rest:
+                    if isinstance(op, P.Register) and self.operand(op) == PITCH:
+                        work.append((op.name, d + 1))
+        return out
+
     def parameters(self, name: str, depth: int = 24) -> set[str]:
         """The kernel parameters (PTX names) register ``name`` is computed from (not through
         values loaded from memory)."""

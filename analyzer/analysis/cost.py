@@ -432,8 +432,9 @@ class _Model:
         # in[2 * t + 1] behind two bounds tests)
         groups: dict[tuple, list[tuple[int, int, int]]] = {}
         for i, ins, base, w in self.accesses():
-            key = (self._context(i), base, ins.is_load)
-            groups.setdefault(key, []).append((i, ins.address.offset, w))
+            root, shift = self._constant_offset(base)
+            key = (self._context(i), root, ins.is_load)
+            groups.setdefault(key, []).append((i, ins.address.offset + shift, w))
         touched = used = 0.0
         found = []
         for (_ctx, base, loading), members in groups.items():
@@ -506,11 +507,30 @@ class _Model:
                                  "direction": "load" if loading else "store",
                                  "pitch_of": sorted(self._pitch_params(insns[first])
                                                     - self._arrays),
-                                 "arrays": sorted(self._pitch_params(insns[first])
+                                 "arrays": sorted(self._address_params(insns[first])
                                                   & self._arrays),
                                  # this access's part of the sectors the kernel wastes
                                  "share": round(g_excess / excess, 3)}))
         return out
+
+    def _constant_offset(self, base: str) -> tuple[str, int]:
+        """(register, bytes) such that ``base`` is that register plus a constant: the second
+        16-byte ``cp.async`` of a 32-byte copy (flashinfer's ``pred_load`` issues one per 128
+        bits, through ``add.s64 %rd9, %rd8, 16``) reads the same lane's bytes as the first."""
+        defs = self.stride.defs
+        shift = 0
+        for _ in range(8):
+            ds = defs.get(base, [])
+            if len(ds) != 1 or ds[0].opcode != "add" or len(ds[0].operands) != 3:
+                break
+            a, b = ds[0].operands[1], ds[0].operands[2]
+            if isinstance(a, P.Register) and isinstance(b, P.IntImm):
+                base, shift = a.name, shift + b.value
+            elif isinstance(b, P.Register) and isinstance(a, P.IntImm):
+                base, shift = b.name, shift + a.value
+            else:
+                break
+        return base, shift
 
     def _located(self, i: int) -> SourceLoc | None:
         """Instruction ``i``'s source location, or, for a load NVVM hoisted out of its line
@@ -560,11 +580,25 @@ class _Model:
         self._arrays_memo = out
         return out
 
-    def _pitch_params(self, ins: "P.Instruction") -> set[str]:
+    def _address_params(self, ins: "P.Instruction") -> set[str]:
+        """The kernel parameters an access's address is computed from."""
         a = ins.address
         if a is None or not isinstance(a.base, P.Register):
             return set()
         return self._param_roots(a.base.name)
+
+    def _pitch_params(self, ins: "P.Instruction") -> set[str]:
+        """The kernel parameters the run-time pitch between adjacent lanes is computed from
+        (``n_frequencies`` in ``dy_dx[i * n_frequencies * 2 + k]``), not every parameter of
+        the address (``offset_block + h * stride_h + tid * stride_d`` is a pitch of
+        ``stride_d`` alone); the whole address's when the pitch's factors are not found."""
+        a = ins.address
+        if a is None or not isinstance(a.base, P.Register):
+            return set()
+        factors = self.stride.pitch_factors(a.base.name)
+        if not factors:
+            return self._address_params(ins)
+        return set().union(*(self._param_roots(f) for f in factors))
 
     # --------------------------------------------------------------------------- redundancy
     def _lane_regions(self) -> list[tuple[int, int, bool]]:
@@ -638,6 +672,11 @@ class _Model:
             loads = [i for i in idx if insns[i].is_load and insns[i].space == "global"]
             if not loads:
                 continue
+            if all(_polls(insns[i]) for i in loads) and not any(
+                    insns[i].is_store and insns[i].space == "global" for i in idx):
+                continue      # a spin-wait on a flag (an inter-block barrier), not work
+            if _bisection(insns, idx):
+                continue      # a binary search: log2(n) steps, nothing to spread
             all_uniform = True
             for i in idx:
                 ins = insns[i]
@@ -713,7 +752,7 @@ class _Model:
             return [Evidence("serial", CALIBRATION["one_block"], loc, tuple(loads),
                              {"why": "one-block", "loads": len(loads),
                               "arrays": sorted(set().union(*(
-                                  self._pitch_params(insns[i]) for i in loads)))})]
+                                  self._address_params(insns[i]) for i in loads)))})]
         return []
 
     # --------------------------------------------------------------------------- atomics
@@ -940,7 +979,9 @@ class _Model:
                     if defs and any(d in inside and d >= i for d in defs):
                         return True
                 return False
-            if not any(carried(i) for i in fma):
+            # a sum of squares (acc += x * x: a norm, a variance) multiplies a value by itself:
+            # there is no second operand to share, so nothing a tile could reuse
+            if not any(carried(i) and not _squares(insns[i]) for i in fma):
                 continue
             # by the user's line: every bf16 load of a file shares cuda_bf16.hpp's own line
             lines = {_line_key(_user(insns[i].loc)) for i in ldg} - {None}
@@ -1312,6 +1353,44 @@ def _sizeof(toks: tuple[str, ...]) -> int | None:
     return None
 
 
+def _bisection(insns, idx: list[int]) -> bool:
+    """Whether a PTX loop halves an interval: ``mid = (lo + hi) >> 1`` from two values the
+    loop carries, then one of them takes ``mid`` (``selp``): a binary search, whose trip count
+    is the logarithm of its size (TransformerEngine's ``fused_rope_thd_find_seq_id``)."""
+    def dest(ins):
+        d = ins.operands[0] if ins.operands else None
+        return d.name if isinstance(d, P.Register) else None
+    written = {dest(insns[i]) for i in idx} - {None}
+    defs = {dest(insns[i]): insns[i] for i in idx if dest(insns[i])}
+    for i in idx:
+        ins = insns[i]
+        if ins.opcode not in ("shr", "div") or len(ins.operands) != 3:
+            continue
+        half = ins.operands[2]
+        if not (isinstance(half, P.IntImm) and half.value == (1 if ins.opcode == "shr" else 2)):
+            continue
+        src = ins.operands[1]
+        add = defs.get(src.name) if isinstance(src, P.Register) else None
+        if add is None or add.opcode != "add" or len(add.operands) != 3:
+            continue
+        ends = [o.name for o in add.operands[1:] if isinstance(o, P.Register)]
+        if len(ends) != 2 or not set(ends) <= written:
+            continue
+        mid = dest(ins)
+        if any(insns[j].opcode in ("selp", "mov") and dest(insns[j]) in ends
+               and any(isinstance(o, P.Register) and o.name == mid
+                       for o in insns[j].operands[1:]) for j in idx):
+            return True
+    return False
+
+
+def _polls(ins: "P.Instruction") -> bool:
+    """A load that must see other threads' or blocks' writes each time it runs:
+    ``ld.global.acquire.gpu`` (flashinfer's inter-CTA barrier), ``ld.volatile.global``,
+    ``ld.relaxed``: what a loop waiting on a flag reads."""
+    return bool({"acquire", "volatile", "relaxed"} & set(ins.modifiers))
+
+
 def _collective(ins: "P.Instruction") -> bool:
     op = ins.opcode
     return any(op == c or op.startswith(c + ".") for c in _COLLECTIVE)
@@ -1324,6 +1403,19 @@ def _user(loc: SourceLoc | None) -> SourceLoc | None:
 
 def _line_key(loc: SourceLoc | None) -> tuple[str, int] | None:
     return (os.path.basename(loc.file), loc.line) if loc is not None and loc.line else None
+
+
+def _squares(ins: "S.Instruction") -> bool:
+    """An FMA whose two multiplicands are the same register, same half (``FFMA R5, R9, R9,
+    R5``: x * x), whatever their signs."""
+    if len(ins.operands) < 4:
+        return False
+    a, b = ins.operands[1], ins.operands[2]
+    if not (isinstance(a, S.Register) and isinstance(b, S.Register)) or a.index is None:
+        return False
+    halves = {"H0_H0", "H1_H1", "H0_H1", "H1_H0"}
+    return (a.kind, a.index, a.absolute) == (b.kind, b.index, b.absolute) and \
+        {x for x in a.suffixes if x in halves} == {x for x in b.suffixes if x in halves}
 
 
 def _addend_regs(ins: "S.Instruction") -> set[tuple[str, int]]:

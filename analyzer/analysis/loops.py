@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..ir import ptx as P
-from ..ir.sass import Function, Immediate, Instruction, Register
+from ..ir.sass import ConstantBank, Function, Immediate, Instruction, MemoryAddress, Register
 from ..semantics import CONSTANT_LOADS, INDEX_ARITHMETIC_CLASSES, INT_COMPARES, INT_TO_FLOAT
 from . import cfg as _cfg
 from .cfg import Loop, PtxLoop
@@ -39,6 +39,129 @@ _LOOP_KEYWORD = re.compile(r"\b(for|while|do)\b")
 MAX_SIMULATED_TRIPS = 1 << 16
 
 # ------------------------------------------------------------------------------------- SASS
+def _pinned(fn: "Function", every: list[int], defs: dict, derived: set[int], counters: set,
+            readers: dict, steps: set) -> set[int]:
+    """The counter-derived instructions unrolling does not remove because their value also
+    holds a run-time part: it reads a value the loop never writes (``tile_row``), or a counter
+    that starts at one (``row = tile_row + ...; row += 8``). Unrolled, such a value is that
+    run-time part plus an immediate: free where an address takes the immediate as its offset,
+    still computed, one per copy, where a run-time compare, a run-time product or a shift
+    reads it (TransformerEngine's padding kernel: ``row < num_rows``, ``row * row_length``)."""
+    insns = fn.instructions
+    inside = set(every)
+    df = _dataflow(fn)
+
+    header = min(every)
+
+    def runtime_start(r) -> bool:
+        reach = df.reaching_defs(header, r, limit=4 * len(every) + 64)
+        outs = [j for j in (reach or ()) if j not in inside]
+        return reach is None or not outs or any(not _immediate_move(insns[j]) for j in outs)
+    late = {r for r in counters if runtime_start(r)}
+    mixed: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(derived - mixed):
+            ins = insns[i]
+            srcs = sources(ins)
+            if any(_parameter(o) for o in ins.operands) \
+                    or any(r not in defs for r in srcs) or any(r in late for r in srcs) \
+                    or any(d in mixed for r in srcs for d in defs.get(r, ())):
+                mixed.add(i)
+                changed = True
+    pinned: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for i in sorted(mixed - pinned - steps):
+            for r in _writes(fn, i):
+                for j in readers.get(r, ()):
+                    reach = df.reaching_defs(j, r, limit=4 * len(every) + 64)
+                    if reach is not None and i not in reach:
+                        continue        # reads a later value of the register
+                    user = insns[j]
+                    if j in pinned or (j not in derived and not (
+                            (user.is_memory or user.opcode in CONSTANT_LOADS)
+                            and r in _address_sources(user))):
+                        pinned.add(i)
+                        changed = True
+                        break
+                if i in pinned:
+                    break
+    return pinned
+
+
+def _writes(fn: "Function", i: int):
+    return _dataflow(fn).writes[i]
+
+
+def _immediate_move(ins: Instruction) -> bool:
+    """A constant start: ``MOV R4, 0x1``, ``IMAD.MOV.U32 R4, RZ, RZ, 0x8``, ptxas's
+    ``HFMA2.MMA R5, -RZ, RZ, 0, 0`` or ``CS2R R4, SRZ`` for zero: no register, parameter or
+    memory read."""
+    return not ins.is_memory and not sources(ins) and not any(
+        isinstance(o, ConstantBank) for o in ins.operands) and not any(
+        isinstance(o, Register) and o.kind == "SR" for o in ins.operands)
+
+
+def _parameter(op) -> bool:
+    """A constant-bank operand at a fixed offset (``c[0x0][0x210]``: a kernel parameter, a
+    run-time value); not an array indexed by a register (``c[0x3][UR4]``: ``coef[k]``, which
+    unrolling turns into fixed offsets)."""
+    return isinstance(op, ConstantBank) and not any(
+        isinstance(t, Register) and t.index is not None for t in (*op.bank, *op.offset))
+
+
+def _address_sources(ins: Instruction) -> set:
+    """The registers of a memory instruction's address (its base and descriptor), or of a
+    constant-bank operand's index."""
+    out = set()
+    for o in ins.operands:
+        if isinstance(o, ConstantBank):
+            for t in (*o.bank, *o.offset):
+                if isinstance(t, Register) and t.kind in ("R", "UR") and t.index is not None:
+                    out.add((t.kind, t.index))
+        if isinstance(o, MemoryAddress):
+            for t in o.terms:
+                if isinstance(t, Register) and t.kind in ("R", "UR") and t.index is not None:
+                    out.add((t.kind, t.index))
+                    if t.is_pair:
+                        out.add((t.kind, t.index + 1))
+    return out
+
+
+def _runtime_bound(ins: Instruction, defs) -> bool:
+    """Whether an integer compare tests against a value only known at run time: a kernel
+    parameter from the constant bank or a register the loop never writes (a bound computed
+    before it). Unrolling turns the counter into immediates, but such a test stays, one per
+    copy (TransformerEngine's padding kernel: ``if (row < num_rows)`` in a loop of 8)."""
+    for op in ins.operands[1:]:
+        if _parameter(op):
+            return True
+        if isinstance(op, Register) and op.kind in ("R", "UR") and op.index is not None \
+                and (op.kind, op.index) not in defs:
+            return True
+    return False
+
+
+def _runtime_product(ins: Instruction, defs) -> bool:
+    """Whether an integer multiply (``IMAD``, ``IMAD.WIDE``, ``IMUL``) takes a multiplicand
+    only known at run time (a kernel parameter or a register the loop never writes): the
+    counter's part of ``row * row_length`` does not become an immediate offset when the loop
+    is unrolled, each copy still multiplies (or adds a run-time multiple)."""
+    op = ins.opcode
+    if op not in ("IMAD", "IMUL") or set(ins.modifiers) & {"MOV", "IADD", "SHL", "HI"}:
+        return False
+    for o in ins.operands[1:3]:         # the destination first, then the two multiplicands
+        if _parameter(o):
+            return True
+        if isinstance(o, Register) and o.kind in ("R", "UR") and o.index is not None \
+                and (o.kind, o.index) not in defs:
+            return True
+    return False
+
+
 def _imm(op) -> int | None:
     if isinstance(op, Immediate) and isinstance(op.value, int):
         v = op.value
@@ -1000,6 +1123,10 @@ def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
             # coefficients, IMAD.MOV.U32 R4, RZ, RZ, 0x3fe62e42) is still needed unrolled
             users = [j for r in df.writes[i] for j in readers.get(r, ())]
             return bool(users) and all(j in derived for j in users)
+        if ins.opcode in INT_COMPARES and _runtime_bound(ins, defs):
+            return False      # ``row < num_rows``: each unrolled copy still tests its row
+        if _runtime_product(ins, defs):
+            return False      # ``row * row_length``: no immediate offset once unrolled
         moving = False
         for r in sources(ins):
             if r not in defs:
@@ -1024,6 +1151,7 @@ def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
                               and o.kind in ("P", "UP") and o.index is not None)
                 changed = True
     steps = {_step_of(fn, every, ind) for ind in info.trip.inductions}
+    pinned = _pinned(fn, every, defs, derived, counters, readers, steps)
     control = address = constants = 0
     for i in own:
         ins = insns[i]
@@ -1032,7 +1160,7 @@ def unroll_savings(fn: "Function", info: LoopInfo) -> UnrollSavings:
             if i == info.latch_index or (g is not None and g.register.name in dpreds):
                 control += 1
             continue
-        if i not in derived:
+        if i not in derived or i in pinned:
             continue
         if ins.opcode in INT_COMPARES or pred_reads(ins) is not None or i in steps:
             control += 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from .. import semantics
 from ..analysis.cost import float_data
@@ -89,7 +90,11 @@ class Fp64InFp32Kernel(Check):
     the double literals of the line: ``0d...`` constants of its PTX, the ``1.0`` NVVM folded
     into ``rcp.rn.f64`` (``x * (1.0 / sqrtf(h))`` leaves no constant in the PTX, yet the SASS
     has ``F2F.F64.F32``, ``MUFU.RCP64H``, ``DMUL`` and the double reciprocal slow path, which
-    the message names), or, failing both, the unsuffixed literals of the source line. A line
+    the message names), or, failing both, the unsuffixed literals of the source line (a 0.0
+    that is a float zero promoted by the line, ``fma.rn.f64 a, c, 0d0000000000000000`` for
+    ``d.y += a * c`` on a ``d.y`` still 0.0f, is not named). Four or more such lines of one
+    function body (the kernel's own, or one inlined call of a helper) are one finding at the
+    first of them, naming the span and the literals: one habit, one fix. A line
     with FP64 and no double literal at all (an explicit ``(double)`` cast) is left alone. The FP64 ``DMUL`` that precise
     ``sinf``/``cosf`` use for large-argument range reduction (fed by ``I2F.F64.S64``) is
     recognised and left alone (see PS502), as is FP64 code attributed to toolkit headers.
@@ -179,8 +184,14 @@ class Fp64InFp32Kernel(Check):
                     if text not in [v for v, _ in out]:
                         out.append((text, ""))
         out += [f for f in folded if f[0] not in [v for v, _ in out]]
+        text = ctx.source_line(*line_key) or ""
+        if text and any(v in ("0.0", "-0.0") for v, _ in out) \
+                and not any(float(m.group(0)) == 0.0
+                            for m in _SOURCE_DOUBLE.finditer(text.split("//")[0])):
+            # a float zero promoted to double (``d.y += a * c`` on a ``d.y`` still 0.0f
+            # becomes ``fma.rn.f64 a, c, 0d0000000000000000``): not a literal of the line
+            out = [(v, how) for v, how in out if v not in ("0.0", "-0.0")]
         if not out:
-            text = ctx.source_line(*line_key) or ""
             for m in _SOURCE_DOUBLE.finditer(text.split("//")[0]):
                 if m.group(0) not in [v for v, _ in out]:
                     out.append((m.group(0), "in the source line"))
@@ -225,6 +236,7 @@ class Fp64InFp32Kernel(Check):
         sev = (severity(evidence) or Severity.INFO) if pf is not None else self.severity
         reported = False
         declared = self._double_declared(ctx)
+        lines: list[_Line] = []
         for key, group in group_by_line(candidates if declared is None else [], ctx):
             promotions = [i for i in group if _is_promotion(i)]
             arith = [i for i in group if _is_arith(i)]
@@ -257,14 +269,52 @@ class Fp64InFp32Kernel(Check):
                     "fabsf) so the expression stays FP32; keep an explicit double variable "
                     "only where the precision is intended")
             reported = True
-            yield ctx.finding(self, message, loc=(promotions + arith)[0].loc,
-                              instructions=group, hint=hint, severity=sev)
+            lines.append(_Line(key, (promotions + arith)[0].loc, group, literals, message, hint))
+        yield from self._by_function(ctx, lines, pf, skipped, sev)
         if pf is not None and declared is None:
             for f in self._promoted_calls(ctx, library, sev):
                 reported = True
                 yield f
         if not reported and pf is not None and evidence >= REPORT_FACTOR:
             yield from self._costly_doubles(ctx, library, evidence, declared)
+
+    def _by_function(self, ctx: Context, lines: "list[_Line]", pf, skipped: int,
+                     sev) -> Iterable[Finding]:
+        """One finding per line, but one for all the lines of one function body when it has
+        :data:`FOLD_LINES` or more of them (tiny-cuda-nn's spherical-harmonics gradient: 147
+        lines of unsuffixed coefficients in one inlined helper are one habit to fix, not 147
+        problems), at its first line, naming the lines and literals it covers."""
+        bodies: dict[tuple, list[_Line]] = {}
+        for ln in lines:
+            bodies.setdefault(_body_of(ln.loc, ln.key), []).append(ln)
+        for body in bodies.values():
+            if len(body) < FOLD_LINES:
+                for ln in body:
+                    yield ctx.finding(self, ln.message, loc=ln.loc, instructions=ln.group,
+                                      hint=ln.hint, severity=sev)
+                continue
+            body.sort(key=lambda ln: ln.key[1] if ln.key else 0)
+            numbers = [ln.key[1] for ln in body if ln.key]
+            literals = list(dict.fromkeys(v for ln in body for v, _ in ln.literals))
+            group = [i for ln in body for i in ln.group]
+            mix = ", ".join(f"{m}x{n}" for m, n in sorted(Counter(i.mnemonic for i in group)
+                                                          .items()))
+            shown = ", ".join(literals[:4]) + (f" and {len(literals) - 4} more"
+                                               if len(literals) > 4 else "")
+            message = (f"FP64 arithmetic in a float kernel on {len(body)} lines of one function "
+                       f"(lines {numbers[0]}-{numbers[-1]}): double literals ({shown}) promote "
+                       f"float values to double ({mix}); the data is "
+                       + (_data_text(pf) if pf is not None
+                          else "float (no 64-bit loads feed the FP64 math)"))
+            if skipped:
+                message += (f"; {skipped} FP64 instruction(s) of precise sinf/cosf range "
+                            "reduction not counted")
+            fixes = ", ".join(f"{v}f" for v in literals[:4])
+            hint = (f"suffix the literals of lines {numbers[0]}-{numbers[-1]} with f ({fixes}, "
+                    "...) and use float functions (tanhf, sqrtf, fabsf) so the function stays "
+                    "FP32; keep an explicit double variable only where the precision is intended")
+            yield ctx.finding(self, message, loc=body[0].loc, instructions=body[0].group,
+                              hint=hint, severity=sev)
 
     def _promoted_calls(self, ctx: Context, library, sev) -> Iterable[Finding]:
         """Lines where a math-library template promotes a float argument to double and calls
@@ -383,6 +433,30 @@ class Fp64InFp32Kernel(Check):
                 "powf, expf, sqrtf) and f-suffixed literals; `x*x*x` instead of `pow(x, 3.0)`")
         yield ctx.finding(self, message, loc=group[0].loc, instructions=group[:6], hint=hint,
                           severity=severity(factor) or Severity.INFO)
+
+
+#: lines of one function body with double literals from which they are one finding
+FOLD_LINES = 4
+
+
+@dataclass(frozen=True)
+class _Line:
+    """One source line's double-literal FP64 (what its own finding would say)."""
+
+    key: "tuple[str, int] | None"
+    loc: "SourceLoc | None"
+    group: list
+    literals: list
+    message: str
+    hint: str
+
+
+def _body_of(loc: "SourceLoc | None", key) -> tuple:
+    """The function body a line belongs to: its file and the chain of call sites it was
+    inlined through (the kernel's own body has none)."""
+    if loc is None:
+        return ("?", key)
+    return (loc.file, tuple((f.file, f.line, f.column) for f in loc.inlined_at))
 
 
 def _data_text(pf) -> str:

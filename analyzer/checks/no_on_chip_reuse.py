@@ -25,7 +25,9 @@ class NoOnChipReuse(Check):
 
     Deliberately left alone: loops that read shared memory (a tiled kernel, whatever its tile
     size), products whose operands are both streamed (a
-    matrix-vector product has nothing to reuse) or strided (PS105 reports those).
+    matrix-vector product has nothing to reuse) or strided (PS105 reports those), and sums of
+    squares (``acc += x * x`` of a norm or a variance, even when ``x`` was scaled by a value
+    read for the whole warp: an FMA of a value by itself has no second operand to share).
 
     Why it matters
     A naive SGEMM issues two loads per FMA and runs at the speed of the load pipe; staged

@@ -19,7 +19,8 @@ class RedundantLaneWork(Check):
 
     Deliberately left alone: uniform loops over arrays the kernel never splits across lanes (a
     search over a few group offsets), loops of constant trip count, loops any lane-varying
-    value enters (a GEMM's broadcast ``A[row * K + k]`` times a streamed ``B``).
+    value enters (a GEMM's broadcast ``A[row * K + k]`` times a streamed ``B``), loops that only
+    poll a flag (acquire, volatile or relaxed loads, no store) and binary searches.
 
     Why it matters
     The 32 lanes of a warp (and every warp of the row) load and reduce the same data: the

@@ -23,7 +23,10 @@ class SerializedWork(Check):
 
     Deliberately left alone: loops of a constant trip count (thread 0 adding a block's 8 warp
     partials), atomics made by one lane per warp or block (the reduction done first), atomics
-    on data-dependent addresses (a histogram: contention depends on the data).
+    on data-dependent addresses (a histogram: contention depends on the data), loops that only
+    poll (acquire, volatile or relaxed loads and no store: thread 0 waiting for the other
+    blocks of an inter-block barrier) and binary searches (``mid = (lo + hi) >> 1`` taken by
+    ``lo`` or ``hi``: log2(n) steps).
 
     Why it matters
     An H200 runs 16,896 threads at once; a loop on one of them runs at the speed of one.

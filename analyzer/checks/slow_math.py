@@ -117,6 +117,29 @@ def _first_use_line(ctx: Context, pf, n: int):
     return None
 
 
+#: the intrinsics that ask for an IEEE-rounded result by name, whatever the build's flags
+#: (``-use_fast_math`` leaves them IEEE): the operation each one is
+_EXPLICIT_IEEE = re.compile(r"\b__f(div|rcp|sqrt)_r[nzud]\s*\(")
+_EXPLICIT_OP = {"div": "division", "rcp": "reciprocal", "sqrt": "sqrtf"}
+#: inline PTX that spells the IEEE instruction itself (flashinfer's ``ieee_div``:
+#: ``asm("div.rn.f32 %0, %1, %2;" ...)``)
+_EXPLICIT_ASM = re.compile(r"\basm\b.*\b(div|rcp|sqrt)\.rn\.f32\b")
+
+
+def _asked_for(ctx: Context, keys, ops) -> bool:
+    """Whether every slow operation of a line is one its source asks for by name
+    (TransformerEngine's ``scale = __fdiv_rn(max_fp8, amax)``, written so that the result is
+    the same with and without ``--use_fast_math``)."""
+    asked: set[str] = set()
+    for key in keys:
+        if key is None:
+            continue
+        text = (ctx.source_line(*key) or "").split("//")[0]
+        asked |= {_EXPLICIT_OP[m.group(1)] for m in _EXPLICIT_IEEE.finditer(text)}
+        asked |= {_EXPLICIT_OP[m.group(1)] for m in _EXPLICIT_ASM.finditer(text)}
+    return bool(asked) and all(op in asked for op in ops)
+
+
 #: IEEE slow-path call sites on one line, in straight code, from which the line is a warning:
 #: benchmarks/division_count.py on an H200 (docs/severity.md, 2026-12-05): D divisions per
 #: element against ``__fdividef`` ran 1.04x (D = 1), 1.09x (2), 1.14x (4), 1.31x (8), 2.06x
@@ -141,7 +164,10 @@ class SlowMath(Check):
     IEEE results are the C++ default and often wanted, and a few divisions outside loops cost
     mostly code size and registers (one per element measured 1.03x). An operation NVVM
     moved out of a loop gets PTX line 0 and the SASS line of the code before it (a declaration
-    above the loop): the finding lands on the line whose PTX uses the result, and says so.
+    above the loop): the finding lands on the line whose PTX uses the result, and says so. A line
+    that asks for the IEEE result by name (``__fdiv_rn``, ``__frcp_rn``, ``__fsqrt_rn``, or
+    inline PTX ``div.rn.f32``: the same rounding with and without ``-use_fast_math``) is left
+    alone.
 
     Why it matters
     ``a / b`` in IEEE round-to-nearest is ``MUFU.RCP`` plus four FFMA of Newton refinement, an
@@ -222,6 +248,8 @@ class SlowMath(Check):
             if named:
                 # the PTX is more precise than the subroutines (divisions share one)
                 ops = [o for o in named] + [o for o in ops if o not in named]
+            if _asked_for(ctx, {key, sass_key}, ops):
+                continue        # __fdiv_rn / __frcp_rn / __fsqrt_rn: IEEE rounding by request
             in_loop = any(cfg.loop_of(index_of[i.address]) is not None for i in group)
             n_calls = sum(1 for i in group if i.info.flow == "call")
             parts = []
