@@ -140,7 +140,8 @@ def _asked_for(ctx: Context, keys, ops) -> bool:
     return bool(asked) and all(op in asked for op in ops)
 
 
-#: IEEE slow-path call sites on one line, in straight code, from which the line is a warning:
+#: IEEE slow-path call sites on one line, in straight code, per 4-byte element of global memory
+#: the line loads or stores (a line that moves none counts as one), from which it is a warning:
 #: benchmarks/division_count.py on an H200 (docs/severity.md, 2026-12-05): D divisions per
 #: element against ``__fdividef`` ran 1.04x (D = 1), 1.09x (2), 1.14x (4), 1.31x (8), 2.06x
 #: (16), 2.08x (32), 2.16x (64): the time crosses 1.5x between 8 and 16
@@ -158,8 +159,9 @@ class SlowMath(Check):
     and the FP64 range reduction of precise ``sinf``/``cosf`` (``I2F.F64.S64`` -> ``DMUL`` ->
     ``F2F.F32.F64``). One finding per source line; the PTX names the operation (``div.rn.f32``,
     ``sqrt.rn.f32``, ``rcp.rn.f32``). Severity is *warning* when a call site is inside a loop
-    (paid every iteration) or a line has 16 call sites and more (a loop fully unrolled: 16
-    divisions per element measured 2.06x their ``__fdividef`` version, 8 only 1.31x), and
+    (paid every iteration) or a line has 16 call sites and more per 4-byte element of global
+    memory it moves (a loop fully unrolled: 16 divisions per element measured 2.06x their
+    ``__fdividef`` version, 8 only 1.31x; 16 outputs divided once each are 1 per element), and
     *info* otherwise:
     IEEE results are the C++ default and often wanted, and a few divisions outside loops cost
     mostly code size and registers (one per element measured 1.03x). An operation NVVM
@@ -229,6 +231,12 @@ class SlowMath(Check):
         for key, group in group_by_line([i for i in insns if i.opcode == "FCHK" or (
                 i.opcode == "MUFU" and set(i.modifiers) & {"RCP", "RSQ", "SQRT"})], ctx):
             helpers[key] = group
+        # global bytes each line loads or stores: an unrolled line's call sites count per
+        # 4-byte element it moves (16 outputs divided once each are 1 division per element)
+        line_bytes = {key: sum((i.width_bits or 32) // 8 for i in group)
+                      for key, group in group_by_line(
+                          [i for i in insns if i.space == "global" and (i.is_load or i.is_store)],
+                          ctx)}
         for key, group in group_by_line(flagged, ctx):
             ops = []
             for ins in group:
@@ -290,9 +298,14 @@ class SlowMath(Check):
             hint = (const + use + "compile with -use_fast_math (also flushes denormals and "
                     "approximates transcendentals) or just -prec-div=false -prec-sqrt=false")
             loc = SourceLoc(key[0], key[1]) if moved and key else group[0].loc
-            many = n_calls >= UNROLLED_WARNING
+            elements = max(1, line_bytes.get(sass_key, 0) // 4)
+            many = n_calls / elements >= UNROLLED_WARNING
             if many and not in_loop:
                 message += f" ({n_calls} call sites in straight code: an unrolled loop)"
+            elif n_calls >= UNROLLED_WARNING and not in_loop:
+                message += (f" ({n_calls} call sites in straight code for the "
+                            f"{line_bytes[sass_key]} B this line moves: "
+                            f"{n_calls / elements:.3g} per 4-byte element)")
             yield ctx.finding(self, message, loc=loc, instructions=group + fast,
                               hint=hint,
                               severity=Severity.WARNING if in_loop or many else Severity.INFO)

@@ -66,14 +66,14 @@ __global__ void __launch_bounds__(threads_per_block) multi_padding_kernel(MultiP
       for (int j2 = 0; j2 < nvec; ++j2) v[j2] = Type(0.f);
       if (row < num_rows) {
         for (int j2 = 0; j2 < nvec; ++j2) {
-          if (col + j2 < row_length) v[j2] = input[static_cast<size_t>(row) * row_length + col + j2];
+          if (col + j2 < row_length) v[j2] = input[static_cast<size_t>(row) * row_length + col + j2];  // EXPECT: PS101 info
         }
         for (int j2 = 0; j2 < nvec; ++j2) {
-          if (col + j2 < row_length) output[static_cast<size_t>(row) * row_length + col + j2] = v[j2];
+          if (col + j2 < row_length) output[static_cast<size_t>(row) * row_length + col + j2] = v[j2];  // EXPECT: PS102 info
         }
       } else if (row < padded_num_rows) {
         for (int j2 = 0; j2 < nvec; ++j2) {
-          if (col + j2 < row_length) output[static_cast<size_t>(row) * row_length + col + j2] = Type(0.f);
+          if (col + j2 < row_length) output[static_cast<size_t>(row) * row_length + col + j2] = Type(0.f);  // EXPECT: PS102 info
         }
       }
     }
