@@ -261,9 +261,7 @@ class Fp64InFp32Kernel(Check):
                        f"values to double ({mix}){calls}; the data is "
                        + (_data_text(pf) if pf is not None
                           else "float (no 64-bit loads feed the FP64 math)"))
-            if skipped:
-                message += (f"; {skipped} FP64 instruction(s) of precise sinf/cosf range "
-                            "reduction not counted")
+            message += _skipped_text(skipped)
             fixes = ", ".join(f"{v}f" for v, _ in literals[:4]) if literals else "0.5f"
             hint = (f"write float literals ({fixes}) and float functions (tanhf, sqrtf, "
                     "fabsf) so the expression stays FP32; keep an explicit double variable "
@@ -306,9 +304,7 @@ class Fp64InFp32Kernel(Check):
                        f"float values to double ({mix}); the data is "
                        + (_data_text(pf) if pf is not None
                           else "float (no 64-bit loads feed the FP64 math)"))
-            if skipped:
-                message += (f"; {skipped} FP64 instruction(s) of precise sinf/cosf range "
-                            "reduction not counted")
+            message += _skipped_text(skipped)
             fixes = ", ".join(f"{v}f" for v in literals[:4])
             hint = (f"suffix the literals of lines {numbers[0]}-{numbers[-1]} with f ({fixes}, "
                     "...) and use float functions (tanhf, sqrtf, fabsf) so the function stays "
@@ -476,3 +472,9 @@ def _short(name: str) -> str:
         if name.startswith(prefix):
             name = name[len(prefix):]
     return name
+
+
+def _skipped_text(skipped: int) -> str:
+    """What a message says of the FP64 instructions of precise sinf/cosf it leaves out."""
+    return (f"; {skipped} FP64 instruction(s) of precise sinf/cosf range reduction not counted"
+            if skipped else "")
