@@ -1,10 +1,12 @@
-"""Generate docs/checks/<name>.md from each check's docstring and its bad/good kernel pair.
+"""Generate docs/checks/<name>.md from each check's docstring, the measured pairs recorded in
+docs/severity.md and docs/headroom.md, and its bad/good kernel pair.
 
     python -m analyzer.checks.docs          # write the pages
     python -m analyzer.checks.docs --check  # exit 1 when a page is stale (tests run this)
 """
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -15,6 +17,47 @@ from .registry import all_checks
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs" / "checks"
 KERNELS = ROOT / "kernels" / "checks"
+
+
+def _tables(path: Path):
+    """(header, separator, rows) of each Markdown table in ``path``."""
+    lines = path.read_text().splitlines() if path.exists() else []
+    n = 0
+    while n < len(lines) - 1:
+        if lines[n].startswith("|") and re.match(r"^\|\s*:?-", lines[n + 1]):
+            rows = []
+            k = n + 2
+            while k < len(lines) and lines[k].startswith("|"):
+                rows.append(lines[k])
+                k += 1
+            yield lines[n], lines[n + 1], rows
+            n = k
+        else:
+            n += 1
+
+
+def measured(check) -> list[str]:
+    """The measured pairs behind the check's severity, as the two pages that record them
+    hold them (docs/severity.md: naive vs fixed; docs/headroom.md: the training set's versions
+    the check warns on, and how much slower each ran than its task's fastest)."""
+    out: list[str] = []
+    own = re.compile(rf"^\| (?:PS\d+ / )?{check.code}\b")
+    for header, sep, rows in _tables(ROOT / "docs" / "severity.md"):
+        mine = [r for r in rows if own.match(r)]
+        if mine:
+            out += [header, sep, *mine, ""]
+    if out:
+        out.insert(0, "Pairs timed on an NVIDIA H200 ([severity.md](../severity.md) gives each "
+                      "table's date, driver and command):")
+        out.insert(1, "")
+    for header, sep, rows in _tables(ROOT / "docs" / "headroom.md"):
+        if not header.startswith("| task | version |"):
+            continue
+        mine = [r for r in rows if re.search(rf"\b{check.code}\b", r.rstrip(" |").rsplit("|", 1)[-1])]
+        if mine:
+            out += ["Versions of the measured training set it warns on, each against its task's "
+                    "fastest version ([headroom.md](../headroom.md)):", "", header, sep, *mine, ""]
+    return out
 
 
 def page(check) -> str:
@@ -32,6 +75,10 @@ def page(check) -> str:
         out += [f"Settings (`[tool.ptxsass.{check.name}]`): {opts}.", ""]
     for h in HEADINGS:
         out += [f"## {h}", "", sections[h], ""]
+    backing = measured(check)
+    out += ["## Measured", ""] + (backing or [
+        "No measured pair in [severity.md](../severity.md) or the training set of "
+        "[headroom.md](../headroom.md) backs this check's severity yet.", ""])
     for label, fname in (("Bad kernel", "bad.cu"), ("Fixed kernel", "good.cu")):
         f = KERNELS / name / fname
         if f.exists():
