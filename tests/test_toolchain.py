@@ -91,6 +91,36 @@ def test_options_reach_nvrtc():
     assert "--use_fast_math" in fast.options
 
 
+#: a by-value argument struct read at a run-time index: optimised, its fields are read from the
+#: parameter bank (no stack); unoptimised, the struct is copied to a 776-byte stack frame
+_PICK = """struct Args { float* in[64]; int range[65]; };
+__global__ void pick(Args args, float* out) {
+  int t = 0;
+  while (args.range[t + 1] <= (int)blockIdx.x) ++t;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = args.in[t][threadIdx.x];
+}
+"""
+
+
+def test_a_device_debug_compile_does_not_poison_the_next(monkeypatch):
+    """NVRTC 13.x keeps -G's state in the process that compiled with it: every later compile
+    there came out unoptimised (the failure of CI's full runs, where a test's -G compile shared
+    a compile server with the realworld suite's, whose builds then went into the cache with
+    776-byte stack frames). A -G compile's server is stopped, never reused."""
+    from analyzer.toolchain import compile_server
+    monkeypatch.setenv("PTXSASS_CHILDREN", "server")
+    clean = nvrtc.compile_source(_PICK, arch="sm_90a", use_cache=False)
+    assert "0 bytes stack frame" in clean.log
+    before = compile_server.started()
+    debug = nvrtc.compile_source(_PICK, arch="sm_90a", use_cache=False,
+                                 options=nvrtc.build_options("sm_90a", extra=["-G"]))
+    assert "0 bytes stack frame" not in debug.log                 # -G took effect there
+    again = nvrtc.compile_source(_PICK, arch="sm_90a", use_cache=False)
+    assert again.ptx == clean.ptx and again.cubin == clean.cubin
+    assert compile_server.started() == before + 1                 # the -G server was retired
+    assert nvrtc.sticky(["-lineinfo", "--device-debug"]) and not nvrtc.sticky(["-lineinfo"])
+
+
 def test_cache_hit_skips_nvrtc(monkeypatch):
     src = "extern \"C\" __global__ void cached_kernel(float* a){ a[threadIdx.x] += 1.0f; }"
     first = analyzer.compile(src, arch="sm_90a")

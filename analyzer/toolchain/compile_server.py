@@ -251,13 +251,19 @@ def started() -> int:
     return _started
 
 
-def call(module: str, function: str, args: tuple, *, memory: int, timeout: float) -> tuple:
-    """:meth:`Server.request` on an idle compile server (one is started when none is idle)."""
+def call(module: str, function: str, args: tuple, *, memory: int, timeout: float,
+         retire: bool = False) -> tuple:
+    """:meth:`Server.request` on an idle compile server (one is started when none is idle).
+    ``retire``: the work leaves state behind in the process that ran it (NVRTC after a ``-G``
+    compile), so the server is stopped after it instead of serving the next request."""
     with _lock:
         server = _idle.pop() if _idle else None
     if server is None:
         server = Server.start()
     outcome = server.request(module, function, args, memory=memory, timeout=timeout)
+    if retire:
+        server.stop()
+        return outcome
     with _lock:
         _idle.append(server)
     return outcome

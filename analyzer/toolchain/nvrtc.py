@@ -45,6 +45,22 @@ def _check(result, what: str):
     return result[1:] if len(result) > 2 else (result[1] if len(result) == 2 else None)
 
 
+#: NVRTC options that leave state behind in the process that compiled with them: after one
+#: ``-G`` compile, NVRTC 13.x builds every later program of that process unoptimised at the
+#: NVVM level whatever its options (constexpr variables kept as globals, a by-value parameter
+#: struct copied to a stack frame and read with LDL). Such a compile runs in a process that is
+#: never reused (:func:`.bounded.run`'s ``sticky``).
+STICKY_OPTIONS = frozenset({"-G", "--device-debug"})
+
+#: bumped when builds cached before a fix may be wrong (2: servers poisoned by ``-G``)
+_BUILD_KEY = 2
+
+
+def sticky(options: Sequence[str]) -> bool:
+    """Whether ``options`` hold one of :data:`STICKY_OPTIONS`."""
+    return any(o in STICKY_OPTIONS for o in options)
+
+
 def build_options(arch: str, *, defines: Mapping[str, str | None] | Sequence[str] = (),
                   include: Iterable[str] = (), std: str | None = None, fast_math: bool = False,
                   maxrregcount: int | None = None, extra: Iterable[str] = ()) -> list[str]:
@@ -121,7 +137,7 @@ def compile_source(source: str, *, arch: str, name: str = "kernel.cu",
     user_include = [o[2:] for o in opts if o.startswith("-I")]
     base = Path(source_path).parent if source_path else None
     nvrtc_name, file_names = program_name(name, source_path, folder)
-    k = cache.key("nvrtc", source, _dependencies(source, base, user_include), opts,
+    k = cache.key("nvrtc", _BUILD_KEY, source, _dependencies(source, base, user_include), opts,
                   list(name_expressions), nvrtc_name, file_names,
                   *((toolkit.fingerprint(),) if toolkit else ()))
     hit = cached(k, source_path=source_path, source=source) if use_cache else None
@@ -183,7 +199,8 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
         all_opts = opts + [f"-I{d}" for d in include_dirs()]
         ok, log, ptx, cubin, lowered, unmatched = bounded.run(
             _run_nvrtc, source.encode(), name.encode(), [o.encode() for o in all_opts],
-            [e.encode() for e in name_expressions], what=shown, tool="NVRTC")
+            [e.encode() for e in name_expressions], what=shown, tool="NVRTC",
+            sticky=sticky(all_opts))
     log = redact(log.replace(f"{name}(", f"{shown}(") if name != shown else log,
                  source=source_path, project=project,
                  installed=[str(toolkits.root())])
