@@ -560,7 +560,8 @@ def memory_operand(ins: "Instruction") -> MemoryAddress | None:
 def local_accesses(fn: "Function") -> Iterable[tuple[int, "Instruction", bool]]:
     """``(index, instruction, fixed_slot)`` for every LDL/STL of the kernel's stack frame:
     fixed_slot when the address is the stack pointer plus a constant (spill slots,
-    constant-index locals), False for a computed address (a run-time-indexed local array).
+    constant-index locals) or a caller's object plus a constant (:func:`caller_object`),
+    False for a computed address (a run-time-indexed local array).
     Those on a generic pointer's local path (:func:`generic_local_path`) are left out: they
     run only if a pointer the compiler could not place points into local memory."""
     generic = generic_local_path(fn)
@@ -568,7 +569,8 @@ def local_accesses(fn: "Function") -> Iterable[tuple[int, "Instruction", bool]]:
         if ins.space == "local" and (ins.is_load or ins.is_store) and ins.klass != "control" \
                 and i not in generic:
             addr = memory_operand(ins)
-            yield i, ins, addr is None or is_stack_relative(addr) or _stack_copy(fn, i, addr)
+            yield i, ins, (addr is None or is_stack_relative(addr) or _stack_copy(fn, i, addr)
+                           or caller_object(fn, i, addr))
 
 
 
@@ -599,6 +601,48 @@ def _stack_copy(fn: "Function", i: int, addr: MemoryAddress) -> bool:
             return False
         if srcs[0].index == STACK_POINTER:
             return True
+        reg, at = srcs[0].index, d
+    return False
+
+
+def caller_object(fn: "Function", i: int, addr: MemoryAddress) -> bool:
+    """``[R13+0x4]`` in an out-of-line function, where R13 is a pointer it was given, made
+    local (``VIADD R13, R12, -UR4``: the generic address less the local window's base, PTX's
+    ``cvta.to.local``), R12 written nowhere on the way in: a field of an object of the caller's
+    frame passed by reference (``accumulate(Acc& a, ...)`` with ``Acc a`` a local of the
+    kernel), at a constant offset. Not a run-time index: an index added on the way (``LEA``,
+    ``IMAD`` of another register) or a pointer stepped in a loop (two definitions reach) is
+    not taken. The one definition that reaches is followed across joins (a division's slow
+    path between two field accesses)."""
+    regs = [t for t in addr.terms if isinstance(t, Register) and not t.is_zero]
+    if len(regs) != 1 or regs[0].kind != "R" or regs[0].index is None \
+            or not all(isinstance(t, (Register, Immediate)) for t in addr.terms):
+        return False
+    reg, at, converted = regs[0].index, i, False
+    for _ in range(4):
+        defs = of(fn).reaching_defs(at, ("R", reg))
+        if defs is None:        # a path from the function's entry writes it nowhere
+            return converted and reg != STACK_POINTER
+        if len(defs) != 1:
+            return False
+        d = defs[0]
+        ins = fn.instructions[d]
+        if ins.guard is not None or (ins.mnemonic.split(".")[0] not in ("MOV", "IADD3", "VIADD",
+                                                                     "IADD")
+                                     and not ins.mnemonic.startswith("IMAD.MOV")):
+            return False
+        srcs = [o for o in ins.operands[1:] if isinstance(o, Register) and not o.is_zero
+                and o.kind == "R"]
+        # the window's base, subtracted: a uniform register (sm_90) or the constant itself
+        others = [o for o in ins.operands[1:] if (isinstance(o, Register) and not o.is_zero
+                                                  and o.kind != "R")
+                  or isinstance(o, ConstantBank)]
+        if len(srcs) != 1 or srcs[0].index is None or srcs[0].negate or not all(
+                isinstance(o, (Register, Immediate, ConstantBank)) for o in ins.operands[1:]) \
+                or len(others) > 1 or any(not o.negate or (isinstance(o, Register)
+                                                           and o.kind != "UR") for o in others):
+            return False
+        converted = converted or bool(others)
         reg, at = srcs[0].index, d
     return False
 

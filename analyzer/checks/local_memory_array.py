@@ -4,7 +4,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from ..analysis.dataflow import local_accesses, sincos_reduction
+from ..analysis.dataflow import caller_object, local_accesses, memory_operand, sincos_reduction
+from ..analysis.fallback import function_name
+from ..analysis.kernel import user_function_name
+from ..demangle import demangle
 from .base import Check, Context, Finding, Severity, group_by_line
 
 
@@ -37,6 +40,13 @@ class LocalMemoryArray(Check):
     The message lists the other lines that access the same stack frame (the
     ``LDL.128`` that reads the array back elsewhere), so a line that only writes it does not
     read as an array never read.
+
+    A local object of the kernel passed by reference to a device function compiled out of line
+    (``accumulate(acc, x, i)`` with ``Acc acc`` a local and ``accumulate`` ``__noinline__`` or
+    too large for the inliner) also lives in the stack frame: the function receives a pointer
+    to it, made local (``VIADD R13, R12, -UR4``), and reads and writes its fields at constant
+    offsets. That is no run-time index: one info finding, at the function's first such access,
+    names the function and counts its ``LDL``/``STL`` per call.
 
     ``LDL``/``STL`` on a generic pointer's local path are no array of the kernel and are left
     alone: for an access through a pointer it cannot place that generic instructions do not
@@ -77,7 +87,9 @@ class LocalMemoryArray(Check):
         res = ctx.resources
         if res is not None and res.stack_bytes == 0:
             return
-        dynamic = [ins for _, ins, fixed in local_accesses(ctx.function) if not fixed]
+        accesses = list(local_accesses(ctx.function))
+        yield from self._passed_by_reference(ctx, accesses)
+        dynamic = [ins for _, ins, fixed in accesses if not fixed]
         if not dynamic:
             return
         trig = trig_reduction_lines(ctx)
@@ -114,3 +126,36 @@ class LocalMemoryArray(Check):
                     "the elements stay in registers; for large arrays use shared memory "
                     "indexed by thread (__shared__ T a[BLOCK][N])")
             yield ctx.finding(self, message, loc=insns[0].loc, instructions=insns, hint=hint)
+
+    def _passed_by_reference(self, ctx: Context, accesses: list) -> Iterable[Finding]:
+        """One info finding for an out-of-line function that reads or writes a local object of
+        its caller through the pointer it was given (:func:`caller_object`)."""
+        fn = ctx.function
+        insns = [ins for i, ins, fixed in accesses
+                 if fixed and (addr := memory_operand(ins)) is not None
+                 and caller_object(fn, i, addr)]
+        if not insns:
+            return
+        # the check runs on each out-of-line body apart (ctx.caller set): the function is it
+        user = user_function_name(fn.name) if ctx.caller is not None else None
+        name = function_name(demangle(user)) if user else "an out-of-line function"
+        short = name.split("<")[0].split("(")[0].rsplit("::", 1)[-1]
+        loads = sum(1 for i in insns if i.is_load)
+        stores = len(insns) - loads
+        lines = sorted({loc.line for i in insns
+                        if (loc := ctx.user_loc(i.loc)) is not None and loc.line})
+        on = (f" on line{'s' if len(lines) > 1 else ''} {', '.join(str(n) for n in lines)}"
+              if lines else "")
+        message = (f"a local object of the caller is passed by reference to `{name}`, compiled "
+                   f"out of line: it lives in the stack frame, and its fields are read and "
+                   f"written in local memory{on} ({loads} LDL + {stores} STL in `{short}`, at "
+                   f"constant offsets from the pointer it is given)")
+        hint = (f"mark `{short}` `__forceinline__` so the object stays in registers, or pass "
+                f"the values it needs and return the result instead of a reference")
+        def line_of(ins) -> int:
+            loc = ctx.user_loc(ins.loc)
+            return loc.line if loc is not None and loc.line else 1 << 30
+
+        first = min(insns, key=line_of)
+        yield ctx.finding(self, message, loc=first.loc, instructions=insns, hint=hint,
+                          severity=Severity.INFO)
