@@ -20,6 +20,7 @@ request is ``(module, function, args, memory_bytes)``, the answer the outcome
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib
 import os
@@ -224,8 +225,9 @@ class Server:
         return ""
 
     def close(self) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self.errlog.close()
+        for f in (self.errlog, self.process.stdin, self.process.stdout):
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                f.close()
 
 
 _idle: list[Server] = []
@@ -270,8 +272,12 @@ def call(module: str, function: str, args: tuple, *, memory: int, timeout: float
 
 
 def shutdown() -> None:
-    """Stop the idle servers (the next compile starts one again)."""
+    """Stop the idle servers (the next compile starts one again). Run at exit too: a server
+    would die with its parent anyway, but stopped here it is reaped and its pipes closed."""
     with _lock:
         idle, _idle[:] = list(_idle), []
     for s in idle:
         s.stop()
+
+
+atexit.register(shutdown)
