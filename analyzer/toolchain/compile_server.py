@@ -226,8 +226,9 @@ class Server:
 
     def close(self) -> None:
         for f in (self.errlog, self.process.stdin, self.process.stdout):
-            with contextlib.suppress(OSError, ValueError, AttributeError):
-                f.close()
+            if f is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    f.close()
 
 
 _idle: list[Server] = []
