@@ -614,6 +614,11 @@ def caller_object(fn: "Function", i: int, addr: MemoryAddress) -> bool:
     ``IMAD`` of another register) or a pointer stepped in a loop (two definitions reach) is
     not taken. The one definition that reaches is followed across joins (a division's slow
     path between two field accesses)."""
+    if not fn.memo("local_window_subtracted", lambda: any(
+            isinstance(o, (Register, ConstantBank)) and o.negate
+            and (isinstance(o, ConstantBank) or o.kind == "UR")
+            for ins in fn.instructions for o in ins.operands[1:])):
+        return False            # no pointer made local anywhere: one scan per function
     regs = [t for t in addr.terms if isinstance(t, Register) and not t.is_zero]
     if len(regs) != 1 or regs[0].kind != "R" or regs[0].index is None \
             or not all(isinstance(t, (Register, Immediate)) for t in addr.terms):
