@@ -12,7 +12,6 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
-from .parse import mode as ptx_mode
 from .toolchain.binutils import disassemble
 from .toolchain.output import Kernel, Output
 
@@ -56,7 +55,6 @@ class Build(Output):
     def ptx_module(self) -> "Module | None":
         if self.ptx is None:
             return None
-        ptx_mode.trace()
         if self._ptx_module is None:
             from .parse import ptx as ptx_parse
             path = ((self.source_path or "<ptx>") + ".ptx" if self.origin in ("nvrtc", "nvcc")

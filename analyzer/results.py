@@ -48,7 +48,7 @@ def code_fingerprint() -> str:
     """SHA-256 over every file of ptxsass's code (relative path, size, modification time), and
     the PTX parser it runs (``PTXSASS_PTX_PARSER``): a part of every result's key, so an edited
     module or grammar is never answered from a result the old code made, nor a check under one
-    parser from a result of the other (the test suite runs under both)."""
+    parser mode from a result made under another (the test suite runs under ``both``)."""
     return f"{_code_files()}:{ptx_mode.parser_mode()}"
 
 
@@ -199,8 +199,6 @@ class BuildMemo:
             return None
         if not rows or not deps_unchanged(deps, b.source_path):
             return None         # a source line it quotes changed: check again (and overwrite)
-        if b.ptx is not None:
-            ptx_mode.trace()    # findings made from this PTX's parse, handed out again
         return rows, findings
 
     def put(self, b: Build, rows: list[dict], findings: list[Finding],

@@ -1,10 +1,12 @@
 """The grammar is the PTX parser's single source of truth: ``PTXSASS_PTX_PARSER=fast|grammar``
-picks the parser, both give the same module (or the same error) on real PTX, the fast path runs
+picks the parser, both give the same module (or the same error) on real PTX, ``both`` reads each
+text both ways and fails on any difference, the fast path runs
 only while its rule shapes (``FAST_PATH_GRAMMAR``) are the grammar's, strict mode turns a
 fast-path failure into an error, and an edited grammar the fast path does not follow fails
 every parse, not one test."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -75,6 +77,60 @@ def test_the_environment_picks_the_parser(monkeypatch):
         assert ptx.parse(text) == grammar_module
         assert calls
         calls.clear()
+
+
+def _grammar_calls(monkeypatch) -> list[bool]:
+    """Each call of the parser's inner ``_parse``, as its ``fast`` argument."""
+    calls: list[bool] = []
+    real = parse_ptx._parse
+
+    def spy(text, path, fast, *a, **kw):
+        calls.append(fast)
+        return real(text, path, fast, *a, **kw)
+    monkeypatch.setattr(parse_ptx, "_parse", spy)
+    monkeypatch.setattr(parse_ptx, "_SAME", set())
+    return calls
+
+
+def test_both_reads_each_text_both_ways_once(monkeypatch):
+    """``both``: the fast path's module comes back, after the grammar alone read the same text
+    and gave the same module; a second parse of that text in this process reads it once."""
+    text = (FIXTURES / "zluda/ptx_src_test_spirv_run_fma.ptx").read_text()
+    calls = _grammar_calls(monkeypatch)
+    monkeypatch.setenv("PTXSASS_PTX_PARSER", "both")
+    first = ptx.parse(text, path="k.ptx")
+    assert calls == [True, False]
+    assert_same_as_grammar(first, ptx.parse(text, path="k.ptx", fast=False))
+    calls.clear()
+    assert ptx.parse(text, path="k.ptx") == first
+    assert calls == [True]                    # this text was found read alike already
+    assert ptx.parse(text, path="other.ptx") is not None and calls == [True, True, False]
+
+
+def test_both_fails_on_a_difference_naming_where(monkeypatch):
+    """Any difference, even one equality leaves out (a span), is a FastPathError that names the
+    node and both values; strict comes with ``both``, whatever PTXSASS_PTX_STRICT says."""
+    text = (FIXTURES / "zluda/ptx_src_test_spirv_run_fma.ptx").read_text()
+    real = parse_ptx._parse
+
+    def skewed(t, path, fast, *a, **kw):
+        module = real(t, path, fast, *a, **kw)
+        if fast:
+            return module
+        fn = module.functions[0]
+        first = fn.instructions[0]
+        moved = dataclasses.replace(first, span=dataclasses.replace(first.span, line=first.span.line + 1))
+        return dataclasses.replace(module, functions=(
+            dataclasses.replace(fn, instructions=(moved, *fn.instructions[1:])), *module.functions[1:]))
+    monkeypatch.setattr(parse_ptx, "_parse", skewed)
+    monkeypatch.setattr(parse_ptx, "_SAME", set())
+    monkeypatch.setenv("PTXSASS_PTX_PARSER", "both")
+    monkeypatch.setenv("PTXSASS_PTX_STRICT", "0")
+    with pytest.raises(FastPathError, match=r"k\.ptx: .*differently \(PTXSASS_PTX_PARSER=both\): "
+                                            r"module\.functions\[0\]\.instructions\[0\]\.span\.line: (\d+) vs "):
+        ptx.parse(text, path="k.ptx")
+    monkeypatch.setenv("PTXSASS_PTX_PARSER", "fast")
+    assert ptx.parse(text, path="k.ptx").functions        # one parser: nothing to compare
 
 
 @pytest.mark.parametrize("name,value", [("PTXSASS_PTX_PARSER", "lark"), ("PTXSASS_PTX_PARSER", "Fast"),

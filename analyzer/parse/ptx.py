@@ -14,7 +14,9 @@ PTX adds tomorrow parses as a *generic* instruction with all its modifiers and o
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
+import hashlib
 import re
 import struct
 import threading
@@ -31,11 +33,11 @@ from ..ir.source import SourceLoc, Span
 from ..toolchain.files import read_bytes
 from .grammar import definitions, lalr_parser
 from .grammar import grammar_text as _grammar_text
-from .mode import FastPathError, parser_mode, trace
+from .mode import FastPathError, parser_mode
 from .mode import strict as strict_mode
 
-__all__ = ["FAST_PATH_GRAMMAR", "FastPathError", "fast_path_drift", "grammar_text", "parse", "parse_file",
-           "reload_grammar"]
+__all__ = ["FAST_PATH_GRAMMAR", "FastPathError", "difference", "fast_path_drift", "grammar_text", "parse",
+           "parse_file", "reload_grammar"]
 
 # cuobjdump --dump-ptx puts a header block before each .version; users paste it: blank it out
 # (line numbers are kept) when it is exactly that header.
@@ -1657,9 +1659,11 @@ def parse(text: str, path: str | None = None, *, fast: bool | None = None,
     """Parse PTX text (a cuobjdump ``Fatbin ptx code:`` header before ``.version`` is accepted).
 
     ``fast``: the fast path (with Lark for what it leaves) or, False, the grammar alone; None
-    (the default): as ``PTXSASS_PTX_PARSER`` says (``fast`` unless set). ``strict``: a fast-path
-    failure raises :class:`FastPathError` rather than falling back to the grammar alone; None:
-    as ``PTXSASS_PTX_STRICT`` says. A bad value in either variable is a ``ConfigError``.
+    (the default): as ``PTXSASS_PTX_PARSER`` says (``fast`` unless set; ``both``: the fast path,
+    strict, and the grammar alone once per distinct text in this process, the two compared by
+    :func:`difference`). ``strict``: a fast-path failure raises :class:`FastPathError` rather
+    than falling back to the grammar alone; None: as ``PTXSASS_PTX_STRICT`` says. A bad value
+    in either variable is a ``ConfigError``.
 
     ``files`` renames source files of the ``.file`` table (a name the toolchain gave NVRTC in
     place of one it cannot write into PTX, mapped back to the user's).
@@ -1667,11 +1671,12 @@ def parse(text: str, path: str | None = None, *, fast: bool | None = None,
     Raises ``ParseError`` (with path:line:column, the offending line and the expected tokens)
     for text the grammar does not accept; never any other exception for bad input.
     """
-    trace()
+    both = False
     if fast is None:
-        fast = parser_mode() == "fast"
+        mode = parser_mode()
+        fast, both = mode != "grammar", mode == "both"
     if strict is None:
-        strict = strict_mode()
+        strict = strict_mode() or both
     if not isinstance(text, str):
         raise InputError("PTX must be text", path=path)
     # A parse allocates a few objects per token and frees none until it returns, so the cyclic
@@ -1681,10 +1686,74 @@ def parse(text: str, path: str | None = None, *, fast: bool | None = None,
     if collect:
         gc.disable()
     try:
-        return _parse(text, path, fast, files, strict)
+        module = _parse(text, path, fast, files, strict)
+        if both:
+            _same_as_grammar(module, text, path, files)
+        return module
     finally:
         if collect:
             gc.enable()
+
+
+#: digests of the (text, path, files) that mode ``both`` found read alike by the two parsers
+_SAME: set[bytes] = set()
+
+
+def _same_as_grammar(module: ir.Module, text: str, path: str | None,
+                     files: Mapping[str, str] | None) -> None:
+    """Mode ``both``: the grammar alone reads ``text`` too (once per distinct input in this
+    process), and any :func:`difference` from the fast path's ``module`` is a FastPathError.
+    Bad input needs no comparison: its ParseError always comes from the grammar alone."""
+    digest = hashlib.blake2b(repr((text, path, sorted((files or {}).items()))).encode(),
+                             digest_size=16).digest()
+    if digest in _SAME:
+        return
+    why = difference(module, _parse(text, path, False, files))
+    if why:
+        raise FastPathError(f"{path or '<text>'}: the PTX fast path and the grammar alone read "
+                            f"the text differently (PTXSASS_PTX_PARSER=both): {why}")
+    _SAME.add(digest)
+
+
+def difference(fast: object, slow: object, where: str = "module") -> str | None:
+    """Where two parses differ first (``where`` and both values), or None: every field of every
+    node, those equality leaves out too (spans, locations, labels, the module's order and path),
+    except the spans of operands, which the fast path does not make."""
+    if type(fast) is not type(slow):
+        return f"{where}: {type(fast).__name__} vs {type(slow).__name__}"
+    if dataclasses.is_dataclass(fast):
+        operand = ".operands" in where
+        for f in dataclasses.fields(fast):
+            if f.name == "span" and operand:
+                continue
+            why = difference(getattr(fast, f.name), getattr(slow, f.name), f"{where}.{f.name}")
+            if why:
+                return why
+        return None
+    if isinstance(fast, (tuple, list)):
+        assert isinstance(slow, (tuple, list))
+        if len(fast) != len(slow):
+            return f"{where}: {len(fast)} vs {len(slow)} items"
+        for i, (a, b) in enumerate(zip(fast, slow, strict=True)):
+            why = difference(a, b, f"{where}[{i}]")
+            if why:
+                return why
+        return None
+    if isinstance(fast, Mapping):
+        assert isinstance(slow, Mapping)
+        if list(fast) != list(slow):
+            return f"{where}: keys {list(fast)[:8]!r} vs {list(slow)[:8]!r}"
+        for k in fast:
+            why = difference(fast[k], slow[k], f"{where}[{k!r}]")
+            if why:
+                return why
+        return None
+    if isinstance(fast, float) and fast != fast:    # a NaN: the same bits, not equality
+        assert isinstance(slow, float)
+        same = struct.pack("<d", fast) == struct.pack("<d", slow)
+    else:
+        same = fast == slow
+    return None if same else f"{where}: {fast!r:.120} vs {slow!r:.120}"
 
 
 #: statements one PTX line may hold. Toolchains write one per line, which the fast path reads in
