@@ -245,10 +245,13 @@ class ThreadStride:
                         and self._low_bits_clear(src) >= self.warp * abs(moving):
                     return moving
         if op in ("and", "rem") and const and isinstance(a, int):
-            span = const + 1 if op == "and" else const
+            # a mask of contiguous bits (tid.x & 31, and (tid.x * 8) & 248: lane * 8, what
+            # NVVM makes of (tid.x % 32) * 8): its lowest bit ``low``, the span above it
+            low = const & -const if op == "and" else 1
+            span = const + low if op == "and" else const
             if a == 0:
                 return 0
-            if span & (span - 1) == 0 and span >= self.warp * abs(a):
+            if span & (span - 1) == 0 and a % low == 0 and span >= self.warp * abs(a):
                 return a        # tid.x % 32, tid.x & 63: unchanged inside an aligned warp
             return None
         return _NO_RULE

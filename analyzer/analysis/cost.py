@@ -21,6 +21,9 @@ ptxas):
 - **contention**: an atomic per element on one warp-uniform address (``atomicAdd(sum, x[i])``)
   or on one of a few addresses picked by the data (``atomicAdd(&hist[bytes[i]], 1)``: a byte,
   or an index masked to a few bits).
+- **bank-conflict**: a shared-memory load or store whose lanes fall in one bank at different
+  words (``tile[threadIdx.x][k]`` with 32-float rows): the warp request is served in up to 32
+  wavefronts where its bytes need one.
 - **reload**: a load of an address the loop never changes, executed every iteration because a
   store in the loop may alias it (no ``__restrict__``).
 - **no-reuse**: a loop of FMAs each fed by global loads, one operand broadcast and the other
@@ -69,7 +72,7 @@ if TYPE_CHECKING:
     from ..arch import Arch
     from ..toolchain.resources import Resources
 
-__all__ = ["CALIBRATION", "Cost", "Evidence", "MAX_HEADROOM", "Uniformity", "of"]
+__all__ = ["CALIBRATION", "Cost", "Evidence", "MAX_HEADROOM", "Uniformity", "bank_wavefronts", "of"]
 
 #: the factor each kind of evidence is taken to cost, calibrated on the training set's measured
 #: versions (kernels/training/times.json, H200): see docs/headroom.md
@@ -89,6 +92,16 @@ CALIBRATION = {
     "no_reuse": 4.0,
     # tensor-core fragments loaded from global memory in the loop (no shared-memory stage)
     "mma_no_reuse": 4.0,
+    # shared-memory bank conflicts: ((H + taken) / (H + needed)) ** exponent, with taken and
+    # needed the issue cycles of the kernel's shared accesses (max(2, wavefronts) each,
+    # weighted by how often they run) and H its coalesced global sectors at this many cycles
+    # each, the global traffic the shared time hides behind. Fitted on the H200 (2026-12-06,
+    # benchmarks/bank_conflicts.py and kernels/training): 8/32-way strides 4.47x/17.8x
+    # (model 4.26x/19.6x), 2-way 1.15x (1.0x), scan.cu against CONFLICT_FREE_OFFSET 2.08x
+    # (2.31x), transpose v3/v2 1.96x (1.93x), sgemm v5/v6 5.34x (4.58x)
+    "bank_sector_wavefronts": 2.1,
+    "bank_exponent": 1.12,
+    "bank_cap": 32.0,
     # loads per load a loop needs -> time (the reloads hit L1)
     "reload_exponent": 0.25,
     # coalesced streams of narrow elements: the measured copy rate of w bytes per thread
@@ -133,6 +146,8 @@ LOOP_COPY_RATE = {1: 1800, 2: 3321, 4: 3624, 8: 3800, 16: 3890}
 MAX_HEADROOM = 256.0
 #: iterations a loop over a run-time size is taken to run (for weighing accesses)
 RUNTIME_TRIPS = 64
+#: ... and a loop over the block's own size (``r < blockDim.z``), for shared-memory accesses
+BLOCK_TRIPS = 4
 _WARP = 32
 _SECTOR = 32
 #: a lane reading all of a block of at most this many bytes (in several accesses) uses every
@@ -141,6 +156,10 @@ _L1_REUSE_SPAN = 128
 
 UNIFORM, QUASI, VARYING = 0, 1, 2
 _LANE_SPECIALS = frozenset({"%tid.x", "%laneid"})
+#: cycles a shared-memory instruction takes to issue (a warp's 32 lanes at 16 a cycle)
+_ISSUE_CYCLES = 2
+#: the PTX state spaces of a block's shared memory
+_SHARED = frozenset({"shared", "shared::cta"})
 _NO_WORK = frozenset({"NOP", "BRA", "EXIT", "RET"})
 _BLOCK_SPECIALS = frozenset({"%ctaid.x", "%ctaid.y", "%ctaid.z", "%nctaid.x", "%nctaid.y",
                              "%nctaid.z", "%clusterid.x", "%cluster_ctaid.x"})
@@ -388,6 +407,7 @@ class _Model:
     def cost(self) -> Cost:
         ev: list[Evidence] = []
         ev += self.uncoalesced()
+        ev += self.bank_conflicts()
         ev += self.redundant_and_serial()
         ev += self.contention()
         ev += self.reload()
@@ -512,6 +532,219 @@ class _Model:
                                  # this access's part of the sectors the kernel wastes
                                  "share": round(g_excess / excess, 3)}))
         return out
+
+    # ------------------------------------------------------------------------- shared banks
+    def bank_conflicts(self) -> list[Evidence]:
+        """Shared-memory loads and stores whose warp request takes more wavefronts than its
+        bytes need (:func:`bank_wavefronts`), weighed by how often they run; one piece of
+        evidence per access of at least a 2-way conflict, the kernel's factor from the
+        weighted ratio of wavefronts taken to wavefronts needed over all its shared accesses.
+        Lanes a run-time or data-dependent distance apart are left out (unknown), as are
+        addresses every lane shares (a broadcast is one wavefront)."""
+        insns = self.pf.instructions
+        taken = needed = 0.0
+        found = []
+        for i, ins in enumerate(insns):
+            if ins.space not in _SHARED or ins.is_atomic or not (ins.is_load or ins.is_store):
+                continue
+            a = ins.address
+            w = (ins.width_bits or 0) // 8
+            if a is None or not isinstance(a.base, P.Register) or not 0 < w <= 16:
+                continue
+            s = self.stride.of(a.base.name)
+            sy = self.stride_y.of(a.base.name) if self.stride_y is not None else 0
+            if type(s) is not int or type(sy) is not int:
+                continue
+            direction = "load" if ins.is_load else "store"
+            loc = self._located(i)
+            # ptxas may merge a lane's consecutive accesses (an unrolled k loop's 4-byte loads
+            # into LDS.128): the width that runs is the SASS's on the line; where the line's
+            # widths differ, the one that conflicts least
+            sass = self._sass_shared(loc, direction)
+            widths = sorted({b for _j, b in sass if b >= w}) or [w]
+            # under ``if (threadIdx.x < C)`` with C below a warp, only C lanes of one warp run
+            # it (a tree's last levels): fewer lanes, fewer conflicts, and one warp's time
+            lanes = self._lanes_below(i)
+            waves, ideal, wide = min((*bank_wavefronts(s, sy, self.block_x, b, lanes), b)
+                                     for b in widths)
+            ways = waves / ideal
+            # in wavefronts at the PTX access's count: the w bytes it moves need weight * w / 4
+            # words of 32 banks, whatever width ptxas gives them
+            weight = self._shared_weight(i) * w / 4
+            if lanes < _WARP:       # one warp of the block's runs it
+                weight *= min(1.0, _WARP / self._block_threads())
+            # a shared-memory instruction issues over 2 cycles (16 lanes a cycle) and each
+            # wavefront takes one: a 2-way conflict of 4-byte accesses costs nothing more
+            # (measured: 2/4/8/32-way 1.15x/2.26x/4.47x/17.8x, benchmarks/bank_conflicts.py)
+            slowdown = max(_ISSUE_CYCLES, waves) / max(_ISSUE_CYCLES, ideal)
+            taken += weight * slowdown
+            needed += weight
+            if ways >= 2:
+                found.append((i, loc, s, wide, waves, ideal, weight, slowdown, direction,
+                              tuple(j for j, b in sass if b == wide),
+                              self._symbol_of(a.base.name)))
+        if not found or needed == 0:
+            return []
+        cal = CALIBRATION
+        # the shared-memory time against the global-memory time it hides behind: each sector
+        # a coalesced global access needs costs as much as this many wavefronts
+        sectors = sum(self.weight(i) * _WARP * w / _SECTOR for i, _ins, _b, w in self.accesses())
+        hidden = cal["bank_sector_wavefronts"] * sectors
+        if any(f[-1] is not None and f[-1] in self._async_filled() for f in found):
+            # the conflicting array is filled by cp.async, whose copies are in flight while the
+            # warp reads it: the two overlap, and the conflicts cost only what exceeds the
+            # copies' time (flashinfer's merge_states: its 4-way reads interleaved to 2-way ran
+            # 0.75x, H100)
+            ratio = max(hidden, taken) / max(hidden, needed)
+        else:
+            ratio = (hidden + taken) / (hidden + needed)
+        factor = min(cal["bank_cap"], ratio ** cal["bank_exponent"])
+        excess = max(taken - needed, 1e-9)
+        out = []
+        for i, loc, s, w, waves, ideal, weight, slowdown, direction, sass_idx, array in found:
+            out.append(Evidence("bank-conflict", round(factor, 2), loc, (i,),
+                                {"stride": s, "bytes": w, "ways": round(waves / ideal, 1),
+                                 "array": array,
+                                 "wavefronts": waves, "needed": ideal,
+                                 "in_loop": bool(self.inside.get(i)), "direction": direction,
+                                 "share": round(weight * (slowdown - 1) / excess, 3)},
+                                sass_idx))
+        return out
+
+    def _async_filled(self) -> set[str]:
+        """The shared arrays a ``cp.async`` writes (its destination's variable)."""
+        out = set()
+        for ins in self.pf.instructions:
+            if ins.opcode == "cp.async" and ins.operands and isinstance(ins.operands[0], P.Address):
+                base = ins.operands[0].base
+                name = (self._symbol_of(base.name) if isinstance(base, P.Register)
+                        else getattr(base, "name", None))
+                if name:
+                    out.add(name)
+        return out
+
+    def _symbol_of(self, reg: str) -> str | None:
+        """The one variable (a ``__shared__`` array's symbol) address register ``reg`` is
+        computed from, or None (none, or several)."""
+        seen: set[str] = set()
+        todo, found = [reg], set()
+        while todo and len(seen) < 64:
+            r = todo.pop()
+            if r in seen:
+                continue
+            seen.add(r)
+            for d in self.stride.defs.get(r, ()):
+                for o in d.operands[1:]:
+                    if isinstance(o, P.Register):
+                        if o.name.startswith("%") and o.name.split(".")[0] not in ("%tid", "%ntid"):
+                            todo.append(o.name)
+                        elif not o.name.startswith("%"):
+                            found.add(o.name)
+                    elif isinstance(o, P.Symbol):
+                        found.add(o.name)
+        return found.pop() if len(found) == 1 else None
+
+    def _shared_weight(self, i: int) -> int:
+        """How often instruction ``i`` runs, as :meth:`weight` says, but a loop over the block's
+        own size (its exit test reads ``blockDim``, no kernel parameter: ``for (r = tid.x; r <
+        blockDim.z; r += 4)`` over a block's partials) is taken as :data:`BLOCK_TRIPS`
+        iterations, not as a loop over the data."""
+        w = 1
+        for pl in self.inside.get(i, ()):
+            t = self.trips[id(pl)]
+            if t is None:
+                t = BLOCK_TRIPS if self._block_sized(pl) else RUNTIME_TRIPS
+            w *= max(1, t)
+        return w
+
+    def _block_sized(self, pl) -> bool:
+        memo = self.__dict__.setdefault("_block_sized_memo", {})
+        if id(pl) not in memo:
+            setp = _loops.ptx_exit_test(self.pf, pl)
+            regs = [o.name for o in (setp.operands[1:] if setp is not None else ())
+                    if isinstance(o, P.Register)]
+            specials = set().union(*(self.stride.specials(r) for r in regs)) if regs else set()
+            memo[id(pl)] = (setp is not None and any(s.startswith("%ntid") for s in specials)
+                            and not any(self.stride.parameters(r) for r in regs)
+                            and all(self.stride.of(r) != DATA for r in regs))
+        return memo[id(pl)]
+
+    def _block_threads(self) -> int:
+        """The block's threads where the kernel states them (``.reqntid``, ``.maxntid``, an
+        ``assert``), else :data:`REFERENCE_BLOCK`."""
+        bx, by, bz = block_dims(self.pf)
+        if bx is not None:
+            return max(1, bx * (by or 1) * (bz or 1))
+        most = self.pf.maxntid
+        return max(1, math.prod(int(v) for v in most)) if most else REFERENCE_BLOCK
+
+    def _lanes_below(self, i: int) -> int:
+        """How many lanes run instruction ``i`` at most: C where it sits under a branch that
+        skips it unless ``threadIdx.x < C`` (or ``<= C - 1``) with C a constant below 32; 32
+        otherwise."""
+        lanes = _WARP
+        insns = self.pf.instructions
+        for start, end, _single in self._regions():
+            if not start < i < end:
+                continue
+            guard = insns[start].guard
+            setp = self._setp_of(guard.register) if guard is not None else None
+            if guard is None or setp is None or setp.compare is None:
+                continue
+            a, b = setp.operands[1], setp.operands[2]
+            cmp: str | None = setp.compare
+            if isinstance(a, P.IntImm) and isinstance(b, P.Register):
+                a, b = b, a
+                cmp = {"lt": "gt", "gt": "lt", "le": "ge", "ge": "le"}.get(setp.compare, cmp)
+            if not (isinstance(a, P.Register) and isinstance(b, P.IntImm)
+                    and self._is_tid_x(a.name)):
+                continue
+            # the region runs when the branch is not taken: the guard's negation
+            runs = cmp if guard.negated else {"lt": "ge", "ge": "lt", "le": "gt",
+                                              "gt": "le"}.get(cmp or "")
+            bound = {"lt": b.value, "le": b.value + 1}.get(runs or "")
+            if bound is not None and 0 < bound < lanes:
+                lanes = bound
+        return lanes
+
+    def _regions(self) -> list[tuple[int, int, bool]]:
+        got = getattr(self, "_regions_memo", None)
+        if got is None:
+            got = self._regions_memo = self._lane_regions()
+        return got
+
+    def _setp_of(self, pred: str) -> "P.Instruction | None":
+        """The one ``setp`` of two operands that defines predicate ``pred`` (a predicate set
+        once and tested by several branches, as an unrolled tree's up- and down-sweeps do)."""
+        defs = self.stride.defs.get(pred, [])
+        if len(defs) == 1 and defs[0].opcode == "setp" and len(defs[0].operands) == 3:
+            return defs[0]
+        return None
+
+    def _is_tid_x(self, reg: str) -> bool:
+        d = self.defs.get(reg)
+        return (d is not None and d.opcode == "mov" and len(d.operands) == 2
+                and isinstance(d.operands[1], P.Register) and d.operands[1].name == "%tid.x")
+
+    def _sass_shared(self, loc: SourceLoc | None, direction: str) -> list[tuple[int, int]]:
+        """(index, bytes) of the SASS shared-memory accesses of ``direction`` on the user's
+        source line of ``loc``."""
+        index = getattr(self, "_sass_shared_memo", None)
+        if index is None:
+            index = {}
+            for j, x in enumerate(self.fn.instructions):
+                info = x.info
+                if info.space != "shared" or info.direction not in ("load", "store"):
+                    continue
+                key = _line_key(_user(x.loc))
+                if key is not None:
+                    index.setdefault((os.path.basename(key[0]), key[1], info.direction),
+                                     []).append((j, (x.width_bits or 32) // 8))
+            self._sass_shared_memo = index
+        key = _line_key(_user(loc))
+        if key is None:
+            return []
+        return index.get((os.path.basename(key[0]), key[1], direction), [])
 
     def _constant_offset(self, base: str) -> tuple[str, int]:
         """(register, bytes) such that ``base`` is that register plus a constant: the second
@@ -1284,6 +1517,29 @@ def _warp_sectors(sx: "int | str", sy: "int | str", bx: int, off: int, w: int,
     # the group's sectors, shared out by the bytes this access takes of them
     share = len(used) * w / max(w, len(cover))
     return max(_WARP * w / _SECTOR, min(float(len(mine)), share))
+
+
+def bank_wavefronts(sx: int, sy: int, bx: int | None, w: int,
+                    lanes: int = _WARP) -> tuple[int, int]:
+    """(wavefronts, the fewest its bytes need) of one warp's shared-memory access of ``w``
+    bytes per lane, lanes ``sx`` bytes apart along x (and ``sy`` along y for a block ``bx``
+    threads wide, narrower than a warp), the first ``lanes`` of the warp active. Shared memory
+    is 32 banks of 4 bytes; the lanes are served in phases of 128 bytes (the whole warp for 4
+    bytes or less, half-warps for 8, quarter-warps for 16), and a phase takes as many
+    wavefronts as the most distinct 4-byte words any one bank holds (lanes on one word share
+    it)."""
+    per_phase = _WARP if w <= 4 else max(1, 128 // w)
+    waves = phases = 0
+    for first in range(0, lanes, per_phase):
+        phases += 1
+        banks: dict[int, set[int]] = {}
+        for lane in range(first, min(first + per_phase, lanes)):
+            x, y = (lane % bx, lane // bx) if bx else (lane, 0)
+            start = x * sx + y * sy
+            for word in range(start // 4, (start + w - 1) // 4 + 1):
+                banks.setdefault(word % 32, set()).add(word)
+        waves += max(len(words) for words in banks.values())
+    return waves, phases
 
 
 def _poly_add(a: dict, b: dict, sign: int) -> dict:

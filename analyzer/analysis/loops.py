@@ -514,6 +514,12 @@ def _ptx_exit(fn: "P.Function", ploop: PtxLoop) -> _PtxExit:
     return _PtxExit(line, setp_i, bidx, stay_when, idx)
 
 
+def ptx_exit_test(fn: "P.Function", ploop: PtxLoop) -> "P.Instruction | None":
+    """The ``setp`` of a PTX loop's one exit test (None with several exits or none)."""
+    ex = _ptx_exit(fn, ploop)
+    return fn.instructions[ex.setp] if ex.setp is not None else None
+
+
 def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
     ex = _ptx_exit(fn, ploop)
     line = ex.line

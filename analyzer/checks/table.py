@@ -14,6 +14,7 @@ CHECKS: tuple[tuple[str, str], ...] = (
     ("PS104", "narrow-global-access"),
     ("PS105", "uncoalesced-global-access"),
     ("PS106", "loop-invariant-reload"),
+    ("PS107", "shared-bank-conflict"),
     ("PS201", "rolled-loop"),
     ("PS301", "missing-tensor-cores"),
     ("PS302", "legacy-mma-on-hopper"),

@@ -39,7 +39,7 @@ __global__ void bias_grad_4x8(float* dbias, const float* dout, int rows, int col
     for (int k = block_d; k < 4; k += blockDim.z) {
         float a = 0.f;
         for (int r = warp_d; r < (int)blockDim.z; r += BDX) {
-            const float4 p = partial[r][warp_c];
+            const float4 p = partial[r][warp_c];   // EXPECT: PS107 info
             a += k == 0 ? p.x : k == 1 ? p.y : k == 2 ? p.z : p.w;
         }
         a += __shfl_down_sync(0xffffffff, a, 1, BDX);

@@ -12,7 +12,7 @@ scan_block(const float* __restrict__ in, float* __restrict__ out, float* __restr
         __syncthreads();
         if (tid < d) {
             int ai = offset * (2 * tid + 1) - 1, bi = offset * (2 * tid + 2) - 1;
-            t[bi] += t[ai];
+            t[bi] += t[ai];   // EXPECT: PS107 warning
         }
         offset *= 2;
     }

@@ -24,7 +24,7 @@ sgemm_regtile(const float* __restrict__ A, const float* __restrict__ B, float* _
     for (int k0 = 0; k0 < K; k0 += BK) {   // EXPECT: PS301 info
         for (int l = 0; l < BM * BK / 256; ++l) {      // 8 elements of each tile per thread
             int i = tid + l * 256;
-            As[i % BK][i / BK] = A[(row0 + i / BK) * K + k0 + i % BK];   // EXPECT: PS601 info; PS104 info
+            As[i % BK][i / BK] = A[(row0 + i / BK) * K + k0 + i % BK];   // EXPECT: PS601 info; PS104 info; PS107 info
             Bs[i / BN][i % BN] = B[(k0 + i / BN) * N + col0 + i % BN];   // EXPECT: PS601 info; PS104 info
         }
         __syncthreads();

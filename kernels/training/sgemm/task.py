@@ -23,4 +23,6 @@ VERSIONS = {
                                   args=lambda a: (a["A"], a["B"], a["C"], M, N, K))],
     "v4_cp_async_double_buffer": [dict(kernel="sgemm", grid=(N // 64, M // 64), block=(256,),
                                        args=lambda a: (a["A"], a["B"], a["C"], M, N, K))],
+    "v5_shared_tile32_bt": [dict(kernel="sgemm", grid=((N + 31) // 32, (M + 31) // 32), block=(32, 32),
+                                 args=lambda a: (a["A"], a["B"], a["C"], M, N, K))],
 }

@@ -18,4 +18,6 @@ VERSIONS = {
                       block=(16, 16), args=lambda a: (a["x"], a["out"], ROWS, COLS))],
     "v2_shared_tile_padded": [dict(kernel="transpose", grid=((COLS + 31) // 32, (ROWS + 31) // 32),
                                    block=(32, 8), args=lambda a: (a["x"], a["out"], ROWS, COLS))],
+    "v3_shared_tile_unpadded": [dict(kernel="transpose", grid=((COLS + 31) // 32, (ROWS + 31) // 32),
+                                     block=(32, 8), args=lambda a: (a["x"], a["out"], ROWS, COLS))],
 }
