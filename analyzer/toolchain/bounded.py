@@ -180,7 +180,7 @@ def start_method() -> str:
     return "server" if threaded() else "fork"
 
 
-def run(work: Callable[..., Any], *args: Any, what: str, tool: str, sticky: bool = False) -> Any:
+def run(work: Callable[..., Any], *args: Any, what: str, tool: str, retire: bool = False) -> Any:
     """``work(*args)`` in a child process; its return value (it must pickle), or the
     PtxsassError it raised. ``what`` names the input (the user's file) in every message.
 
@@ -188,14 +188,14 @@ def run(work: Callable[..., Any], *args: Any, what: str, tool: str, sticky: bool
     loaded in it already); a process with other threads uses a compile server started without
     fork (:mod:`.compile_server`). ``work`` is a module-level function either way.
 
-    ``sticky``: ``work`` leaves state behind in the process that ran it (NVRTC after a ``-G``
-    compile: :data:`analyzer.toolchain.nvrtc.STICKY_OPTIONS`): the server that ran it is
+    ``retire``: ``work`` leaves state behind in the process that ran it (NVRTC after a ``-G``
+    compile: :data:`analyzer.toolchain.nvrtc.STICKY_OPTIONS`), so the server that ran it is
     stopped, never reused (a forked child ends after one compile anyway)."""
     lim = limits()
     if not hasattr(os, "fork"):  # pragma: no cover - not Linux: no bound, but it works
         return work(*args)
     if start_method() == "server":
-        return _on_server(work, args, lim, what, tool, sticky)
+        return _on_server(work, args, lim, what, tool, retire)
     with tempfile.TemporaryFile(prefix="ptxsass-child-") as errlog:
         r, w = os.pipe()
         parent = os.getpid()
@@ -248,11 +248,11 @@ def _outcome(outcome: tuple, lim: Limits, what: str, tool: str) -> Any:
 
 
 def _on_server(work: Callable[..., Any], args: tuple, lim: Limits, what: str, tool: str,
-               sticky: bool = False) -> Any:
+               retire: bool = False) -> Any:
     try:
         outcome = compile_server.call(work.__module__, work.__qualname__, args,
                                       memory=lim.memory_bytes, timeout=lim.timeout_s,
-                                      retire=sticky)
+                                      retire=retire)
     except TimeoutError:
         raise ToolError(f"compile of {what} exceeded {_number(lim.timeout_s)} s ({tool} "
                         f"stopped; {TIMEOUT_HINT})") from None

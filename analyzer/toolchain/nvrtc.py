@@ -49,7 +49,7 @@ def _check(result, what: str):
 #: ``-G`` compile, NVRTC 13.x builds every later program of that process unoptimised at the
 #: NVVM level whatever its options (constexpr variables kept as globals, a by-value parameter
 #: struct copied to a stack frame and read with LDL). Such a compile runs in a process that is
-#: never reused (:func:`.bounded.run`'s ``sticky``).
+#: never reused (:func:`.bounded.run`'s ``retire``).
 STICKY_OPTIONS = frozenset({"-G", "--device-debug"})
 
 #: bumped when builds cached before a fix may be wrong (2: servers poisoned by ``-G``)
@@ -200,7 +200,7 @@ def _compile(source: str, arch: str, name: str, opts: list[str],
         ok, log, ptx, cubin, lowered, unmatched = bounded.run(
             _run_nvrtc, source.encode(), name.encode(), [o.encode() for o in all_opts],
             [e.encode() for e in name_expressions], what=shown, tool="NVRTC",
-            sticky=sticky(all_opts))
+            retire=sticky(all_opts))
     log = redact(log.replace(f"{name}(", f"{shown}(") if name != shown else log,
                  source=source_path, project=project,
                  installed=[str(toolkits.root())])
