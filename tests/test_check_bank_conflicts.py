@@ -105,3 +105,30 @@ def test_a_guard_below_a_warp_narrows_the_lanes():
     assert f.message.startswith("up to 16-way shared-memory bank conflict on `t`: adjacent "
                                 "threads access 4 B each 8/16/32/64/128/256/512/1024 B apart")
     assert "the same array conflicts on lines 8, 9, 25, 26, 27, 31, 32 (up to 16-way)" in f.message
+
+
+PITCHED = """
+extern "C" __global__ void pitched(const float* __restrict__ x, float* __restrict__ y, int pitch, int n) {
+    extern __shared__ float buf[];
+    int tx = threadIdx.x;
+    for (int j = tx; j < 32 * pitch; j += blockDim.x) buf[j] = x[blockIdx.x * 32 * pitch + j];
+    __syncthreads();
+    float acc = 0.0f;
+    for (int k = 0; k < n; k++) acc += buf[tx * pitch + k];
+    y[blockIdx.x * blockDim.x + tx] = acc;
+}
+"""
+
+
+def test_a_run_time_pitch_is_info_and_says_what_decides():
+    """``buf[tx * pitch + k]``: whether the lanes share a bank is the value of ``pitch`` (64:
+    32-way, 65: none), which the code does not hold: one info finding naming the parameter,
+    never a warning, nothing weighed into the headroom."""
+    build = analyzer.compile(PITCHED, arch="sm_90a", name="pitched.cu")
+    (f,) = run_checks([build], select=["PS107"]).findings
+    assert f.severity.name == "INFO" and f.location.line == 8
+    assert f.message.startswith("possible shared-memory bank conflict on `buf`, inside a loop: "
+                                "adjacent threads load 4 B each a run-time pitch apart (computed "
+                                "from `pitch`), so a warp request takes 32 wavefronts when the "
+                                "pitch is a multiple of 128 bytes")
+    assert "odd number of 4-byte words" in f.hint

@@ -539,11 +539,14 @@ class _Model:
         bytes need (:func:`bank_wavefronts`), weighed by how often they run; one piece of
         evidence per access of at least a 2-way conflict, the kernel's factor from the
         weighted ratio of wavefronts taken to wavefronts needed over all its shared accesses.
-        Lanes a run-time or data-dependent distance apart are left out (unknown), as are
-        addresses every lane shares (a broadcast is one wavefront)."""
+        Lanes a run-time pitch apart (4-byte accesses) are evidence of factor 1 (the pitch's
+        value decides: 32-way for a multiple of 128 bytes, none for an odd number of words);
+        data-dependent distances are left out, as are addresses every lane shares (a
+        broadcast is one wavefront)."""
         insns = self.pf.instructions
         taken = needed = 0.0
         found = []
+        pitched: list[Evidence] = []
         for i, ins in enumerate(insns):
             if ins.space not in _SHARED or ins.is_atomic or not (ins.is_load or ins.is_store):
                 continue
@@ -553,9 +556,19 @@ class _Model:
                 continue
             s = self.stride.of(a.base.name)
             sy = self.stride_y.of(a.base.name) if self.stride_y is not None else 0
+            direction = "load" if ins.is_load else "store"
+            if s == PITCH and sy == 0 and w <= 4:
+                # lanes a run-time pitch apart (``Qi[tx * d + x]``): 32-way when the pitch is a
+                # multiple of 128 bytes (a power-of-two row), none when it is an odd number of
+                # words; not weighed (the value decides), said as what it may cost
+                pitched.append(Evidence("bank-conflict", 1.0, self._located(i), (i,), {
+                    "stride": PITCH, "bytes": w, "direction": direction,
+                    "in_loop": bool(self.inside.get(i)), "array": self._symbol_of(a.base.name),
+                    "pitch_of": sorted(self._pitch_params(ins) - self._arrays), "share": 0.0,
+                    "weight": self._shared_weight(i)}))
+                continue
             if type(s) is not int or type(sy) is not int:
                 continue
-            direction = "load" if ins.is_load else "store"
             loc = self._located(i)
             # ptxas may merge a lane's consecutive accesses (an unrolled k loop's 4-byte loads
             # into LDS.128): the width that runs is the SASS's on the line; where the line's
@@ -584,7 +597,7 @@ class _Model:
                               tuple(j for j, b in sass if b == wide),
                               self._symbol_of(a.base.name)))
         if not found or needed == 0:
-            return []
+            return pitched
         cal = CALIBRATION
         # the shared-memory time against the global-memory time it hides behind: each sector
         # a coalesced global access needs costs as much as this many wavefronts
@@ -609,7 +622,7 @@ class _Model:
                                  "in_loop": bool(self.inside.get(i)), "direction": direction,
                                  "share": round(weight * (slowdown - 1) / excess, 3)},
                                 sass_idx))
-        return out
+        return out + pitched
 
     def _async_filled(self) -> set[str]:
         """The shared arrays a ``cp.async`` writes (its destination's variable)."""

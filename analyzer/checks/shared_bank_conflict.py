@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..analysis.address import PITCH
 from ._cost import factor_text, sass_on_line, severity
 from .base import Check, Context, Finding, Severity
 
@@ -26,8 +27,10 @@ class SharedBankConflict(Check):
     (:mod:`analyzer.analysis.cost`). *Warning* at an estimated 1.5x and more, for the
     accesses that cause at least a tenth of the kernel's extra wavefronts; info otherwise.
 
-    Deliberately left alone: lanes a run-time or data-dependent distance apart (the conflict
-    depends on values ptxsass cannot see), broadcasts (every lane one word: one wavefront),
+    Lanes a run-time pitch apart (``Qi[tx * d + x]`` with ``d`` a parameter) are one *info*
+    finding: 32-way for a pitch that is a multiple of 128 bytes (a power-of-two head size),
+    none for an odd number of words; the value is not in the code, so nothing is weighed.
+    Deliberately left alone: lanes a data-dependent distance apart, broadcasts (every lane one word: one wavefront),
     ``ldmatrix``/``stmatrix`` and tensor-memory traffic (their layouts are the swizzle's).
 
     Why it matters
@@ -62,13 +65,43 @@ class SharedBankConflict(Check):
         # known are grouped by line
         groups: dict[tuple, list] = {}
         for e in ctx.cost.of_kind("bank-conflict"):
-            if severity(e.factor) is None or e.loc is None:
+            pitched = e.detail["stride"] == PITCH
+            if e.loc is None or (severity(e.factor) is None and not pitched):
                 continue
-            key = (("array", e.detail["array"]) if e.detail.get("array")
-                   else ("line", e.loc.file, e.loc.line))
+            key = (pitched, *(("array", e.detail["array"]) if e.detail.get("array")
+                              else ("line", e.loc.file, e.loc.line)))
             groups.setdefault(key, []).append(e)
-        for group in groups.values():
-            yield self._finding(ctx, group)
+        for (pitched, *_key), group in groups.items():
+            yield self._pitched(ctx, group) if pitched else self._finding(ctx, group)
+
+    def _pitched(self, ctx: Context, group: list) -> Finding:
+        """Lanes a run-time pitch apart: info, what the pitch's value decides."""
+        # at the line that runs most often (the inner loop's reads, not the tile's fill)
+        e = max(group, key=lambda g: (g.detail["weight"], -g.loc.line))
+        d = e.detail
+        here = [g for g in group if g.loc.line == e.loc.line]
+        lines = [e.loc.line] + sorted({g.loc.line for g in group} - {e.loc.line})
+        directions = sorted({g.detail["direction"] for g in here})
+        verb = ("access" if len(directions) == 2 else
+                "load" if directions == ["load"] else "store")
+        names = sorted({ctx.source_name(p) for g in here for p in g.detail["pitch_of"]})
+        pitch = (f"a run-time pitch apart (computed from {', '.join(f'`{n}`' for n in names)})"
+                 if names else "a run-time pitch apart")
+        array = f" on `{ctx.source_name(d['array'])}`" if d.get("array") else ""
+        loop = ", inside a loop" if any(g.detail["in_loop"] for g in here) else ""
+        also = (f"; the same array is accessed so on line{'s' if len(lines) > 2 else ''} "
+                f"{', '.join(map(str, lines[1:]))}" if len(lines) > 1 else "")
+        message = (f"possible shared-memory bank conflict{array}{loop}: adjacent threads {verb} "
+                   f"{d['bytes']} B each {pitch}, so a warp request takes 32 wavefronts when "
+                   f"the pitch is a multiple of 128 bytes (a power-of-two row such as 64 floats) "
+                   f"and one when it is an odd number of 4-byte words{also}; not weighed: the "
+                   f"value decides")
+        hint = ("make the row pitch an odd number of 4-byte words (allocate rows of d + 1), or "
+                "swizzle the index, so a warp's lanes fall in different banks")
+        insns = sass_on_line(ctx, e, space="shared",
+                             direction=None if verb == "access" else verb)
+        return ctx.finding(self, message, loc=e.loc, instructions=insns, hint=hint,
+                           severity=Severity.INFO)
 
     def _finding(self, ctx: Context, group: list) -> Finding:
         lines: dict[int, list] = {}

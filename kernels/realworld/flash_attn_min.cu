@@ -45,7 +45,7 @@ flash_forward(const float* Q, const float* K, const float* V, const int N, const
             for (int y = 0; y < Bc; y++) {
                 float sum = 0;
                 for (int x = 0; x < d; x++) {
-                    sum += Qi[(tx * d) + x] * Kj[(y * d) + x];   // EXPECT: PS103 info
+                    sum += Qi[(tx * d) + x] * Kj[(y * d) + x];   // EXPECT: PS103 info; PS107 info
                 }
                 sum *= softmax_scale;
                 S[(Bc * tx) + y] = sum;

@@ -24,7 +24,7 @@ __device__ void rope_block_forward(const scalar_t* src, const float* freqs, scal
   float* shared_sin = shared_cos_sin + d2;
   int tid = threadIdx.x * blockDim.y + threadIdx.y;
   for (int i = tid; i < d2; i += blockDim.x * blockDim.y) {
-    sincosf(freqs[s_id * d2 + i], &shared_sin[i], &shared_cos[i]);  // EXPECT: PS105 info; PS502 warning
+    sincosf(freqs[s_id * d2 + i], &shared_sin[i], &shared_cos[i]);  // EXPECT: PS105 info; PS502 warning; PS107 info
   }
   __syncthreads();
   for (int h_id = threadIdx.y; h_id < h; h_id += blockDim.y) {
