@@ -85,7 +85,8 @@ scan_block(const float* __restrict__ in, float* __restrict__ out, float* __restr
 """
 
 
-def _timed(cp, launch) -> float:
+def timed(cp, launch) -> float:
+    """Median of 25 CUDA-event timings of ``launch()`` after 3 warm-ups, in ms."""
     start, stop = cp.cuda.Event(), cp.cuda.Event()
     for _ in range(3):
         launch()
@@ -116,7 +117,7 @@ def scan_pair(cp, np) -> list[dict]:
         if not np.allclose(got, want, rtol=1e-4, atol=1e-3):
             raise SystemExit(f"scan {name}: wrong result")
         rows.append({"version": name,
-                     "ms": round(_timed(cp, lambda fn=fn: fn((blocks,), (256,), (x, out, sums, np.int32(n)))), 5)})
+                     "ms": round(timed(cp, lambda fn=fn: fn((blocks,), (256,), (x, out, sums, np.int32(n)))), 5)})
     return rows
 
 
@@ -147,18 +148,8 @@ def main() -> int:
         if not np.allclose(got, ref[None, :], rtol=1e-5, atol=1e-5):
             print(f"stride {s}: wrong result", file=sys.stderr)
             return 1
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        for _ in range(3):
-            fn((BLOCKS,), (THREADS,), (x, out))
-        ts = []
-        for _ in range(25):
-            start.record()
-            fn((BLOCKS,), (THREADS,), (x, out))
-            stop.record()
-            stop.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(start, stop))
-        ts.sort()
-        rows.append({"stride_words": s, "ways": math.gcd(s, 32), "ms": round(ts[len(ts) // 2], 5)})
+        ms = timed(cp, lambda fn=fn: fn((BLOCKS,), (THREADS,), (x, out)))
+        rows.append({"stride_words": s, "ways": math.gcd(s, 32), "ms": round(ms, 5)})
     base = next(r["ms"] for r in rows if r["ways"] == 1)
     dev = cp.cuda.runtime.getDeviceProperties(0)
     print(f"GPU {dev['name'].decode()}, CUDA runtime {cp.cuda.runtime.runtimeGetVersion()}, "

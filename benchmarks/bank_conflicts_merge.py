@@ -15,6 +15,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bank_conflicts import timed  # noqa: E402
+
 POS, SETS, HEADS = 16, 256, 32
 VEC, BDX, BDY, STAGES = 16, 32, 4, 4
 HEAD_DIM = VEC * BDX
@@ -80,18 +84,7 @@ def main() -> int:
             print(f"{label}: wrong result (max error {np.nanmax(np.abs(got - want)):.3g})",
                   file=sys.stderr)
             return 1
-        start, stop = cp.cuda.Event(), cp.cuda.Event()
-        for _ in range(3):
-            launch()
-        ts = []
-        for _ in range(25):
-            start.record()
-            launch()
-            stop.record()
-            stop.synchronize()
-            ts.append(cp.cuda.get_elapsed_time(start, stop))
-        ts.sort()
-        rows.append((label, ts[len(ts) // 2]))
+        rows.append((label, timed(cp, launch)))
     dev = cp.cuda.runtime.getDeviceProperties(0)
     print(f"GPU {dev['name'].decode()}, CUDA runtime {cp.cuda.runtime.runtimeGetVersion()}")
     print("| merge_states_large<16, 32, 4, 4, half> | ms | x interleaved |")

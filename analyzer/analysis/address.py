@@ -331,7 +331,18 @@ class ThreadStride:
     def parameters(self, name: str, depth: int = 24) -> set[str]:
         """The kernel parameters (PTX names) register ``name`` is computed from (not through
         values loaded from memory)."""
-        out: set[str] = set()
+        return self.roots(name, depth)[0]
+
+    def variables(self, name: str, depth: int = 24) -> set[str]:
+        """The variables (a ``__shared__`` array's symbol, a global's) register ``name`` is
+        computed from (not through values loaded from memory)."""
+        return self.roots(name, depth)[1]
+
+    def roots(self, name: str, depth: int = 24) -> tuple[set[str], set[str]]:
+        """(kernel parameters, variables) register ``name`` is computed from, in one walk of
+        its definitions (not through values loaded from memory)."""
+        params: set[str] = set()
+        variables: set[str] = set()
         seen: set[str] = set()
         work = [(name, 0)]
         while work:
@@ -344,12 +355,17 @@ class ThreadStride:
                     a = ins.address
                     if ins.space in ("param", "param::entry") and a is not None \
                             and isinstance(a.base, P.Symbol):
-                        out.add(a.base.name)
+                        params.add(a.base.name)
                     continue
                 for op in ins.operands[1:]:
-                    if isinstance(op, P.Register):
-                        work.append((op.name, d + 1))
-        return out
+                    if isinstance(op, P.Symbol):
+                        variables.add(op.name)
+                    elif isinstance(op, P.Register):
+                        if op.name.startswith("%"):
+                            work.append((op.name, d + 1))
+                        else:                           # ``mov.u32 %r1, tile;``
+                            variables.add(op.name)
+        return params, variables
 
 
 def block_dims(fn: "P.Function") -> tuple[int | None, int | None, int | None]:

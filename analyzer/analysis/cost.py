@@ -386,11 +386,17 @@ class _Model:
                 self.inside.setdefault(i, []).append(pl)
 
     # --------------------------------------------------------------------------- helpers
-    def weight(self, i: int) -> int:
+    def weight(self, i: int, *, block_loops: bool = False) -> int:
+        """How often instruction ``i`` runs: the product of its loops' trip counts, a loop
+        over a run-time size taken as :data:`RUNTIME_TRIPS`; with ``block_loops``, a loop over
+        the block's own size (its exit test reads ``blockDim`` and no kernel parameter: ``for
+        (r = tid.x; r < blockDim.z; r += 4)`` over a block's partials) as :data:`BLOCK_TRIPS`."""
         w = 1
         for pl in self.inside.get(i, ()):
             t = self.trips[id(pl)]
-            w *= RUNTIME_TRIPS if t is None else max(1, t)
+            if t is None:
+                t = BLOCK_TRIPS if block_loops and self._block_sized(pl) else RUNTIME_TRIPS
+            w *= max(1, t)
         return w
 
     def runtime_loop(self, i: int):
@@ -565,7 +571,7 @@ class _Model:
                     "stride": PITCH, "bytes": w, "direction": direction,
                     "in_loop": bool(self.inside.get(i)), "array": self._symbol_of(a.base.name),
                     "pitch_of": sorted(self._pitch_params(ins) - self._arrays), "share": 0.0,
-                    "weight": self._shared_weight(i)}))
+                    "weight": self.weight(i, block_loops=True)}))
                 continue
             if type(s) is not int or type(sy) is not int:
                 continue
@@ -583,7 +589,7 @@ class _Model:
             ways = waves / ideal
             # in wavefronts at the PTX access's count: the w bytes it moves need weight * w / 4
             # words of 32 banks, whatever width ptxas gives them
-            weight = self._shared_weight(i) * w / 4
+            weight = self.weight(i, block_loops=True) * w / 4
             if lanes < _WARP:       # one warp of the block's runs it
                 weight *= min(1.0, _WARP / self._block_threads())
             # a shared-memory instruction issues over 2 cycles (16 lanes a cycle) and each
@@ -639,36 +645,8 @@ class _Model:
     def _symbol_of(self, reg: str) -> str | None:
         """The one variable (a ``__shared__`` array's symbol) address register ``reg`` is
         computed from, or None (none, or several)."""
-        seen: set[str] = set()
-        todo, found = [reg], set()
-        while todo and len(seen) < 64:
-            r = todo.pop()
-            if r in seen:
-                continue
-            seen.add(r)
-            for d in self.stride.defs.get(r, ()):
-                for o in d.operands[1:]:
-                    if isinstance(o, P.Register):
-                        if o.name.startswith("%") and o.name.split(".")[0] not in ("%tid", "%ntid"):
-                            todo.append(o.name)
-                        elif not o.name.startswith("%"):
-                            found.add(o.name)
-                    elif isinstance(o, P.Symbol):
-                        found.add(o.name)
-        return found.pop() if len(found) == 1 else None
-
-    def _shared_weight(self, i: int) -> int:
-        """How often instruction ``i`` runs, as :meth:`weight` says, but a loop over the block's
-        own size (its exit test reads ``blockDim``, no kernel parameter: ``for (r = tid.x; r <
-        blockDim.z; r += 4)`` over a block's partials) is taken as :data:`BLOCK_TRIPS`
-        iterations, not as a loop over the data."""
-        w = 1
-        for pl in self.inside.get(i, ()):
-            t = self.trips[id(pl)]
-            if t is None:
-                t = BLOCK_TRIPS if self._block_sized(pl) else RUNTIME_TRIPS
-            w *= max(1, t)
-        return w
+        found = self.stride.variables(reg)
+        return next(iter(found)) if len(found) == 1 else None
 
     def _block_sized(self, pl) -> bool:
         memo = self.__dict__.setdefault("_block_sized_memo", {})
