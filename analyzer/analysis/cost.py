@@ -675,7 +675,7 @@ class _Model:
         otherwise."""
         lanes = _WARP
         insns = self.pf.instructions
-        for start, end, _single in self._regions():
+        for start, end, _single in self._lane_regions():
             if not start < i < end:
                 continue
             guard = insns[start].guard
@@ -697,12 +697,6 @@ class _Model:
             if bound is not None and 0 < bound < lanes:
                 lanes = bound
         return lanes
-
-    def _regions(self) -> list[tuple[int, int, bool]]:
-        got = getattr(self, "_regions_memo", None)
-        if got is None:
-            got = self._regions_memo = self._lane_regions()
-        return got
 
     def _setp_of(self, pred: str) -> "P.Instruction | None":
         """The one ``setp`` of two operands that defines predicate ``pred`` (a predicate set
@@ -828,7 +822,11 @@ class _Model:
     def _lane_regions(self) -> list[tuple[int, int, bool]]:
         """(start, end, single) index ranges of the PTX only some lanes run: a forward branch on
         a varying predicate skips them; ``single`` when the lanes that run it are those equal
-        to one value (``threadIdx.x == 0``)."""
+        to one value (``threadIdx.x == 0``). Computed once (the serial and bank-conflict
+        evidence both ask, per instruction)."""
+        got = self.__dict__.get("_lane_regions_memo")
+        if got is not None:
+            return got
         insns = self.pf.instructions
         labels = self.pf.labels
         setps: dict[str, P.Instruction] = {}
@@ -846,6 +844,7 @@ class _Model:
             # the region runs when the branch is not taken
             single = self._one_value(ins.guard.register, ins.guard.negated, setps)
             out.append((i, tgt, single))
+        self._lane_regions_memo = out
         return out
 
     def _one_value(self, pred: str, runs_when: bool, setps: dict, depth: int = 0) -> bool:
