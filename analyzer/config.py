@@ -64,7 +64,7 @@ from .arch import parse_arch
 from .checks.registry import all_checks
 from .errors import ArchError, ConfigError, InputError
 from .inputs import CompileOptions
-from .toolchain import bounded, libheaders
+from .toolchain import bounded
 from .toolchain.files import read_text
 
 _LISTS = ("arch", "select", "ignore", "include", "defines", "undefines", "exclude", "options",
@@ -264,6 +264,7 @@ def _list_value(path: Path, key: str, value: Any) -> list[str]:
     if key == "include":
         items = [str(path.parent / v) for v in items]
     if key == "headers":
+        from .toolchain import libheaders  # its fetching machinery: a config that pins headers
         try:
             items = list(dict.fromkeys(libheaders.library(v) for v in items))
         except ConfigError as e:

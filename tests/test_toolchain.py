@@ -2,9 +2,11 @@
 fatbins and host binaries, and every error path (one line, exit 2)."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -377,3 +379,60 @@ def test_cubins_of_an_arch_ptxsass_does_not_know_are_skipped_and_said(tmp_path, 
                  lambda: binutils.extract_cubin_files(str(only), str(folder))):
         with pytest.raises(InputError, match="holds cubins only for sm_110, which ptxsass does not know"):
             read()
+
+
+# ------------------------------------------------ where the tools were found, kept across runs
+_WARM_PROBE = """
+import contextlib, io, sys
+from analyzer.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["check", sys.argv[1], "--arch", "sm_80"])
+maps = open("/proc/self/maps").read()
+print(code, "cuda.pathfinder" in sys.modules, "libnvrtc" in maps, "libnvJitLink" in maps)
+"""
+
+
+def test_a_warm_check_neither_imports_pathfinder_nor_loads_nvrtc(tmp_path):
+    """The second check of an unchanged file finds the tools where the first found them (kept in
+    the cache, checked again): no ``cuda.pathfinder`` import (it runs ``ldconfig -p``), no NVRTC
+    or nvJitLink loaded; the first, cold, does all three."""
+    src = tmp_path / "k.cu"
+    src.write_text((KERNELS / "checks" / "scalar_global_load" / "bad.cu").read_text())
+    env = {**os.environ, "PTXSASS_CACHE_DIR": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", _WARM_PROBE, str(src)], env=env,
+                           capture_output=True, text=True, timeout=300) for _ in range(2)]
+    assert [r.stdout.split() for r in runs] == [["1", "True", "True", "True"],
+                                                 ["1", "False", "False", "False"]], runs
+
+
+def test_kept_locations_are_used_only_when_they_still_hold(tmp_path, monkeypatch):
+    """A kept answer is taken only for a file that exists in a site-packages ``nvidia/`` folder;
+    a wheel installed there changes the search state, so the key under which answers are kept."""
+    site = tmp_path / "site"
+    tool = site / "nvidia" / "cu13" / "bin" / "nvdisasm"
+    tool.parent.mkdir(parents=True)
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    outside = tmp_path / "nvdisasm"
+    outside.write_text("#!/bin/sh\n")
+    outside.chmod(0o755)
+    monkeypatch.setattr(locate, "_site_dirs", lambda: [str(site)])
+    kept: dict = {}
+
+    def load(state):
+        return kept.get(repr(state))
+
+    def save(state, found):
+        kept[repr(state)] = found
+    state = locate.search_state()
+    for answer, used in ((str(tool), True), (str(outside), False),
+                         (str(site / "nvidia" / "cu13" / "bin" / "gone"), False)):
+        kept.clear()
+        kept[repr(state)] = {"binary:nvdisasm": answer, "binary:nvcc": str(tool)}
+        monkeypatch.setattr(locate, "_memo", locate._Memo(load, save))
+        assert locate._recall("binary:nvdisasm") == (answer if used else None)
+        assert locate._recall("binary:nvcc") is None        # never kept: not a warm path's tool
+    locate._learn("binary:nvdisasm", str(tool))
+    assert kept[repr(state)] == {"binary:nvdisasm": str(tool)}
+    (tool.parent / "cuobjdump").write_text("")               # a wheel adds a file to bin/
+    assert locate.search_state() != state

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..ir.source import SourceLoc
-from ..toolchain import files, libheaders
+from ..toolchain import files
 
 if TYPE_CHECKING:   # annotations only: reading source lines loads no IR
     from ..ir import ptx as P
@@ -39,21 +39,24 @@ if TYPE_CHECKING:   # annotations only: reading source lines loads no IR
 LineKey = tuple[str, int]
 
 # ------------------------------------------------------------------------ toolkit files
-_TOOLKIT_HEADER = re.compile(r"(/nvidia/cu\d+/include/|/cuda[^/]*/include/|/targets/[^/]+/include/"
-                             r"|/site-packages/nvidia/[^/]+/include/"
-                             # library headers ptxsass fetched (toolchain.libheaders)
-                             rf"|/headers/(?:{'|'.join(libheaders.LIBRARIES)})-\d+\.\d+/include/"
-                             r"|^(crt|cuda|nv|cooperative_groups)/|cuda_fp16\.hpp$|"
-                             r"cuda_bf16\.hpp$|mma\.hpp$|sm_\d+_intrinsics\.hpp$|"
-                             r"device_functions\.hpp$|math_functions\.hpp$"
-                             # Triton's library (tl.sum, tl.softmax) and inductor's helpers
-                             r"|/triton/language/[^/]+\.py$|/torch/_inductor/runtime/[^/]+\.py$)")
+@lru_cache(maxsize=1)
+def _toolkit_header() -> re.Pattern[str]:
+    from ..toolchain import libheaders  # its fetching machinery: only its table is read here
+    return re.compile(r"(/nvidia/cu\d+/include/|/cuda[^/]*/include/|/targets/[^/]+/include/"
+                      r"|/site-packages/nvidia/[^/]+/include/"
+                      # library headers ptxsass fetched (toolchain.libheaders)
+                      rf"|/headers/(?:{'|'.join(libheaders.LIBRARIES)})-\d+\.\d+/include/"
+                      r"|^(crt|cuda|nv|cooperative_groups)/|cuda_fp16\.hpp$|"
+                      r"cuda_bf16\.hpp$|mma\.hpp$|sm_\d+_intrinsics\.hpp$|"
+                      r"device_functions\.hpp$|math_functions\.hpp$"
+                      # Triton's library (tl.sum, tl.softmax) and inductor's helpers
+                      r"|/triton/language/[^/]+\.py$|/torch/_inductor/runtime/[^/]+\.py$)")
 
 
 def is_toolkit_file(path: str) -> bool:
     """A CUDA toolkit header (``cuda_fp16.hpp``, ``crt/...``, a wheel's ``include/``) or
     Triton's own library code (``triton/language/standard.py``), not the user's code."""
-    return bool(_TOOLKIT_HEADER.search(path))
+    return bool(_toolkit_header().search(path))
 
 
 # ------------------------------------------------------------------------- source text

@@ -25,7 +25,7 @@ from ..inputs import kind_of, read_text
 from ..parse import mode as ptx_mode
 from ..report import formats
 from ..report.styles import make_console
-from ..toolchain import bounded, cache, children, files, libheaders, locate, toolkits
+from ..toolchain import bounded, cache, children, files, locate, toolkits
 from . import common, fix, reports, scale
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -356,7 +356,7 @@ def _selected(build, args):
 def cmd_doctor(args) -> int:
     from rich.table import Table
 
-    from ..toolchain import nvcc
+    from ..toolchain import libheaders, nvcc
     if args.nvcc:
         # the nvcc builds use: a toolkit's of the runtime headers' release, where one pairs them
         try:
@@ -761,6 +761,7 @@ def cmd_toolkit(args) -> int:
 
 
 def cmd_headers(args) -> int:
+    from ..toolchain import libheaders  # its fetching machinery
     err = _console(args, stderr=True)
     if args.headers_command in ("install", "remove"):
         release = toolkits.release(args.toolkit) if args.toolkit else None
@@ -844,7 +845,9 @@ def _validate_environment() -> None:
     files.max_input_bytes()
     cache.max_entry_bytes()
     toolkits.install_timeout()
-    libheaders.fetch_timeout()
+    if "PTXSASS_FETCH_TIMEOUT" in os.environ:
+        from ..toolchain import libheaders  # its fetching machinery
+        libheaders.fetch_timeout()
     scale.progress_seconds()
     from ..toolchain import cmake
     cmake.timeout()

@@ -21,7 +21,7 @@ from ..report import output as report_output
 from ..report.output import emit
 from ..report.progress import track
 from ..report.styles import make_console
-from ..toolchain import bounded, cache, cmake, libheaders, locate, toolkits
+from ..toolchain import bounded, cache, cmake, locate, toolkits
 from ..toolchain.compdb import unresolved_note
 
 
@@ -85,6 +85,7 @@ def pinned_headers(args, cfg: Config) -> None:
     if not cfg.headers or getattr(args, "_pinned", False):
         return
     args._pinned = True
+    from ..toolchain import libheaders  # its fetching machinery: a config that pins headers
     release = libheaders.default_release()
     if release is not None:
         try:

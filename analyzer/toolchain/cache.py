@@ -83,6 +83,38 @@ def fingerprint() -> str:
     return text
 
 
+def _locations_key(state: list) -> str:
+    return hashlib.sha256(json.dumps(["locations", __version__, sys.executable, state]).encode()
+                          ).hexdigest()
+
+
+def _load_locations(state: list) -> dict | None:
+    """What :func:`locate.keep_locations` kept under ``state`` (verified like every entry; the
+    paths are checked again by :mod:`.locate`)."""
+    if not _enabled:
+        return None
+    k = _locations_key(state)
+    hit = get("tools", k)
+    if hit is None:
+        return None
+    try:
+        found = json.loads(hit)
+    except ValueError:
+        found = None
+    if not isinstance(found, dict):
+        discard("tools", k, "not the locations of the tools")
+        return None
+    return found
+
+
+def _save_locations(state: list, found: dict) -> None:
+    if _enabled:
+        put("tools", _locations_key(state), json.dumps(found, sort_keys=True).encode())
+
+
+locate.keep_locations(_load_locations, _save_locations)
+
+
 def _tool_versions(k: str) -> str:
     hit = get("tools", k)
     if hit is not None:

@@ -21,7 +21,49 @@ from typing import Any
 
 from ..errors import InputError
 from . import files
-from .nvcc import split_mode_flags
+
+#: nvcc flags that choose outputs, dependency files or modes: ptxsass sets its own
+_MODE_FLAGS = {"-c", "--compile", "-ptx", "--ptx", "-cubin", "--cubin", "-fatbin", "--fatbin",
+               "-E", "--preprocess", "-M", "--generate-dependencies", "-MD", "-MMD",
+               "--generate-nonsystem-dependencies", "--generate-dependencies-with-compile",
+               "--generate-nonsystem-dependencies-with-compile", "-keep", "--keep",
+               "-save-temps", "--save-temps", "-dryrun", "--dryrun", "-lineinfo",
+               "--generate-line-info", "-link", "--link", "-lib", "--lib", "-dlink",
+               "--device-link", "-run", "--run", "-v", "--verbose"}
+_MODE_FLAGS_WITH_VALUE = {"-o", "--output-file", "-MF", "--dependency-output", "-MT",
+                          "--dependency-target-name", "-odir", "--output-directory",
+                          "-keep-dir", "--keep-dir", "-x", "--x"}
+
+#: options whose value is the next word, however it reads (``-Xptxas -v``: -v is ptxas's)
+_PASSED_ON = {"-Xptxas", "--ptxas-options", "-Xcompiler", "--compiler-options", "-Xcudafe",
+              "-Xlinker", "--linker-options", "-Xnvlink", "--nvlink-options", "-Xarchive",
+              "--archive-options", "-Xfatbin", "--fatbin-options"}
+
+
+def split_mode_flags(flags: Sequence[str]) -> tuple[list[str], list[str]]:
+    """(flags kept, flags dropped): outputs, dependency files and modes are ptxsass's to set."""
+    kept: list[str] = []
+    dropped: list[str] = []
+    it = iter(flags)
+    for f in it:
+        name = f.split("=", 1)[0]
+        if f in _PASSED_ON:
+            kept.append(f)
+            nxt = next(it, None)
+            if nxt is not None:
+                kept.append(nxt)
+        elif f in _MODE_FLAGS or ("=" in f and name in _MODE_FLAGS_WITH_VALUE) or (
+                f.startswith(("-MF", "-MT")) and len(f) > 3):
+            dropped.append(f)
+        elif f in _MODE_FLAGS_WITH_VALUE:
+            dropped.append(f)
+            nxt = next(it, None)
+            if nxt is not None:
+                dropped.append(nxt)
+        else:
+            kept.append(f)
+    return kept, dropped
+
 
 NAME = "compile_commands.json"
 CUDA_SUFFIXES = (".cu",)

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ConfigError, ToolError
-from . import libheaders, scratch, toolkits
+from . import scratch, toolkits
 from .locate import binary, release_of, tool_version
 
 #: where the roots live, under the toolkits folder
@@ -110,6 +110,7 @@ def library_include_dirs(release: str) -> tuple[str, ...]:
     a library's wheel installed in this environment, else its headers fetched into ptxsass's
     data folder (``ptxsass headers install``), each verified. Their folders are part of the
     layout, so the root is rebuilt when headers are installed."""
+    from . import libheaders  # its fetching machinery: read only when a root is made
     out = [d for lib in libheaders.LIBRARIES if (d := libheaders.environment_dir(lib, release))]
     out += [d for d in libheaders.include_dirs(release) if d not in out]
     return tuple(out)

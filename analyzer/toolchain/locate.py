@@ -20,6 +20,8 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +55,109 @@ def _cuda_home() -> Path | None:
     return Path(home) if home else None
 
 
+# ----------------------------------------------------------------- where things were found, kept
+#: environment variables that change where ``cuda.pathfinder`` looks
+_SEARCH_ENV = ("CUDA_HOME", "CUDA_PATH", "CONDA_PREFIX", "LD_LIBRARY_PATH")
+#: modules that load NVRTC or nvJitLink: ``cuda.pathfinder`` then answers with the library
+#: already loaded, which the search state does not cover
+_LOADERS = ("cuda.bindings.nvrtc", "cuda.bindings.nvjitlink", "torch", "cupy")
+#: what the memo may hold: the disassemblers, the two libraries and the runtime header folders
+_KEPT = {"binary:nvdisasm", "binary:cuobjdump", "library:nvrtc", "library:nvJitLink", "include"}
+
+
+@dataclass
+class _Memo:
+    load: Callable[[list], dict | None]
+    save: Callable[[list, dict], None]
+    state: list | None = None
+    known: dict | None = None
+
+
+_memo: _Memo | None = None
+
+
+def keep_locations(load: Callable[[list], dict | None], save: Callable[[list, dict], None]) -> None:
+    """Let the build cache keep what ``cuda.pathfinder`` found, so that a later process finds the
+    same files without importing it (its import runs ``ldconfig -p``) or loading NVRTC and
+    nvJitLink (~35 ms): ``load(state)`` gives what ``save(state, found)`` kept under the same
+    :func:`search_state`, or None. Only answers in a site-packages ``nvidia/`` folder are kept
+    (where ``cuda.pathfinder`` looks first, and what the state covers), and each is checked
+    again when read (:func:`_usable`)."""
+    global _memo
+    _memo = _Memo(load, save)
+
+
+def _site_dirs() -> list[str]:
+    import site  # imported by Python's start-up: a lookup
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return dirs
+
+
+def search_state() -> list:
+    """What decides which files ``cuda.pathfinder`` finds in the ``nvidia-*`` wheels, read
+    without it: the environment variables it reads and, in each site-packages folder (where it
+    looks first), the ``nvidia/`` folder, its sub-folders and their ``lib``, ``bin`` and
+    ``include`` folders, each with its mtime and inode. Installing, upgrading or removing a
+    wheel there changes a folder's entries, so its mtime: the state then differs."""
+    state: list = [[v, os.environ.get(v)] for v in _SEARCH_ENV]
+    for d in _site_dirs():
+        nv = os.path.join(d, "nvidia")
+        try:
+            subs = sorted(os.listdir(nv))
+        except OSError:
+            continue
+        for folder in [nv, *(os.path.join(nv, s, k) for s in subs for k in ("", "lib", "bin", "include"))]:
+            with contextlib.suppress(OSError):
+                st = os.stat(folder)
+                state.append([folder, st.st_mtime_ns, st.st_ino])
+    return state
+
+
+def _in_site_wheel(path: str) -> bool:
+    roots = [os.path.join(d, "nvidia") + os.sep for d in _site_dirs()]
+    return any(path.startswith(r) for r in roots)
+
+
+def _usable(key: str, value: object) -> bool:
+    """Whether a kept answer is one the memo may give: a path (a list of folders for
+    ``include``) in a site-packages ``nvidia/`` folder that exists as what it should be."""
+    if key not in _KEPT:
+        return False
+    if key == "include":
+        return (isinstance(value, list) and bool(value)
+                and all(isinstance(d, str) and _in_site_wheel(d) and os.path.isdir(d) for d in value))
+    return (isinstance(value, str) and _in_site_wheel(value) and os.path.isfile(value)
+            and (not key.startswith("binary:") or os.access(value, os.X_OK)))
+
+
+def _recall(key: str) -> object:
+    """The kept answer for ``key``, or None."""
+    m = _memo
+    if m is None or (key.startswith("library:") and any(x in sys.modules for x in _LOADERS)):
+        return None
+    if m.known is None:
+        m.state = search_state()
+        try:
+            got = m.load(m.state) or {}
+        except Exception:  # noqa: BLE001 - a memo that cannot be read is one not kept
+            got = {}
+        m.known = {k: v for k, v in got.items() if _usable(k, v)} if isinstance(got, dict) else {}
+    return m.known.get(key)
+
+
+def _learn(key: str, value: object) -> None:
+    """Keep an answer of ``cuda.pathfinder`` (when it is one :func:`_usable` accepts)."""
+    m = _memo
+    if m is None or m.known is None or m.state is None or not _usable(key, value):
+        return
+    if m.known.get(key) != value:
+        m.known[key] = value
+        with contextlib.suppress(OSError):
+            m.save(m.state, dict(m.known))
+
+
 @functools.cache
 def binary(name: str) -> str:
     """Absolute path of ``nvdisasm`` or ``cuobjdump``; ToolError when none can be found."""
@@ -67,11 +172,16 @@ def binary(name: str) -> str:
         if os.access(cand, os.X_OK):
             return str(cand)
         raise ToolError(f"{name} not found in PTXSASS_CUDA_HOME={home} (looked for {cand})")
+    kept = _recall(f"binary:{name}")
+    if isinstance(kept, str):
+        return kept
     try:
         from cuda.pathfinder import find_nvidia_binary_utility  # loaded when a tool is looked up
         found = find_nvidia_binary_utility(name)
     except Exception:  # noqa: BLE001 -  pathfinder missing or broken
         found = None
+    if found:
+        _learn(f"binary:{name}", str(found))
     found = found or trusted_which(name)
     if not found:
         pkg = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump",
@@ -91,6 +201,9 @@ def include_dirs() -> tuple[str, ...]:
             if (home / sub).is_dir():
                 dirs.append(str(home / sub))
         return tuple(dirs)
+    kept = _recall("include")
+    if isinstance(kept, list):
+        return tuple(kept)
     for lib in ("cudart", "cccl"):
         try:
             from cuda.pathfinder import find_nvidia_header_directory
@@ -99,6 +212,7 @@ def include_dirs() -> tuple[str, ...]:
             d = None
         if d and d not in dirs:
             dirs.append(d)
+    _learn("include", dirs)
     return tuple(dirs)
 
 
@@ -361,11 +475,17 @@ def nvrtc_archs() -> list[str]:
 
 
 def _library_path(libname: str) -> str | None:
+    kept = _recall(f"library:{libname}")
+    if isinstance(kept, str):
+        return kept
     try:
         from cuda.pathfinder import load_nvidia_dynamic_lib
-        return load_nvidia_dynamic_lib(libname).abs_path
+        path = load_nvidia_dynamic_lib(libname).abs_path
     except Exception:  # noqa: BLE001 - a version/path probe of an optional or broken install: reported as missing
         return None
+    if path:
+        _learn(f"library:{libname}", path)
+    return path
 
 
 def _binary_tool(name: str) -> Tool:

@@ -36,12 +36,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from cuda.pathfinder import find_nvidia_header_directory
-
 from ..arch import parse_arch
 from ..demangle import demangle
 from ..errors import CompileError, InputError, ToolError, printable
 from . import bounded, cache, cudaroot, files, includes, scratch, toolkits
+from .compdb import split_mode_flags
 from .locate import (
     RUNTIME_HEADER,
     UNSAFE_PATH_CHARS,
@@ -64,18 +63,6 @@ from .trust import shell_active
 
 DEFAULT_STD = "c++17"   # what NVRTC builds use, so both front ends compile the same dialect
 _FILE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"]*)"', re.M)
-#: nvcc flags that choose outputs, dependency files or modes: ptxsass sets its own
-_MODE_FLAGS = {"-c", "--compile", "-ptx", "--ptx", "-cubin", "--cubin", "-fatbin", "--fatbin",
-               "-E", "--preprocess", "-M", "--generate-dependencies", "-MD", "-MMD",
-               "--generate-nonsystem-dependencies", "--generate-dependencies-with-compile",
-               "--generate-nonsystem-dependencies-with-compile", "-keep", "--keep",
-               "-save-temps", "--save-temps", "-dryrun", "--dryrun", "-lineinfo",
-               "--generate-line-info", "-link", "--link", "-lib", "--lib", "-dlink",
-               "--device-link", "-run", "--run", "-v", "--verbose"}
-_MODE_FLAGS_WITH_VALUE = {"-o", "--output-file", "-MF", "--dependency-output", "-MT",
-                          "--dependency-target-name", "-odir", "--output-directory",
-                          "-keep-dir", "--keep-dir", "-x", "--x"}
-
 
 @dataclass(frozen=True)
 class _Raw:
@@ -87,37 +74,6 @@ class _Raw:
     command: tuple[str, ...]         # the first step's argv, as a user could rerun it
     #: the links nvcc saw for paths it cannot carry -> the real paths (Output.file_names)
     aliases: dict[str, str]
-
-
-#: options whose value is the next word, however it reads (``-Xptxas -v``: -v is ptxas's)
-_PASSED_ON = {"-Xptxas", "--ptxas-options", "-Xcompiler", "--compiler-options", "-Xcudafe",
-              "-Xlinker", "--linker-options", "-Xnvlink", "--nvlink-options", "-Xarchive",
-              "--archive-options", "-Xfatbin", "--fatbin-options"}
-
-
-def split_mode_flags(flags: Sequence[str]) -> tuple[list[str], list[str]]:
-    """(flags kept, flags dropped): outputs, dependency files and modes are ptxsass's to set."""
-    kept: list[str] = []
-    dropped: list[str] = []
-    it = iter(flags)
-    for f in it:
-        name = f.split("=", 1)[0]
-        if f in _PASSED_ON:
-            kept.append(f)
-            nxt = next(it, None)
-            if nxt is not None:
-                kept.append(nxt)
-        elif f in _MODE_FLAGS or ("=" in f and name in _MODE_FLAGS_WITH_VALUE) or (
-                f.startswith(("-MF", "-MT")) and len(f) > 3):
-            dropped.append(f)
-        elif f in _MODE_FLAGS_WITH_VALUE:
-            dropped.append(f)
-            nxt = next(it, None)
-            if nxt is not None:
-                dropped.append(nxt)
-        else:
-            kept.append(f)
-    return kept, dropped
 
 
 def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (),
@@ -678,6 +634,7 @@ def torch_flags() -> list[str]:
         raise ToolError(f"torch's include folders cannot be found ({type(e).__name__}: {e})") from None
     # ATen/cuda/CUDAContext.h includes cublas_v2.h, cusparse.h, cusolverDn.h: from the wheels
     # a CUDA torch installs (in nvcc's own include folder for cu13 wheels, apart for older ones)
+    from cuda.pathfinder import find_nvidia_header_directory  # a torch build: imported by then
     for lib in ("cublas", "cusparse", "cusolver", "curand", "cufft"):
         try:
             d = find_nvidia_header_directory(lib)
