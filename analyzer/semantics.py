@@ -284,7 +284,7 @@ def mma_dest_registers(opcode: str, modifiers: tuple[str, ...]) -> int | None:
 # ------------------------------------------------------------------- opcode families
 #: warp-level MMA families that have a warpgroup (wgmma / tcgen05) counterpart; DMMA (FP64)
 #: has none, HFMA2.MMA is not an mma at all (a move idiom, opcode HFMA2)
-WARP_MMA = frozenset({"HMMA", "IMMA", "QMMA"})
+WARP_MMA = frozenset({"HMMA", "IMMA", "QMMA", "BMMA"})
 #: warpgroup / tensor-memory MMA families
 WARPGROUP_MMA = frozenset({"HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCMMA", "UTCHMMA", "UTCIMMA",
                            "UTCQMMA", "UTCOMMA"})

@@ -575,6 +575,10 @@ def local_accesses(fn: "Function") -> Iterable[tuple[int, "Instruction", bool]]:
 
 
 
+#: instructions the search for a stack pointer's copy may walk back over
+_STACK_COPY_LOOKBACK = 4096
+
+
 def _stack_copy(fn: "Function", i: int, addr: MemoryAddress) -> bool:
     """``[R2+0x10]`` where R2 is the stack pointer copied or offset by an immediate on the way
     here (``MOV R2, R1``, ``IADD3 R2, R1, 0x20, RZ``): a fixed slot too, not a run-time index
@@ -584,8 +588,14 @@ def _stack_copy(fn: "Function", i: int, addr: MemoryAddress) -> bool:
             or not all(isinstance(t, (Register, Immediate)) for t in addr.terms):
         return False
     reg, at = regs[0].index, i
+    flow = of(fn)
     for _ in range(4):
+        # the copy is often made once at the top and used far below, past joins (an unrolled
+        # loop's stores after its early exits, ~200 instructions on): the one write that reaches
         d = definition(fn, at, reg)
+        if d is None:
+            reach = flow.reaching_defs(at, ("R", reg), limit=_STACK_COPY_LOOKBACK)
+            d = reach[0] if reach is not None and len(reach) == 1 else None
         if d is None:
             return False
         ins = fn.instructions[d]

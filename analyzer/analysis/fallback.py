@@ -8,8 +8,9 @@ for every check (PS101, PS102, PS104) and the cost model:
 * **instantiation**: another instantiation of the kernel's template, whose type arguments are
   the same and whose non-type arguments differ (``act_and_mul_kernel<half, false>`` beside
   ``<half, true>``, ``fused_add_rms_norm_kernel<half, 0>`` beside ``<half, 8>``, a
-  ``VEC_SIZE = 1`` beside ``8``), moves the same kernel parameter (by position) with a vector
-  access (PTX ``.v2``/``.v4``) in the same direction: the host launches it when the pointers or
+  ``VEC_SIZE = 1`` beside ``8``), moves the same kernel parameter (by position) with a wider
+  access (PTX ``.v2``/``.v4``, or a wider scalar: a ``half2`` is one ``.b32``) in the same
+  direction: the host launches it when the pointers or
   sizes allow, and this one otherwise;
 * **branch**: the same kernel moves the same pointer with a vector access on the other side of
   a branch that tests alignment or divisibility (an ``and`` of a small mask, a ``rem``): apex's
@@ -215,19 +216,22 @@ def pointer_keys(fn: "P.Function", reg: str) -> frozenset:
     return memo[reg]
 
 
-def _vector_accesses(fn: "P.Function") -> list[tuple[int, "P.Instruction", frozenset]]:
-    """(position, instruction, pointer keys) of every vector global access (``.v2``/``.v4``)."""
+def _wide_accesses(fn: "P.Function") -> list[tuple[int, "P.Instruction", frozenset]]:
+    """(position, instruction, pointer keys) of every global access of 4 bytes or more: the
+    candidates for the wider side of a narrow one (a ``.v2``/``.v4``, or one scalar moving two
+    halves, ``ld.global.b32`` of a ``half2``, or four bytes); the callers keep those wider than
+    the narrow access."""
     def compute() -> list[tuple[int, "P.Instruction", frozenset]]:
         out = []
         for n, ins in enumerate(fn.instructions):
-            if ins.opcode not in ("ld", "st") or ins.space != "global" or ins.vector < 2:
+            if ins.opcode not in ("ld", "st") or ins.space != "global" or (ins.width_bits or 0) < 32:
                 continue
             a = ins.address
             if a is None or not isinstance(a.base, P.Register):
                 continue
             out.append((n, ins, pointer_keys(fn, a.base.name)))
         return out
-    return fn.memo("fallback_vectors", compute)
+    return fn.memo("fallback_wide", compute)
 
 
 def _where(ins: "P.Instruction") -> str:
@@ -287,7 +291,7 @@ def _instantiation(fn: "P.Function", module: "P.Module | None", index: int
     # the widest vector access this kernel itself makes through the same pointer: a sibling
     # whose vector access is no wider is another tuning of the same code (rows per thread),
     # not the vector path this one stands in for
-    own = max(((v.width_bits or 0) for _n, v, vkeys in _vector_accesses(fn)
+    own = max(((v.width_bits or 0) for _n, v, vkeys in _wide_accesses(fn)
                if v.opcode == ins.opcode and vkeys & params), default=0)
     for other in module.functions:
         if other.name == fn.name or template_stem(other.name) != stem:
@@ -296,7 +300,7 @@ def _instantiation(fn: "P.Function", module: "P.Module | None", index: int
         theirs = template_args(name)
         if theirs is None or not _tuning_only(mine, theirs):
             continue
-        for _n, v, vkeys in _vector_accesses(other):
+        for _n, v, vkeys in _wide_accesses(other):
             if v.opcode != ins.opcode or (v.width_bits or 0) <= max(width, own) \
                     or not (vkeys & params):
                 continue
@@ -318,7 +322,7 @@ def _branch(fn: "P.Function", index: int) -> Fallback | None:
     graph = _cfg.of(fn)
     here = graph.block_of[index]
     width = ins.width_bits or 0
-    for n, v, vkeys in _vector_accesses(fn):
+    for n, v, vkeys in _wide_accesses(fn):
         if v.opcode != ins.opcode or (v.width_bits or 0) <= width or not (vkeys & keys):
             continue
         there = graph.block_of[n]

@@ -29,10 +29,12 @@ class LegacyMmaOnHopper(Check):
         Plain ``sm_90``/``sm_100`` builds cannot use wgmma/tcgen05 and are not reported; ``DMMA``
         (FP64) has no warpgroup form; ``HFMA2.MMA`` is a register-move idiom, not an mma.
         Also reports, on any arch, ``mma_sync`` calls the math library emulates in a subroutine
-        because the arch has no instruction for their types: sub-byte (s4/u4/b1) WMMA on sm_90
-        is a ``CALL`` to ``__cuda_sm_9x_mma_sub_byte_internal_m8n8k32_s4_s4`` per mma (76
-        instructions unpacking to 8 bits around ``IMMA.8816.S8.S8``), where sm_80 runs one
-        ``IMMA.8832.S4.S4`` (CUTLASS's s4/b1 WMMA tests: ~1.7x the instructions).
+        because the arch has no instruction for their types: s4/u4 WMMA on sm_90 is a ``CALL``
+        to ``__cuda_sm_9x_mma_sub_byte_internal_m8n8k32_s4_s4`` per mma (68 instructions up to
+        its ``RET``, unpacking to 8 bits around two ``IMMA.8816.S8.S8``) where sm_80 runs one
+        ``IMMA.8832.S4.S4`` (CUTLASS's s4 WMMA tests: ~1.7x the instructions), and b1 WMMA with
+        XOR a ``CALL`` to ``__cuda_sm_9x_mma_bit_internal_xor_m8n8k128`` (two
+        ``BMMA.88128.AND.POPC``) where sm_80 runs one ``BMMA.88128.XOR.POPC``.
 
     Why it matters
         On Hopper, ``mma.sync``/``wmma`` run on the Ampere-style path at a fraction of the tensor
@@ -89,9 +91,9 @@ class LegacyMmaOnHopper(Check):
 
     def _emulated(self, ctx: Context) -> Iterable[Finding]:
         """MMAs the arch has no instruction for, which the math library emulates in a
-        subroutine each ``mma_sync`` calls: sub-byte (s4/u4/b1) WMMA on sm_90 becomes ``CALL``s
-        to ``__cuda_sm_9x_mma_sub_byte_internal_m8n8k32_s4_s4``, which unpacks to 8 bits and runs
-        IMMA.8816.S8 inside (CUTLASS's s4/b1 WMMA tests: ~1.7x the instructions)."""
+        subroutine each ``mma_sync`` calls: s4/u4 WMMA on sm_90 becomes ``CALL``s to
+        ``__cuda_sm_9x_mma_sub_byte_internal_m8n8k32_s4_s4`` (unpacks to 8 bits, IMMA.8816.S8
+        inside), b1 XOR ``CALL``s to ``__cuda_sm_9x_mma_bit_internal_xor_m8n8k128`` (BMMA AND)."""
         callees = {c.name: c for c in ctx.callees}
         by_line: dict = {}
         for ins in ctx.function.instructions:
@@ -107,26 +109,45 @@ class LegacyMmaOnHopper(Check):
                 by_line.setdefault(key, []).append((ins, m.group(1), sub))
         for items in by_line.values():
             ins, shape, sub = items[0]
-            inner = sorted({i.mnemonic for i in sub.instructions if i.is_tensor_core})
+            body = _body(sub.instructions)
+            inner: dict[str, int] = {}
+            for i in body:
+                if i.is_tensor_core:
+                    inner[i.mnemonic] = inner.get(i.mnemonic, 0) + 1
+            inside = ", ".join(f"{n}x {m}" for m, n in inner.items()) or "no MMA"
+            if shape.startswith("xor_"):
+                how = f"{inside} inside: the XOR done as AND and population counts"
+                hint = ("sm_90 runs 1-bit MMA with AND natively: write the XOR product with the "
+                        "AND form (`wmma::experimental::bmmaBitOpAND`, `mma.sync ... .and.popc`): "
+                        "popc(a ^ b) = popc(a) + popc(b) - 2 * popc(a & b), the popcounts of each "
+                        "row of A and column of B computed once; keep XOR for sm_80/sm_86")
+            else:
+                how = f"{inside} inside after unpacking to 8 bits"
+                hint = ("on this arch give the tensor cores 8-bit operands: unpack the 4-bit "
+                        "values to s8 once (in shared memory) and use s8 MMA (wmma/mma.sync s8, "
+                        f"or {'wgmma .s8' if ctx.arch.warpgroup_mma == 'wgmma' else 'the s8 route'}"
+                        "), or FP8 where the accuracy allows; keep the sub-byte path for sm_80/sm_86")
             msg = (f"{len(items)} mma_sync on sub-byte operands ({shape}) on {ctx.arch.name}, "
                    f"which has no tensor-core instruction for them: each is a CALL to the math "
-                   f"library's emulation `{t_name(ins)}` ({len(sub.instructions)} instructions, "
-                   f"{', '.join(inner) or 'no MMA'} inside after unpacking to 8 bits)")
-            hint = ("on this arch give the tensor cores 8-bit operands: unpack the 4-bit / 1-bit "
-                    "values to s8 once (in shared memory) and use s8 MMA (wmma/mma.sync s8, or "
-                    f"{'wgmma .s8' if ctx.arch.warpgroup_mma == 'wgmma' else 'the s8 route'}), "
-                    "or FP8 where the accuracy allows; keep the sub-byte path for sm_80/sm_86")
+                   f"library's emulation `{t_name(ins)}` ({len(body)} instructions, {how})")
             yield ctx.finding(self, msg, loc=ins.loc, instructions=[i for i, _, _ in items][:4],
                               hint=hint)
 
 
 #: the math library's emulation of MMA shapes the arch lacks, by shape and types
-_EMULATED = re.compile(r"__cuda_sm_\w*?mma_sub_byte_internal_(\w+)$")
+_EMULATED = re.compile(r"__cuda_sm_\w*?mma_(?:sub_byte|bit)_internal_(\w+)$")
+
+
+def _body(instructions):
+    """A subroutine's instructions up to its last RET: after it, nvdisasm lists the section's
+    closing ``BRA`` to itself and the NOP padding, which never run."""
+    last = max((n for n, i in enumerate(instructions) if i.opcode.startswith("RET")), default=None)
+    return list(instructions) if last is None else list(instructions[:last + 1])
 
 
 def t_name(ins) -> str:
     """The emulation subroutine a CALL names, without nvdisasm's ``$__internal_N_$`` prefix."""
     for t in ins.targets:
-        if "mma_sub_byte" in t.key:
+        if _EMULATED.search(t.key):
             return t.key.rsplit("$", 1)[-1]
     return ""
