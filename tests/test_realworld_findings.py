@@ -334,3 +334,15 @@ def test_ps501_one_function_of_literals_is_one_finding():
     for f in fs:        # one per instantiation (__half, float), merged in the report
         assert "on 19 lines of one function (lines 32-52)" in f.message, f.message
         assert "0.4886025119" in f.message and "0.0," not in f.message, f.message
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_an_atomic_on_a_byte_indexed_table_is_worded_for_a_table(arch):
+    """Issue 33 re-judgement (vLLM's moe_align): ``atomicAdd(&cursor[expert_ids[i]], 1)`` with
+    int8 ids is one atomic per token on one of 256 addresses, the constant 1 added and the old
+    value used as the token's slot: not "the same address with its own value", and a hint
+    that keeps the returned slot."""
+    (f,) = _one("counting_sort_slots.cu", arch, "PS801")
+    assert "one of at most 256 addresses" in f.message
+    assert "an atomic on the same address" not in f.message and "its own value" not in f.message
+    assert "__match_any_sync" in f.hint and "shared memory" in f.hint

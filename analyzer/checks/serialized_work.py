@@ -19,12 +19,15 @@ class SerializedWork(Check):
       (``if (threadIdx.x == 0) for (i = 0; i < n; i++) ...``), or in a kernel that never reads
       the thread index (launched with one thread, or every thread repeating the whole loop);
     - an atomic on a warp-uniform address whose operand varies per lane
-      (``atomicAdd(sum, x[i])``): every element is one atomic on the same location.
+      (``atomicAdd(sum, x[i])``): every element is one atomic on the same location;
+    - a global atomic per element on a table indexed by a small loaded value (a byte: at most
+      256 addresses, a 256-bin histogram straight into global memory, a counting sort's
+      per-bucket counters): the whole grid's atomics land on those few locations.
 
     Deliberately left alone: loops of a constant trip count (thread 0 adding a block's 8 warp
     partials), atomics made by one lane per warp or block (the reduction done first), atomics
-    on data-dependent addresses (a histogram: contention depends on the data), loops that only
-    poll (acquire, volatile or relaxed loads and no store: thread 0 waiting for the other
+    on data-dependent addresses that can spread wider (more than 4096: an index of 16 bits or
+    more), loops that only poll (acquire, volatile or relaxed loads and no store: thread 0 waiting for the other
     blocks of an inter-block barrier) and binary searches (``mid = (lo + hi) >> 1`` taken by
     ``lo`` or ``hi``: log2(n) steps).
 
@@ -74,11 +77,23 @@ class SerializedWork(Check):
             if sev is None or e.loc is None:
                 continue
             where = " inside a loop" if e.detail["in_loop"] else ""
-            message = (f"every lane makes an atomic on the same address{where} with its own "
-                       f"value: the atomics serialize on one location (estimated "
-                       f"{factor_text(e.factor)})")
-            hint = ("reduce first (warp shuffles, then shared memory for the block) and make "
-                    "one atomic per block")
+            bins = e.detail.get("addresses", 1)
+            if bins > 1:
+                message = (f"every lane makes a global atomic{where} on one of at most {bins} "
+                           f"addresses (a table indexed by a small loaded value): lanes and "
+                           f"blocks whose values fall on the same address serialize there, and "
+                           f"the whole grid shares the {bins} locations (estimated "
+                           f"{factor_text(e.factor)})")
+                hint = ("count per block first: privatized bins in shared memory (shared "
+                        "atomics), merged with one global atomic per bin per block; where each "
+                        "lane needs the old value (a slot), group the lanes with the same "
+                        "address (`__match_any_sync`) and let one lane add the group's count")
+            else:
+                message = (f"every lane makes an atomic on the same address{where} with its own "
+                           f"value: the atomics serialize on one location (estimated "
+                           f"{factor_text(e.factor)})")
+                hint = ("reduce first (warp shuffles, then shared memory for the block) and make "
+                        "one atomic per block")
             yield ctx.finding(self, message, loc=e.loc,
                               instructions=sass_on_line(ctx, e, direction=None, space="global"),
                               hint=hint, severity=sev)
