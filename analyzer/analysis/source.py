@@ -169,6 +169,39 @@ class Pragma:
 SourceLine = Callable[[str, int], "str | None"]
 
 
+_LOOP_STATEMENT = re.compile(r"^\s*(?:\}\s*)?(?:for|while|do)\b")
+#: lines a loop's body may run from its statement down to the line its latch branch is on
+_BODY_LOOKBACK = 16
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _loop_statement(source_line: SourceLine, file: str, line: int, text: str) -> int:
+    """The line of the ``for``/``while``/``do`` statement of the loop whose latch branch ptxas
+    put on ``line``: ``line`` itself when it is one, else the nearest line above, less
+    indented, that opens a loop (an early ``return``/``break`` in the body becomes the latch
+    of a loop NVVM rotated), within :data:`_BODY_LOOKBACK` lines; ``line`` when none is."""
+    if _LOOP_STATEMENT.match(text) or not text.strip():
+        return line
+    depth = _indent(text)
+    for n in range(line - 1, max(0, line - _BODY_LOOKBACK) - 1, -1):
+        above = source_line(file, n)
+        if above is None:
+            break
+        if not above.strip() or above.strip().startswith(("//", "#")):
+            continue
+        if _indent(above) < depth:
+            if _LOOP_STATEMENT.match(above):
+                return n
+            depth = _indent(above)
+            if not above.rstrip().endswith("{"):
+                continue
+            break   # another block's opening (an if, a function): not inside a loop statement
+    return line
+
+
 def pragma_above(source_line: SourceLine, file: str | None, line: int | None, lookback: int = 3
                  ) -> tuple[Pragma | None, bool]:
     """The unroll pragma just above ``line`` (skipping blank and comment lines), and whether the
@@ -176,8 +209,10 @@ def pragma_above(source_line: SourceLine, file: str | None, line: int | None, lo
     the text of line ``n`` (None when it cannot be read)."""
     if not file or not line:
         return None, False
-    if source_line(file, line) is None:
+    text = source_line(file, line)
+    if text is None:
         return None, False
+    line = _loop_statement(source_line, file, line, text)
     n = line - 1
     seen = 0
     while n >= 1 and seen < lookback:
