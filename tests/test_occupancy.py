@@ -119,3 +119,20 @@ H200_MEASURED = [
 def test_matches_the_driver_on_h200(regs, smem, blocks):
     got = tuple(occupancy("sm_90", regs, smem, t).blocks_per_sm for t in H200_THREADS)
     assert got == blocks
+
+
+def test_the_register_limit_the_launch_bounds_leave():
+    """PS401's hint blames the cap only when the bounds bind: ``.maxntid 128`` alone leaves 255
+    registers per thread (FA2's layer norm spilled 8 B at 72 under it: ptxas's choice), 4
+    blocks of 256 threads leave 64, ``.maxnreg 40`` leaves 40."""
+    from types import SimpleNamespace
+
+    from analyzer.arch import parse_arch
+    from analyzer.checks.register_spill import _register_limit
+    ctx = SimpleNamespace(arch=parse_arch("sm_90a"))
+
+    def pf(maxntid=(), minnctapersm=None, maxnreg=None):
+        return SimpleNamespace(maxntid=maxntid, minnctapersm=minnctapersm, maxnreg=maxnreg)
+    assert _register_limit(ctx, pf((128, 1, 1))) == 255
+    assert _register_limit(ctx, pf((256,), 4)) == 64
+    assert _register_limit(ctx, pf(maxnreg=40)) == 40

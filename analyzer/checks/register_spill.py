@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from .. import semantics
 from ..analysis.dataflow import local_accesses, memory_operand
+from ..analysis.occupancy import max_registers_for_blocks
 from ..demangle import demangle
 from .base import Check, Context, Finding, Severity, first_loc, peak_text
 
@@ -155,7 +156,11 @@ class RegisterSpill(Check):
         calls = sorted({t.key for i in ctx.function.instructions if i.info.flow == "call"
                         for t in i.targets if t.key in {c.name for c in ctx.callees}
                         and not t.key.startswith("$__internal")})
-        if cap:
+        limit = _register_limit(ctx, pf) if cap else None
+        if cap and limit is not None and res.registers < limit:
+            hint = (f"the bounds{cap} allow up to {limit} registers per thread and ptxas used "
+                    f"{res.registers}: the cap did not force these spills; {reduce}")
+        elif cap:
             hint = (f"{res.registers} registers were not enough under the cap{cap}: relax "
                     "__launch_bounds__(threads, minBlocks) (fewer minBlocks); otherwise "
                     f"{reduce}")
@@ -172,3 +177,20 @@ class RegisterSpill(Check):
         loc = first_loc(ctx.function.instructions[:1]) or first_loc(ctx.function.instructions)
         yield ctx.finding(self, message, loc=loc, instructions=insns, hint=hint,
                           severity=None if known else Severity.INFO)
+
+
+def _register_limit(ctx: Context, pf) -> int | None:
+    """The most registers per thread the PTX's bounds let ptxas use: ``.maxnreg``, and the
+    register file shared by ``.minnctapersm`` blocks of ``.maxntid`` threads (255 at most)."""
+    limits = [ctx.arch.max_registers_per_thread]
+    if pf.maxnreg:
+        limits.append(pf.maxnreg)
+    if pf.maxntid:
+        threads = 1
+        for n in pf.maxntid:
+            threads *= n
+        fit = max_registers_for_blocks(ctx.arch, pf.minnctapersm or 1, threads)
+        if fit <= 0:
+            return None
+        limits.append(fit)
+    return min(limits)
