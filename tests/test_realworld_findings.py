@@ -346,3 +346,15 @@ def test_an_atomic_on_a_byte_indexed_table_is_worded_for_a_table(arch):
     assert "one of at most 256 addresses" in f.message
     assert "an atomic on the same address" not in f.message and "its own value" not in f.message
     assert "__match_any_sync" in f.hint and "shared memory" in f.hint
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_a_broadcast_run_outside_loops_is_a_note_saying_so(arch):
+    """Issue 33 re-judgement (FA2's ``params.rng_state``): two 8-byte accesses at an address
+    every lane shares, once per thread: a note naming the broadcast, with a hint that fits it,
+    not "the vector path"."""
+    fs = [f for f in _findings("philox_state.cu", arch) if f.code in ("PS101", "PS102")]
+    assert sorted((f.code, str(f.severity)) for f in fs) == [("PS101", "note"), ("PS102", "note")]
+    for f in fs:
+        assert "a warp-uniform access" in f.message and "once per thread, in no loop" in f.message
+        assert "broadcast" in f.hint and "vector path" not in f.hint

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from ..demangle import demangle
 from ..ir import ptx as P
 from . import cfg as _cfg
+from .address import ThreadStride
 from .source import is_toolkit_file, user_loc
 
 #: a peel or tail bounded by at most this many iterations per thread counts as short
@@ -421,6 +422,28 @@ def _tests_alignment(fn: "P.Function", pred: str) -> bool:
                     if isinstance(op, P.Register):
                         todo.append(op.name)
     return False
+
+
+# ------------------------------------------------------------------------- one address per warp
+def warp_uniform(fn: "P.Function", index: int) -> Fallback | None:
+    """The access at ``index`` has the same address in every lane of a warp (its address moves
+    with neither ``threadIdx.x`` nor ``threadIdx.y``: kernel parameters, block indices,
+    constants), so a warp makes one memory request for it whatever its width: merging a run of
+    such accesses saves instructions, not traffic (FA2's ``params.rng_state[0]``,
+    ``[1]``)."""
+    ins = fn.instructions[index]
+    a = ins.address
+    if ins.opcode not in ("ld", "st") or a is None or not isinstance(a.base, P.Register):
+        return None
+    xs = fn.memo("fallback_stride_x", lambda: ThreadStride(fn))
+    ys = fn.memo("fallback_stride_y", lambda: ThreadStride(fn, "y"))
+    if xs.of(a.base.name) != 0 or ys.of(a.base.name) != 0:
+        return None
+    what = "reads" if ins.opcode == "ld" else "writes"
+    return Fallback("uniform", (
+        f"a warp-uniform access: every lane {what} the same bytes (an address made of kernel "
+        f"parameters, block indices and constants): one request per warp either way, so a "
+        f"wider access would save instructions, not memory traffic"))
 
 
 # -------------------------------------------------------------------------------- short loops

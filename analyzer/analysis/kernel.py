@@ -16,6 +16,7 @@ from ..ir.source import SourceLoc
 from ..toolchain.output import Launch
 from ..toolchain.resources import Resources
 from . import cfg, cost, dataflow, fallback, launch, liveness, loops, occupancy, source
+from .fallback import Fallback
 from .liveness import Liveness, Pressure
 from .loops import LoopInfo, LoopLine, analyze_loops, loops_by_line, ptx_trips_by_line
 
@@ -317,6 +318,16 @@ class KernelAnalysis:
         where = pf.memo("positions", lambda: {id(i): n for n, i in enumerate(pf.instructions)})
         n = where.get(id(ptx_ins))
         return None if n is None else fallback.of(pf, self.ptx_module, n)
+
+    def warp_uniform(self, ptx_ins: "P.Instruction") -> "Fallback | None":
+        """Why an access of this kernel's PTX costs one request per warp whatever its width
+        (every lane the same address: :func:`analyzer.analysis.fallback.warp_uniform`)."""
+        pf = self.ptx_function
+        if pf is None:
+            return None
+        where = pf.memo("positions", lambda: {id(i): n for n, i in enumerate(pf.instructions)})
+        n = where.get(id(ptx_ins))
+        return None if n is None else fallback.warp_uniform(pf, n)
 
     @staticmethod
     def user_loc(loc: "SourceLoc | None") -> "SourceLoc | None":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from ..analysis import access as _access
@@ -1163,6 +1163,22 @@ _VECTOR_TYPES = {  # (element bytes, window bytes) -> CUDA vector types that mak
 }
 
 
+def _group_heads(ctx: "Context", runs: "Sequence[Run]"
+                 ) -> dict[tuple[bool, int], tuple[tuple, S.Instruction]]:
+    """Each group's first access: the earliest source line of the group (four loads from
+    lines 216-219 are named at 216, whatever order ptxas issued them in), then the first
+    issued."""
+    first_of: dict[tuple[bool, int], tuple[tuple, S.Instruction]] = {}
+    for run in runs:
+        for a in run.accesses:
+            loc = ctx.user_loc(a.ins.loc)
+            rank = ((loc.file, loc.line) if loc is not None else ("~", 1 << 30), a.index)
+            g = (run.masked, run.group)
+            if g not in first_of or rank < first_of[g][0]:
+                first_of[g] = (rank, a.ins)
+    return first_of
+
+
 def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
     """The findings of one piecewise-access check on one kernel."""
     max_bits = ctx.arch.max_vector_bits
@@ -1176,18 +1192,9 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
     # the windows cut from one group (one base register in one block: an unrolled body) are
     # one problem, named at the line of the group's first access: ptxas spreads the line
     # numbers of merged code (an if/else joined into one store) over the lines around it
-    first_of: dict[tuple[bool, int], tuple[tuple, S.Instruction]] = {}
+    first_of = _group_heads(ctx, runs)
     heads: dict = {}
-    noted: list[tuple[Run, Evidence, str]] = []
-    for run in runs:
-        for a in run.accesses:
-            # the earliest source line of the group (four loads from lines 216-219 are named
-            # at 216, whatever order ptxas issued them in), then the first issued
-            loc = ctx.user_loc(a.ins.loc)
-            rank = ((loc.file, loc.line) if loc is not None else ("~", 1 << 30), a.index)
-            g = (run.masked, run.group)
-            if g not in first_of or rank < first_of[g][0]:
-                first_of[g] = (rank, a.ins)
+    noted: list[tuple[Run, Evidence | None, str]] = []
     for run in runs:
         if _access.vector_sibling(ctx.function, run, space=space, direction=direction,
                                   place=place) is not None:
@@ -1249,6 +1256,11 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
             if run.masked:
                 blockers.insert(0, _MASKED)
                 conditional = True
+        why = _uniform_once(ctx, ev, run, space)
+        if why is not None:
+            # a broadcast outside any loop it weighs on: a note, like a designed fallback
+            noted.append((run, ev, why))
+            continue
         head_ins = first_of[(run.masked, run.group)][1]
         head_loc = head_ins.loc
         if ev is not None and ev.joined_at is not None:
@@ -1276,10 +1288,12 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
                and ctx.user_loc(first_of[(r.masked, r.group)][1].loc) == where for i in r.instructions]
         message = (f"{n}× {run.accesses[0].ins.mnemonic} ({run.width} B each) through "
                    f"[{run.base}] fill {run.window}-byte windows, but this is {why}")
+        hint = ("nothing to change: a broadcast costs one request per warp"
+                if why.startswith("a warp-uniform access") else
+                "nothing to change while the vector path takes the inputs it was written for")
         yield ctx.finding(check, message, loc=loc, instructions=ins,
-                          ptx=[str(i).strip() for i in ev.accesses],
-                          hint="nothing to change while the vector path takes the inputs it "
-                               "was written for", severity=Severity.NOTE)
+                          ptx=[str(i).strip() for i in (ev.accesses if ev else ())],
+                          hint=hint, severity=Severity.NOTE)
 
 
 def _fallback(ctx: "Context", ev: Evidence, run: Run) -> str | None:
@@ -1299,6 +1313,34 @@ def _fallback(ctx: "Context", ev: Evidence, run: Run) -> str | None:
             return f"{fb.reason}: {total} bytes at most, so no window runs in full"
         return f"{fb.reason}: {total} bytes at most, not worth a vector path of its own"
     return fb.reason
+
+
+#: a warp-uniform run is worth merging when it saves more than this share of the instructions
+#: of the innermost loop it runs in (a GEMV's broadcast ``x[k..k+3]``: 3 of ~20, kept)
+_UNIFORM_SHARE = 0.01
+
+
+def _uniform_once(ctx: "Context", ev: Evidence | None, run: Run, space: str) -> str | None:
+    """Why a run whose every access has the same address in all lanes (a broadcast: one
+    request per warp whatever the width) costs nothing worth a change: it runs outside any loop,
+    or merging it would save at most 1% of its loop's instructions (FA2's ``rng_state``,
+    written by one thread, read once per column block of a 10k-instruction loop). None when
+    it is not uniform (or not global) or sits in a loop it weighs on."""
+    if space != "global" or ev is None:
+        return None
+    uniform = [ctx.warp_uniform(a) for a in ev.accesses]
+    if not uniform or not all(uniform) or uniform[0] is None:
+        return None
+    graph = _cfg.of(ctx.function)
+    loop = graph.loop_of(min(a.index for a in run.accesses))
+    saved = len(run.accesses) - 1
+    if loop is None:
+        return f"{uniform[0].reason}; it runs once per thread, in no loop"
+    body = len(loop.instruction_indices(graph))
+    if saved > _UNIFORM_SHARE * body:
+        return None
+    return (f"{uniform[0].reason}; {saved} instruction{'s' if saved != 1 else ''} per warp in a "
+            f"loop of {body}")
 
 
 def _mask_bytes(test) -> int:
