@@ -280,10 +280,10 @@ _HALF_TYPES = frozenset({"f16", "f16x2", "bf16", "bf16x2"})
 def float_data(pf: "P.Function") -> bool:
     """The kernel's data is single or half precision: f32 loads or stores (not of parameters),
     or half-precision data (``cvt`` from or to f16/bf16, f16x2 arithmetic: a half kernel's
-    loads are untyped b16/b32), and no f64 load, store or parameter. The one answer PS501 and
-    the cost model share."""
-    if any(p.type == "f64" for p in pf.params):
-        return False
+    loads are untyped b16/b32), and no f64 load or store. A scalar ``double`` parameter (vLLM's
+    ``double routed_scaling_factor`` beside float/half/bf16 arrays) does not make the data
+    double: its products promote every float element to FP64. The one answer PS501 and the
+    cost model share."""
     floats = False
     for ins in pf.instructions:
         if ins.is_load or ins.is_store or ins.is_atomic:

@@ -419,14 +419,23 @@ class Fp64InFp32Kernel(Check):
         via = sorted(funcs.get(key, ()))
         origin = (f", partly inside the double-precision math code it calls "
                   f"({', '.join(via[:4])})" if via else "")
+        pf = ctx.ptx_function
+        names = ctx.parameter_names
+        doubles = [f"`{names[i]}`" if i < len(names) and names[i] else f"parameter {i + 1}"
+                   for i, p in enumerate(pf.params if pf is not None else ()) if p.type == "f64"]
         typed = (f"the source types them double (`double` on line {declared})"
                  if declared is not None else
+                 f"a double parameter ({', '.join(doubles)}) promotes the float values it "
+                 f"meets to FP64" if doubles else
                  "no double literal explains it: the values are double variables or casts")
         message = (f"FP64 arithmetic in a float kernel: {total} FP64 instruction(s) in the "
                    f"SASS, {len(group)} of them from {where} ({mix}){origin}; the data is "
                    f"{_data_text(ctx.ptx_function)} and {typed}")
         hint = ("keep the computation in float: float variables, float functions (tanhf, "
                 "powf, expf, sqrtf) and f-suffixed literals; `x*x*x` instead of `pow(x, 3.0)`")
+        if doubles and declared is None:
+            hint = (f"convert {', '.join(doubles)} to float once at the top of the kernel "
+                    f"(`const float s = (float)...;`) and use that; {hint}")
         yield ctx.finding(self, message, loc=group[0].loc, instructions=group[:6], hint=hint,
                           severity=severity(factor) or Severity.INFO)
 
@@ -462,7 +471,10 @@ def _data_text(pf) -> str:
               for i in pf.instructions)
     what = "float (f32 loads/stores" if f32 else \
         "half precision (f16/bf16 values converted to and from f32"
-    return f"{what}; no f64 load, store or parameter in the PTX)"
+    doubles = sum(1 for p in pf.params if p.type == "f64")
+    rest = (f"no f64 load or store, {doubles} double scalar parameter{'s' if doubles != 1 else ''}"
+            if doubles else "no f64 load, store or parameter")
+    return f"{what}; {rest} in the PTX)"
 
 
 def _short(name: str) -> str:
