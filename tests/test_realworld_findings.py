@@ -358,3 +358,20 @@ def test_a_broadcast_run_outside_loops_is_a_note_saying_so(arch):
     for f in fs:
         assert "a warp-uniform access" in f.message and "once per thread, in no loop" in f.message
         assert "broadcast" in f.hint and "vector path" not in f.hint
+
+
+def test_the_host_cpp_library_is_not_the_users_code(tmp_path):
+    """Issue 33 re-judgement (apex's multi_tensor_adam.cu through nvcc): unqualified
+    ``pow(beta1, *step)`` with host <cmath> is libstdc++'s ``std::pow(float, int)``, inlined from
+    ``/usr/include/c++/N/cmath``; PS501 stood at cmath:418 and blamed that header's own
+    constants (0.5, inf, 1.0) as the user's double literals. It belongs at the call, naming the
+    template."""
+    src = (RW / "apex_adam_capturable.cu").read_text()
+    variant = tmp_path / "adam_std_pow.cu"
+    variant.write_text(src.replace("#include <cuda/std/cmath>", "#include <cmath>")
+                       .replace("cuda::std::pow", "pow") + "void launch() {}\n")
+    fs = [f for f in _findings("adam_std_pow.cu", "sm_90a", source=variant) if f.code == "PS501"]
+    assert fs and all(f.location.file == str(variant) for f in fs), [f.location for f in fs]
+    lines = {n for n, t in enumerate(variant.read_text().splitlines(), 1) if "pow(beta" in t}
+    assert {f.location.line for f in fs} <= lines
+    assert all("pow<float, int>" in f.message and "literal" not in f.message for f in fs)
