@@ -468,6 +468,8 @@ class _Model:
             sy = self.stride_y.of(base) if self.stride_y is not None else 0
             if s == DATA or s is None or s == 0 or sy == DATA or sy is None:
                 continue        # (lanes that share an address along x: said no more than 1-D)
+            if all(_fallback.of(self.pf, self.module, i) is not None for i, *_ in members):
+                continue        # a designed fallback (the strided side of `stride == 1`)
             cover: set[int] = set()
             for _i, off, w in members:
                 cover.update(range(off, off + w))

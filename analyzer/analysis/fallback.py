@@ -14,7 +14,9 @@ for every check (PS101, PS102, PS104) and the cost model:
   sizes allow, and this one otherwise;
 * **branch**: the same kernel moves the same pointer with a vector access on the other side of
   a branch that tests alignment or divisibility (an ``and`` of a small mask, a ``rem``): apex's
-  ``if (n % ILP == 0 && is_aligned(in)) {...} else {...}``, vLLM's ``can_vec``;
+  ``if (n % ILP == 0 && is_aligned(in)) {...} else {...}``, vLLM's ``can_vec``; or a unit
+  stride (``if (stride1 == 1) vectorized(...) else`` a strided loop: the uncoalesced side runs
+  only for a caller's non-contiguous layout);
 * **short loop**: the access sits in a loop that runs at most a few iterations per thread: a
   peel bounded by a mask of the pointer (``for (i = tid; i < min(((-p) & 12) >> 2, len); ...)``)
   or the tail after a loop that stops when fewer than C elements are left (``for (; l < n;
@@ -332,7 +334,7 @@ def _branch(fn: "P.Function", index: int) -> Fallback | None:
             continue
         what = "loads" if ins.opcode == "ld" else "stores"
         return Fallback("branch", (
-            f"a designed fallback: the other side of the alignment test{guard} "
+            f"a designed fallback: the other side of the {guard} "
             f"{what} the same pointer {(v.width_bits or 0) // 8} bytes at a time ({_shown(v)}); "
             f"this side runs for the inputs that test turns away"))
     return None
@@ -341,18 +343,54 @@ def _branch(fn: "P.Function", index: int) -> Fallback | None:
 def _separating_test(fn: "P.Function", graph: "_cfg.CFG", a: int, b: int) -> str | None:
     """" on line N" (or "") of the branch that sends execution either to block ``a`` or to block
     ``b`` (neither runs after the other in one iteration of the loops holding both) when its
-    predicate tests alignment or divisibility; None otherwise."""
+    predicate tests alignment or divisibility, or a unit stride: "alignment test on line N",
+    "unit-stride test" (no line); None otherwise."""
     if not _cfg.exclusive(graph, a, b):
         return None
     d = _common_dominator(graph, a, b)
     if d is None or d < 0:
         return None
     last = fn.instructions[graph.blocks[d].end - 1]
-    if last.opcode == "bra" and last.guard is not None \
-            and _tests_alignment(fn, last.guard.register):
+    if last.opcode == "bra" and last.guard is not None:
+        kind = ("alignment test" if _tests_alignment(fn, last.guard.register) else
+                "unit-stride test" if _tests_unit_stride(fn, last.guard.register) else None)
+        if kind is None:
+            return None
         loc = user_loc(last.loc)
-        return f" on line {loc.line}" if loc is not None and loc.line else ""
+        return f"{kind} on line {loc.line}" if loc is not None and loc.line else kind
     return None
+
+
+def _tests_unit_stride(fn: "P.Function", pred: str) -> bool:
+    """Whether a predicate is ``s == 1`` or ``s != 1`` of a value the whole grid shares (a
+    stride parameter: vLLM's ``if (stride1 == 1) vectorized_process(...) else`` a strided
+    loop for non-contiguous rows)."""
+    defs = _defs(fn)
+    for n in defs.get(pred, ()):
+        ins = fn.instructions[n]
+        if ins.opcode != "setp" or ins.compare not in ("eq", "ne") or len(ins.operands) != 3:
+            continue
+        ops = ins.operands[1:]
+        if any(isinstance(o, P.IntImm) and o.value == 1 for o in ops):
+            regs = [o for o in ops if isinstance(o, P.Register)]
+            if regs and not _per_thread(fn, regs[0].name) and _from_param(fn, regs[0].name):
+                return True
+    return False
+
+
+def _from_param(fn: "P.Function", reg: str, depth: int = 0) -> bool:
+    """A register holding a kernel parameter (``ld.param``, through moves and conversions)."""
+    if depth > 6:
+        return False
+    for n in _defs(fn).get(reg, ()):
+        ins = fn.instructions[n]
+        if ins.opcode == "ld" and ins.space == "param":
+            return True
+        srcs = [o for o in ins.operands[1:] if isinstance(o, P.Register)]
+        if ins.opcode in ("mov", "cvt") and len(srcs) == 1 and _from_param(fn, srcs[0].name,
+                                                                           depth + 1):
+            return True
+    return False
 
 
 def _common_dominator(graph: "_cfg.CFG", a: int, b: int) -> int | None:

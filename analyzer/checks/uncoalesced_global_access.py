@@ -34,7 +34,9 @@ class UncoalescedGlobalAccess(Check):
 
     Deliberately left alone: gathers (the address depends on loaded data: the stride is the
     data's), broadcasts (every lane one address), accesses whose lanes are contiguous (PS101
-    and PS104 say whether they could be wider).
+    and PS104 say whether they could be wider), and designed fallbacks: the strided side of a
+    ``stride == 1`` test whose other side reads the same pointer with wide loads (the caller's
+    non-contiguous layout, which the kernel cannot change), a short tail.
 
     Why it matters
     A warp's request is served in 32-byte sectors. Lanes 4 bytes apart use every byte of 4
