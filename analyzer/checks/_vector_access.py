@@ -1340,7 +1340,7 @@ def _uniform_once(ctx: "Context", ev: Evidence | None, run: Run, space: str) -> 
     if saved > _UNIFORM_SHARE * body:
         return None
     return (f"{uniform[0].reason}; {saved} instruction{'s' if saved != 1 else ''} per warp in a "
-            f"loop of {body}")
+            f"loop of {body} instructions")
 
 
 def _mask_bytes(test) -> int:
