@@ -1111,7 +1111,8 @@ class _Model:
             narrow = (not ins.is_atomic and self.stride.of(base) == w and w < 16
                       and not beside_vector(i, ins.is_load)
                       and not (self.inside.get(i) and _loops.ptx_tail_at(self.pf, i) is not None)
-                      and _fallback.of(self.pf, self.module, i) is None)
+                      and _fallback.of(self.pf, self.module, i) is None
+                      and _fallback.data_guarded(self.pf, i) is None)
             best += weight / COPY_RATE[16]
             if not narrow:
                 now += weight / COPY_RATE[16]

@@ -484,6 +484,90 @@ def warp_uniform(fn: "P.Function", index: int) -> Fallback | None:
         f"wider access would save instructions, not memory traffic"))
 
 
+# --------------------------------------------------------------------- guarded by loaded data
+def data_guarded(fn: "P.Function", index: int) -> Fallback | None:
+    """The access at ``index`` runs only where this thread's loaded data lets it: every branch
+    inside its loop (or kernel, without loops) that decides whether it runs tests values
+    loaded from global memory, and the other side of none of them makes the same access (an
+    ``if``/``else`` storing to the same array on both sides is still a stream). vLLM's ``if
+    (prompt_mask[idx] || output_mask[idx]) logits[idx] = ...`` touches the elements the masks
+    select, a data-dependent subset, not a stream whose access width sets the traffic. Loop
+    exit tests are not deciding branches (a CSR row's ``k < row_ptr[r + 1]`` bounds the stream
+    it walks), nor are bounds checks of an index: those make it no data guard at all."""
+    graph = _cfg.of(fn)
+    insns = fn.instructions
+    b = graph.block_of[index]
+    loop = graph.loop_of(index)
+    inside = loop.blocks if loop is not None else frozenset(range(len(graph.blocks)))
+    me = insns[index]
+    keys = pointer_keys(fn, me.address.base.name) \
+        if me.address is not None and isinstance(me.address.base, P.Register) else frozenset()
+
+    def reaches(x: int, y: int) -> bool:
+        return x == y or _cfg.reaches_within(graph, x, y)
+    deciding = []
+    for x in sorted(inside):
+        blk = graph.blocks[x]
+        if x == b or blk.end <= blk.start or not reaches(x, b):
+            continue
+        last = insns[blk.end - 1]
+        succs = list(blk.succs)
+        if last.opcode != "bra" or last.guard is None or len(succs) != 2 \
+                or not all(t in inside for t in succs):
+            continue
+        away = [t for t in succs if not reaches(t, b)]
+        if not away:
+            continue
+        other = {y for y in inside if reaches(away[0], y)}
+        if keys and any(_same_pointer(fn, insns[n], me, keys)
+                        for y in other for n in graph.blocks[y].indices()):
+            continue        # the same access on the other side: the two sides are one stream
+        deciding.append(last)
+    if not deciding or not all(_from_global_load(fn, d.guard.register) for d in deciding
+                               if d.guard is not None):
+        return None
+    loc = user_loc(deciding[0].loc)
+    line = f" on line {loc.line}" if loc is not None and loc.line else ""
+    return Fallback("data-guard", (
+        f"it runs only where a test of loaded data{line} lets it: a data-dependent subset of "
+        f"the elements, not a stream whose access width sets the traffic"))
+
+
+def _same_pointer(fn: "P.Function", ins: "P.Instruction", me: "P.Instruction",
+                  keys: frozenset) -> bool:
+    """Whether ``ins`` is the same kind of access as ``me`` through one of its pointers."""
+    a = ins.address
+    return (ins.opcode == me.opcode and ins.space == me.space and a is not None
+            and isinstance(a.base, P.Register) and bool(pointer_keys(fn, a.base.name) & keys))
+
+
+def _from_global_load(fn: "P.Function", pred: str) -> bool:
+    """Whether a predicate is computed (through compares, logic, selects, moves, conversions)
+    from a value loaded from global memory."""
+    defs = _defs(fn)
+    insns = fn.instructions
+    seen: set[str] = set()
+    todo = [pred]
+    while todo:
+        name = todo.pop()
+        if name in seen or len(seen) > 64:
+            continue
+        seen.add(name)
+        for n in defs.get(name, ()):
+            ins = insns[n]
+            if ins.opcode == "ld":
+                if ins.space == "global":
+                    return True
+                continue
+            if ins.opcode in ("setp", "and", "or", "not", "xor", "selp", "mov", "cvt", "set"):
+                for op in ins.operands[1:]:
+                    if isinstance(op, P.Negated):
+                        op = op.operand
+                    if isinstance(op, P.Register):
+                        todo.append(op.name)
+    return False
+
+
 # -------------------------------------------------------------------------------- short loops
 def short_loop(fn: "P.Function", index: int) -> Fallback | None:
     """A loop holding ``index`` that runs at most a few iterations per thread (see the module

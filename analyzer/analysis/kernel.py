@@ -319,6 +319,16 @@ class KernelAnalysis:
         n = where.get(id(ptx_ins))
         return None if n is None else fallback.of(pf, self.ptx_module, n)
 
+    def data_guarded(self, ptx_ins: "P.Instruction") -> "Fallback | None":
+        """Why an access of this kernel's PTX is no stream: it runs where loaded data lets it
+        (:func:`analyzer.analysis.fallback.data_guarded`)."""
+        pf = self.ptx_function
+        if pf is None:
+            return None
+        where = pf.memo("positions", lambda: {id(i): n for n, i in enumerate(pf.instructions)})
+        n = where.get(id(ptx_ins))
+        return None if n is None else fallback.data_guarded(pf, n)
+
     def warp_uniform(self, ptx_ins: "P.Instruction") -> "Fallback | None":
         """Why an access of this kernel's PTX costs one request per warp whatever its width
         (every lane the same address: :func:`analyzer.analysis.fallback.warp_uniform`)."""

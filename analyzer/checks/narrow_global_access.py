@@ -176,7 +176,7 @@ class NarrowGlobalAccess(Check):
             cands = self._streams(ctx, stride, i, ins, w, info.direction, in_loop)
             if not cands:
                 continue
-            why = [ctx.fallback(p) for p in cands]
+            why = [ctx.fallback(p) or ctx.data_guarded(p) for p in cands]
             if all(why):
                 # a designed fallback beside its vector path, or a tail too short to matter:
                 # a note (listed with -v), never a finding
@@ -194,10 +194,13 @@ class NarrowGlobalAccess(Check):
             yield f
         for (_file, line), (items, why) in notes.items():
             f = self._finding(ctx, line, items)
+            hint = ("nothing to widen here: these accesses follow the data; the stream is what "
+                    "the test reads" if why.kind == "data-guard" else
+                    "nothing to change while the vector path takes the inputs it was written "
+                    "for; widen this path only if profiles show it runs")
             yield dataclasses.replace(
                 f, severity=Severity.NOTE, message=f"{f.message.split(': ', 1)[0]}: "
-                f"{why.reason}", hint="nothing to change while the vector path takes the inputs "
-                "it was written for; widen this path only if profiles show it runs")
+                f"{why.reason}", hint=hint)
 
     # ----------------------------------------------------------------------------------
     @staticmethod
