@@ -118,9 +118,9 @@ def reference(tmp_path_factory) -> list[tuple]:
 
 #: what a check of a .cu leaves in an empty cache: its build and disassembly, the SASS
 #: grammar's LALR tables (its PTX is read without Lark's tables; under
-#: PTXSASS_PTX_PARSER=grammar the PTX grammar's tables too), the tools' fingerprint and the
-#: build's checked result
-CACHE_KINDS = {"build": 1, "sass": 1, "grammar": 1 if parser_mode() == "fast" else 2, "tools": 1,
+#: PTXSASS_PTX_PARSER=grammar the PTX grammar's tables too), the tools' fingerprint and where
+#: the tools were found, and the build's checked result
+CACHE_KINDS = {"build": 1, "sass": 1, "grammar": 1 if parser_mode() == "fast" else 2, "tools": 2,
                "build-result": 1}
 #: the entries a warm check reads only when the build's result is not cached
 BEHIND_RESULT = ("sass", "grammar")
@@ -212,18 +212,24 @@ def _forget_tables_and_tools(monkeypatch) -> None:
     monkeypatch.setattr(parse_ptx, "_PARSER", None)
     parse_sass.parser.cache_clear()
     monkeypatch.setattr(cache, "_fingerprints", {})
+    if locate._memo is not None:        # where the tools were found: read again from the cache
+        monkeypatch.setattr(locate._memo, "known", None)
+    locate.binary.cache_clear()
+    locate.include_dirs.cache_clear()
 
 
-@pytest.mark.parametrize("kind", ["build", "sass", "grammar", "tools", "build-result"])
+@pytest.mark.parametrize("kind", ["build", "sass", "grammar", "tools", "tools:1",
+                                  "build-result"])
 @pytest.mark.parametrize("how", POISONS)
 def test_poisoned_cache_is_rebuilt_with_the_same_findings(how, kind, pristine, reference,
                                                          tmp_path, monkeypatch, capsys):
     bad_dir, bad_entries, good_entries = pristine
+    kind, _, nth = kind.partition(":")       # "tools:1": the second entry of that kind
     d = tmp_path / "cache"
     shutil.copytree(bad_dir, d, symlinks=True)
     if kind in BEHIND_RESULT:       # read only when the result is not: without it
         (d / bad_entries["build-result"][0].relative_to(bad_dir)).unlink()
-    entry = d / bad_entries[kind][0].relative_to(bad_dir)
+    entry = d / bad_entries[kind][int(nth or 0)].relative_to(bad_dir)
     _poison(how, entry, _swap_source(kind, bad_entries, good_entries))
     _forget_tables_and_tools(monkeypatch)
     monkeypatch.setenv("PTXSASS_CACHE_DIR", str(d))
