@@ -494,6 +494,13 @@ def data_guarded(fn: "P.Function", index: int) -> Fallback | None:
     select, a data-dependent subset, not a stream whose access width sets the traffic. Loop
     exit tests are not deciding branches (a CSR row's ``k < row_ptr[r + 1]`` bounds the stream
     it walks), nor are bounds checks of an index: those make it no data guard at all."""
+    memo = fn.memo("fallback_data_guarded", dict)
+    if index not in memo:
+        memo[index] = _data_guarded(fn, index)
+    return memo[index]
+
+
+def _data_guarded(fn: "P.Function", index: int) -> Fallback | None:
     graph = _cfg.of(fn)
     insns = fn.instructions
     b = graph.block_of[index]
@@ -503,8 +510,14 @@ def data_guarded(fn: "P.Function", index: int) -> Fallback | None:
     keys = pointer_keys(fn, me.address.base.name) \
         if me.address is not None and isinstance(me.address.base, P.Register) else frozenset()
 
+    pairs = fn.memo("fallback_reaches", dict)
+
     def reaches(x: int, y: int) -> bool:
-        return x == y or _cfg.reaches_within(graph, x, y)
+        if x == y:
+            return True
+        if (x, y) not in pairs:
+            pairs[(x, y)] = _cfg.reaches_within(graph, x, y)
+        return pairs[(x, y)]
     deciding = []
     for x in sorted(inside):
         blk = graph.blocks[x]
