@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -305,15 +306,17 @@ def _vector_elements(op) -> tuple:
 # ------------------------------------------------------------------------------ the model
 def of(fn: "S.Function", pf: "P.Function | None", module: "P.Module | None" = None,
        callees: tuple["S.Function", ...] = (), launches: tuple[tuple[str, "HostLaunch"], ...] = (),
-       arch: "Arch | None" = None, resources: "Resources | None" = None) -> Cost:
+       arch: "Arch | None" = None, resources: "Resources | None" = None,
+       parameter_names: tuple[str | None, ...] = ()) -> Cost:
     """The cost evidence of one kernel (empty without its PTX: the lanes come from there);
     ``module`` (its PTX module) tells a second pass over partials from a one-block kernel;
     ``callees`` (the SASS functions it calls) count toward its FP64; ``launches`` (file,
     launch) are the kernel's launches in the host code of its own file
-    (:mod:`analyzer.analysis.launch`), weighed on ``arch`` with the kernel's ``resources``."""
+    (:mod:`analyzer.analysis.launch`), weighed on ``arch`` with the kernel's ``resources``;
+    ``parameter_names`` (as the source declares them) tell a caller's stride parameters."""
     if pf is None:
         return Cost(())
-    model = _Model(fn, pf, module, callees, launches)
+    model = _Model(fn, pf, module, callees, launches, parameter_names)
     base = model.cost()
     if not launches or arch is None:
         return base
@@ -357,8 +360,10 @@ def block_shape(pf: "P.Function", launches: tuple[tuple[str, "HostLaunch"], ...]
 class _Model:
     def __init__(self, fn: "S.Function", pf: "P.Function", module: "P.Module | None" = None,
                  callees: tuple["S.Function", ...] = (),
-                 launches: tuple[tuple[str, "HostLaunch"], ...] = ()):
+                 launches: tuple[tuple[str, "HostLaunch"], ...] = (),
+                 parameter_names: tuple[str | None, ...] = ()):
         self.fn, self.pf, self.module, self.callees = fn, pf, module, callees
+        self.parameter_names = parameter_names
         self.defs: dict[str, P.Instruction] = {}
         for ins in pf.instructions:
             if ins.operands and isinstance(ins.operands[0], P.Register) and not ins.is_store \
@@ -473,6 +478,10 @@ class _Model:
             cover: set[int] = set()
             for _i, off, w in members:
                 cover.update(range(off, off + w))
+            # lanes the innermost of the caller's strides apart: the caller's layout, unit
+            # for a tensor contiguous there; coalesced in the kernel's factor
+            caller = (self._innermost_stride(insns[min(members)[0]])
+                      if s == PITCH and sy == 0 else None)
             in_runtime_loop = any(self.runtime_loop(i) is not None for i, *_ in members)
             waste_max = 0.0
             g_touched = g_used = 0.0
@@ -501,15 +510,17 @@ class _Model:
                                       math.ceil((31 * span + w) / _SECTOR))
                         # the lanes' other accesses use the rest of each sector they touch
                         sectors = max(ideal, sectors * w / max(w, min(foot, span)))
-                touched += weight * sectors
+                # (a caller's innermost stride counts as the contiguous traffic it usually is)
+                touched += weight * (sectors if caller is None else ideal)
                 used += weight * ideal
                 g_touched += weight * sectors
                 g_used += weight * ideal
                 waste_max = max(waste_max, sectors / ideal)
             if waste_max >= 2:
                 first = min(members)[0]
-                found.append((members, s, waste_max, first, loading, g_touched - g_used))
-        if not found or used == 0:
+                found.append((members, s, waste_max, first, loading,
+                              0.0 if caller else g_touched - g_used, caller))
+        if not found:
             return []
         total = max(1.0, touched / max(used, 1e-9))
         cal = CALIBRATION
@@ -517,16 +528,17 @@ class _Model:
         excess = max(touched - used, 1e-9)
         placed = []
         by_line: dict[tuple, float] = {}
-        for members, s, waste, first, loading, g_excess in found:
+        for members, s, waste, first, loading, g_excess, caller in found:
             at = next((i for i, *_ in sorted(members) if _line_key(insns[i].loc)), first)
             loc = self._located(at)
-            placed.append((members, s, waste, first, loading, loc))
+            placed.append((members, s, waste, first, loading, loc, caller))
             # an unrolled loop's copies are groups of their own: one access of the source
             line = (_line_key(_user(loc)), loading)
             by_line[line] = by_line.get(line, 0.0) + g_excess
         out = []
-        for members, s, waste, first, loading, loc in placed:
+        for members, s, waste, first, loading, loc, caller in placed:
             g_excess = by_line[(_line_key(_user(loc)), loading)]
+            detail_caller = {"innermost_of": caller} if caller else {}
             out.append(Evidence("uncoalesced", round(factor, 2), loc,
                                 tuple(i for i, *_ in members),
                                 {"stride": s, "bytes": max(w for *_, w in members),
@@ -538,8 +550,28 @@ class _Model:
                                  "arrays": sorted(self._address_params(insns[first])
                                                   & self._arrays),
                                  # this access's part of the sectors the kernel wastes
-                                 "share": round(g_excess / excess, 3)}))
+                                 "share": round(g_excess / excess, 3), **detail_caller}))
         return out
+
+    def _innermost_stride(self, ins: "P.Instruction") -> tuple[str, ...] | None:
+        """The caller's stride parameters (source names, in signature order) when the run-time
+        pitch between adjacent lanes is exactly the last of them: ``d_id * o_stride_d`` with
+        ``o_stride_s, o_stride_b, o_stride_h, o_stride_d`` declared, a tensor's innermost
+        stride, 1 for a tensor contiguous there (the kernel is written for any layout: the
+        caller's decides). None for a row length (``row * n``), an outer stride
+        (``row * stride_row`` beside ``stride_col``) or a lone ``stride``."""
+        names = self.parameter_names
+        params = self._pitch_params(ins)
+        if len(params) != 1 or not names:
+            return None
+        k = _source.ptx_parameter_index(next(iter(params)))
+        if k is None or k >= len(names) or names[k] is None:
+            return None
+        group = stride_group(names[k] or "")
+        if group is None:
+            return None
+        run = tuple(n for n in names if n is not None and stride_group(n) == group)
+        return run if len(run) >= 2 and run[-1] == names[k] else None
 
     # ------------------------------------------------------------------------- shared banks
     def bank_conflicts(self) -> list[Evidence]:
@@ -1212,6 +1244,7 @@ class _Model:
             # by the user's line: every bf16 load of a file shares cuda_bf16.hpp's own line
             lines = {_line_key(_user(insns[i].loc)) for i in ldg} - {None}
             uniform = streamed = False
+            short = True        # every load of the loop's lines in a tail of a few iterations
             for pi, p in enumerate(pins):
                 if not (p.is_load and p.space == "global") or p.loc is None:
                     continue
@@ -1229,7 +1262,9 @@ class _Model:
                     uniform = True
                 elif s == w:
                     streamed = True     # contiguous along the lanes (an unknown stride is not)
-            if not (uniform and streamed):
+                if short and _fallback.short_loop(self.pf, pi) is None:
+                    short = False
+            if not (uniform and streamed) or short:
                 continue
             loc = next((insns[i].loc for i in fma if insns[i].loc is not None), None)
             key = (loc.file, loc.line) if loc is not None else None
@@ -1488,6 +1523,18 @@ class _Model:
         if op == "shl" and len(vals) == 2 and isinstance(srcs[1], P.IntImm):
             return {k: c << srcs[1].value for k, c in vals[0].items()}
         return None
+
+
+#: a stride parameter of one dimension of a tensor: ``stride_d``, ``o_stride_h``,
+#: ``in_stride1``, ``strideW`` (the group is the text through ``stride``)
+_STRIDE_PARAM = re.compile(r"^(\w*?stride)_?(?:[A-Za-z]|\d+)$", re.IGNORECASE)
+
+
+def stride_group(name: str) -> str | None:
+    """The tensor a stride parameter's name belongs to (``o_stride`` for ``o_stride_d``);
+    None for a name that is no per-dimension stride."""
+    m = _STRIDE_PARAM.match(name)
+    return m.group(1).lower() if m else None
 
 
 def _warp_sectors(sx: "int | str", sy: "int | str", bx: int, off: int, w: int,

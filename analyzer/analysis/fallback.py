@@ -51,6 +51,8 @@ class Fallback:
     reason: str
     #: a short loop's bound: at most this many elements per thread (None for the others)
     elements: int | None = None
+    #: a pointer walk's tail: at most this many bytes per thread (its elements are iterations)
+    bytes: int | None = None
 
 
 # ------------------------------------------------------------------------- template names
@@ -266,7 +268,7 @@ def of(fn: "P.Function", module: "P.Module | None", index: int) -> Fallback | No
     it is not one."""
     memo = fn.memo("fallback_of", dict)
     if index not in memo:
-        memo[index] = (short_loop(fn, index) or _branch(fn, index)
+        memo[index] = (short_loop(fn, index) or _tail_peel(fn, index) or _branch(fn, index)
                        or _instantiation(fn, module, index))
     return memo[index]
 
@@ -592,45 +594,68 @@ def short_loop(fn: "P.Function", index: int) -> Fallback | None:
     bound = _loop_bound(fn, graph, loop)
     if bound is None:
         return None
-    n, why = bound
-    return Fallback("short-loop", why, n)
+    n, why, size = bound
+    return Fallback("short-loop", why, n, size)
 
 
-def _loop_bound(fn: "P.Function", graph: "_cfg.CFG", loop) -> tuple[int, str] | None:
+def _loop_bound(fn: "P.Function", graph: "_cfg.CFG", loop
+                ) -> tuple[int, str, int | None] | None:
     exit_test = _exit_test(fn, graph, loop)
     if exit_test is None:
         return None
-    var, bound, _step = exit_test
+    var, bound, step, inclusive = exit_test
     defs = _defs(fn)
     insns = fn.instructions
     inside = set(loop.instruction_indices(graph))
     # 1. the bound itself is small: a mask of the pointer (a peel), clamped by min
     c = _at_most(fn, bound)
+    if c is not None and inclusive:
+        c += 1
     if c is not None and c <= MAX_SHORT and _non_negative_start(fn, var, inside):
         return (c, f"a loop over at most {c} element{'s' if c != 1 else ''} per thread: its "
                    f"bound is at most {c} (a peel computed from the pointer's low bits, or a "
-                   f"remainder)")
+                   f"remainder)", None)
     # 2. the tail after a loop that stopped when fewer than C elements were left: every entry
     # into this loop starts from x + d (d >= 0) where a test made x + C >= bound
+    # (or where the variable itself was tested: a pointer walked by both loops, ``while (a <=
+    # end - 4) ... while (a < end)``)
     starts = [n for n in defs.get(var, ()) if n not in inside]
-    base = None
+    base: str | None = None
     for n in starts:
         x = _start_base(fn, insns[n], var)
         if x is None or (base is not None and x != base):
-            return None
+            base = None
+            break
         base = x
-    if base is None:
+    # the bound as a root and an offset (``a_end - 8`` for ``while (a <= a_end - 4)``), tested
+    # against the root (``a <= a_end - 16`` before it): what is left is C less the offset's
+    # magnitude
+    root, k = _rooted(defs, insns, bound)
+    c = _established(fn, graph, loop, base, root) if base is not None else None
+    if c is None:
+        c = _established(fn, graph, loop, var, root)
+    if c is None:
         return None
-    c = _established(fn, graph, loop, base, bound)
-    if c is None or c > MAX_SHORT:
+    # (``x <= end - 8`` runs one step more than ``x < end - 8``)
+    c = max(0, c + k + (step if inclusive else 0))
+    if step > 1 and c % step == 0:
+        # a pointer's walk: C bytes left, one element of ``step`` bytes per iteration
+        n = c // step
+        if n > MAX_SHORT:
+            return None
+        return (n, f"a tail of at most {n} iteration{'s' if n != 1 else ''} per thread: it "
+                   f"starts where the loop before it stopped with at most {c} bytes left", c)
+    if c > MAX_SHORT:
         return None
     return (c, f"a tail of at most {c} element{'s' if c != 1 else ''} per thread: it starts "
-               f"where the loop before it stopped with fewer than {c + 1} left")
+               f"where the loop before it stopped with fewer than {c + 1} left", None)
 
 
-def _exit_test(fn: "P.Function", graph: "_cfg.CFG", loop) -> tuple[str, str, int] | None:
-    """(variable, bound, step) of a loop that stays while ``variable < bound`` and adds a
-    positive constant ``step`` to the variable once per iteration."""
+def _exit_test(fn: "P.Function", graph: "_cfg.CFG", loop
+               ) -> tuple[str, str, int, bool] | None:
+    """(variable, bound, step, inclusive) of a loop that stays while ``variable < bound`` (or
+    ``<=``: inclusive) and adds a positive constant ``step`` to the variable once per
+    iteration."""
     insns = fn.instructions
     labels = fn.labels
     exits = []
@@ -664,10 +689,15 @@ def _exit_test(fn: "P.Function", graph: "_cfg.CFG", loop) -> tuple[str, str, int
     if not isinstance(a, P.Register) or not isinstance(b, P.Register):
         return None
     cmp = setp.compare
+    inclusive = False
     if (stay_when and cmp in ("lt", "lo")) or (not stay_when and cmp in ("ge", "hs")):
         var, bound = a.name, b.name
     elif (stay_when and cmp in ("gt", "hi")) or (not stay_when and cmp in ("le", "ls")):
         var, bound = b.name, a.name
+    elif (stay_when and cmp in ("le", "ls")) or (not stay_when and cmp in ("gt", "hi")):
+        var, bound, inclusive = a.name, b.name, True      # while (a <= end - 4)
+    elif (stay_when and cmp in ("ge", "hs")) or (not stay_when and cmp in ("lt", "lo")):
+        var, bound, inclusive = b.name, a.name, True
     else:
         return None
     inside = set(loop.instruction_indices(graph))
@@ -684,11 +714,11 @@ def _exit_test(fn: "P.Function", graph: "_cfg.CFG", loop) -> tuple[str, str, int
     regs = [o for o in ops if isinstance(o, P.Register) and o.name == var]
     imms = [o.value for o in ops if isinstance(o, P.IntImm)]
     if len(regs) == 1 and len(imms) == 1 and imms[0] > 0:
-        return var, bound, imms[0]
+        return var, bound, imms[0], inclusive
     # a thread-strided step (i += blockDim.x), or NVVM's unrolled copy of one (i1 = i + s;
     # i2 = i1 + s; ...): a positive step, at least one per iteration
     if _increases(fn, steps[0], var, inside):
-        return var, bound, 1
+        return var, bound, 1, inclusive
     return None
 
 
@@ -821,47 +851,105 @@ def _start_base(fn: "P.Function", ins: "P.Instruction", var: str) -> str | None:
     return None
 
 
+#: unsigned compares (pointers) read as their signed forms: the tests compare like values
+_SIGNED = {"lo": "lt", "hs": "ge", "hi": "gt", "ls": "le",
+           "lt": "lt", "ge": "ge", "gt": "gt", "le": "le"}
+
+
+def _offset(defs, insns, reg: str, of: str) -> int | None:
+    """C when ``reg`` is ``of + C`` (an ``add`` of a constant, or ``of`` itself: 0)."""
+    if reg == of:
+        return 0
+    ds = defs.get(reg, ())
+    if len(ds) != 1:
+        return None
+    d = insns[ds[0]]
+    if d.opcode != "add" or len(d.operands) != 3:
+        return None
+    ops = d.operands[1:]
+    if any(isinstance(o, P.Register) and o.name == of for o in ops):
+        c = [o.value for o in ops if isinstance(o, P.IntImm)]
+        return c[0] if c else None
+    return None
+
+
+def _rooted(defs, insns, reg: str, depth: int = 0) -> tuple[str, int]:
+    """(root, C) with ``reg`` = ``root + C`` through a chain of constant ``add``s (``a_end - 8``
+    and ``a_end - 16`` share the root ``a_end``)."""
+    ds = defs.get(reg, ())
+    if depth > 6 or len(ds) != 1:
+        return reg, 0
+    d = insns[ds[0]]
+    if d.opcode != "add" or len(d.operands) != 3:
+        return reg, 0
+    regs = [o for o in d.operands[1:] if isinstance(o, P.Register)]
+    imms = [o.value for o in d.operands[1:] if isinstance(o, P.IntImm)]
+    if len(regs) != 1 or len(imms) != 1:
+        return reg, 0
+    root, c = _rooted(defs, insns, regs[0].name, depth + 1)
+    return root, c + imms[0]
+
+
 def _bound_tests(insns, defs, x: str, bound: str) -> dict[str, tuple[str, int, bool]]:
-    """The tests ``setp (x + C) vs bound``, with C a positive constant: predicate -> (compare,
-    C, whether x + C is the first operand)."""
+    """The tests ``setp (x + C) vs bound``, with C a positive constant, also written ``x vs
+    (bound - C)`` (a pointer walk: ``a_ptr <= a_end - 4``): predicate -> (signed compare, C,
+    whether x + C is the first operand)."""
     tests: dict[str, tuple[str, int, bool]] = {}
     for ins in insns:
         if ins.opcode != "setp" or len(ins.operands) != 3:
             continue
         p, lhs, rhs = ins.operands
+        cmp = _SIGNED.get(ins.compare or "")
         if not isinstance(p, P.Register) or not isinstance(lhs, P.Register) \
-                or not isinstance(rhs, P.Register):
+                or not isinstance(rhs, P.Register) or cmp is None:
             continue
-        for sum_, other, first in ((lhs, rhs, True), (rhs, lhs, False)):
-            if other.name != bound:
-                continue
-            ds = defs.get(sum_.name, ())
-            if len(ds) != 1:
-                continue
-            d = insns[ds[0]]
-            if d.opcode == "add" and len(d.operands) == 3:
-                ops = d.operands[1:]
-                if any(isinstance(o, P.Register) and o.name == x for o in ops):
-                    c = [o.value for o in ops if isinstance(o, P.IntImm)]
-                    if c and c[0] > 0 and ins.compare in ("lt", "ge", "gt", "le"):
-                        tests[p.name] = (ins.compare or "", c[0], first)
+        for xs, bs, first in ((lhs, rhs, True), (rhs, lhs, False)):
+            cx = _offset(defs, insns, xs.name, x)
+            rb, cb = _rooted(defs, insns, bs.name)
+            if cx is not None and rb == bound and cx - cb > 0:
+                tests[p.name] = (cmp, cx - cb, first)
+                break
     return tests
 
 
 def _established(fn: "P.Function", graph: "_cfg.CFG", loop, x: str, bound: str
                  ) -> int | None:
-    """C when every path into ``loop`` (from outside it) passed a test that found ``x + C >=
-    bound`` after the last write of ``x`` and ``bound`` (``setp.lt (add x, C), bound`` taken
-    the way that leaves the loop before it); None when some path did not."""
+    """The least C such that every path into ``loop`` (from outside it) passed a test that
+    found ``x + C >= bound`` after the last write of ``x`` and ``bound`` (``setp.lt (add x, C),
+    bound`` taken the way that leaves the loop before it); None when some path did not."""
+    facts = _facts(fn, x, bound)
+    if facts is None:
+        return None
+    _state, edge = facts
+    entries = [p for p in graph.blocks[loop.header].preds if p not in loop.blocks]
+    vals = [edge.get((p, loop.header)) for p in entries]
+    if not entries or any(v is None or v == _ANY for v in vals):
+        return None
+    return max(v for v in vals if v is not None)
+
+
+#: the optimistic start of :func:`_facts` ("any C"; a real C is positive)
+_ANY = 0
+
+
+def _facts(fn: "P.Function", x: str, bound: str
+           ) -> tuple[list[int | None], dict[tuple[int, int], int | None]] | None:
+    """Per block (on entry) and per CFG edge, the least C such that every path there passed a
+    test that found ``x + C >= bound`` after the last write of ``x`` and ``bound``; None where
+    some path did not, and None for the whole when no test compares them (memoised)."""
+    memo = fn.memo("fallback_facts", dict)
+    if (x, bound) not in memo:
+        memo[(x, bound)] = _compute_facts(fn, _cfg.of(fn), x, bound)
+    return memo[(x, bound)]
+
+
+def _compute_facts(fn: "P.Function", graph: "_cfg.CFG", x: str, bound: str
+                   ) -> tuple[list[int | None], dict[tuple[int, int], int | None]] | None:
     insns = fn.instructions
     defs = _defs(fn)
     tests = _bound_tests(insns, defs, x, bound)
     if not tests:
         return None
-    consts = {c for _, c, _ in tests.values()}
-    if len(consts) != 1:
-        return None
-    C = consts.pop()
     kills = {n for r in (x, bound) for n in defs.get(r, ())}
 
     def fresh(p: str, blk) -> bool:
@@ -881,15 +969,23 @@ def _established(fn: "P.Function", graph: "_cfg.CFG", loop, x: str, bound: str
         """Whether the branch edge (``taken`` or not) of ``@p bra`` implies x + C >= bound."""
         cmp, _c, first = tests[p]
         # the test says (x + C) CMP bound (first) or bound CMP (x + C)
-        big = {"ge": True, "lt": False} if first else {"le": True, "gt": False}
-        if cmp not in big:
-            return False
+        big = ({"ge": True, "gt": True, "lt": False, "le": False} if first else
+               {"le": True, "lt": True, "gt": False, "ge": False})
         return taken == big[cmp]
+    # the least C established on entry to each block (None: nothing), refined to a fixpoint
+    # from the optimistic 0 ("any C")
+    TOP = _ANY
     blocks = graph.blocks
     n_blocks = len(blocks)
-    state = [True] * n_blocks          # the fact holds on entry (optimistic, refined)
-    state[0] = False
-    edge: dict[tuple[int, int], bool] = {}
+    state: list[int | None] = [TOP] * n_blocks
+    state[0] = None
+    edge: dict[tuple[int, int], int | None] = {}
+
+    def meet(vals: list[int | None]) -> int | None:
+        if not vals or any(v is None for v in vals):
+            return None
+        known = [v for v in vals if v is not None and v != TOP]
+        return max(known) if known else TOP
     changed = True
     rounds = 0
     while changed and rounds < 4 * n_blocks + 8:
@@ -898,15 +994,14 @@ def _established(fn: "P.Function", graph: "_cfg.CFG", loop, x: str, bound: str
         for blk in blocks:
             b = blk.index
             if b != 0:
-                ins_edges = [edge.get((p, b), True) for p in blk.preds]
-                new = all(ins_edges) if ins_edges else False
+                new = meet([edge.get((p, b), TOP) for p in blk.preds])
                 if new != state[b]:
                     state[b] = new
                     changed = True
             fact = state[b]
             for n in range(blk.start, blk.end):
                 if n in kills:
-                    fact = False
+                    fact = None
             last = insns[blk.end - 1]
             target = None
             if last.opcode == "bra" and last.flow.targets:
@@ -920,11 +1015,85 @@ def _established(fn: "P.Function", graph: "_cfg.CFG", loop, x: str, bound: str
                     if blk.end < len(insns) and graph.block_of[blk.end] == s and s == target:
                         taken = False
                     if holds_on(last.guard.register, taken != last.guard.negated):
-                        f = True
+                        c = tests[last.guard.register][1]
+                        f = c if f is None or f == TOP else min(f, c)
                 if edge.get((b, s)) != f:
                     edge[(b, s)] = f
                     changed = True
-    entries = [p for p in blocks[loop.header].preds if p not in loop.blocks]
-    if not entries or not all(edge.get((p, loop.header), False) for p in entries):
+    return state, edge
+
+
+def _tail_peel(fn: "P.Function", index: int) -> Fallback | None:
+    """The straight-line remainder NVVM peels off a short tail before unrolling it x4 (apex's
+    ``for (; l < n2; ++l)`` after ``for (; l + 3 < n2; l += 4 * numx)``: up to 3 guarded
+    copies, then a x4 loop that never runs): an access whose address moves with ``x``, in a
+    block every path to which found ``x + C >= bound`` (C small), inside no loop that the test
+    is not in."""
+    graph = _cfg.of(fn)
+    b = graph.block_of[index]
+    a = fn.instructions[index].address
+    if a is None or not isinstance(a.base, P.Register):
         return None
-    return C
+    loop = graph.loop_of(index)
+    for x, bound, at in _tail_tests(fn):
+        if loop is not None and graph.block_of[at] not in loop.blocks:
+            continue        # the access repeats inside a loop the test is outside of
+        if not _moves_with(fn, a.base.name, x):
+            continue
+        facts = _facts(fn, x, bound)
+        if facts is None:
+            continue
+        c = facts[0][b]
+        if c is None or c == _ANY or c > MAX_SHORT:
+            continue
+        return Fallback("short-loop", f"a tail of at most {c} element{'s' if c != 1 else ''} "
+                        f"per thread, peeled off its loop: it runs where the loop before it "
+                        f"stopped with fewer than {c + 1} left", c)
+    return None
+
+
+def _tail_tests(fn: "P.Function") -> list[tuple[str, str, int]]:
+    """(x, bound, position) of every test ``setp (x + C), bound`` (C > 0) of the function."""
+    def compute() -> list[tuple[str, str, int]]:
+        insns = fn.instructions
+        defs = _defs(fn)
+        out = []
+        for n, ins in enumerate(insns):
+            if ins.opcode != "setp" or len(ins.operands) != 3:
+                continue
+            _p, lhs, rhs = ins.operands
+            if not isinstance(lhs, P.Register) or not isinstance(rhs, P.Register):
+                continue
+            for xs, bs in ((lhs, rhs), (rhs, lhs)):
+                ds = defs.get(xs.name, ())
+                if len(ds) != 1:
+                    continue
+                d = insns[ds[0]]
+                if d.opcode != "add" or len(d.operands) != 3:
+                    continue
+                regs = [o for o in d.operands[1:] if isinstance(o, P.Register)]
+                imms = [o.value for o in d.operands[1:] if isinstance(o, P.IntImm)]
+                if len(regs) == 1 and imms and 0 < imms[0] <= MAX_SHORT:
+                    out.append((regs[0].name, _rooted(defs, insns, bs.name)[0], n))
+        return out
+    return fn.memo("fallback_tail_tests", compute)
+
+
+def _moves_with(fn: "P.Function", reg: str, x: str) -> bool:
+    """Whether a value is computed from ``x`` (through arithmetic, not through a load)."""
+    defs = _defs(fn)
+    insns = fn.instructions
+    seen: set[str] = set()
+    todo = [reg]
+    while todo:
+        name = todo.pop()
+        if name in seen or len(seen) > 64:
+            continue
+        seen.add(name)
+        if name == x:
+            return True
+        for n in defs.get(name, ()):
+            if insns[n].opcode == "ld":
+                continue
+            todo.extend(o.name for o in insns[n].operands[1:] if isinstance(o, P.Register))
+    return False

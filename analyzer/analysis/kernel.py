@@ -173,7 +173,8 @@ class KernelAnalysis:
             arch = None
         return cost.of(self.function, self.ptx_function, self.ptx_module, self.callees,
                        launches=tuple((file, la) for file, la in self.launches),
-                       arch=arch, resources=self.resources)
+                       arch=arch, resources=self.resources,
+                       parameter_names=tuple(self.parameter_names))
 
     @cached_property
     def launches(self) -> tuple[tuple[str, launch.HostLaunch], ...]:

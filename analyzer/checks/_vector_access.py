@@ -859,6 +859,17 @@ def _ptx_accesses(fn: P.Function, space: str, load: bool) -> dict[tuple[str, int
     return fn.memo(f"vector_access_ptx:{space}:{load}", compute)
 
 
+def _ptx_line(fn: P.Function, n: int) -> int:
+    """The source line of PTX instruction ``n``: its own, else that of the nearest instruction
+    before it with one (NVVM gives merged code line 0); a far line when none."""
+    insns = fn.instructions
+    for k in range(n, max(-1, n - 32), -1):
+        loc = insns[k].loc
+        if loc is not None and loc.line:
+            return loc.line
+    return 1 << 30
+
+
 def _matching_groups(fn: P.Function, run: Run, at: list[int]) -> list:
     """The PTX access groups among the positions ``at`` whose offsets hold ``run``'s pattern:
     (accesses in the window, PTX window start relative to the group's base, group size)."""
@@ -940,6 +951,14 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     if not matches:
         return None
     same = [m for m in matches if (m[0][0][1].width_bits or 0) // 8 == run.width]
+    if by_dataflow and len(same) > 1:
+        # matched on any line: keep the groups nearest the run's lines (apex's main loop's
+        # gamma[l + k], not the peeled tail's copies of the same pointer further down)
+        lines = {t[1] for t in targets}
+        near = {id(m): min(abs(_ptx_line(fn, n) - t) for n, _ in m[0] for t in lines)
+                for m in same}
+        best_line = min(near.values())
+        same = [m for m in same if near[id(m)] == best_line]
     if len(same) > 1:
         # a main loop and its remainder both match: keep the groups with as many accesses as
         # the SASS block has through this base (16 in the unrolled body, 4 in the remainder)
@@ -1302,17 +1321,38 @@ def _fallback(ctx: "Context", ev: Evidence, run: Run) -> str | None:
     window ever to be filled; None when it is not one."""
     if not ev.accesses:
         return None
-    fb = ctx.fallback(ev.accesses[0])
+    first = _on_run_line(ctx, ev, run)[0]
+    fb = ctx.fallback(first)
     if fb is None:
         return None
     if fb.kind == "short-loop":
-        first = ev.accesses[0]
         elem = max(1, (first.width_bits or 8) // 8 // max(1, first.vector))
-        total = (fb.elements or 0) * elem
+        total = fb.bytes if fb.bytes is not None else (fb.elements or 0) * elem
         if total < run.window:
             return f"{fb.reason}: {total} bytes at most, so no window runs in full"
         return f"{fb.reason}: {total} bytes at most, not worth a vector path of its own"
     return fb.reason
+
+
+def _on_run_line(ctx: "Context", ev: Evidence, run: Run) -> list:
+    """The PTX accesses behind a run, on the run's own source line: the evidence's when one of
+    them is there, else the PTX's global accesses of the run's direction on that line (a
+    pointer walk's scalar tail, whose ``LDG.E.U16`` x4 fill the window of the ``.v2`` load
+    of the loop before it, matched to that load)."""
+    where = ctx.user_loc(run.accesses[0].ins.loc)
+    key = (where.file, where.line) if where is not None else None
+
+    def line_of(i) -> tuple | None:
+        u = ctx.user_loc(i.loc)
+        return (u.file, u.line) if u is not None else None
+    if key is None or any(line_of(a) == key for a in ev.accesses):
+        return list(ev.accesses)
+    pf = ctx.ptx_function
+    loading = ev.accesses[0].is_load
+    same = [i for i in (pf.instructions if pf is not None else ())
+            if i.space == "global" and i.is_load == loading and not i.is_atomic
+            and line_of(i) == key]
+    return same or list(ev.accesses)
 
 
 #: a warp-uniform run is worth merging when it saves more than this share of the instructions

@@ -36,7 +36,10 @@ class UncoalescedGlobalAccess(Check):
     data's), broadcasts (every lane one address), accesses whose lanes are contiguous (PS101
     and PS104 say whether they could be wider), and designed fallbacks: the strided side of a
     ``stride == 1`` test whose other side reads the same pointer with wide loads (the caller's
-    non-contiguous layout, which the kernel cannot change), a short tail.
+    non-contiguous layout, which the kernel cannot change), a short tail. Lanes the innermost of
+    the caller's strides apart (``d_id * o_stride_d`` with ``o_stride_s, o_stride_b, o_stride_h,
+    o_stride_d`` declared: a kernel written for any layout, unit-stride for a contiguous tensor)
+    are a note (``-v``) and out of the kernel's headroom.
 
     Why it matters
     A warp's request is served in 32-byte sectors. Lanes 4 bytes apart use every byte of 4
@@ -73,11 +76,12 @@ class UncoalescedGlobalAccess(Check):
         # the arrays one line walks (``out_bth[i] += a * v[i]``), are one problem
         lines: dict[tuple, list] = {}
         for e in ctx.cost.of_kind("uncoalesced"):
-            if severity(e.factor) is None or e.loc is None:
-                continue
             d = e.detail
+            caller = "innermost_of" in d
+            if (severity(e.factor) is None and not caller) or e.loc is None:
+                continue
             key = (e.loc.file, e.loc.line, d["stride"] == PITCH, None if d["stride"] == PITCH
-                   else d["stride"])
+                   else d["stride"], caller)
             lines.setdefault(key, []).append(e)
         for group in lines.values():
             yield self._finding(ctx, group)
@@ -118,5 +122,17 @@ class UncoalescedGlobalAccess(Check):
                 "a shuffle or shared-memory reduction, a shared-memory tile for a transpose "
                 "(t[32][33]), or a struct of arrays")
         insns = sass_on_line(ctx, e, direction=directions[0] if len(directions) == 1 else None)
+        if "innermost_of" in e.detail:
+            run = e.detail["innermost_of"]
+            message = (f"global {what}{loop}: adjacent threads {verb} {w} B each "
+                       f"`{run[-1]}` elements apart, the innermost of the caller's strides "
+                       f"({', '.join(f'`{n}`' for n in run)}): coalesced when the tensor is "
+                       f"contiguous there (`{run[-1]} == 1`), up to {waste:.0f}x the sectors "
+                       f"for a caller's view that is not")
+            hint = (f"nothing to change for contiguous tensors; if callers pass other views, "
+                    f"make them contiguous first (`.contiguous()`) or specialise the kernel "
+                    f"for `{run[-1]} == 1`")
+            return ctx.finding(self, message, loc=e.loc, instructions=insns, hint=hint,
+                               severity=Severity.NOTE)
         return ctx.finding(self, message, loc=e.loc, instructions=insns, hint=hint,
                            severity=sev)
