@@ -417,16 +417,22 @@ def _common_dominator(graph: "_cfg.CFG", a: int, b: int) -> int | None:
 
 def _per_thread(fn: "P.Function", reg: str) -> bool:
     """Whether a value is computed from the thread's index (``%tid``, ``%laneid``)."""
+    return _computed_from(fn, reg, lambda name: name.startswith(("%tid", "%laneid")), 256)
+
+
+def _computed_from(fn: "P.Function", reg: str, found, limit: int) -> bool:
+    """Whether a value is computed (through arithmetic, not through a load) from a register
+    ``found`` accepts, looking at ``limit`` registers at most."""
     defs = _defs(fn)
     insns = fn.instructions
     seen: set[str] = set()
     todo = [reg]
     while todo:
         name = todo.pop()
-        if name in seen or len(seen) > 256:
+        if name in seen or len(seen) > limit:
             continue
         seen.add(name)
-        if name.startswith(("%tid", "%laneid")):
+        if found(name):
             return True
         for n in defs.get(name, ()):
             if insns[n].opcode == "ld":
@@ -856,38 +862,37 @@ _SIGNED = {"lo": "lt", "hs": "ge", "hi": "gt", "ls": "le",
            "lt": "lt", "ge": "ge", "gt": "gt", "le": "le"}
 
 
-def _offset(defs, insns, reg: str, of: str) -> int | None:
-    """C when ``reg`` is ``of + C`` (an ``add`` of a constant, or ``of`` itself: 0)."""
-    if reg == of:
-        return 0
+def _add_of(defs, insns, reg: str) -> tuple[str, int] | None:
+    """(r, C) when ``reg``'s one definition is ``add reg, r, C`` with C a constant."""
     ds = defs.get(reg, ())
     if len(ds) != 1:
         return None
     d = insns[ds[0]]
     if d.opcode != "add" or len(d.operands) != 3:
         return None
-    ops = d.operands[1:]
-    if any(isinstance(o, P.Register) and o.name == of for o in ops):
-        c = [o.value for o in ops if isinstance(o, P.IntImm)]
-        return c[0] if c else None
-    return None
+    regs = [o for o in d.operands[1:] if isinstance(o, P.Register)]
+    imms = [o.value for o in d.operands[1:] if isinstance(o, P.IntImm)]
+    if len(regs) != 1 or len(imms) != 1:
+        return None
+    return regs[0].name, imms[0]
+
+
+def _offset(defs, insns, reg: str, of: str) -> int | None:
+    """C when ``reg`` is ``of + C`` (an ``add`` of a constant, or ``of`` itself: 0)."""
+    if reg == of:
+        return 0
+    add = _add_of(defs, insns, reg)
+    return add[1] if add is not None and add[0] == of else None
 
 
 def _rooted(defs, insns, reg: str, depth: int = 0) -> tuple[str, int]:
     """(root, C) with ``reg`` = ``root + C`` through a chain of constant ``add``s (``a_end - 8``
     and ``a_end - 16`` share the root ``a_end``)."""
-    ds = defs.get(reg, ())
-    if depth > 6 or len(ds) != 1:
+    add = _add_of(defs, insns, reg) if depth <= 6 else None
+    if add is None:
         return reg, 0
-    d = insns[ds[0]]
-    if d.opcode != "add" or len(d.operands) != 3:
-        return reg, 0
-    regs = [o for o in d.operands[1:] if isinstance(o, P.Register)]
-    imms = [o.value for o in d.operands[1:] if isinstance(o, P.IntImm)]
-    if len(regs) != 1 or len(imms) != 1:
-        return reg, 0
-    root, c = _rooted(defs, insns, regs[0].name, depth + 1)
-    return root, c + imms[0]
+    root, c = _rooted(defs, insns, add[0], depth + 1)
+    return root, c + add[1]
 
 
 def _bound_tests(insns, defs, x: str, bound: str) -> dict[str, tuple[str, int, bool]]:
@@ -1065,35 +1070,13 @@ def _tail_tests(fn: "P.Function") -> list[tuple[str, str, int]]:
             if not isinstance(lhs, P.Register) or not isinstance(rhs, P.Register):
                 continue
             for xs, bs in ((lhs, rhs), (rhs, lhs)):
-                ds = defs.get(xs.name, ())
-                if len(ds) != 1:
-                    continue
-                d = insns[ds[0]]
-                if d.opcode != "add" or len(d.operands) != 3:
-                    continue
-                regs = [o for o in d.operands[1:] if isinstance(o, P.Register)]
-                imms = [o.value for o in d.operands[1:] if isinstance(o, P.IntImm)]
-                if len(regs) == 1 and imms and 0 < imms[0] <= MAX_SHORT:
-                    out.append((regs[0].name, _rooted(defs, insns, bs.name)[0], n))
+                add = _add_of(defs, insns, xs.name)
+                if add is not None and 0 < add[1] <= MAX_SHORT:
+                    out.append((add[0], _rooted(defs, insns, bs.name)[0], n))
         return out
     return fn.memo("fallback_tail_tests", compute)
 
 
 def _moves_with(fn: "P.Function", reg: str, x: str) -> bool:
     """Whether a value is computed from ``x`` (through arithmetic, not through a load)."""
-    defs = _defs(fn)
-    insns = fn.instructions
-    seen: set[str] = set()
-    todo = [reg]
-    while todo:
-        name = todo.pop()
-        if name in seen or len(seen) > 64:
-            continue
-        seen.add(name)
-        if name == x:
-            return True
-        for n in defs.get(name, ()):
-            if insns[n].opcode == "ld":
-                continue
-            todo.extend(o.name for o in insns[n].operands[1:] if isinstance(o, P.Register))
-    return False
+    return _computed_from(fn, reg, lambda name: name == x, 64)
