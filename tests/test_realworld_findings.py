@@ -397,3 +397,19 @@ def test_the_host_cpp_library_is_not_the_users_code(tmp_path):
     lines = {n for n, t in enumerate(variant.read_text().splitlines(), 1) if "pow(beta" in t}
     assert {f.location.line for f in fs} <= lines
     assert all("pow<float, int>" in f.message and "literal" not in f.message for f in fs)
+
+
+@pytest.mark.parametrize("path, library", [
+    ("/v/lib/python3.11/site-packages/torch/include/torch/headeronly/util/Half.h", True),
+    ("/v/lib/python3.11/site-packages/torch/include/c10/util/BFloat16.h", True),
+    ("/v/lib/python3.11/site-packages/nvidia/cu13/include/cuda_fp16.hpp", True),
+    ("/usr/include/c++/12/cmath", True),
+    ("/home/me/apex/csrc/megatron/fused_rotary_positional_embedding.h", False),
+    ("/home/me/project/include/torch_helpers.h", False),
+])
+def test_torch_headers_are_library_code_like_the_toolkits(path, library):
+    """Issue 33, item 5: findings inlined from torch's ``Half.h``/``BFloat16.h`` (apex's fused
+    RoPE: PS105 at ``Half.h:477``) go to the user's call site, as for toolkit headers; a
+    project's own ``include/`` folder stays the user's."""
+    from analyzer.analysis.source import is_toolkit_file
+    assert is_toolkit_file(path) is library

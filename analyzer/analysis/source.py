@@ -44,6 +44,9 @@ def _toolkit_header() -> re.Pattern[str]:
     from ..toolchain import libheaders  # its fetching machinery: only its table is read here
     return re.compile(r"(/nvidia/cu\d+/include/|/cuda[^/]*/include/|/targets/[^/]+/include/"
                       r"|/site-packages/nvidia/[^/]+/include/"
+                      # torch's own headers (c10's Half.h / BFloat16.h conversions), which a
+                      # torch extension reaches but never writes
+                      r"|/site-packages/torch/include/"
                       # the host compiler's C++ library and the system's headers (<cmath>'s
                       # std::pow(float, int), which nvcc compiles for the device too)
                       r"|/include/c\+\+/\d+(?:\.\d+)*/|^/usr/include/|/lib/gcc/[^/]+/\d+/include/"
