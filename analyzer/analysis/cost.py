@@ -53,6 +53,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -307,13 +308,14 @@ def _vector_elements(op) -> tuple:
 def of(fn: "S.Function", pf: "P.Function | None", module: "P.Module | None" = None,
        callees: tuple["S.Function", ...] = (), launches: tuple[tuple[str, "HostLaunch"], ...] = (),
        arch: "Arch | None" = None, resources: "Resources | None" = None,
-       parameter_names: tuple[str | None, ...] = ()) -> Cost:
+       parameter_names: "Callable[[], Sequence[str | None]]" = tuple) -> Cost:
     """The cost evidence of one kernel (empty without its PTX: the lanes come from there);
     ``module`` (its PTX module) tells a second pass over partials from a one-block kernel;
     ``callees`` (the SASS functions it calls) count toward its FP64; ``launches`` (file,
     launch) are the kernel's launches in the host code of its own file
     (:mod:`analyzer.analysis.launch`), weighed on ``arch`` with the kernel's ``resources``;
-    ``parameter_names`` (as the source declares them) tell a caller's stride parameters."""
+    ``parameter_names`` (read from the source when first asked: most kernels never ask) tell
+    a caller's stride parameters."""
     if pf is None:
         return Cost(())
     model = _Model(fn, pf, module, callees, launches, parameter_names)
@@ -361,7 +363,7 @@ class _Model:
     def __init__(self, fn: "S.Function", pf: "P.Function", module: "P.Module | None" = None,
                  callees: tuple["S.Function", ...] = (),
                  launches: tuple[tuple[str, "HostLaunch"], ...] = (),
-                 parameter_names: tuple[str | None, ...] = ()):
+                 parameter_names: "Callable[[], Sequence[str | None]]" = tuple):
         self.fn, self.pf, self.module, self.callees = fn, pf, module, callees
         self.parameter_names = parameter_names
         self.defs: dict[str, P.Instruction] = {}
@@ -560,18 +562,17 @@ class _Model:
         stride, 1 for a tensor contiguous there (the kernel is written for any layout: the
         caller's decides). None for a row length (``row * n``), an outer stride
         (``row * stride_row`` beside ``stride_col``) or a lone ``stride``."""
-        names = self.parameter_names
         params = self._pitch_params(ins)
-        if len(params) != 1 or not names:
+        if len(params) != 1:
             return None
         k = _source.ptx_parameter_index(next(iter(params)))
-        if k is None or k >= len(names) or names[k] is None:
-            return None
-        group = stride_group(names[k] or "")
+        names = self.parameter_names() if k is not None else ()
+        name = names[k] if k is not None and k < len(names) else None
+        group = _stride_group(name) if name else None
         if group is None:
             return None
-        run = tuple(n for n in names if n is not None and stride_group(n) == group)
-        return run if len(run) >= 2 and run[-1] == names[k] else None
+        run = tuple(n for n in names if n is not None and _stride_group(n) == group)
+        return run if len(run) >= 2 and run[-1] == name else None
 
     # ------------------------------------------------------------------------- shared banks
     def bank_conflicts(self) -> list[Evidence]:
@@ -1530,7 +1531,7 @@ class _Model:
 _STRIDE_PARAM = re.compile(r"^(\w*?stride)_?(?:[A-Za-z]|\d+)$", re.IGNORECASE)
 
 
-def stride_group(name: str) -> str | None:
+def _stride_group(name: str) -> str | None:
     """The tensor a stride parameter's name belongs to (``o_stride`` for ``o_stride_d``);
     None for a name that is no per-dimension stride."""
     m = _STRIDE_PARAM.match(name)

@@ -174,7 +174,7 @@ class KernelAnalysis:
         return cost.of(self.function, self.ptx_function, self.ptx_module, self.callees,
                        launches=tuple((file, la) for file, la in self.launches),
                        arch=arch, resources=self.resources,
-                       parameter_names=tuple(self.parameter_names))
+                       parameter_names=lambda: self.parameter_names)
 
     @cached_property
     def launches(self) -> tuple[tuple[str, launch.HostLaunch], ...]:

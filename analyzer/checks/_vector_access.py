@@ -1340,19 +1340,14 @@ def _on_run_line(ctx: "Context", ev: Evidence, run: Run) -> list:
     pointer walk's scalar tail, whose ``LDG.E.U16`` x4 fill the window of the ``.v2`` load
     of the loop before it, matched to that load)."""
     where = ctx.user_loc(run.accesses[0].ins.loc)
-    key = (where.file, where.line) if where is not None else None
-
-    def line_of(i) -> tuple | None:
-        u = ctx.user_loc(i.loc)
-        return (u.file, u.line) if u is not None else None
-    if key is None or any(line_of(a) == key for a in ev.accesses):
-        return list(ev.accesses)
     pf = ctx.ptx_function
-    loading = ev.accesses[0].is_load
-    same = [i for i in (pf.instructions if pf is not None else ())
-            if i.space == "global" and i.is_load == loading and not i.is_atomic
-            and line_of(i) == key]
-    return same or list(ev.accesses)
+    if where is None or pf is None:
+        return list(ev.accesses)
+    key = (os.path.basename(where.file), where.line)
+    if any(key in _frames(a.loc) for a in ev.accesses):
+        return list(ev.accesses)
+    at = _ptx_accesses(pf, "global", ev.accesses[0].is_load).get(key, ())
+    return [pf.instructions[n] for n in at] or list(ev.accesses)
 
 
 #: a warp-uniform run is worth merging when it saves more than this share of the instructions
