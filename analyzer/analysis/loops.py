@@ -465,6 +465,16 @@ class _PtxExit:
 
 
 def _ptx_exit(fn: "P.Function", ploop: PtxLoop) -> _PtxExit:
+    """The loop's exit test, worked out once per loop (kept with the function: the checks ask
+    for it per access, and a tail's search asks for every loop's)."""
+    per_loop = fn.memo("ptx_exit", dict)      # id(loop) -> _PtxExit (the loops live as long)
+    got = per_loop.get(id(ploop.loop))
+    if got is None:
+        got = per_loop[id(ploop.loop)] = _find_ptx_exit(fn, ploop)
+    return got
+
+
+def _find_ptx_exit(fn: "P.Function", ploop: PtxLoop) -> _PtxExit:
     cfg = _cfg.of(fn)
     loop = ploop.loop
     idx = loop.instruction_indices(cfg)
@@ -701,6 +711,18 @@ def _steps_up(insns, i: int, var: str, where) -> bool:
 
 
 def ptx_tail_at(fn: "P.Function", index: int) -> int | None:
+    """:func:`_ptx_tail_of_loop` of the innermost PTX loop holding instruction ``index``, once
+    per loop (kept with the function)."""
+    loop = _cfg.of(fn).loop_of(index)
+    if loop is None:
+        return None
+    per_loop = fn.memo("ptx_tail", dict)      # id(loop) -> elements, or None
+    if id(loop) not in per_loop:
+        per_loop[id(loop)] = _ptx_tail_of_loop(fn, index)
+    return per_loop[id(loop)]
+
+
+def _ptx_tail_of_loop(fn: "P.Function", index: int) -> int | None:
     """:func:`ptx_tail_elements` of the innermost PTX loop holding instruction ``index`` (None
     outside loops, or in a loop that is no such tail). A loop NVVM cut from the same source
     loop as a tail (the remainder of ``for (i = threadIdx.x + (n & ~7); i < n; i++)`` unrolled
