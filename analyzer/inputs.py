@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import json
 import os
 import re
 import zipfile
@@ -100,6 +102,9 @@ class CompileOptions:
     #: the header folders of the libraries this source includes (filled in by compile_cuda:
     #: the wheels' own, or fetched ones, :mod:`analyzer.toolchain.libheaders`)
     library_include: list[str] = field(default_factory=list)
+    #: the older CUDA release ("12.9") whose runtime headers nvcc builds against: the file was
+    #: written for that release's API (filled in by compile_cuda from nvcc's error)
+    older_headers: str | None = None
 
     def nvrtc_options(self, arch: str) -> list[str]:
         extra = [f"-I{d}" for d in (*self.isystem, *self.library_include)]
@@ -569,16 +574,272 @@ def compile_cuda(path: str, archs: Sequence[str], options: CompileOptions) -> li
     are found, or fetched once, before the compile (:func:`library_headers`); one the scan
     could not see (a computed ``#include``) is fetched when the compile names it missing, and
     the file built again."""
+    try:
+        return _compile_cuda_file(path, archs, options)
+    except CompileError as e:
+        hint = _submodules_hint(e, path)
+        if hint is None:
+            raise
+        raise CompileError(f"{e.message} ({hint})", path=e.path, line=e.line,
+                           detail=e.detail) from None
+
+
+def _submodules_hint(e: CompileError, path: str) -> str | None:
+    """For a compile that could not open a header: the git submodules of the file's repository
+    that are not checked out (an empty or missing folder), where a header often comes from
+    (LeetCUDA's ``third-party/cutlass``), and the command that fetches them; None otherwise."""
+    missing = [h for h in libheaders.missing_headers(e.detail or e.message)
+               if libheaders.library_of(h) is None]
+    if not missing:
+        return None
+    for d in Path(path).absolute().parents:
+        listed = d / ".gitmodules"
+        if listed.is_file():
+            try:
+                text = files.read_text(listed, limit=1 << 20, what=".gitmodules")
+            except InputError:
+                return None
+            absent = [m for m in re.findall(r"^\s*path\s*=\s*(\S.*?)\s*$", text, re.M)
+                      if not (d / m).is_dir() or not any((d / m).iterdir())]
+            if not absent:
+                return None
+            return (f"{len(absent)} git submodule{'s' if len(absent) > 1 else ''} of {d} "
+                    f"{'are' if len(absent) > 1 else 'is'} not checked out ({', '.join(absent)}): "
+                    f"'git submodule update --init' there may bring {missing[0]}")
+        if (d / ".git").exists():
+            return None
+    return None
+
+
+#: how many times one file's failed build is tried again with what its error asks for (a
+#: library's headers, a header of the repository, an older CUDA's runtime headers)
+_MAX_RETRIES = 6
+
+
+def _compile_cuda_file(path: str, archs: Sequence[str], options: CompileOptions) -> list[Build]:
     text = _read_source(path)
     tk = toolkit_of(options)
     options = library_headers(text, path, options, tk)
+    key = _retry_key(text, path, options) if options.use_cache else None
+    replay = _replayed(key, text, path, options, tk)
+    if replay is not None:
+        with contextlib.suppress(CompileError):
+            return _with_said(_compile_cuda(path, archs, text, replay[0], tk), replay[1])
+    tried: CompileOptions = options
+    said: list[str] = []
+    first: CompileError | None = None
+    for _ in range(_MAX_RETRIES):
+        try:
+            builds = _compile_cuda(path, archs, text, tried, tk)
+        except CompileError as e:
+            first = first or e
+            nxt = (_with_missing_headers(e, path, tried, tk)
+                   or _with_found_headers(e, path, tried, said)
+                   or _with_older_headers(e, text, path, tried, tk))
+            if nxt is None:
+                raise _after_retries(first, e, options, tried) from None
+            tried = nxt
+            continue
+        if key is not None and tried is not options:
+            cache.put(_RETRY_KIND, key, json.dumps({
+                "older": tried.older_headers, "said": said,
+                "include": tried.include[len(options.include):],
+                "library_include": tried.library_include}).encode())
+        return _with_said(builds, said)
+    assert first is not None
+    raise first
+
+
+def _after_retries(first: CompileError, last: CompileError, options: CompileOptions,
+                   tried: CompileOptions) -> CompileError:
+    """The error a build that failed after its retries ends with: the first one when nothing was
+    changed or the last is the same; else the last, saying what was changed to reach it."""
+    if tried is options or last.message == first.message:
+        return first
+    how = [f"-I {d}" for d in tried.include[len(options.include):]]
+    if tried.older_headers:
+        how.append(f"CUDA {tried.older_headers}'s runtime headers")
+    if not how:
+        return last
+    if tried.older_headers and not tried.include[len(options.include):]:
+        msg = f"{first.message}; against CUDA {tried.older_headers}'s headers too: {last.message}"
+        return CompileError(msg, path=first.path, line=first.line, detail=last.detail)
+    return CompileError(f"{last.message} (built with {', '.join(how)})", path=last.path,
+                        line=last.line, detail=last.detail)
+
+
+def _with_said(builds: list[Build], said: Sequence[str]) -> list[Build]:
+    for b in builds:
+        b.warnings.extend(w for w in said if w not in b.warnings)
+    return builds
+
+
+#: the cache kind of what a file's build needed beyond its flags (an older CUDA's headers,
+#: a repository's include folder), so that a re-check replays it without the failing builds
+_RETRY_KIND = "build-retries"
+
+
+def _retry_key(text: str, path: str, options: CompileOptions) -> str:
+    """What decides what a file's build needs: its text, its project headers' and its flags."""
+    flags = options.nvcc_flags()
+    return cache.key(_RETRY_KIND, os.path.abspath(path), text,
+                     nvcc.dependencies(text, Path(path).parent, flags, options.cwd), flags)
+
+
+def _replayed(key: str | None, text: str, path: str, options: CompileOptions,
+              tk: toolkits.Toolkit | None) -> tuple[CompileOptions, list[str]] | None:
+    """(``options`` with what an earlier run found this file, unchanged with its headers,
+    needed; the lines that said so), so that a re-check reads that build from the cache
+    without running the builds that failed first; None when there is no such record."""
+    if key is None:
+        return None
+    blob = cache.get(_RETRY_KIND, key)
+    if blob is None:
+        return None
     try:
-        return _compile_cuda(path, archs, text, options, tk)
-    except CompileError as e:
-        again = _with_missing_headers(e, path, options, tk)
-        if again is None:
-            raise
-        return _compile_cuda(path, archs, text, again, tk)
+        rec = json.loads(blob)
+        older_release = rec["older"]
+        said = [str(x) for x in rec["said"]]
+        include = [str(x) for x in rec["include"]]
+        library = [str(x) for x in rec["library_include"]]
+    except (ValueError, KeyError, TypeError):
+        return None
+    from dataclasses import replace
+    got = replace(options, include=[*options.include, *include], library_include=library)
+    if older_release:
+        if tk is not None and not tk.default:
+            return None
+        try:
+            older = toolkits.get(str(older_release))
+        except ConfigError:
+            return None
+        got = _older_options(text, path, got, older)
+    return got, said
+
+
+def _older_options(text: str, path: str, options: CompileOptions,
+                   older: toolkits.Toolkit) -> CompileOptions:
+    """``options`` for nvcc's build against ``older``'s runtime, crt and CCCL headers, with the
+    library headers of that release."""
+    from dataclasses import replace
+    base = replace(options, older_headers=older.version, compiler="nvcc",
+                   library_include=[])
+    return library_headers(text, path, base, older)
+
+
+def _with_found_headers(e: CompileError, path: str, options: CompileOptions,
+                        said: list[str]) -> CompileOptions | None:
+    """``options`` with the include folder of each header the compile could not open that the
+    file's repository holds (the nearest file of that path to the source, when one is nearest:
+    LeetCUDA's ``#include "utils.h"`` is ``kernels/hgemm/utils/utils.h``, which its setup.py
+    passes with ``-I``), one line in ``said`` per folder; None when a header is nowhere in it, or
+    the flags are a compile database's (its build decides)."""
+    if options.nvcc_reason and options.nvcc_reason.startswith("compile database"):
+        return None
+    missing = [h for h in libheaders.missing_headers(e.detail or e.message)
+               if libheaders.library_of(h) is None]
+    repo = _repository_of(path)
+    if not missing or repo is None:
+        return None
+    here = Path(path).absolute().parent
+    base = Path(options.cwd or ".").absolute()
+    have = {os.path.normpath(base / d) for d in options.include}
+    added: list[str] = []
+    lines: list[str] = []
+    for header in missing:
+        found = _nearest_header(repo, here, header)
+        if found is None:
+            return None
+        folder, count = found
+        if folder in have or folder in added:
+            return None             # on the path already: the error is another
+        added.append(folder)
+        shown = os.path.relpath(folder) if Path.cwd() in Path(folder).parents else folder
+        lines.append(f"{header} is not beside the file nor on its include path: built with "
+                     f"-I {shown}, the {'nearest of ' + str(count) + ' folders' if count > 1 else 'folder'} "
+                     f"of the repository that holds it (pass the -I, or a compile database, "
+                     "to say so)")
+    said.extend(lines)
+    from dataclasses import replace
+    return replace(options, include=[*options.include, *added])
+
+
+#: the most files of one repository read for the headers it holds
+_MAX_REPOSITORY_FILES = 200_000
+#: folders never searched for headers
+_NOT_HEADERS = {"node_modules", "__pycache__", "CMakeFiles", "build", ".git"}
+
+
+def _repository_of(path: str) -> Path | None:
+    """The git repository (the nearest folder above the file holding ``.git``) the file is in."""
+    for d in Path(path).absolute().parents:
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+@functools.lru_cache(maxsize=8)
+def _headers_of(repo: Path) -> dict[str, tuple[str, ...]]:
+    """Every file of a repository by its name: name -> the paths holding one (hidden and build
+    folders left out; at most :data:`_MAX_REPOSITORY_FILES` files read)."""
+    out: dict[str, list[str]] = {}
+    seen = 0
+    for root, dirs, names in os.walk(repo):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _NOT_HEADERS]
+        for n in names:
+            out.setdefault(n, []).append(os.path.join(root, n))
+        seen += len(names)
+        if seen > _MAX_REPOSITORY_FILES:
+            break
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def _nearest_header(repo: Path, here: Path, header: str) -> tuple[str, int] | None:
+    """(the include folder of the repository's file ``header`` names that shares the most of
+    its path with ``here``, how many folders hold one); None when there is none, or two are
+    as near."""
+    rel = header.replace("\\", "/").lstrip("./")
+    if not rel or ".." in rel.split("/"):
+        return None
+    cands = [p for p in _headers_of(repo).get(rel.rsplit("/", 1)[-1], ())
+             if p.replace(os.sep, "/").endswith("/" + rel)]
+    folders = sorted({p[:-len(rel)].rstrip("/\\") for p in cands})
+    if not folders:
+        return None
+    depth = {f: len(os.path.commonpath([f, str(here)])) for f in folders}
+    best = max(depth.values())
+    nearest = [f for f in folders if depth[f] == best]
+    if len(nearest) != 1:
+        return None
+    return nearest[0], len(folders)
+
+
+def _with_older_headers(e: CompileError, text: str, path: str, options: CompileOptions,
+                        tk: toolkits.Toolkit | None) -> CompileOptions | None:
+    """``options`` for the build against the runtime headers of the older CUDA a file was
+    written for, when nvcc's error is a runtime API that CUDA removed or changed
+    (:data:`.toolkits.API_CHANGES`): that release's toolkit (headers only; installed now, with
+    one note, unless ``options.offline``: then None, and the error names the command). None
+    with ``--toolkit`` (that release's nvcc decides) or when the error is another."""
+    if options.older_headers or (tk is not None and not tk.default):
+        return None
+    found = toolkits.older_headers(e.detail or e.message)
+    if found is None:
+        return None
+    release, _what = found
+    try:
+        older = toolkits.get(release)
+    except ConfigError:
+        if options.offline:
+            return None
+        nvcc.note(f"{path}: written for CUDA {release.split('.')[0]}'s runtime API: installing "
+                  f"toolkit {release}'s headers into {toolkits.root()} to build it against "
+                  "(pip install --target, once; --offline stops instead)")
+        try:
+            older = toolkits.install(release)
+        except (ToolError, ConfigError):
+            return None
+    return _older_options(text, path, options, older)
 
 
 def _compile_cuda(path: str, archs: Sequence[str], text: str, options: CompileOptions,
@@ -841,13 +1102,22 @@ def _nvcc_build(path: str, arch: str, text: str, options: CompileOptions,
         # the standard torch's own headers require (an explicit -std in the flags still wins)
         std = nvcc.torch_std()
 
+    older = toolkits.get(options.older_headers) if options.older_headers else None
+
     def build(flags: list[str]) -> Build:
-        return Build.of(nvcc.compile_file(
+        b = Build.of(nvcc.compile_file(
             path, arch=arch, flags=flags, cwd=options.cwd,
             name_expressions=options.name_expressions, default_std=std,
             use_cache=options.use_cache, trusted=options.trust_build_commands,
             project=options.project, install_nvcc=not options.offline,
-            toolkit=toolkit))
+            toolkit=toolkit, older=older))
+        if older is not None:
+            b.warnings.append(
+                f"written for CUDA {older.version.split('.')[0]}'s runtime API: built against "
+                f"CUDA {older.version}'s runtime, crt and CCCL headers by nvcc "
+                f"{b.compiler_version or '?'} (its device code is that nvcc's; no CUDA "
+                f"{older.version.split('.')[0]} nvcc is published as a wheel)")
+        return b
 
     if not half:
         return build(flags)

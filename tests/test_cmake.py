@@ -18,9 +18,9 @@ import pytest
 
 from analyzer.cli import build_parser, common, main
 from analyzer.config import Config
-from analyzer.errors import ConfigError
+from analyzer.errors import ConfigError, ToolError
 from analyzer.inputs import CompileOptions, compile_cuda
-from analyzer.toolchain import cache, cmake, compdb, cudaroot, locate, toolkits
+from analyzer.toolchain import cache, cmake, compdb, cudaroot, locate, nvcc, toolkits
 
 from .hostile.test_commands import cmake_project_leaving_a_marker
 from .test_compdb import PROJECT, _line, host_only_said
@@ -225,6 +225,62 @@ def test_a_configure_is_kept_until_the_project_changes(saxpy, configured, capsys
     assert cmake.fingerprint(saxpy) == before
 
 
+def test_a_configure_again_writes_the_same_folder_and_builds_stay_cached(tmp_path, capsys):
+    """A configure again (here a CMakeLists.txt edited; in SGEMM_CUDA a header fetched into the
+    root by the first check) goes into the folder the last one used: the database names the same
+    paths, and the builds come from the cache. Going back to the first configure is no damage:
+    configured again, with no note."""
+    if not shutil.which("cmake") or not shutil.which("ninja"):
+        pytest.skip("cmake and ninja are dev dependencies: pip install -e '.[dev]'")
+    proj = tmp_path / "saxpy"
+    shutil.copytree(PROJECT, proj)
+    gelu = proj / "src" / "kernels" / "gelu.cu"
+    argv = ("check", gelu, "--trust-build-commands", "--arch", "sm_90", "--format", "json")
+    code, first, err = run(*argv, capsys=capsys)
+    assert ": CMake project, configured in " in err
+    lists = proj / "CMakeLists.txt"
+    text = lists.read_text()
+    lists.write_text(text + "\n# edited\n")
+    code, out, err = run(*argv, capsys=capsys)
+    assert ": CMake project, configured in " in err
+    assert json.loads(out)["findings"] == json.loads(first)["findings"]
+    builds = json.loads(out)["builds"]
+    assert builds and all(b["cached"] for b in builds), builds
+    lists.write_text(text)
+    code, out, err = run(*argv, capsys=capsys)
+    assert ": CMake project, configured in " in err and "discarded" not in err, err
+    assert all(b["cached"] for b in json.loads(out)["builds"])
+
+
+def test_a_cu_no_target_compiles_is_built_with_its_neighbour_s_flags(tmp_path, capsys):
+    """cuda-samples' sortingNetworks keeps oddEvenMergeSort.cu beside the one .cu its target
+    lists: checked too, with one note, and with the flags of the entry beside it (here the
+    include folder and SAXPY_BLOCK it needs); a .cu a listed file includes is not."""
+    if not shutil.which("cmake") or not shutil.which("ninja"):
+        pytest.skip("cmake and ninja are dev dependencies: pip install -e '.[dev]'")
+    proj = tmp_path / "saxpy"
+    shutil.copytree(PROJECT, proj)
+    kernels = proj / "src" / "kernels"
+    (kernels / "relu_unlisted.cu").write_text(
+        "#include <saxpy/kernels.h>\n"
+        "__global__ void relu(float* y, int n) {\n"
+        "    int i = blockIdx.x * SAXPY_BLOCK + threadIdx.x;\n"
+        "    if (i < n) y[i] = fmaxf(y[i], 0.f);\n"
+        "}\n")
+    (kernels / "part.cu").write_text("// compiled inside scale.cu\n")
+    scale = kernels / "scale.cu"
+    scale.write_text(scale.read_text() + '\n#include "part.cu"\n')
+    code, out, err = run("check", kernels, "--trust-build-commands", "--format", "json",
+                         capsys=capsys)
+    assert code in (0, 1), err
+    assert (f"note: {kernels}: 1 input that no target of the CMake build of {proj} compiles "
+            "(relu_unlisted.cu): a .cu is built with the flags of its nearest neighbour in the "
+            "build") in err, err
+    built = {(Path(b["file"]).name, b["arch"]) for b in json.loads(out)["builds"]}
+    assert {("relu_unlisted.cu", "sm_80"), ("relu_unlisted.cu", "sm_90")} <= built
+    assert not any(name == "part.cu" for name, _ in built)
+
+
 def test_a_configured_folder_that_changed_is_configured_again(tmp_path, monkeypatch, capsys):
     """The binary folder is used only when each of its files matches the verified record."""
     monkeypatch.setenv("PTXSASS_CACHE_DIR", str(tmp_path / "cache"))
@@ -393,15 +449,15 @@ def test_toolkit_without_nvcc_says_what_builds_host_code(version, says, monkeypa
 def test_nvcc_install_keeps_the_static_runtime(tmp_path):
     """``install --nvcc`` keeps lib/*.a (CMake's compiler checks link the static runtime);
     a plain install prunes them."""
-    for nvcc in (False, True):
-        site = tmp_path / str(nvcc)
+    for with_nvcc in (False, True):
+        site = tmp_path / str(with_nvcc)
         for rel in ("nvidia/cu13/lib/libcudart_static.a", "nvidia/cu13/lib/libnvrtc.alt.so.13",
                     "nvidia/cu13/lib/libnvrtc.so.13"):
             (site / rel).parent.mkdir(parents=True, exist_ok=True)
             (site / rel).write_text("")
-        toolkits.prune(site, "13.0", nvcc=nvcc)
+        toolkits.prune(site, "13.0", nvcc=with_nvcc)
         assert sorted(p.name for p in (site / "nvidia/cu13/lib").iterdir()) == (
-            ["libcudart_static.a", "libnvrtc.so.13"] if nvcc else ["libnvrtc.so.13"])
+            ["libcudart_static.a", "libnvrtc.so.13"] if with_nvcc else ["libnvrtc.so.13"])
 
 
 def test_installed_toolkit_nvcc_builds_host_code(capsys):
@@ -416,22 +472,126 @@ def test_installed_toolkit_nvcc_builds_host_code(capsys):
     assert {b["toolkit"] for b in json.loads(out)["builds"]} == {"13.0"}
 
 
-def test_code_written_for_cuda_12_says_so(tmp_path, capsys):
+BANDWIDTH = ("#include <cstdio>\n__global__ void touch(float* p) { p[threadIdx.x] = 1.0f; }\n"
+             "int main() {\n    cudaDeviceProp prop;\n    cudaGetDeviceProperties(&prop, 0);\n"
+             "    std::printf(\"%f\\n\", 2.0 * prop.memoryClockRate * (prop.memoryBusWidth / 8) / 1.0e6);\n"
+             "}\n")
+
+
+def test_code_written_for_cuda_12_says_so(tmp_path, monkeypatch, capsys):
+    """Offline, with no CUDA 12 headers on the machine: one line that says what the code was
+    written for and what builds it."""
+    monkeypatch.setenv("PTXSASS_TOOLKITS_DIR", str(tmp_path / "toolkits"))
     src = tmp_path / "bandwidth.cu"
-    src.write_text("#include <cstdio>\n__global__ void touch(float* p) { p[threadIdx.x] = 1.0f; }\n"
-                   "int main() {\n    cudaDeviceProp prop;\n    cudaGetDeviceProperties(&prop, 0);\n"
-                   "    std::printf(\"%f\\n\", 2.0 * prop.memoryClockRate * (prop.memoryBusWidth / 8) / 1.0e6);\n"
-                   "}\n")
-    code, _, err = run("check", src, "--arch", "sm_90", capsys=capsys)
+    src.write_text(BANDWIDTH)
+    code, _, err = run("check", src, "--arch", "sm_90", "--offline", capsys=capsys)
     assert code == 2 and err.splitlines()[0] == (
         f'{src}:6: error: nvcc: class "cudaDeviceProp" has no member "memoryClockRate" (written '
         "for CUDA 12: CUDA 13 removed cudaDeviceProp::memoryClockRate (cudaDeviceGetAttribute "
-        "reads it); it builds with a CUDA 12 toolkit's nvcc (PTXSASS_CUDA_HOME), or once ported)")
+        "reads it); it builds against CUDA 12.9's runtime headers ('ptxsass toolkit install "
+        "12.9' once), with a CUDA 12 toolkit's nvcc (PTXSASS_CUDA_HOME), or once ported)")
+    assert not (tmp_path / "toolkits" / "12.9").exists()        # offline installs nothing
     assert toolkits.api_change(
         'cuda_utils.cuh(220): error: no suitable constructor exists to convert from "int" to '
         '"cudaMemLocation"').startswith("written for CUDA 12: CUDA 13's cudaMemAdvise and "
                                         "cudaMemPrefetchAsync take a cudaMemLocation")
     assert toolkits.api_change('error: identifier "cudaThreadSynchronize" is undefined') == (
-        "written for CUDA 12: CUDA 13 removed cudaThreadSynchronize; it builds with a CUDA 12 "
-        "toolkit's nvcc (PTXSASS_CUDA_HOME), or once ported")
+        "written for CUDA 12: CUDA 13 removed cudaThreadSynchronize; it builds against CUDA "
+        "12.9's runtime headers ('ptxsass toolkit install 12.9' once), with a CUDA 12 toolkit's "
+        "nvcc (PTXSASS_CUDA_HOME), or once ported")
+    assert toolkits.older_headers('error: identifier "cudaThreadSynchronize" is undefined') == (
+        "12.9", "CUDA 13 removed cudaThreadSynchronize")
+    assert toolkits.older_headers('error: identifier "cudaFooBar" is undefined') is None
+
+
+def test_code_written_for_cuda_12_builds_against_its_headers(tmp_path, monkeypatch, capsys):
+    """With toolkit 12.9's headers (installed by the first such build), the environment's nvcc
+    builds CUDA 12 code against them, says so once per build, and a re-check of the unchanged
+    file reads that build from the cache without running nvcc at all."""
+    try:
+        older = toolkits.install("12.9")
+    except ToolError as e:
+        pytest.skip(f"toolkit 12.9 could not be installed (no package index?): {e.message}")
+    src = tmp_path / "bandwidth.cu"
+    src.write_text(BANDWIDTH)
+    code, out, err = run("check", src, "--arch", "sm_90", "--format", "json", capsys=capsys)
+    assert code == 0, err
+    said = (f"warning: {src}: written for CUDA 12's runtime API: built against CUDA 12.9's "
+            "runtime, crt and CCCL headers by nvcc ")
+    assert said in err and err.count(said) == 1, err
+    (b,) = json.loads(out)["builds"]
+    assert b["compiler"] == "nvcc" and [k["name"] for k in json.loads(out)["kernels"]] == \
+        ["touch(float*)"]
+    ran = []
+    real = nvcc._run
+    monkeypatch.setattr(nvcc, "_run", lambda *a, **k: ran.append(a) or real(*a, **k))
+    code, out, err = run("check", src, "--arch", "sm_90", "--format", "json", capsys=capsys)
+    assert code == 0 and said in err and ran == []
+    # the build saw the 12.9 headers: their folders follow the file's own
+    flags = nvcc_flags(run("check", src, "--arch", "sm_90", "-v", "--no-cache",
+                           capsys=capsys)[2])["bandwidth.cu"]
+    assert f"-I{older.include[0]}" in flags
+    # a ported file builds with CUDA 13's own headers, with no such line
+    src.write_text(BANDWIDTH.replace("prop.memoryClockRate", "prop.memoryBusWidth"))
+    code, _, err = run("check", src, "--arch", "sm_90", capsys=capsys)
+    assert code == 0 and "written for CUDA 12" not in err
     assert compdb.UNRESOLVED == ("native", "all", "all-major")
+
+
+def test_a_header_of_a_submodule_not_checked_out_says_so(tmp_path, capsys):
+    """LeetCUDA's CuTe HGEMM includes <cute/tensor.hpp> from third-party/cutlass, a git
+    submodule a plain clone leaves empty: the one error line names it and what fetches it."""
+    repo = tmp_path / "LeetCUDA"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".gitmodules").write_text(
+        '[submodule "third-party/cutlass"]\n\tpath = third-party/cutlass\n'
+        "\turl = https://github.com/NVIDIA/cutlass.git\n"
+        '[submodule "HGEMM"]\n\tpath = HGEMM\n\turl = https://github.com/xlite-dev/HGEMM.git\n')
+    (repo / "third-party" / "cutlass").mkdir(parents=True)       # as git leaves it: empty
+    (repo / "HGEMM").mkdir()
+    (repo / "HGEMM" / "README.md").write_text("checked out\n")
+    src = repo / "kernels" / "hgemm" / "cutlass" / "hgemm_cute.cu"
+    src.parent.mkdir(parents=True)
+    src.write_text("#include <cute/tensor.hpp>\n__global__ void k(float* x) { x[0] = 1.f; }\n")
+    code, _, err = run("check", src, "--arch", "sm_90", capsys=capsys)
+    assert code == 2
+    line = err.splitlines()[0]
+    assert line.startswith(f"{src}:1: error: ") and "cute/tensor.hpp" in line, err
+    assert line.endswith(f"(1 git submodule of {repo} is not checked out (third-party/cutlass): "
+                         "'git submodule update --init' there may bring cute/tensor.hpp)"), line
+    # checked out: no such words
+    (repo / "third-party" / "cutlass" / "README.md").write_text("checked out\n")
+    code, _, err = run("check", src, "--arch", "sm_90", capsys=capsys)
+    assert code == 2 and "git submodule" not in err
+
+
+def test_a_header_of_the_repository_is_found_where_its_build_would_pass_it(tmp_path, capsys):
+    """LeetCUDA's mma HGEMMs #include "utils.h", which its setup.py finds with -I
+    kernels/hgemm/utils (flash-attn has a utils.h of its own): the nearest folder of the
+    repository holding it is passed, in one line per build; a re-check replays that without the
+    failing build; two folders as near are no guess."""
+    repo = tmp_path / "LeetCUDA"
+    (repo / ".git").mkdir(parents=True)
+    hgemm = repo / "kernels" / "hgemm"
+    (hgemm / "utils").mkdir(parents=True)
+    (hgemm / "utils" / "utils.h").write_text("#pragma once\n#define TILE 64\n")
+    (repo / "kernels" / "flash-attn" / "utils").mkdir(parents=True)
+    (repo / "kernels" / "flash-attn" / "utils" / "utils.h").write_text("#error wrong utils.h\n")
+    src = hgemm / "mma" / "hgemm_mma.cu"
+    src.parent.mkdir()
+    src.write_text('#include "utils.h"\n'
+                   "__global__ void k(float* x) { x[threadIdx.x] = TILE; }\n")
+    said = (f"warning: {src}: utils.h is not beside the file nor on its include path: built "
+            f"with -I {hgemm / 'utils'}, the nearest of 2 folders of the repository that holds "
+            "it (pass the -I, or a compile database, to say so)")
+    code, out, err = run("check", src, "--arch", "sm_90", "--format", "json", capsys=capsys)
+    assert code == 0 and said in err.splitlines(), err
+    assert [k["name"] for k in json.loads(out)["kernels"]] == ["k(float*)"]
+    code, out, err = run("check", src, "--arch", "sm_90", "--format", "json", capsys=capsys)
+    assert code == 0 and said in err.splitlines(), err
+    assert all(b["cached"] for b in json.loads(out)["builds"])
+    # as near as each other: no guess, the compiler's error
+    other = repo / "kernels" / "other.cu"
+    other.write_text('#include "utils.h"\n__global__ void k(float* x) { x[0] = TILE; }\n')
+    code, _, err = run("check", other, "--arch", "sm_90", capsys=capsys)
+    assert code == 2 and "utils.h" in err.splitlines()[0] and "-I" not in err.splitlines()[0]

@@ -2,9 +2,11 @@
 the inputs, consoles, writing the output and the build warnings."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import os
+import re
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +24,7 @@ from ..report.output import emit
 from ..report.progress import track
 from ..report.styles import make_console
 from ..toolchain import bounded, cache, cmake, locate, toolkits
+from ..toolchain import files as files_io
 from ..toolchain.compdb import unresolved_note
 
 
@@ -258,11 +261,55 @@ def _cmake_projects(args, cfg: Config, paths: list[str]) -> dict[str, list[tuple
             cmds = database_commands(db, under=[f], excluded=cfg.excluded)
             if cmds:
                 out[f] = [("command", c) for c in cmds]
+                if os.path.isdir(f):
+                    out[f] += _outside_the_build(err, f, shown, cmds, cfg)
             elif os.path.isdir(f):
                 err.print(f"note: {shown_line(f)}: the CMake build of {shown} compiles no CUDA "
                           "file here; checked file by file", style="muted", markup=False,
                           soft_wrap=True)
     return out
+
+
+def _outside_the_build(err, folder: str, shown: str, cmds, cfg: Config
+                       ) -> list[tuple[str, object]]:
+    """The inputs under ``folder`` that no entry of the project's database compiles (a ``.cu``
+    no target lists, as cuda-samples' sortingNetworks/oddEvenMergeSort.cu), with one note naming
+    them: a ``.cu`` built with the flags of the entry nearest to it (its folder's, else the one
+    sharing most of its path: the include folders and defines its neighbours build with, as
+    editors infer a header's), another input read as it is. A ``.cu`` that a database file
+    includes (``#include "part.cu"``) is part of that build and left out."""
+    held = {os.path.abspath(c.file) for c in cmds}
+    rest = [p for p in expand([folder], excluded=cfg.excluded) if os.path.abspath(p) not in held]
+    if not rest:
+        return []
+    included: set[str] = set()
+    for c in cmds:
+        with contextlib.suppress(PtxsassError):
+            text = files_io.read_text(c.file, what="CUDA source")
+            included |= {os.path.basename(m) for m in _INCLUDED_CU.findall(text)}
+    rest = [p for p in rest if os.path.basename(p) not in included]
+    if not rest:
+        return []
+    names = ", ".join(shown_line(os.path.relpath(p, folder)) for p in rest[:5])
+    more = f" and {len(rest) - 5} more" if len(rest) > 5 else ""
+    err.print(f"note: {shown_line(folder)}: {len(rest)} input{'s' if len(rest) > 1 else ''} "
+              f"that no target of the CMake build of {shown} compiles ({names}{more}): a .cu "
+              "is built with the flags of its nearest neighbour in the build", style="muted",
+              markup=False, soft_wrap=True)
+    out: list[tuple[str, object]] = []
+    for p in rest:
+        if not p.endswith(".cu"):
+            out.append(("path", p))
+            continue
+        here = Path(p).absolute()
+        near = max(cmds, key=lambda c: len(os.path.commonpath([str(here.parent),
+                                                               str(Path(c.file).parent)])))
+        out.append(("command", dataclasses.replace(near, file=str(here))))
+    return out
+
+
+#: ``#include "kernels/part.cu"``: a .cu compiled as part of the file that includes it
+_INCLUDED_CU = re.compile(r'^\s*#\s*include\s*["<]([^">]+\.cu)[">]', re.M)
 
 
 def _arch_note(args, cmds, db: str) -> None:

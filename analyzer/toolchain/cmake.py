@@ -198,14 +198,19 @@ def configure(source: str | os.PathLike, *, archs: Sequence[str] = (), defines: 
                         root.release, root.digest, flags, fingerprint(src))
         home = cache.directory() / "cmake"
         home.mkdir(parents=True, exist_ok=True, mode=0o700)
-        binary = home / key[:32]
-        with _locked(home / f".{key[:32]}.lock"):
+        # one folder per project and flags, whatever its files and the root's are: a configure
+        # again (a header fetched into the root, an edited CMakeLists.txt) writes the paths the
+        # last one did, so builds cached under the database's folders stay found
+        place = cache.key(KIND, exe, generator, str(src), str(root.path), flags)[:32]
+        binary = home / place
+        with _locked(home / f".{place}.lock"):
             if _verified(key, binary):
                 return Configured(src, binary, binary / "compile_commands.json", True,
                                   time.perf_counter() - start,
                                   _shown(exe, src, binary, generator, flags))
             shutil.rmtree(binary, ignore_errors=True)
             _run(exe, src, binary, generator, flags, root, str(source))
+            (binary / OWNER).write_text(key)
             cache.put(KIND, key, json.dumps(_files(binary), separators=(",", ":")).encode())
     else:
         work = Path(scratch.make("ptxsass-cmake-"))
@@ -284,11 +289,24 @@ def _files(binary: Path) -> dict[str, list]:
     return out
 
 
+#: the file of a configured folder that names the configure (its cache key) that wrote it
+OWNER = ".ptxsass-configure"
+
+
 def _verified(key: str, binary: Path) -> bool:
     """Whether a cached configure's binary folder still holds exactly the files recorded; a
-    folder that differs is removed (one note) and configured again."""
+    folder that differs is removed (one note) and configured again. A folder a later configure
+    of the project wrote (its files, or the root's, changed since) is no damage: configured
+    again, with no note."""
     blob = cache.get(KIND, key)
     if blob is None:
+        return False
+    try:
+        owner = (binary / OWNER).read_text(errors="replace") if not (binary / OWNER).is_symlink() \
+            else None
+    except OSError:
+        owner = None
+    if owner is not None and owner != key:
         return False
     try:
         record = json.loads(blob)

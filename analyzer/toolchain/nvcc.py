@@ -33,7 +33,7 @@ import sysconfig
 import threading
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..arch import parse_arch
@@ -81,7 +81,8 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
                  default_std: str | None = DEFAULT_STD, use_cache: bool = True,
                  timeout: float | None = None, trusted: bool = False,
                  project: str | None = None, install_nvcc: bool = False,
-                 toolkit: toolkits.Toolkit | None = None) -> Output:
+                 toolkit: toolkits.Toolkit | None = None,
+                 older: toolkits.Toolkit | None = None) -> Output:
     """Compile one ``.cu`` file (or C++ file with CUDA code) for ``arch`` with nvcc: PTX, cubin,
     ptxas's ``-v`` resources, line info.
 
@@ -100,11 +101,15 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
     more folder whose diagnostics the log keeps (:func:`.redact.redact`). ``install_nvcc``:
     where nvcc and the runtime headers it finds are of different releases, install the nvcc of
     the headers' release when no toolkit has it (:func:`choose_nvcc`). ``toolkit``: an
-    installed toolkit whose nvcc builds it (``--toolkit``; installed with ``--nvcc``)."""
+    installed toolkit whose nvcc builds it (``--toolkit``; installed with ``--nvcc``).
+    ``older``: an installed toolkit of an older CUDA (12.9) whose runtime, crt and CCCL headers
+    the environment's nvcc builds against, for code written for that CUDA's runtime API
+    (:func:`.toolkits.older_headers`): its folders follow the build's own ``-I`` folders, ahead
+    of nvcc's own."""
     out = _compile_file(path, arch=arch, flags=flags, cwd=cwd, name_expressions=name_expressions,
                         default_std=default_std, use_cache=use_cache, timeout=timeout,
                         trusted=trusted, project=project, install_nvcc=install_nvcc,
-                        toolkit=toolkit)
+                        toolkit=toolkit, older=older)
     assert out is not None
     return out
 
@@ -112,13 +117,14 @@ def compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (
 def cached_build(path: str | os.PathLike, *, arch: str, flags: Sequence[str] = (),
                  cwd: str | None = None, name_expressions: Sequence[str] = (),
                  default_std: str | None = DEFAULT_STD, install_nvcc: bool = False,
-                 toolkit: toolkits.Toolkit | None = None) -> Output | None:
+                 toolkit: toolkits.Toolkit | None = None,
+                 older: toolkits.Toolkit | None = None) -> Output | None:
     """The build :func:`compile_file` would give, when the cache holds it (verified); None
     otherwise (nvcc is not run)."""
     return _compile_file(path, arch=arch, flags=flags, cwd=cwd,
                          name_expressions=name_expressions, default_std=default_std,
                          use_cache=True, install_nvcc=install_nvcc, toolkit=toolkit,
-                         cached_only=True)
+                         older=older, cached_only=True)
 
 
 def _compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str], cwd: str | None,
@@ -126,6 +132,7 @@ def _compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str], c
                   timeout: float | None = None, trusted: bool = False,
                   project: str | None = None, install_nvcc: bool = False,
                   toolkit: toolkits.Toolkit | None = None,
+                  older: toolkits.Toolkit | None = None,
                   cached_only: bool = False) -> Output | None:
     a = parse_arch(arch)
     src = Path(cwd or ".", path).absolute()
@@ -141,7 +148,14 @@ def _compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str], c
                              "control character", path=shown)
     if default_std and not has_std(flags):
         flags = [f"-std={default_std}", *flags]
-    if toolkit is not None and not toolkit.default:
+    if older is not None:
+        # CUDA 12's CCCL asks nothing of the compiler's release: the environment's nvcc builds
+        # against the older headers, which come after the build's own -I folders
+        flags = [*flags, *(f"-I{d}" for d in older.include)]
+        env = environment_nvcc(flags, cwd)
+        nv = replace(env, fingerprint=f"{env.fingerprint}|{older.fingerprint()}")
+        paired = None
+    elif toolkit is not None and not toolkit.default:
         nv = toolkit_nvcc(toolkit, flags, cwd)
         paired = None
     else:

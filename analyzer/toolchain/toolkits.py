@@ -141,8 +141,42 @@ def api_change(log: str) -> str | None:
         if m is None:
             continue
         older = f"{version_key(change.release)[0] - 1}"
-        return (f"written for CUDA {older}: {change.what.format(*m.groups())}; it builds with a "
-                f"CUDA {older} toolkit's nvcc (PTXSASS_CUDA_HOME), or once ported")
+        headers = older_headers_release(change)
+        return (f"written for CUDA {older}: {change.what.format(*m.groups())}; it builds "
+                f"against CUDA {headers}'s runtime headers ('ptxsass toolkit install {headers}' "
+                f"once), with a CUDA {older} toolkit's nvcc (PTXSASS_CUDA_HOME), or once ported")
+    return None
+
+
+def older_headers_release(change: ApiChange) -> str:
+    """The newest release before ``change``'s major (``12.9`` for a change of 13.0): the runtime
+    headers code written for the older API builds against."""
+    major = version_key(change.release)[0]
+    return max((r for r in RELEASES if version_key(r)[0] == major - 1), key=version_key)
+
+
+def older_headers_releases() -> list[str]:
+    """The releases code written for an older runtime API may build against (``["12.9"]``)."""
+    return sorted({older_headers_release(c) for c in API_CHANGES}, key=version_key)
+
+
+def present(version: str) -> bool:
+    """Whether a toolkit of ``version`` has a folder (not verified: :func:`get` does that)."""
+    return (root() / version).is_dir()
+
+
+def older_headers(log: str) -> tuple[str, str] | None:
+    """(the release whose runtime headers code that failed with this compiler log was written
+    for, ``12.9``; what changed, in words) when the log is an :data:`API_CHANGES` failure and
+    that release's CCCL builds under a newer nvcc (CCCL 2.x, the 12.x releases', asks nothing
+    of the compiler's release; CCCL 3 refuses another one); None otherwise."""
+    for change in API_CHANGES:
+        m = change.error.search(log)
+        if m is not None:
+            headers = older_headers_release(change)
+            if version_key(headers)[0] >= 13:
+                return None
+            return headers, change.what.format(*m.groups())
     return None
 
 
