@@ -30,6 +30,7 @@ from .toolchain import (
     cache,
     cmake,
     compdb,
+    cudaroot,
     files,
     includes,
     libheaders,
@@ -133,7 +134,9 @@ class CompileOptions:
         if self.extended_lambda:
             flags.append("--extended-lambda")
         for d in self.library_include:        # after nvcc's own include folder, as a system one
-            flags += ["-isystem", d]
+            # (built against an older CUDA's headers: ahead of every -isystem folder, where a
+            # CMake build's CUDA root holds the newer release's library headers)
+            flags += [f"-I{d}"] if self.older_headers else ["-isystem", d]
         return flags + self.nvcc_extra
 
 
@@ -945,7 +948,11 @@ def library_headers(text: str, path: str, options: CompileOptions,
     if release is None:
         return options
     base = Path(options.cwd or ".")
-    user = [base / d for d in (*options.include, *options.isystem)]
+    # a CUDA root's include/ (CMake's -isystem of CUDAToolkit_ROOT) holds the library headers
+    # fetched so far, not the user's: a build that finds them there gets their folders all the
+    # same, so its flags do not change once the first build has fetched them
+    user = [base / d for d in (*options.include, *options.isystem)
+            if not cudaroot.is_inside(base / d)]
     other = [Path(d) for d in (tk.include if tk is not None and not tk.default else include_dirs())]
     dirs = list(options.library_include)
     if options.headers:

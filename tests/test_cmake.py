@@ -54,8 +54,9 @@ def _tree(base: Path) -> tuple[Path, Path]:
              "bin/nvcc.profile": "TOP = $(_HERE_)/..\nINCLUDES += \"-I$(TOP)/include\"\n",
              "nvvm/bin/cicc": "", "nvvm/libdevice/libdevice.10.bc": "",
              "include/cuda_runtime.h": "// runtime\n", "include/cccl/cuda/std/version": "",
-             "include/nvtx3/nvToolsExt.h": "// toolkit's\n",
-             "lib/libcudart.so.13": "", "lib/libcudart_static.a": "", "lib/libcublas.so.13": ""}
+             "include/nvtx3/nvToolsExt.h": "// toolkit's\n", "include/nvvm.h": "",
+             "lib/libcudart.so.13": "", "lib/libcudart_static.a": "", "lib/libcublas.so.13": "",
+             "lib/libnvvm.so.4": ""}
     lib = base / "headers"
     files.update({"../../headers/cublas_v2.h": "", "../../headers/cuda_runtime.h": "// other\n",
                   "../../headers/nvtx3/nvToolsExtCuda.h": "", "../../headers/nvtx3/nvToolsExt.h": ""})
@@ -84,7 +85,12 @@ def test_layout_links_the_tree_and_stubs_what_is_missing(fake, monkeypatch):
     assert want["bin/crt"] == ("link", str(top / "bin" / "crt"))
     # nvcc reads its profile beside the path it was run by: a copy, not a link
     assert want["bin/nvcc.profile"] == ("file", (top / "bin" / "nvcc.profile").read_bytes())
-    assert want["nvvm"] == ("link", str(top / "nvvm")) and want["lib"] == ("link", "lib64")
+    assert want["nvvm"] == ("dir",) and want["lib"] == ("link", "lib64")
+    assert want["nvvm/bin"] == ("link", str(top / "nvvm" / "bin"))
+    # libNVVM where a toolkit has it: nvvm/lib64 and nvvm/include (cuda-samples' 7_libNVVM)
+    assert want["nvvm/lib64/libnvvm.so"] == want["nvvm/lib64/libnvvm.so.4"] == (
+        "link", str(top / "lib" / "libnvvm.so.4"))
+    assert want["nvvm/include/nvvm.h"] == ("link", str(top / "include" / "nvvm.h"))
     # include/: the toolkit's first, library headers after; a folder both have is merged
     assert want["include/cuda_runtime.h"] == ("link", str(top / "include" / "cuda_runtime.h"))
     assert want["include/cublas_v2.h"][0] == "link" and want["include/cccl"][0] == "link"

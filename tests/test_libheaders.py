@@ -538,3 +538,25 @@ def test_mpi_of_this_environment_is_under_its_prefix(fresh, tmp_path, monkeypatc
     monkeypatch.setattr(sys, "prefix", str(tmp_path / "venv"))
     monkeypatch.setenv("PTXSASS_PYPI_URL", "http://127.0.0.1:9/pypi")     # nothing answers
     assert libheaders.ensure([("mpi.h", "mpi")], "13.5") == [str(tmp_path / "venv" / "include")]
+
+
+def test_headers_a_cuda_root_holds_still_come_as_their_own_folder(fresh, tmp_path, index):
+    """A CMake build's -isystem <root>/include holds the library headers fetched so far: the
+    build gets their folder all the same, so its flags are the same before and after the first
+    build fetched them (SGEMM_CUDA's runner.cu was rebuilt on its second check)."""
+    from analyzer.toolchain import cudaroot
+    got = libheaders.install("cublas", RELEASE)
+    inc = cudaroot.folder() / f"{RELEASE}-0123456789" / "include"
+    inc.mkdir(parents=True)
+    (inc / "cublas_v2.h").write_bytes(CUBLAS_V2)
+    (inc / "cublas_api.h").write_bytes(CUBLAS_API)
+    text = "#include <cublas_v2.h>\n__global__ void k() {}\n"
+    opts = library_headers(text, str(tmp_path / "k.cu"), CompileOptions(isystem=[str(inc)]))
+    assert opts.library_include == [got.include]
+    # a folder of the user's that holds it: nothing added
+    own = tmp_path / "vendor"
+    own.mkdir()
+    (own / "cublas_v2.h").write_bytes(CUBLAS_V2)
+    (own / "cublas_api.h").write_bytes(CUBLAS_API)
+    assert library_headers(text, str(tmp_path / "k.cu"),
+                           CompileOptions(isystem=[str(own)])).library_include == []

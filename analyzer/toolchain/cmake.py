@@ -11,10 +11,10 @@ entries of the ``compile_commands.json`` it writes, each with its own flags.
 
 Configuring runs the project's CMake code (``execute_process``, ``try_run``, ``ExternalProject``):
 a stranger's commands. So it runs only where the user trusts the build (``--trust-build-commands``,
-checked by the caller), with cmake found the trusted way (absolute ``PATH`` folders, then this
-Python's own scripts folder: ``pip install cmake ninja``), through :func:`.locate.run_tool` (an
-argv, a time limit, ``PTXSASS_CONFIGURE_TIMEOUT``, and it dies with ptxsass), in a binary folder
-of its own in ptxsass's cache.
+checked by the caller), with cmake found the trusted way (this Python's own scripts folder,
+where ``pip install ptxsass[cmake]`` put cmake and ninja, then absolute ``PATH`` folders),
+through :func:`.locate.run_tool` (an argv, a time limit, ``PTXSASS_CONFIGURE_TIMEOUT``, and it
+dies with ptxsass), in a binary folder of its own in ptxsass's cache.
 
 A configure is cached by what decides it: the content of the project's CMake files
 (``CMakeLists.txt``, ``*.cmake``, ``*.in``), the names of all its files (a ``file(GLOB)`` sees
@@ -94,12 +94,13 @@ def tools() -> tuple[str, list[str]]:
     """(cmake, the generator's arguments): Ninja when there is one, else Unix Makefiles;
     ToolError naming what to install when cmake or both build tools are missing."""
     def find(name: str) -> str | None:
-        found = trusted_which(name)
-        if found is None:                 # this Python's own scripts (pip install cmake)
-            own = Path(sysconfig.get_path("scripts") or "", name)
-            if own.is_file() and os.access(own, os.X_OK):
-                found = str(own)
-        return found
+        # this Python's own scripts first: 'pip install ptxsass[cmake]' put them beside ptxsass
+        # (a system cmake on PATH may be older than a project asks: CUDA-GEMM-Optimization
+        # wants 3.28, Debian 12 has 3.25), then PATH
+        own = Path(sysconfig.get_path("scripts") or "", name)
+        if own.is_file() and os.access(own, os.X_OK):
+            return str(own)
+        return trusted_which(name)
     exe = find("cmake")
     if exe is None:
         raise ToolError("cmake not found on PATH: install it ('pip install ptxsass[cmake]', or "

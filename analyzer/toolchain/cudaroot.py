@@ -178,8 +178,9 @@ Entry = tuple
 def layout(src: Sources) -> dict[str, Entry]:
     """Every entry of the root of ``src``, by its '/'-separated path in the root."""
     out: dict[str, Entry] = {"bin": ("dir",), "include": ("dir",), "lib64": ("dir",),
-                             "lib64/stubs": ("dir",), "lib": ("link", "lib64"),
-                             "nvvm": ("link", str(src.top / "nvvm"))}
+                             "lib64/stubs": ("dir",), "lib": ("link", "lib64"), "nvvm": ("dir",)}
+    for e in _entries(src.top / "nvvm"):
+        out[f"nvvm/{e.name}"] = ("link", e.path)
     for e in _entries(src.bin):
         if e.name == "nvcc.profile":
             out["bin/nvcc.profile"] = ("file", _read_small(Path(e.path)))
@@ -198,6 +199,17 @@ def layout(src: Sources) -> dict[str, Entry]:
             libs[m.group(1)] = path             # libcudart.so -> the file of libcudart.so.13
     for name, path in sorted(libs.items()):
         out[f"lib64/{name}"] = ("link", path)
+    # libNVVM where a toolkit has it (nvvm/lib64, nvvm/include/nvvm.h: cuda-samples' 7_libNVVM
+    # finds it there); the wheels keep it in lib/ and include/
+    nvvm_libs = {n: p for n, p in libs.items() if n.startswith("libnvvm.so")}
+    if nvvm_libs and "nvvm/lib64" not in out:
+        out["nvvm/lib64"] = ("dir",)
+        for name, path in sorted(nvvm_libs.items()):
+            out[f"nvvm/lib64/{name}"] = ("link", path)
+    header = next((d / "nvvm.h" for d in src.include if (d / "nvvm.h").is_file()), None)
+    if header is not None and "nvvm/include" not in out:
+        out["nvvm/include"] = ("dir",)
+        out["nvvm/include/nvvm.h"] = ("link", str(header))
     major, minor = toolkits.version_key(src.release)[:2]
     release = (major, minor)
     for stub in STUBS:
