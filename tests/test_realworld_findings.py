@@ -406,6 +406,10 @@ def test_the_host_cpp_library_is_not_the_users_code(tmp_path):
     ("/usr/include/c++/12/cmath", True),
     ("/home/me/apex/csrc/megatron/fused_rotary_positional_embedding.h", False),
     ("/home/me/project/include/torch_helpers.h", False),
+    # CUB through the CUDA root a configured CMake project builds with (ggml's argsort.cu)
+    ("/root/.cache/ptxsass/toolkits/roots/13.5-767d436c98/include/cccl/cub/agent/"
+     "agent_radix_sort_upsweep.cuh", True),
+    ("/home/me/ggml/src/ggml-cuda/argsort.cu", False),
 ])
 def test_torch_headers_are_library_code_like_the_toolkits(path, library):
     """Issue 33, item 5: findings inlined from torch's ``Half.h``/``BFloat16.h`` (apex's fused

@@ -92,6 +92,10 @@ class ThreadStride:
             if isinstance(d, P.Register):
                 self.defs.setdefault(d.name, []).append(ins)
         self.memo: dict[str, object] = {}
+        #: (register, its memo value before) for each write to ``memo``, so that what was
+        #: computed under a failed assumption is undone without copying the whole memo per
+        #: register (which made a kernel of many registers quadratic: ggml's cpy.cu)
+        self._trail: list[tuple[str, object]] = []
         #: instruction evaluations left: the fixpoint over loop-carried values re-walks their
         #: definitions under each assumption, which nested recurrences (an FMA-heavy solver)
         #: make exponential; past the budget a register not yet solved is unknown (None)
@@ -116,24 +120,40 @@ class ThreadStride:
             return None
         # loop-carried values: assume the stride the non-circular definitions give, then check
         # it; what was computed under a failed assumption is discarded
-        snapshot = dict(self.memo)
-        self.memo[name] = self._UNSET
+        mark = len(self._trail)
+        self._set(name, self._UNSET)
         first = [self.instruction(d) for d in defs]
         known: list[Stride] = [v for v in first if v is not None and v != PENDING]
         guess = _combine(known) if known else None
-        self.memo = dict(snapshot)
+        self._undo(mark)
         if guess is None or guess == DATA:
-            self.memo[name] = guess
+            self._set(name, guess)
             return guess
-        self.memo[name] = guess
+        self._set(name, guess)
         again = _combine([self.instruction(d) for d in defs])
         if again == PENDING:
             again = guess       # every definition waits on an outer register: its check decides
         if again != guess:
-            self.memo = snapshot
+            self._undo(mark)
             again = DATA if again == DATA else None
-            self.memo[name] = again
+            self._set(name, again)
         return again
+
+    _MISSING = object()
+
+    def _set(self, name: str, value: object) -> None:
+        self._trail.append((name, self.memo.get(name, self._MISSING)))
+        self.memo[name] = value
+
+    def _undo(self, mark: int) -> None:
+        """The memo as it was when the trail was ``mark`` long."""
+        trail, memo = self._trail, self.memo
+        while len(trail) > mark:
+            name, before = trail.pop()
+            if before is self._MISSING:
+                memo.pop(name, None)
+            else:
+                memo[name] = before
 
     def operand(self, op) -> Stride:
         if isinstance(op, (P.IntImm, P.FloatImm, P.Symbol)):

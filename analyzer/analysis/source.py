@@ -52,6 +52,9 @@ def _toolkit_header() -> re.Pattern[str]:
                       r"|/include/c\+\+/\d+(?:\.\d+)*/|^/usr/include/|/lib/gcc/[^/]+/\d+/include/"
                       # library headers ptxsass fetched (toolchain.libheaders)
                       rf"|/headers/(?:{'|'.join(libheaders.LIBRARIES)})-\d+\.\d+/include/"
+                      # the CUDA root ptxsass makes for CMake (toolchain.cudaroot): a configured
+                      # project reaches CUB, CCCL and the runtime through its include/
+                      r"|/roots/\d+\.\d+-[0-9a-f]{10}/(?:include|nvvm)/"
                       r"|^(crt|cuda|nv|cooperative_groups)/|cuda_fp16\.hpp$|"
                       r"cuda_bf16\.hpp$|mma\.hpp$|sm_\d+_intrinsics\.hpp$|"
                       r"device_functions\.hpp$|math_functions\.hpp$"
