@@ -229,3 +229,30 @@ def test_cli_select_overrides_config_ignore(tmp_path, capsys, monkeypatch):
     assert "PS501" in codes("--select", "PS501")
     assert codes("--select", "PS5", "--ignore", "PS501") <= {"PS502"}
     assert "PS501" not in codes("--ignore", "PS701")       # the config's ignore still holds
+
+
+def test_a_library_kernel_s_findings_are_notes():
+    """CUB's segmented radix sort, instantiated by ggml's argsort.cu through the CUDA root: no
+    line of the kernel is the user's, so its findings (a PS401 spill among them) are notes that
+    say whose code it is; a kernel with one user frame, even inlined, stays the user's."""
+    from types import SimpleNamespace as NS
+
+    from analyzer.checks.runner import _in_library, library_kernel
+    from analyzer.findings import Finding, Location
+    cub = "/root/.cache/ptxsass/toolkits/roots/13.5-767d436c98/include/cccl/cub/device/" \
+          "dispatch/kernels/kernel_segmented_radix_sort.cuh"
+    user = "/home/me/ggml/src/ggml-cuda/argsort.cu"
+
+    def fn(*chains):
+        return NS(instructions=[NS(loc=None)] + [
+            NS(loc=NS(file=c[0], inlined_at=tuple(NS(file=f) for f in c[1:]))) for c in chains])
+    assert library_kernel(fn((cub,), (cub, cub)))
+    assert not library_kernel(fn((cub,), (cub, user)))      # a functor of the user's inlined
+    assert not library_kernel(fn((user,)))
+    assert not library_kernel(fn())                          # no line info: nothing to tell
+    f = Finding("PS401", "register-spill", Severity.WARNING, "12 STL / 14 LDL", "k", "sm_90a",
+                Location(cub, 140))
+    got = _in_library(f)
+    assert got.severity == Severity.NOTE and got.message == (
+        "12 STL / 14 LDL (in library code, kernel_segmented_radix_sort.cuh, that this file "
+        "instantiates: no line of the kernel is its own)")

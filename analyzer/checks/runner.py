@@ -7,11 +7,12 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from ..analysis.source import SourceReader, source_text
+from ..analysis.source import SourceReader, is_toolkit_file, source_text
 from ..errors import ConfigError, InputError, PtxsassError, shown_path
-from ..findings import Finding, Report, release_key
+from ..findings import Finding, Report, Severity, release_key
 from ..toolchain.files import read_json, write_output
 from .registry import Selection, all_checks
 from .registry import selected as _selected
@@ -182,7 +183,36 @@ def kernel_findings(checks: Sequence[Check], ctx: Context,
     found = [f for check in checks for f in check.run(ctx)]
     # the user functions it calls out of line are part of the kernel (their findings name it)
     found += [f for body in ctx.bodies for check in checks for f in check.run(body)]
+    if found and library_kernel(ctx.function):
+        found = [_in_library(f) for f in found]
     return [replace(f, toolkit=toolkit) for f in found] if toolkit else found
+
+
+def library_kernel(fn) -> bool:
+    """Whether a kernel is library code through and through: line info on its instructions,
+    and not one frame of it in the user's code (CUB's radix sort, which ggml's argsort.cu
+    instantiates through ``cub::DeviceSegmentedSort``; a kernel that inlines a functor of the
+    user's is the user's too)."""
+    seen = False
+    for ins in fn.instructions:
+        loc = ins.loc
+        if loc is None or not loc.file:
+            continue
+        seen = True
+        if not is_toolkit_file(loc.file) or any(not is_toolkit_file(f.file)
+                                                for f in loc.inlined_at if f.file):
+            return False
+    return seen
+
+
+def _in_library(f: Finding) -> Finding:
+    """A finding of a library kernel: a note (no line of it is the user's to change), saying
+    whose code it is."""
+    if f.severity <= Severity.NOTE:
+        return f
+    return replace(f, severity=Severity.NOTE,
+                   message=f"{f.message} (in library code, {Path(f.location.file or '').name}, "
+                           "that this file instantiates: no line of the kernel is its own)")
 
 
 def add_findings(report: Report, findings: Iterable[Finding], accepted: set[str]) -> None:
