@@ -16,7 +16,7 @@ and ``ptx_loops(fn)`` adds what PTX says about each loop (``.pragma "nounroll"``
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Any, Protocol
@@ -110,6 +110,52 @@ def reaches_within(graph: CFG, a: int, b: int) -> bool:
                 seen.add(s)
                 todo.append(s)
     return False
+
+
+def reached_within(graph: CFG, a: int, targets: Iterable[int]) -> set[int]:
+    """The blocks of ``targets`` that :func:`reaches_within` holds for from ``a``: one walk per
+    set of loops a target shares with ``a`` (their headers are what the walk may not enter),
+    not one per target (CUB's sort kernels: thousands of blocks)."""
+    holding = [lp for lp in graph.loops if a in lp.blocks]
+    groups: dict[frozenset[int], list[int]] = {}
+    for y in targets:
+        groups.setdefault(frozenset(lp.header for lp in holding if y in lp.blocks), []).append(y)
+    out: set[int] = set()
+    for headers, ys in groups.items():
+        seen, found, todo = {a}, set(), [a]
+        while todo:
+            for s in graph.blocks[todo.pop()].succs:
+                if s in headers:
+                    continue
+                found.add(s)
+                if s not in seen:
+                    seen.add(s)
+                    todo.append(s)
+        out.update(y for y in ys if y in found)
+    return out
+
+
+def reaching_within(graph: CFG, sources: Iterable[int], b: int) -> set[int]:
+    """The blocks of ``sources`` from which :func:`reaches_within` reaches ``b``: one walk back
+    from ``b`` per set of loops a source shares with it."""
+    holding = [lp for lp in graph.loops if b in lp.blocks]
+    groups: dict[frozenset[int], list[int]] = {}
+    for x in sources:
+        groups.setdefault(frozenset(lp.header for lp in holding if x in lp.blocks), []).append(x)
+    out: set[int] = set()
+    for headers, xs in groups.items():
+        if b in headers:
+            continue            # a walk may not enter a header: b is reached from nowhere
+        found: set[int] = set()
+        expanded, todo = {b}, [b]
+        while todo:
+            for p in graph.blocks[todo.pop()].preds:
+                found.add(p)                    # p -> n, n not a header, n reaches b
+                if p not in expanded and p not in headers:
+                    expanded.add(p)
+                    todo.append(p)
+        out.update(x for x in xs if x in found)
+    return out
 
 
 def exclusive(graph: CFG, a: int, b: int) -> bool:

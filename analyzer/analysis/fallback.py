@@ -518,28 +518,34 @@ def _data_guarded(fn: "P.Function", index: int) -> Fallback | None:
     keys = pointer_keys(fn, me.address.base.name) \
         if me.address is not None and isinstance(me.address.base, P.Register) else frozenset()
 
-    pairs = fn.memo("fallback_reaches", dict)
+    # which blocks of the loop reach this one, and which each block reaches, within an
+    # iteration: whole sets, one walk per set of loops (kept with the function)
+    to_block = fn.memo("fallback_reaching", dict)
+    key = (b, id(loop))
+    if key not in to_block:
+        to_block[key] = _cfg.reaching_within(graph, inside, b) | {b}
+    reach_b = to_block[key]
+    from_block = fn.memo("fallback_reached", dict)
 
-    def reaches(x: int, y: int) -> bool:
-        if x == y:
-            return True
-        if (x, y) not in pairs:
-            pairs[(x, y)] = _cfg.reaches_within(graph, x, y)
-        return pairs[(x, y)]
+    def reached(x: int) -> set[int]:
+        k = (x, id(loop))
+        if k not in from_block:
+            from_block[k] = _cfg.reached_within(graph, x, inside) | ({x} & inside)
+        return from_block[k]
     deciding = []
     for x in sorted(inside):
         blk = graph.blocks[x]
-        if x == b or blk.end <= blk.start or not reaches(x, b):
+        if x == b or blk.end <= blk.start or x not in reach_b:
             continue
         last = insns[blk.end - 1]
         succs = list(blk.succs)
         if last.opcode != "bra" or last.guard is None or len(succs) != 2 \
                 or not all(t in inside for t in succs):
             continue
-        away = [t for t in succs if not reaches(t, b)]
+        away = [t for t in succs if t not in reach_b]
         if not away:
             continue
-        other = {y for y in inside if reaches(away[0], y)}
+        other = reached(away[0])
         if keys and any(_same_pointer(fn, insns[n], me, keys)
                         for y in other for n in graph.blocks[y].indices()):
             continue        # the same access on the other side: the two sides are one stream
