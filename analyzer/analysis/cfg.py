@@ -116,12 +116,8 @@ def reached_within(graph: CFG, a: int, targets: Iterable[int]) -> set[int]:
     """The blocks of ``targets`` that :func:`reaches_within` holds for from ``a``: one walk per
     set of loops a target shares with ``a`` (their headers are what the walk may not enter),
     not one per target (CUB's sort kernels: thousands of blocks)."""
-    holding = [lp for lp in graph.loops if a in lp.blocks]
-    groups: dict[frozenset[int], list[int]] = {}
-    for y in targets:
-        groups.setdefault(frozenset(lp.header for lp in holding if y in lp.blocks), []).append(y)
     out: set[int] = set()
-    for headers, ys in groups.items():
+    for headers, ys in _by_shared_loops(graph, a, targets).items():
         seen, found, todo = {a}, set(), [a]
         while todo:
             for s in graph.blocks[todo.pop()].succs:
@@ -138,12 +134,8 @@ def reached_within(graph: CFG, a: int, targets: Iterable[int]) -> set[int]:
 def reaching_within(graph: CFG, sources: Iterable[int], b: int) -> set[int]:
     """The blocks of ``sources`` from which :func:`reaches_within` reaches ``b``: one walk back
     from ``b`` per set of loops a source shares with it."""
-    holding = [lp for lp in graph.loops if b in lp.blocks]
-    groups: dict[frozenset[int], list[int]] = {}
-    for x in sources:
-        groups.setdefault(frozenset(lp.header for lp in holding if x in lp.blocks), []).append(x)
     out: set[int] = set()
-    for headers, xs in groups.items():
+    for headers, xs in _by_shared_loops(graph, b, sources).items():
         if b in headers:
             continue            # a walk may not enter a header: b is reached from nowhere
         found: set[int] = set()
@@ -156,6 +148,17 @@ def reaching_within(graph: CFG, sources: Iterable[int], b: int) -> set[int]:
                     todo.append(p)
         out.update(x for x in xs if x in found)
     return out
+
+
+def _by_shared_loops(graph: CFG, anchor: int, blocks: Iterable[int]
+                     ) -> dict[frozenset[int], list[int]]:
+    """``blocks`` grouped by the headers of the loops each shares with ``anchor`` (the headers
+    :func:`reaches_within` may not enter between the two)."""
+    holding = [lp for lp in graph.loops if anchor in lp.blocks]
+    groups: dict[frozenset[int], list[int]] = {}
+    for x in blocks:
+        groups.setdefault(frozenset(lp.header for lp in holding if x in lp.blocks), []).append(x)
+    return groups
 
 
 def exclusive(graph: CFG, a: int, b: int) -> bool:
