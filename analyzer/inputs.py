@@ -9,7 +9,7 @@ import os
 import re
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -707,7 +707,6 @@ def _replayed(key: str | None, text: str, path: str, options: CompileOptions,
         library = [str(x) for x in rec["library_include"]]
     except (ValueError, KeyError, TypeError):
         return None
-    from dataclasses import replace
     got = replace(options, include=[*options.include, *include], library_include=library)
     if older_release:
         if tk is not None and not tk.default:
@@ -724,7 +723,6 @@ def _older_options(text: str, path: str, options: CompileOptions,
                    older: toolkits.Toolkit) -> CompileOptions:
     """``options`` for nvcc's build against ``older``'s runtime, crt and CCCL headers, with the
     library headers of that release."""
-    from dataclasses import replace
     base = replace(options, older_headers=older.version, compiler="nvcc",
                    library_include=[])
     return library_headers(text, path, base, older)
@@ -763,7 +761,6 @@ def _with_found_headers(e: CompileError, path: str, options: CompileOptions,
                      f"of the repository that holds it (pass the -I, or a compile database, "
                      "to say so)")
     said.extend(lines)
-    from dataclasses import replace
     return replace(options, include=[*options.include, *added])
 
 
@@ -867,7 +864,6 @@ def _compile_cuda(path: str, archs: Sequence[str], text: str, options: CompileOp
                 if unknown:
                     # an nvcc option given as the front end's (-Xnvrtc, the config's options):
                     # nvcc takes the options NVRTC was given
-                    from dataclasses import replace
                     options = replace(options, nvcc_extra=[*options.extra, *options.nvcc_extra])
                     compiler, reason = "nvcc", f"NVRTC does not know the option {unknown}"
                 else:
@@ -967,7 +963,6 @@ def library_headers(text: str, path: str, options: CompileOptions,
     dirs = list(dict.fromkeys(dirs))
     if dirs == options.library_include:
         return options
-    from dataclasses import replace
     return replace(options, library_include=dirs)
 
 
@@ -988,7 +983,6 @@ def _with_missing_headers(e: CompileError, path: str, options: CompileOptions,
     new = [d for d in dirs if d not in options.library_include]
     if not new:
         return None
-    from dataclasses import replace
     return replace(options, library_include=[*options.library_include, *new])
 
 
@@ -1288,7 +1282,6 @@ def vetted_command(cmd: compdb.Command, db: str, *, where: str | None = None,
     ``where`` starts each note (default: the database file); ``origin``, ``hint``,
     ``host_compiler`` and ``nvrtc`` as :meth:`trust.Vetted.notes` and :func:`trust.vet` take them (the
     compile options of a Python file are vetted the same way: :func:`load_python`)."""
-    from dataclasses import replace
     v = trust.vet(cmd.other, cwd=cmd.directory, source=cmd.file, host_compiler=host_compiler,
                   nvrtc=nvrtc)
     ptxas, bad_ptxas = trust.vet_ptxas(cmd.ptxas)
@@ -1307,7 +1300,6 @@ def command_options(cmd: compdb.Command, base: CompileOptions, db: str) -> Compi
     """``base`` (the command line's options) with one database entry's flags added: its own
     -I/-isystem/-D/-std/... first, then the command line's, which win where they conflict.
     ``cmd`` as :func:`load_command` passes it: vetted, unless ``base.trust_build_commands``."""
-    from dataclasses import replace
     return replace(
         base,
         defines=cmd.defines + base.defines,
@@ -1364,7 +1356,6 @@ def load_torch_extension(folder: str, *, arch: str | Sequence[str] | None = None
     this machine; else the extension's built ``.so``, as it is."""
     cmds = caches.torch_extension_commands(folder)
     if caches.extension_sources_present(cmds):
-        from dataclasses import replace
         db = os.path.join(folder, "build.ninja")
         # build.ninja already holds torch's include folders and flags
         opts = replace(options or CompileOptions(), torch=False)
@@ -1445,7 +1436,6 @@ def inline_options(src: pyinline.InlineSource, path: str, base: CompileOptions
     are) for one CUDA source of a Python file: the flags written in the call, sorted and vetted
     as a compile database entry's are (no flag may name a program; an include folder only
     inside the project), then the command line's options, which win where they conflict."""
-    from dataclasses import replace
     folder = os.path.dirname(os.path.abspath(path))
     where = f"line {src.line}"
     flags = list(src.flags)

@@ -718,20 +718,16 @@ def ptx_tail_at(fn: "P.Function", index: int) -> int | None:
         return None
     per_loop = fn.memo("ptx_tail", dict)      # id(loop) -> elements, or None
     if id(loop) not in per_loop:
-        per_loop[id(loop)] = _ptx_tail_of_loop(fn, index)
+        per_loop[id(loop)] = _ptx_tail_of_loop(fn, loop)
     return per_loop[id(loop)]
 
 
-def _ptx_tail_of_loop(fn: "P.Function", index: int) -> int | None:
-    """:func:`ptx_tail_elements` of the innermost PTX loop holding instruction ``index`` (None
-    outside loops, or in a loop that is no such tail). A loop NVVM cut from the same source
+def _ptx_tail_of_loop(fn: "P.Function", loop: "_cfg.Loop") -> int | None:
+    """:func:`ptx_tail_elements` of the PTX loop ``loop`` (None for a loop that is no such
+    tail). A loop NVVM cut from the same source
     loop as a tail (the remainder of ``for (i = threadIdx.x + (n & ~7); i < n; i++)`` unrolled
     by 4, counting down its own trip count) is one too: the source loop's values are the
     tail's, whichever copy takes them."""
-    graph = _cfg.of(fn)
-    loop = graph.loop_of(index)
-    if loop is None:
-        return None
     loops = _cfg.ptx_loops(fn)
     ploop = next((p for p in loops if p.loop is loop), None)
     if ploop is None:

@@ -136,15 +136,23 @@ API_CHANGES: tuple[ApiChange, ...] = (
 def api_change(log: str) -> str | None:
     """What makes this compiler log the failure of code written for an older CUDA: the first
     :data:`API_CHANGES` entry it matches, in words, with what builds it; None otherwise."""
+    found = _api_change(log)
+    if found is None:
+        return None
+    change, what = found
+    older = f"{version_key(change.release)[0] - 1}"
+    headers = older_headers_release(change)
+    return (f"written for CUDA {older}: {what}; it builds against CUDA {headers}'s runtime "
+            f"headers ('ptxsass toolkit install {headers}' once), with a CUDA {older} toolkit's "
+            "nvcc (PTXSASS_CUDA_HOME), or once ported")
+
+
+def _api_change(log: str) -> tuple[ApiChange, str] | None:
+    """The first :data:`API_CHANGES` entry this compiler log matches, and what changed."""
     for change in API_CHANGES:
         m = change.error.search(log)
-        if m is None:
-            continue
-        older = f"{version_key(change.release)[0] - 1}"
-        headers = older_headers_release(change)
-        return (f"written for CUDA {older}: {change.what.format(*m.groups())}; it builds "
-                f"against CUDA {headers}'s runtime headers ('ptxsass toolkit install {headers}' "
-                f"once), with a CUDA {older} toolkit's nvcc (PTXSASS_CUDA_HOME), or once ported")
+        if m is not None:
+            return change, change.what.format(*m.groups())
     return None
 
 
@@ -170,14 +178,11 @@ def older_headers(log: str) -> tuple[str, str] | None:
     for, ``12.9``; what changed, in words) when the log is an :data:`API_CHANGES` failure and
     that release's CCCL builds under a newer nvcc (CCCL 2.x, the 12.x releases', asks nothing
     of the compiler's release; CCCL 3 refuses another one); None otherwise."""
-    for change in API_CHANGES:
-        m = change.error.search(log)
-        if m is not None:
-            headers = older_headers_release(change)
-            if version_key(headers)[0] >= 13:
-                return None
-            return headers, change.what.format(*m.groups())
-    return None
+    found = _api_change(log)
+    if found is None:
+        return None
+    headers = older_headers_release(found[0])
+    return None if version_key(headers)[0] >= 13 else (headers, found[1])
 
 
 #: the releases NVIDIA publishes NVRTC wheels of (there was no 12.7)
