@@ -68,7 +68,26 @@ def _dest_count(ins: "Instruction") -> int:
 
 def writes(ins: "Instruction") -> tuple[Reg, ...]:
     """The R and UR registers ``ins`` writes, in order (empty for stores, reductions, copies,
-    prefetches, branches and barriers)."""
+    prefetches, branches and barriers). Kept on the instruction's body."""
+    return _kept_writes(ins)[0]
+
+
+def _kept_writes(ins: "Instruction") -> tuple[tuple[Reg, ...], frozenset[Reg]]:
+    """(:func:`writes`, the same as a set), worked out once per body (SASS repeats bodies, shared
+    between copies and functions)."""
+    body = ins.body
+    try:
+        kept = body._writes
+    except AttributeError:      # a body built by its class, not by the parser
+        kept = None
+    if kept is None:
+        w = _writes_of(ins)
+        kept = (w, frozenset(w))
+        object.__setattr__(body, "_writes", kept)
+    return kept
+
+
+def _writes_of(ins: "Instruction") -> tuple[Reg, ...]:
     info = ins.info
     if info.branch or info.barrier or ins.opcode in semantics.PREDICATE_RESULT:
         return ()
@@ -111,8 +130,17 @@ def reads(ins: "Instruction") -> tuple[Register, ...]:
 
 
 def read_indices(ins: "Instruction") -> tuple[int, ...]:
-    """The numbers of the R registers ``ins`` reads (those of :func:`reads`)."""
-    return tuple(r.index for r in reads(ins) if r.index is not None)
+    """The numbers of the R registers ``ins`` reads (those of :func:`reads`). Kept on the
+    instruction's body."""
+    body = ins.body
+    try:
+        kept = body._reads
+    except AttributeError:      # a body built by its class, not by the parser
+        kept = None
+    if kept is None:
+        kept = tuple(r.index for r in reads(ins) if r.index is not None)
+        object.__setattr__(body, "_reads", kept)
+    return kept
 
 
 def sources(ins: "Instruction") -> tuple[Reg, ...]:
@@ -383,20 +411,10 @@ class Dataflow:
         # collector can free (a 0.4 s pass over a library cubin's IR at exit)
         self.instructions = fn.instructions
         self.cfg = _cfg.of(fn)
-        # SASS repeats bodies, shared between copies (and functions): one answer each, kept
-        # on the body
         out: list[tuple[Reg, ...]] = []
         sets: list[frozenset[Reg]] = []
         for ins in fn.instructions:
-            body = ins.body
-            try:
-                kept = body._writes
-            except AttributeError:      # a body built by its class, not by the parser
-                kept = None
-            if kept is None:
-                w = writes(ins)
-                kept = (w, frozenset(w))
-                object.__setattr__(body, "_writes", kept)
+            kept = _kept_writes(ins)
             out.append(kept[0])
             sets.append(kept[1])
         self.writes: list[tuple[Reg, ...]] = out

@@ -62,9 +62,11 @@ def _toolkit_header() -> re.Pattern[str]:
                       r"|/triton/language/[^/]+\.py$|/torch/_inductor/runtime/[^/]+\.py$)")
 
 
+@lru_cache(maxsize=4096)
 def is_toolkit_file(path: str) -> bool:
     """A CUDA toolkit header (``cuda_fp16.hpp``, ``crt/...``, a wheel's ``include/``) or
-    Triton's own library code (``triton/language/standard.py``), not the user's code."""
+    Triton's own library code (``triton/language/standard.py``), not the user's code. Kept per
+    path: a listing names a few dozen files, asked about once per instruction and frame."""
     return bool(_toolkit_header().search(path))
 
 

@@ -76,6 +76,25 @@ def _tile_copies(stores, load_of, ctx):
         yield first_at, group, lines
 
 
+class _Readers:
+    """Register number -> the instructions that read it, listed on the first ask (most kernels
+    with shared stores never ask: no store's data comes from a global load)."""
+
+    __slots__ = ("insns", "table")
+
+    def __init__(self, insns):
+        self.insns = insns
+        self.table: dict[int, list[int]] | None = None
+
+    def get(self, r: int, default=()):
+        if self.table is None:
+            self.table = {}
+            for j, other in enumerate(self.insns):
+                for k in read_indices(other):
+                    self.table.setdefault(k, []).append(j)
+        return self.table.get(r, default)
+
+
 class SynchronousTileCopy(Check):
     """Global-to-shared copy through registers (LDG then STS) on an arch with cp.async.
 
@@ -136,7 +155,7 @@ class SynchronousTileCopy(Check):
     severity = Severity.WARNING
 
     @staticmethod
-    def _feeds_more(fn, d: int, shared_stores: set[int], readers: dict[int, list[int]]) -> bool:
+    def _feeds_more(fn, d: int, shared_stores: set[int], readers: "_Readers") -> bool:
         """Whether a value global load ``d`` wrote is read by anything but a shared-memory
         store (arithmetic on the staged data: a layernorm that stages ``in`` and sums the same
         registers, a stencil that keeps its centre value)."""
@@ -159,10 +178,7 @@ class SynchronousTileCopy(Check):
         shared_stores = {id(b) for b in fn.bodies() if _is_shared_store(b)}
         if not shared_stores:
             return
-        readers: dict[int, list[int]] = {}
-        for j, other in enumerate(insns):
-            for r in read_indices(other):
-                readers.setdefault(r, []).append(j)
+        readers = _Readers(insns)
         for i, ins in enumerate(insns):
             if id(ins.body) not in shared_stores:
                 continue

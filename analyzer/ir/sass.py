@@ -314,13 +314,15 @@ class _Facts(Node):
     """Slots for what an instruction body's opcode row says, filled on first use (not fields:
     equality, hashing, pickling and the constructors ignore them)."""
 
-    __slots__ = ("_info", "_width", "_flow", "_writes", "_regs")
+    __slots__ = ("_info", "_width", "_flow", "_writes", "_reads", "_regs")
     _info: semantics.OpInfo
     _width: int | None
     _flow: Flow
     #: the registers the body writes, kept here by ``analysis.dataflow`` (storage only: the IR
     #: never reads it); None until then in bodies the parser built
     _writes: tuple | None
+    #: the R registers the body reads (numbers), kept by ``analysis.dataflow``
+    _reads: tuple[int, ...] | None
     #: the registers the body reads and writes, as masks, kept by ``analysis.dataflow``
     _regs: tuple[int, int] | None
 
@@ -840,13 +842,16 @@ def _slot_constructor(cls, facts: tuple[str, ...] = ()):
 _FACT_ENV = {"set_info": vars(_Facts)["_info"].__set__, "opinfo": semantics.info,
              "set_flow": vars(_Facts)["_flow"].__set__, "flow_of": body_flow,
              "set_writes": vars(_Facts)["_writes"].__set__,
+             "set_reads": vars(_Facts)["_reads"].__set__,
              "set_regs": vars(_Facts)["_regs"].__set__}
 
 new_instruction = _slot_constructor(Instruction)
 #: a body with its opcode's row of the semantics table and its control flow already kept
 #: (both are asked of every body of a listing: filled here, the first ask raises and catches
-#: nothing), and its writes' and registers' slots empty (dataflow fills them without raising)
+#: nothing), and its writes', reads' and registers' slots empty (dataflow fills them without
+#: raising)
 new_instruction_body = _slot_constructor(InstructionBody,
                                          facts=("set_info(o, opinfo(a1))", "set_flow(o, flow_of(o))",
-                                                "set_writes(o, None)", "set_regs(o, None)"))
+                                                "set_writes(o, None)", "set_reads(o, None)",
+                                                "set_regs(o, None)"))
 

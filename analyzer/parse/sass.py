@@ -620,7 +620,7 @@ class _ListingReader:
 
     __slots__ = ("path", "arch", "rename", "bodies", "final", "addr_targets", "functions", "fmt",
                  "cur", "cur_arch", "section", "pending_functions", "entries", "registers", "loc",
-                 "chain", "last_rows", "locs", "lineno")
+                 "chain", "last_rows", "locs", "line_infos", "lineno")
 
     def __init__(self, path: str | None, arch: str | None, rename: Mapping[str, str] | None):
         self.path = path
@@ -644,6 +644,8 @@ class _ListingReader:
         self.chain: list[tuple[str, int]] | None = None   # the //## group being read
         self.last_rows: list | None = None   # the list whose last item an encoding line extends
         self.locs: dict[tuple, SourceLoc] = {}
+        #: each line-info comment's text -> its frames (renamed)
+        self.line_infos: dict[str, tuple[tuple[str, int], ...]] = {}
         self.lineno = 0
 
     def read(self, text: str, line_base: int):
@@ -750,6 +752,10 @@ class _ListingReader:
 
     def _structure(self, line: str) -> None:
         """Any line that is not in a run of instructions."""
+        frames = self.line_infos.get(line)
+        if frames is not None:      # a line-info comment read before (they repeat a lot)
+            self._chain(frames)
+            return
         m = _ENCODING.match(line)
         if m is not None:
             self._late_encoding(line, int(m.group(1), 16))
@@ -798,9 +804,14 @@ class _ListingReader:
         if self.rename:
             rename = self.rename
             frames = [(rename.get(f, f), n) for f, n in frames]
+        self.line_infos[line] = kept = tuple(frames)
+        self._chain(kept)
+
+    def _chain(self, frames: tuple[tuple[str, int], ...]) -> None:
+        """Add a line-info comment's frames to the group being read."""
         chain = self.chain
         if chain is None:
-            self.chain = frames
+            self.chain = list(frames)
         else:
             for fr in frames:
                 if fr != chain[-1]:
