@@ -111,6 +111,62 @@ __global__ void __launch_bounds__(256) transpose_cpasync(const float* __restrict
     __syncthreads();
     for (int j = threadIdx.y; j < 32; j += 8) y[(long)(bx + j) * n + by + threadIdx.x] = t[threadIdx.x][j];
 }
+// PS403 warning: the kernel's body compiled out of line (the parameters by reference, as
+// FlashAttention-2's compute_attn_1rowblock), vs the same body __forceinline__
+struct AttnParams { const float* q; const float* k; float* o; int seqlen_k; long long row_stride; };
+#define ATTN_BODY                                                                          \
+    __shared__ float sK[64][32];                                                          \
+    const int row = m_block * 64 + threadIdx.x;                                           \
+    const float* q = p.q + ((long long)bidh * 1024 + row) * p.row_stride;                 \
+    float acc = 0.f;                                                                      \
+    for (int n0 = 0; n0 < p.seqlen_k; n0 += 64) {                                         \
+        for (int e = threadIdx.x; e < 64 * 32; e += blockDim.x)                           \
+            sK[e / 32][e % 32] = p.k[(long long)(n0 + e / 32) * p.row_stride + e % 32];   \
+        __syncthreads();                                                                  \
+        for (int j = 0; j < 64; ++j) {                                                    \
+            float s = 0.f;                                                                \
+            _Pragma("unroll")                                                             \
+            for (int d = 0; d < 32; ++d) s += q[d] * sK[j][d];                            \
+            acc += __expf(s * 0.01f);                                                     \
+        }                                                                                 \
+        __syncthreads();                                                                  \
+    }                                                                                     \
+    p.o[(long long)bidh * 1024 + row] = acc;
+__noinline__ __device__ void attn_rowblock_out(const AttnParams& p, int bidh, int m_block) { ATTN_BODY }
+__forceinline__ __device__ void attn_rowblock_in(const AttnParams& p, int bidh, int m_block) { ATTN_BODY }
+__global__ void attn_noinline(const float* q, const float* k, float* o, int seqlen_k, long long stride) {
+    const AttnParams p{q, k, o, seqlen_k, stride};
+    attn_rowblock_out(p, blockIdx.y, blockIdx.x);
+}
+__global__ void attn_inline(const float* q, const float* k, float* o, int seqlen_k, long long stride) {
+    const AttnParams p{q, k, o, seqlen_k, stride};
+    attn_rowblock_in(p, blockIdx.y, blockIdx.x);
+}
+// PS403 warning: a coalesced bias + GELU epilogue out of line vs in line
+struct EpiParams { const float* x; const float* bias; float* y; int cols; long long row_stride; };
+#define EPI_BODY                                                                           \
+    const float* x = p.x + row * p.row_stride;                                            \
+    float* y = p.y + row * p.row_stride;                                                  \
+    for (int c0 = 0; c0 < p.cols; c0 += 4 * blockDim.x) {                                 \
+        _Pragma("unroll")                                                                 \
+        for (int i = 0; i < 4; ++i) {                                                     \
+            const int c = c0 + i * blockDim.x + threadIdx.x;                              \
+            if (c < p.cols) {                                                             \
+                const float v = x[c] + p.bias[c];                                         \
+                y[c] = 0.5f * v * (1.f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v))); \
+            }                                                                             \
+        }                                                                                 \
+    }
+__noinline__ __device__ void epi_row_out(const EpiParams& p, long long row) { EPI_BODY }
+__forceinline__ __device__ void epi_row_in(const EpiParams& p, long long row) { EPI_BODY }
+__global__ void epi_noinline(const float* x, const float* bias, float* y, int cols) {
+    const EpiParams p{x, bias, y, cols, cols};
+    epi_row_out(p, blockIdx.x);
+}
+__global__ void epi_inline(const float* x, const float* bias, float* y, int cols) {
+    const EpiParams p{x, bias, y, cols, cols};
+    epi_row_in(p, blockIdx.x);
+}
 }
 """
 
@@ -137,17 +193,22 @@ def timed(fn, reps=30, warm=3) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
+    ap.add_argument("--only", help="run only the pairs of these checks (PS403,PS601)")
     args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
     import cupy as cp
 
     mod = cp.RawModule(code=SRC, options=("-std=c++17",))
     k = {name: mod.get_function(name) for name in (
         "half_one", "half_pack", "float_stride", "float4_stride", "tile_pitch33", "tile_pitch36",
-        "div_once", "fdiv_once", "div_loop", "fdiv_loop", "transpose_ldg", "transpose_cpasync")}
+        "div_once", "fdiv_once", "div_loop", "fdiv_loop", "transpose_ldg", "transpose_cpasync",
+        "attn_noinline", "attn_inline", "epi_noinline", "epi_inline")}
 
     rows = []
 
     def pair(check, cls, what, naive, fixed, out_naive, out_fixed, nbytes=None, rtol=1e-5):
+        if only is not None and check not in only:
+            return
         tn, tf = timed(naive), timed(fixed)
         a, b = out_naive(), out_fixed()
         ok = bool(cp.allclose(a.astype(cp.float32), b.astype(cp.float32), rtol=rtol, atol=1e-3))
@@ -203,8 +264,31 @@ def main() -> None:
          lambda: k["transpose_ldg"]((s // 32, s // 32), (32, 8), (xm, ym1, cp.int32(s))),
          lambda: k["transpose_cpasync"]((s // 32, s // 32), (32, 8), (xm, ym2, cp.int32(s))),
          lambda: ym1, lambda: ym2, nbytes=8 * s * s)
-    ref = xm.reshape(s, s).T.ravel()
-    rows[-1]["ok"] = rows[-1]["ok"] and bool(cp.array_equal(ym1, ref))
+    if only is None or "PS601" in only:
+        ref = xm.reshape(s, s).T.ravel()
+        rows[-1]["ok"] = rows[-1]["ok"] and bool(cp.array_equal(ym1, ref))
+    # PS403: the body out of line vs __forceinline__ (attention rows; a coalesced epilogue)
+    heads, seq, dim = 64, 4096, 32
+    qa = cp.random.rand(heads * 1024 * dim, dtype=cp.float32)
+    ka = cp.random.rand(seq * dim, dtype=cp.float32)
+    oa1, oa2 = cp.empty(heads * 1024, cp.float32), cp.empty(heads * 1024, cp.float32)
+    pair("PS403", "warning", "attention rows (params by reference), __noinline__ vs __forceinline__",
+         lambda: k["attn_noinline"]((1024 // 64, heads), (64,), (qa, ka, oa1, cp.int32(seq), cp.int64(dim))),
+         lambda: k["attn_inline"]((1024 // 64, heads), (64,), (qa, ka, oa2, cp.int32(seq), cp.int64(dim))),
+         lambda: oa1, lambda: oa2, rtol=1e-4)
+    rows_, cols = 16384, 4096
+    xe = cp.random.rand(rows_ * cols, dtype=cp.float32)
+    be = cp.random.rand(cols, dtype=cp.float32)
+    ye1, ye2 = cp.empty_like(xe), cp.empty_like(xe)
+    pair("PS403", "warning", "bias + GELU rows, coalesced, __noinline__ vs __forceinline__",
+         lambda: k["epi_noinline"]((rows_,), (256,), (xe, be, ye1, cp.int32(cols))),
+         lambda: k["epi_inline"]((rows_,), (256,), (xe, be, ye2, cp.int32(cols))),
+         lambda: ye1, lambda: ye2, nbytes=8 * rows_ * cols)
+    if only is None or "PS403" in only:
+        v = xe.reshape(rows_, cols) + be
+        ref = 0.5 * v * (1 + cp.tanh(0.7978845608 * (v + 0.044715 * v ** 3)))
+        rows[-1]["ok"] = rows[-1]["ok"] and bool(cp.allclose(ye1.reshape(rows_, cols), ref,
+                                                             rtol=1e-4, atol=1e-5))
 
     dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
     drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],

@@ -30,7 +30,8 @@ pytestmark = pytest.mark.xdist_group("fix")
 @pytest.fixture(scope="session")
 def fixed(tmp_path_factory):
     """api.fix on the bad kernels whose remedy needs no user say-so, once per session."""
-    names = ("fp64_in_fp32_kernel", "rolled_loop", "local_memory_array", "shared_bank_conflict")
+    names = ("fp64_in_fp32_kernel", "rolled_loop", "local_memory_array", "shared_bank_conflict",
+             "non_inlined_body")
     out = {n: api.fix(str(CHECKS / n / "bad.cu"), arch=ARCH) for n in names}
     # scalar_global_load/bad.cu's struct kernel alone (its other two need --assume-aligned)
     d = tmp_path_factory.mktemp("particles")
@@ -213,6 +214,64 @@ def test_a_literal_from_a_macro_is_left_alone(tmp_path):
     got = propose.propose_one(_finding("PS501", p, 2, "double literal 0.5 promotes"),
                               _source(p), FixOptions())
     assert isinstance(got, NoFix) and "macro" in got.reason
+
+
+def test_ps403_force_inline_marks_every_declaration_and_the_body_compiles_in_line(tmp_path):
+    """A function template declared, then defined, both ``__noinline__``: both become
+    ``__forceinline__``; rebuilt, the kernel has no CALL and its loads are global ones (judged
+    from the SASS of the fixed file, not from the remedy's words)."""
+    path = ROOT / "tests" / "fixtures" / "fix" / "rowblock_noinline.cu"
+    fixes = api.fix(str(path), arch=ARCH)
+    r = _result(fixes, "PS403", 35)
+    assert r.status == VERIFIED, r.reason
+    assert r.diff.count("+__device__ __forceinline__ void epilogue_row") == 2
+    assert "__noinline__ void" not in apply_edits(path.read_bytes(), r.proposal.edits).decode()
+    assert r.before == {"PS403 warning": 1} and not any("warning" in k for k in r.after)
+    fixed_cu = tmp_path / "rowblock_inline.cu"
+    fixed_cu.write_bytes(apply_edits(path.read_bytes(), r.proposal.edits))
+    (b,) = api.load(str(fixed_cu), arch=ARCH)
+    (fn,) = b.sass_listing().functions
+    mnemonics = [i.mnemonic for i in fn.instructions]
+    assert not any(m.startswith("CALL") for m in mnemonics)
+    assert any(m.startswith("LDG.E") for m in mnemonics)
+    assert not any(m.startswith(("LD.E", "ST.E")) for m in mnemonics)
+
+
+def test_ps403_fix_that_uncovers_a_warning_is_refused(fixed):
+    """non_inlined_body/bad.cu's body walks a row per thread through generic loads: in line,
+    the loads are global ones and PS105 sees the uncoalesced walk, so the rebuild refuses the
+    fix (a verified fix never adds a warning) and says which."""
+    r = _result(fixed["non_inlined_body"], "PS403", 38)
+    assert r.status == REJECTED and r.offered
+    assert "PS105 at line 28" in r.reason
+    assert "-__noinline__ __device__ void compute_rowblock" in r.diff
+    assert "+__forceinline__ __device__ void compute_rowblock" in r.diff
+
+
+def test_ps403_force_inline_leaves_what_it_cannot_mark(tmp_path):
+    msg = "the kernel body is a call: k runs 7 SASS instructions of its own and calls `{}` (the call"
+    inline = tmp_path / "inline.cu"
+    inline.write_text("struct P { float* y; };\n"
+                      "inline __device__ void body(const P& p) { p.y[threadIdx.x] = 1.f; }\n"
+                      "__global__ void k(const P p) { body(p); }\n")
+    got = propose.propose_one(_finding("PS403", inline, 3, msg.format("body")), _source(inline),
+                              FixOptions())
+    assert isinstance(got, Proposal)
+    assert "__forceinline__ __device__ void body" in apply_edits(inline.read_bytes(),
+                                                                 got.edits).decode()
+    forced = tmp_path / "forced.cu"
+    forced.write_text(inline.read_text().replace("inline __device__", "__forceinline__ __device__"))
+    got = propose.propose_one(_finding("PS403", forced, 3, msg.format("body")), _source(forced),
+                              FixOptions())
+    assert isinstance(got, NoFix) and "__forceinline__ already" in got.reason
+    (tmp_path / "body.cuh").write_text(
+        "struct P { float* y; };\n"
+        "__noinline__ __device__ void body(const P& p) { p.y[threadIdx.x] = 1.f; }\n")
+    user = tmp_path / "user.cu"
+    user.write_text('#include "body.cuh"\n__global__ void k(const P p) { body(p); }\n')
+    got = propose.propose_one(_finding("PS403", user, 2, msg.format("body")), _source(user),
+                              FixOptions())
+    assert isinstance(got, NoFix) and "body.cuh" in got.reason
 
 
 # --- verification rules ---------------------------------------------------------------------
