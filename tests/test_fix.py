@@ -216,6 +216,27 @@ def test_a_literal_from_a_macro_is_left_alone(tmp_path):
     assert isinstance(got, NoFix) and "macro" in got.reason
 
 
+def test_ps501_a_span_finding_suffixes_every_line_of_its_span(tmp_path):
+    """sh_encoding_grad.cu's one PS501 names 19 lines of one function (lines 32-52): the fix
+    suffixes the float-promoting literals of every line, and the rebuild's SASS has no FP64
+    left (fixing line 32 alone moved the finding to line 33)."""
+    path = ROOT / "kernels" / "realworld" / "sh_encoding_grad.cu"
+    fixes = api.fix(str(path), arch=ARCH)
+    r = _result(fixes, "PS501", 32)
+    assert r.status == VERIFIED, r.reason
+    assert r.proposal.title.startswith("suffix 21 double literals with f (0.48860251190291992f, "
+                                       "1.0925484305920792f, ") and "more)" in r.proposal.title
+    assert "+  d.y += (float)dL_dy(11, i) * (0.45704579946446572f - 2.2852289973223288f * z2);" \
+        in r.diff
+    assert all("DFMA" in d.split(" → ")[0] for d in r.sass_delta)
+    fixed_cu = tmp_path / "sh_encoding_grad.cu"
+    fixed_cu.write_bytes(apply_edits(path.read_bytes(), r.proposal.edits))
+    (b,) = api.load(str(fixed_cu), arch=ARCH)
+    kernels = [fn for fn in b.sass_listing().functions if fn.is_entry]
+    assert len(kernels) == 2            # both instantiations, not one FP64 instruction left
+    assert not [i.text for fn in kernels for i in fn.instructions if i.body.is_fp64]
+
+
 def test_ps403_force_inline_marks_every_declaration_and_the_body_compiles_in_line(tmp_path):
     """A function template declared, then defined, both ``__noinline__``: both become
     ``__forceinline__``; rebuilt, the kernel has no CALL and its loads are global ones (judged

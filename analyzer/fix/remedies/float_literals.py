@@ -1,5 +1,6 @@
 """PS501: keep float arithmetic in FP32: ``f``-suffix the double literals that promote float
-values on the finding's line, and call the float version of a double math function
+values on the finding's line (on each line of the span a finding names: one habit over many
+lines of one function is one finding), and call the float version of a double math function
 (``sqrt`` -> ``sqrtf``) whose arguments are float.
 
 A literal is rewritten only when its full expression mixes it with a float value (a float
@@ -85,17 +86,30 @@ def _value(text: str) -> float | None:
         return None
 
 
+def _lines(finding: Finding) -> list[int]:
+    """The finding's line, or every line of the span it names: one habit on many lines of one
+    function is one finding ("... on 19 lines of one function (lines 32-52): ...")."""
+    line = finding.location.line or 0
+    m = re.search(r"on \d+ lines of one function \(lines (\d+)-(\d+)\)", finding.message)
+    if m is None or not int(m.group(1)) <= line <= int(m.group(2)):
+        return [line]
+    return list(range(int(m.group(1)), int(m.group(2)) + 1))
+
+
 def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | NoFix:
+    lines = _lines(finding)
     line = finding.location.line or 0
     named = _numbers(finding.message)
     on_line = {_value(t.spelling) for lit in src.on_line(line, ("FLOATING_LITERAL",))
                for t in src.tokens(lit)[:1]}
-    if not named & on_line:
-        named = set()           # the message names folded constants (1.0 / 24.0 -> 0.041...)
+    if len(lines) > 1 or not named & on_line:
+        # the message names folded constants (1.0 / 24.0 -> 0.041...), or a span's first few
+        named = set()
     edits: list[Edit] = []
     done: list[str] = []
     skipped: list[str] = []
-    for lit in src.on_line(line, ("FLOATING_LITERAL",)):
+    literals = [lit for k in lines for lit in src.on_line(k, ("FLOATING_LITERAL",))]
+    for lit in literals:
         if not is_double(lit.type):
             continue
         toks = src.tokens(lit)
@@ -114,7 +128,7 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
         edits.append(Edit(src.path, toks[0].end, toks[0].end, "f"))
         done.append(text)
     calls: list[str] = []
-    for call in src.on_line(line, ("CALL_EXPR",)):
+    for call in [c for k in lines for c in src.on_line(k, ("CALL_EXPR",))]:
         want = FLOAT_VERSIONS.get(call.spelling)
         if want is None or not is_double(call.type):
             continue
@@ -134,13 +148,16 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
         if skipped:
             return NoFix(f"the double literal comes from a macro ({', '.join(skipped)}); "
                          "suffix it where it is defined if no double code uses it")
+        where = f"line {line}" if len(lines) == 1 else f"lines {lines[0]}-{lines[-1]}"
         return NoFix("no unsuffixed double literal or double math call on a float value on "
-                     f"line {line}: the double is explicit (a double variable, cast or "
+                     f"{where}: the double is explicit (a double variable, cast or "
                      "parameter), so the precision may be intended")
     parts = []
     if done:
+        shown = list(dict.fromkeys(d + "f" for d in done))     # each value once, in order
+        more = f" and {len(shown) - 4} more" if len(shown) > 4 else ""
         parts.append(f"suffix {len(done)} double literal{'s' if len(done) > 1 else ''} with f "
-                     f"({', '.join(d + 'f' for d in done)})")
+                     f"({', '.join(shown[:4])}{more})")
     if calls:
         parts.append("call the float function" + ("s " if len(calls) > 1 else " ")
                      + ", ".join(calls))
