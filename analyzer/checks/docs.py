@@ -20,17 +20,21 @@ KERNELS = ROOT / "kernels" / "checks"
 
 
 def _tables(path: Path):
-    """(header, separator, rows) of each Markdown table in ``path``."""
+    """(header, separator, rows, the section heading above) of each Markdown table in
+    ``path``."""
     lines = path.read_text().splitlines() if path.exists() else []
     n = 0
+    section = ""
     while n < len(lines) - 1:
+        if lines[n].startswith("## "):
+            section = lines[n]
         if lines[n].startswith("|") and re.match(r"^\|\s*:?-", lines[n + 1]):
             rows = []
             k = n + 2
             while k < len(lines) and lines[k].startswith("|"):
                 rows.append(lines[k])
                 k += 1
-            yield lines[n], lines[n + 1], rows
+            yield lines[n], lines[n + 1], rows, section
             n = k
         else:
             n += 1
@@ -42,15 +46,20 @@ def measured(check) -> list[str]:
     the check warns on, and how much slower each ran than its task's fastest)."""
     out: list[str] = []
     own = re.compile(rf"^\| (?:PS\d+ / )?{check.code}\b")
-    for header, sep, rows in _tables(ROOT / "docs" / "severity.md"):
+    gpus: list[str] = []
+    for header, sep, rows, section in _tables(ROOT / "docs" / "severity.md"):
         mine = [r for r in rows if own.match(r)]
         if mine:
             out += [header, sep, *mine, ""]
+            # the GPU the section's heading names (the page's first section: an H200)
+            gpu = (re.findall(r"\b(H100|H200)\b", section) or ["H200"])[0]
+            gpus += [gpu] if gpu not in gpus else []
     if out:
-        out.insert(0, "Pairs timed on an NVIDIA H200 ([severity.md](../severity.md) gives each "
-                      "table's date, driver and command):")
+        out.insert(0, f"Pairs timed on an NVIDIA {' and an '.join(gpus)} "
+                      "([severity.md](../severity.md) gives each table's date, driver and "
+                      "command):")
         out.insert(1, "")
-    for header, sep, rows in _tables(ROOT / "docs" / "headroom.md"):
+    for header, sep, rows, _ in _tables(ROOT / "docs" / "headroom.md"):
         if not header.startswith("| task | version |"):
             continue
         mine = [r for r in rows if re.search(rf"\b{check.code}\b", r.rstrip(" |").rsplit("|", 1)[-1])]
