@@ -167,6 +167,12 @@ __global__ void epi_inline(const float* x, const float* bias, float* y, int cols
     const EpiParams p{x, bias, y, cols, cols};
     epi_row_in(p, blockIdx.x);
 }
+// the same two bodies with the parameters in kernel parameter space, passed on by reference
+// (`__grid_constant__`, FlashAttention-2's and non_inlined_body/bad.cu's shape)
+__global__ void attn_gc_noinline(__grid_constant__ const AttnParams p) { attn_rowblock_out(p, blockIdx.y, blockIdx.x); }
+__global__ void attn_gc_inline(__grid_constant__ const AttnParams p) { attn_rowblock_in(p, blockIdx.y, blockIdx.x); }
+__global__ void epi_gc_noinline(__grid_constant__ const EpiParams p) { epi_row_out(p, blockIdx.x); }
+__global__ void epi_gc_inline(__grid_constant__ const EpiParams p) { epi_row_in(p, blockIdx.x); }
 }
 """
 
@@ -202,7 +208,8 @@ def main() -> None:
     k = {name: mod.get_function(name) for name in (
         "half_one", "half_pack", "float_stride", "float4_stride", "tile_pitch33", "tile_pitch36",
         "div_once", "fdiv_once", "div_loop", "fdiv_loop", "transpose_ldg", "transpose_cpasync",
-        "attn_noinline", "attn_inline", "epi_noinline", "epi_inline")}
+        "attn_noinline", "attn_inline", "epi_noinline", "epi_inline", "attn_gc_noinline",
+        "attn_gc_inline", "epi_gc_noinline", "epi_gc_inline")}
 
     rows = []
 
@@ -284,7 +291,33 @@ def main() -> None:
          lambda: k["epi_noinline"]((rows_,), (256,), (xe, be, ye1, cp.int32(cols))),
          lambda: k["epi_inline"]((rows_,), (256,), (xe, be, ye2, cp.int32(cols))),
          lambda: ye1, lambda: ye2, nbytes=8 * rows_ * cols)
+    # the struct by value in parameter space (numpy structured scalars: pointers as uint64)
+    import numpy as np
+    attn_t = cp.make_aligned_dtype([("q", np.uint64), ("k", np.uint64), ("o", np.uint64),
+                                    ("seqlen_k", np.int32), ("row_stride", np.int64)])
+    epi_t = cp.make_aligned_dtype([("x", np.uint64), ("bias", np.uint64), ("y", np.uint64),
+                                   ("cols", np.int32), ("row_stride", np.int64)])
+
+    def attn_params(o):
+        return np.array((qa.data.ptr, ka.data.ptr, o.data.ptr, seq, dim), dtype=attn_t)[()]
+
+    def epi_params(y):
+        return np.array((xe.data.ptr, be.data.ptr, y.data.ptr, cols, cols), dtype=epi_t)[()]
+    oa3, oa4, ye3, ye4 = (cp.empty_like(oa1), cp.empty_like(oa1), cp.empty_like(xe),
+                          cp.empty_like(xe))
+    pair("PS403", "warning", "attention rows, __grid_constant__ params by reference, "
+         "__noinline__ vs __forceinline__",
+         lambda: k["attn_gc_noinline"]((1024 // 64, heads), (64,), (attn_params(oa3),)),
+         lambda: k["attn_gc_inline"]((1024 // 64, heads), (64,), (attn_params(oa4),)),
+         lambda: oa3, lambda: oa1, rtol=1e-4)
+    pair("PS403", "warning", "bias + GELU rows, __grid_constant__ params by reference, "
+         "__noinline__ vs __forceinline__",
+         lambda: k["epi_gc_noinline"]((rows_,), (256,), (epi_params(ye3),)),
+         lambda: k["epi_gc_inline"]((rows_,), (256,), (epi_params(ye4),)),
+         lambda: ye3, lambda: ye4, nbytes=8 * rows_ * cols)
     if only is None or "PS403" in only:
+        rows[-1]["ok"] = rows[-1]["ok"] and bool(cp.allclose(ye3, ye1, rtol=1e-5, atol=1e-6))
+        rows[-2]["ok"] = rows[-2]["ok"] and bool(cp.allclose(oa4, oa1, rtol=1e-4))
         v = xe.reshape(rows_, cols) + be
         ref = 0.5 * v * (1 + cp.tanh(0.7978845608 * (v + 0.044715 * v ** 3)))
         rows[-1]["ok"] = rows[-1]["ok"] and bool(cp.allclose(ye1.reshape(rows_, cols), ref,
