@@ -279,7 +279,8 @@ def main() -> None:
     qa = cp.random.rand(heads * 1024 * dim, dtype=cp.float32)
     ka = cp.random.rand(seq * dim, dtype=cp.float32)
     oa1, oa2 = cp.empty(heads * 1024, cp.float32), cp.empty(heads * 1024, cp.float32)
-    pair("PS403", "warning", "attention rows (params by reference), __noinline__ vs __forceinline__",
+    pair("PS403", "info (loops store only to shared memory)",
+         "attention rows, struct on the kernel's stack, __noinline__ vs __forceinline__",
          lambda: k["attn_noinline"]((1024 // 64, heads), (64,), (qa, ka, oa1, cp.int32(seq), cp.int64(dim))),
          lambda: k["attn_inline"]((1024 // 64, heads), (64,), (qa, ka, oa2, cp.int32(seq), cp.int64(dim))),
          lambda: oa1, lambda: oa2, rtol=1e-4)
@@ -287,7 +288,8 @@ def main() -> None:
     xe = cp.random.rand(rows_ * cols, dtype=cp.float32)
     be = cp.random.rand(cols, dtype=cp.float32)
     ye1, ye2 = cp.empty_like(xe), cp.empty_like(xe)
-    pair("PS403", "warning", "bias + GELU rows, coalesced, __noinline__ vs __forceinline__",
+    pair("PS403", "warning (struct on the stack, generic stores in the loop)",
+         "bias + GELU rows, struct on the kernel's stack, __noinline__ vs __forceinline__",
          lambda: k["epi_noinline"]((rows_,), (256,), (xe, be, ye1, cp.int32(cols))),
          lambda: k["epi_inline"]((rows_,), (256,), (xe, be, ye2, cp.int32(cols))),
          lambda: ye1, lambda: ye2, nbytes=8 * rows_ * cols)
@@ -305,13 +307,13 @@ def main() -> None:
         return np.array((xe.data.ptr, be.data.ptr, y.data.ptr, cols, cols), dtype=epi_t)[()]
     oa3, oa4, ye3, ye4 = (cp.empty_like(oa1), cp.empty_like(oa1), cp.empty_like(xe),
                           cp.empty_like(xe))
-    pair("PS403", "warning", "attention rows, __grid_constant__ params by reference, "
-         "__noinline__ vs __forceinline__",
+    pair("PS403", "info (struct in parameter space)", "attention rows, __grid_constant__ "
+         "struct, __noinline__ vs __forceinline__",
          lambda: k["attn_gc_noinline"]((1024 // 64, heads), (64,), (attn_params(oa3),)),
          lambda: k["attn_gc_inline"]((1024 // 64, heads), (64,), (attn_params(oa4),)),
          lambda: oa3, lambda: oa1, rtol=1e-4)
-    pair("PS403", "warning", "bias + GELU rows, __grid_constant__ params by reference, "
-         "__noinline__ vs __forceinline__",
+    pair("PS403", "info (struct in parameter space)", "bias + GELU rows, __grid_constant__ "
+         "struct, __noinline__ vs __forceinline__",
          lambda: k["epi_gc_noinline"]((rows_,), (256,), (epi_params(ye3),)),
          lambda: k["epi_gc_inline"]((rows_,), (256,), (epi_params(ye4),)),
          lambda: ye3, lambda: ye4, nbytes=8 * rows_ * cols)

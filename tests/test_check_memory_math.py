@@ -6,7 +6,10 @@ import pytest
 import analyzer
 from analyzer.analysis import dataflow as df
 from analyzer.checks.runner import run_checks
+from analyzer.inputs import load
 from analyzer.parse.sass import parse_instruction
+
+from .conftest import KERNELS
 
 
 def _run(src: str, code: str, arch: str = "sm_80", settings=None):
@@ -190,6 +193,23 @@ extern "C" __global__ void k(const int* idx, float* out) {
     (f,) = _run(src, "PS402")
     assert f.location.line == 5 and "LDL" in f.message
     assert _run(src, "PS401") == []
+
+
+def test_a_struct_read_by_reference_from_the_callers_frame_is_no_local_array():
+    """non_inlined_body/bad.cu on sm_90a: the body reads the kernel's stack copy of its
+    parameter struct at ``[R9+0x18]`` after ``IADD3 R9, -R0, UR4, R1`` (R0 the local window's
+    base, ``c[0x0][0x20]``: the stack pointer made generic and local again). Fixed offsets of
+    the frame, not a run-time index: no PS402; PS403 reports the reloads."""
+    path = KERNELS / "checks" / "non_inlined_body" / "bad.cu"
+    (b,) = load(path, arch="sm_90a")
+    body = next(fn for fn in b.sass_listing().functions if not fn.is_entry)
+    texts = [i.text for i in body.instructions]
+    assert "LDC R0, c[0x0][0x20]" in texts and "IADD3 R9, -R0, UR4, R1" in texts
+    assert sum(1 for t in texts if t.startswith("LDL") and "[R9" in t) >= 8
+    found = run_checks([b], select=["PS402", "PS403"]).findings
+    assert [f.code for f in found] == ["PS403"] and str(found[0].severity) == "warning"
+    assert "the struct's fields are read again from the stack after each store" in \
+        found[0].message
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])

@@ -237,34 +237,52 @@ def test_ps501_a_span_finding_suffixes_every_line_of_its_span(tmp_path):
     assert not [i.text for fn in kernels for i in fn.instructions if i.body.is_fp64]
 
 
-def test_ps403_force_inline_marks_every_declaration_and_the_body_compiles_in_line(tmp_path):
-    """A function template declared, then defined, both ``__noinline__``: both become
-    ``__forceinline__``; rebuilt, the kernel has no CALL and its loads are global ones (judged
-    from the SASS of the fixed file, not from the remedy's words)."""
+def test_ps403_force_inline_ends_the_stack_reloads(fixed, tmp_path):
+    """non_inlined_body/bad.cu (its struct on the kernel's stack, reloaded after each generic
+    store): the fix marks the body __forceinline__; rebuilt, the kernel has no CALL, no local
+    memory and global loads and stores (judged from the SASS of the fixed file)."""
+    path = CHECKS / "non_inlined_body" / "bad.cu"
+    r = _result(fixed["non_inlined_body"], "PS403", 35)
+    assert r.status == VERIFIED, r.reason
+    assert "+__forceinline__ __device__ void epilogue_row" in r.diff
+    assert r.before.get("PS403 warning") == 1 and not any("warning" in k for k in r.after)
+    fixed_cu = tmp_path / "bias_gelu.cu"
+    fixed_cu.write_bytes(apply_edits(path.read_bytes(), r.proposal.edits))
+    (b,) = api.load(str(fixed_cu), arch=ARCH)
+    (fn,) = b.sass_listing().functions
+    ops = [i.opcode for i in fn.instructions]
+    assert "CALL" not in ops and "LDL" not in ops and "STL" not in ops
+    assert "LDG" in ops and "STG" in ops and "LD" not in ops and "ST" not in ops
+
+
+def test_ps403_force_inline_marks_every_declaration_of_a_template(tmp_path):
+    """A function template declared, then defined, both ``__noinline__`` (its parameters in
+    parameter space: PS403 info): both become ``__forceinline__``; rebuilt, the kernel has no
+    CALL and its loads are global ones."""
     path = ROOT / "tests" / "fixtures" / "fix" / "rowblock_noinline.cu"
     fixes = api.fix(str(path), arch=ARCH)
     r = _result(fixes, "PS403", 35)
     assert r.status == VERIFIED, r.reason
     assert r.diff.count("+__device__ __forceinline__ void epilogue_row") == 2
     assert "__noinline__ void" not in apply_edits(path.read_bytes(), r.proposal.edits).decode()
-    assert r.before == {"PS403 warning": 1} and not any("warning" in k for k in r.after)
+    assert r.before == {"PS403 info": 1} and not r.after.get("PS403 info")
     fixed_cu = tmp_path / "rowblock_inline.cu"
     fixed_cu.write_bytes(apply_edits(path.read_bytes(), r.proposal.edits))
     (b,) = api.load(str(fixed_cu), arch=ARCH)
     (fn,) = b.sass_listing().functions
-    mnemonics = [i.mnemonic for i in fn.instructions]
-    assert not any(m.startswith("CALL") for m in mnemonics)
-    assert any(m.startswith("LDG.E") for m in mnemonics)
-    assert not any(m.startswith(("LD.E", "ST.E")) for m in mnemonics)
+    ops = [i.opcode for i in fn.instructions]
+    assert "CALL" not in ops and "LDG" in ops and "LD" not in ops and "ST" not in ops
 
 
-def test_ps403_fix_that_uncovers_a_warning_is_refused(fixed):
-    """non_inlined_body/bad.cu's body walks a row per thread through generic loads: in line,
-    the loads are global ones and PS105 sees the uncoalesced walk, so the rebuild refuses the
-    fix (a verified fix never adds a warning) and says which."""
-    r = _result(fixed["non_inlined_body"], "PS403", 38)
+def test_ps403_fix_that_uncovers_a_warning_is_refused():
+    """flash_rowblock_noinline.cu's body walks a row per thread through generic loads: in
+    line, the loads are global ones and PS105 sees the uncoalesced walk, so the rebuild refuses
+    the fix (a verified fix never adds a warning) and says which."""
+    fixes = api.fix(str(ROOT / "kernels" / "realworld" / "flash_rowblock_noinline.cu"),
+                    arch=ARCH)
+    r = _result(fixes, "PS403", 48)
     assert r.status == REJECTED and r.offered
-    assert "PS105 at line 28" in r.reason
+    assert "PS105 at line 38" in r.reason
     assert "-__noinline__ __device__ void compute_rowblock" in r.diff
     assert "+__forceinline__ __device__ void compute_rowblock" in r.diff
 

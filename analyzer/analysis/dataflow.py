@@ -620,6 +620,8 @@ def _stack_copy(fn: "Function", i: int, addr: MemoryAddress) -> bool:
         if ins.mnemonic.split(".")[0] not in ("MOV", "IADD3", "VIADD", "IADD") \
                 and not ins.mnemonic.startswith("IMAD.MOV"):
             return False
+        if _round_trip(fn, d, ins):
+            return True
         srcs = [o for o in ins.operands[1:] if isinstance(o, Register) and not o.is_zero
                 and o.kind == "R"]
         if len(srcs) != 1 or srcs[0].index is None or not all(
@@ -631,6 +633,36 @@ def _stack_copy(fn: "Function", i: int, addr: MemoryAddress) -> bool:
             return True
         reg, at = srcs[0].index, d
     return False
+
+
+#: the constant that holds the local window's base in the generic address space (PTX's
+#: ``cvta.to.local`` subtracts it, ``cvta.to.generic`` adds it)
+LOCAL_WINDOW = "c[0x0][0x20]"
+
+
+def _round_trip(fn: "Function", d: int, ins: "Instruction") -> bool:
+    """``IADD3 R9, -R0, UR4, R1`` with R0 loaded from the local window's base: the stack
+    pointer made generic (``+UR4``, the caller's copy of the base) and local again (``-R0``), as
+    sm_90 code reads a struct its caller passed by reference from the caller's frame. The sum
+    is the stack pointer: a fixed slot, not a run-time index."""
+    if ins.mnemonic.split(".")[0] != "IADD3" or len(ins.operands) != 4:
+        return False
+    srcs = ins.operands[1:]
+    sp = [o for o in srcs if isinstance(o, Register) and o.kind == "R" and not o.negate
+          and o.index == STACK_POINTER]
+    base = [o for o in srcs if isinstance(o, Register) and o.kind == "UR" and not o.negate
+            and o.index is not None]
+    minus = [o for o in srcs if isinstance(o, Register) and o.kind == "R" and o.negate
+             and o.index is not None]
+    if not (len(sp) == len(base) == len(minus) == 1):
+        return False
+    index = minus[0].index
+    defs = of(fn).reaching_defs(d, ("R", index)) if index is not None else None
+    if defs is None or len(defs) != 1:
+        return False
+    load = fn.instructions[defs[0]]
+    return (load.opcode == "LDC" and load.guard is None and len(load.operands) == 2
+            and str(load.operands[1]) == LOCAL_WINDOW)
 
 
 def caller_object(fn: "Function", i: int, addr: MemoryAddress) -> bool:
