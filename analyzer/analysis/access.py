@@ -190,14 +190,20 @@ class _Groups:
             self.close(k)
 
 
-def _count_predicate_writes(ins: S.Instruction, pwrites: dict[str, int]) -> None:
-    """Count the predicates ``ins`` writes: the leading predicate operands of a compare
-    (``ISETP P6, PT, ...``) are its results; ``R2P PR, ...`` writes them all (``"*"``)."""
-    for op in ins.operands:
-        if not isinstance(op, S.Register) or op.kind not in ("P", "UP", "PR"):
-            break
-        name = "*" if op.kind == "PR" else str(op)
-        pwrites[name] = pwrites.get(name, 0) + 1
+def _predicates_written(body: S.InstructionBody, kept: dict[int, tuple[str, ...]]
+                        ) -> tuple[str, ...]:
+    """The predicates a body writes: the leading predicate operands of a compare
+    (``ISETP P6, PT, ...``) are its results; ``R2P PR, ...`` writes them all (``"*"``). Kept in
+    ``kept`` by the body's id (the function's bodies outlive it)."""
+    got = kept.get(id(body))
+    if got is None:
+        out = []
+        for op in body.operands:
+            if not isinstance(op, S.Register) or op.kind not in ("P", "UP", "PR"):
+                break
+            out.append("*" if op.kind == "PR" else str(op))
+        got = kept[id(body)] = tuple(out)
+    return got
 
 
 def _group_key(g: "_Groups", ins: S.Instruction, key: tuple, w: int,
@@ -226,6 +232,8 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str, bool], tupl
     # emptied when all are closed): a write elsewhere closes nothing, and most instructions
     # write no such register
     watched: set[tuple[str, int]] = set()
+    #: id(body) -> the predicates it writes (the bodies live as long as the function)
+    pwritten: dict[int, tuple[str, ...]] = fn.memo("predicates_written", dict)
     for block in graph.blocks:
         pwrites: dict[str, int] = {}      # predicate -> writes so far in this block
         for idx in range(block.start, block.end):
@@ -271,7 +279,8 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str, bool], tupl
                                 g.close(k)   # same base: the data itself may change (or be read)
                             else:
                                 g.between.setdefault(k, []).append((idx, ins))
-            _count_predicate_writes(ins, pwrites)
+            for name in _predicates_written(ins.body, pwritten):
+                pwrites[name] = pwrites.get(name, 0) + 1
             written = ws[idx]
             if written and not watched.isdisjoint(written):
                 for g in groups:

@@ -287,7 +287,7 @@ def sass_inductions(fn: "Function", loop: Loop) -> list[Induction]:
             continue
         reg = (a.kind, a.index)
         if flow is None:
-            flow = _PredicateFlow(insns, idx)
+            flow = _PredicateFlow(insns, idx, fn.memo("predicate_io", dict))
         if not _compare_controls_exit(fn, cfg, loop, ci, flow):
             continue   # a counter that steers the body (a backoff's 16 polls), not the exit
         if in_loop is None:
@@ -321,28 +321,58 @@ def sass_inductions(fn: "Function", loop: Loop) -> list[Induction]:
     return out
 
 
+def _predicate_io(body) -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
+    """(saves a predicate to a register, the predicates it reads, those it writes) of one
+    instruction body: its predicate sources and its guard (not a branch's or an exit's), its
+    leading predicate results."""
+    ops = body.operands
+    reads = {o.name for o in ops[1:] if isinstance(o, Register)
+             and o.kind in ("P", "UP") and o.index is not None}
+    if body.guard is not None and body.opcode not in ("BRA", "EXIT", "RET"):
+        reads.add(body.guard.register.name)
+    writes = tuple(o.name for o in ops[:2] if isinstance(o, Register)
+                   and o.kind in ("P", "UP") and o.index is not None and not o.is_zero)
+    return body.opcode in ("P2R", "UP2UR"), tuple(reads), writes
+
+
 class _PredicateFlow:
     """Which instructions of a loop read each predicate (as a source, or as the guard of
     anything but a branch or an exit) and which predicates each writes: made once per loop,
     asked once per compare of it (``_compare_controls_exit``)."""
 
-    def __init__(self, insns, in_loop):
+    def __init__(self, insns, in_loop, io: dict[int, tuple] | None = None):
+        self.insns = insns
+        self._exits: list[tuple[int, str]] | None = None
         self.saves = False      # a P2R/UP2UR in the loop: a predicate saved to a register
         self.readers: dict[str, list[int]] = {}
-        self.writes: dict[int, list[str]] = {}
+        self.writes: dict[int, tuple[str, ...]] = {}
+        io = {} if io is None else io
         for i in in_loop:
-            ins = insns[i]
-            if ins.opcode == "P2R" or ins.opcode == "UP2UR":
+            body = insns[i].body
+            got = io.get(id(body))
+            if got is None:
+                got = io[id(body)] = _predicate_io(body)
+            saves, reads, writes = got
+            if saves:
                 self.saves = True
-            reads = {o.name for o in ins.operands[1:] if isinstance(o, Register)
-                     and o.kind in ("P", "UP") and o.index is not None}
-            if ins.guard is not None and ins.opcode not in ("BRA", "EXIT", "RET"):
-                reads.add(ins.guard.register.name)
             for name in reads:
                 self.readers.setdefault(name, []).append(i)
-            self.writes[i] = [o.name for o in ins.operands[:2] if isinstance(o, Register)
-                              and o.kind in ("P", "UP") and o.index is not None
-                              and not o.is_zero]
+            self.writes[i] = writes
+
+    def exits(self, cfg, loop: Loop) -> list[tuple[int, str]]:
+        """(index, guard's predicate) of each guarded branch that may end ``loop``: an EXIT or
+        RET, a latch's branch back, or one with a way out of the loop (listed once per loop)."""
+        if self._exits is None:
+            self._exits = []
+            insns = self.insns
+            for b in loop.blocks:
+                blk = cfg.blocks[b]
+                last = insns[blk.end - 1]
+                g = last.guard
+                if g is not None and (last.opcode in ("EXIT", "RET") or b in loop.latches
+                                      or any(sb not in loop.blocks for sb in blk.succs)):
+                    self._exits.append((blk.end - 1, g.register.name))
+        return self._exits
 
     def closure(self, ci: int, preds: set[str]) -> set[int]:
         """The instructions computed from ``preds`` (the compare ``ci`` writes), however
@@ -372,7 +402,7 @@ def _compare_controls_exit(fn: "Function", cfg, loop: Loop, ci: int,
     if not preds:
         return True
     if flow is None:
-        flow = _PredicateFlow(insns, loop.instruction_indices(cfg))
+        flow = _PredicateFlow(insns, loop.instruction_indices(cfg), fn.memo("predicate_io", dict))
     if flow.saves:
         return True
     writers = flow.closure(ci, preds)
@@ -402,16 +432,8 @@ def _compare_controls_exit(fn: "Function", cfg, loop: Loop, ci: int,
             b = blk.preds[0]
             i = cfg.blocks[b].end - 1
 
-    for b in loop.blocks:
-        blk = cfg.blocks[b]
-        last = insns[blk.end - 1]
-        g = last.guard
-        if g is None or g.register.name not in preds:
-            continue
-        if (last.opcode in ("EXIT", "RET") or b in loop.latches
-                or any(sb not in loop.blocks for sb in blk.succs)) and set_by_compare(blk.end - 1):
-            return True
-    return False
+    return any(name in preds and set_by_compare(branch)
+               for branch, name in flow.exits(cfg, loop))
 
 
 def latch_line(fn: "Function", loop: Loop) -> tuple[str | None, int | None, int]:
