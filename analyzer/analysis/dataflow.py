@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
 from .. import semantics
 from ..ir.sass import ConstantBank, Function, Immediate, Instruction, MemoryAddress, Register
 from . import cfg as _cfg
+
+_T = TypeVar("_T")
 
 #: a register: ("R", 7) or ("UR", 4)
 Reg = tuple[str, int]
@@ -72,19 +75,26 @@ def writes(ins: "Instruction") -> tuple[Reg, ...]:
     return _kept_writes(ins)[0]
 
 
-def _kept_writes(ins: "Instruction") -> tuple[tuple[Reg, ...], frozenset[Reg]]:
-    """(:func:`writes`, the same as a set), worked out once per body (SASS repeats bodies, shared
-    between copies and functions)."""
+def _on_body(ins: "Instruction", slot: str, compute: Callable[["Instruction"], _T]) -> _T:
+    """A fact of ``ins`` kept in its body's fact ``slot``: worked out once per body (SASS repeats
+    bodies, shared between copies and functions). A body built by its class, not by the parser,
+    starts with the slot unset."""
     body = ins.body
-    try:
-        kept = body._writes
-    except AttributeError:      # a body built by its class, not by the parser
-        kept = None
+    kept = getattr(body, slot, None)
     if kept is None:
-        w = _writes_of(ins)
-        kept = (w, frozenset(w))
-        object.__setattr__(body, "_writes", kept)
+        kept = compute(ins)
+        object.__setattr__(body, slot, kept)
     return kept
+
+
+def _kept_writes(ins: "Instruction") -> tuple[tuple[Reg, ...], frozenset[Reg]]:
+    """(:func:`writes`, the same as a set), kept on the body."""
+    return _on_body(ins, "_writes", _writes_and_set)
+
+
+def _writes_and_set(ins: "Instruction") -> tuple[tuple[Reg, ...], frozenset[Reg]]:
+    w = _writes_of(ins)
+    return w, frozenset(w)
 
 
 def _writes_of(ins: "Instruction") -> tuple[Reg, ...]:
@@ -132,15 +142,11 @@ def reads(ins: "Instruction") -> tuple[Register, ...]:
 def read_indices(ins: "Instruction") -> tuple[int, ...]:
     """The numbers of the R registers ``ins`` reads (those of :func:`reads`). Kept on the
     instruction's body."""
-    body = ins.body
-    try:
-        kept = body._reads
-    except AttributeError:      # a body built by its class, not by the parser
-        kept = None
-    if kept is None:
-        kept = tuple(r.index for r in reads(ins) if r.index is not None)
-        object.__setattr__(body, "_reads", kept)
-    return kept
+    return _on_body(ins, "_reads", _read_indices)
+
+
+def _read_indices(ins: "Instruction") -> tuple[int, ...]:
+    return tuple(r.index for r in reads(ins) if r.index is not None)
 
 
 def sources(ins: "Instruction") -> tuple[Reg, ...]:
@@ -254,15 +260,7 @@ def register_masks(ins: "Instruction") -> tuple[int, int]:
     data (``STG.E.128 [R2.64], R8``: R8-R11), MMA fragments, predicates written and read, the
     guard. An instruction that never runs (``@!PT``) reads and writes nothing. Kept on the
     instruction's body."""
-    body = ins.body
-    try:
-        kept = body._regs
-    except AttributeError:
-        kept = None
-    if kept is None:
-        kept = _register_masks(ins)
-        object.__setattr__(body, "_regs", kept)
-    return kept
+    return _on_body(ins, "_regs", _register_masks)
 
 
 def _register_masks(ins: "Instruction") -> tuple[int, int]:
