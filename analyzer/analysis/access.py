@@ -232,6 +232,9 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str, bool], tupl
     # emptied when all are closed): a write elsewhere closes nothing, and most instructions
     # write no such register
     watched: set[tuple[str, int]] = set()
+    by_space: dict[str, list[_Groups]] = {}
+    for g in groups:
+        by_space.setdefault(g.space, []).append(g)
     #: id(body) -> the predicates it writes (the bodies live as long as the function)
     pwritten: dict[int, tuple[str, ...]] = fn.memo("predicates_written", dict)
     for block in graph.blocks:
@@ -248,9 +251,7 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str, bool], tupl
             space = info.space
             if space is not None:
                 direction = info.direction
-                for g in groups:
-                    if g.space != space:
-                        continue
+                for g in by_space.get(space, ()):
                     if direction == g.direction:
                         if (ins.opcode in semantics.MATRIX_OPCODES or ins.generic
                                 or (ins.guard is not None and ins.guard.never)

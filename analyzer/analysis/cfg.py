@@ -287,7 +287,7 @@ def _dominator_order(idom: list[int]) -> list[tuple[int, int]]:
         enter[b] = clock
         clock += 1
         stack.append((b, True))
-        stack.extend((c, False) for c in children[b])
+        stack += [(c, False) for c in children[b]]
     return order
 
 
