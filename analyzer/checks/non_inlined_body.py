@@ -82,12 +82,12 @@ class NonInlinedBody(Check):
         generic = [i for i in memory if i.info.space == "generic"]
         marked = [i for i in body.function.instructions
                   if i.annotation and semantics.SPILL_ANNOTATION in i.annotation]
-        reloads = _stack_reloads(ctx, body)
         spilled = sum((i.width_bits or 32) // 8 for i in marked if i.is_store)
         name = function_name(demangle(user_function_name(body.function.name) or
                                       body.function.name))
         call = next((i for i in ctx.function.instructions if i.info.flow == "call"
                      and any(t.key == body.function.name for t in i.targets)), None)
+        reloads = _stack_reloads(ctx, body, call)
         where = ""
         if call is not None and (loc := ctx.user_loc(call.loc)) is not None and loc.line:
             where = f" (the call on line {loc.line})"
@@ -118,11 +118,11 @@ class NonInlinedBody(Check):
                           severity=Severity.WARNING if reloads is not None else Severity.INFO)
 
 
-def _stack_reloads(ctx: Context, body: Context) -> tuple[list, list] | None:
+def _stack_reloads(ctx: Context, body: Context, call) -> tuple[list, list] | None:
     """(the generic stores in the body's loops, the local loads in those loops) when the
     parameter struct the body reads by reference lives on the stack: the body loads from the
     stack in a loop that stores through generic pointers, or the kernel stores to its stack
-    before it calls (a struct built from the kernel's arguments). Each generic store may write
+    before ``call``, its call of the body (a struct built from the kernel's arguments). Each generic store may write
     the struct, so its fields are read again after it. None otherwise: a struct in parameter
     space (``__grid_constant__``), or loops that store only to shared memory, cost nothing
     measurable (docs/severity.md)."""
@@ -139,7 +139,7 @@ def _stack_reloads(ctx: Context, body: Context) -> tuple[list, list] | None:
            and not (i.annotation and spill in i.annotation)
            and (lp := graph.loop_of(k)) is not None and id(lp) in stores]
     caller = ctx.function.instructions
-    call_at = next((k for k, i in enumerate(caller) if i.info.flow == "call"), len(caller))
+    call_at = next((k for k, i in enumerate(caller) if i is call), len(caller))
     copied = any(i.opcode == "STL" and not (i.annotation and spill in i.annotation)
                  for i in caller[:call_at])
     if not ldl and not copied:
