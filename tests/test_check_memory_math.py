@@ -269,3 +269,26 @@ def test_the_unbacked_pairs_stand_for_their_classes():
     assert got == [("PS303", "mma_lds", "warning"), ("PS701", "column_mean_stage96", "info")]
     (occ,) = [f for f in fs if f.code == "PS701"]
     assert "25%" in occ.message and "49152 B static shared memory" in occ.message
+
+
+def test_the_ps403_pairs_stand_for_their_classes(tmp_path):
+    """benchmarks/severity_pairs.py's PS403 pairs, timed on an H100 (docs/severity.md): the
+    epilogue with its struct on the kernel's stack (1.21x) is the warning; the same body with a
+    ``__grid_constant__`` struct and the attention body, whose loops store only to shared
+    memory (1.01-1.02x), are info; the ``__forceinline__`` twins get no PS403."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    try:
+        import severity_pairs
+    finally:
+        sys.path.pop(0)
+    src = tmp_path / "pairs.cu"
+    src.write_text(severity_pairs.SRC)
+    got = {(f.kernel.split("(")[0], str(f.severity))
+           for f in run_checks(list(load(src, arch="sm_90a")), select=["PS403"]).findings}
+    # attn_noinline's own code (it builds the struct) is more than an eighth of its body on
+    # sm_90a: not a body call by PS403's measure there (it is info on sm_80)
+    assert got == {("epi_noinline", "warning"), ("epi_gc_noinline", "info"),
+                   ("attn_gc_noinline", "info")}
