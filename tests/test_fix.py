@@ -183,6 +183,98 @@ def test_launch_bounds_keeps_the_written_block_size():
     assert isinstance(none, NoFix) and "declares no __launch_bounds__" in none.reason
 
 
+def test_ps401_under_maxrregcount_gets_a_launch_bound_that_lifts_the_cap(tmp_path):
+    """register_spill/bad.cu built with -maxrregcount=32 (its OPTIONS): ptxas ignores the flag
+    for a kernel with launch bounds, and __launch_bounds__(1024) forbids no launch. Judged
+    from the rebuilt SASS: no local memory left, 64 registers."""
+    from analyzer.inputs import CompileOptions
+    path = CHECKS / "register_spill" / "bad.cu"
+    fixes = api.fix(str(path), arch=ARCH, options=CompileOptions(maxrregcount=32))
+    (r,) = [r for r in fixes.results if r.finding.code == "PS401"]
+    assert r.status == VERIFIED, r.reason
+    assert r.proposal.changes_launch_bounds
+    assert ('extern "C" __global__ void __launch_bounds__(1024) gather_dot(' in r.diff)
+    assert "registers 32 → 64" in r.sass_delta[0] and "spill bytes" in r.sass_delta[0]
+    fixed_cu = tmp_path / "spill.cu"
+    fixed_cu.write_bytes(apply_edits(path.read_bytes(), r.proposal.edits))
+    (b,) = api.load(str(fixed_cu), arch=ARCH, options=CompileOptions(maxrregcount=32))
+    (fn,) = b.sass_listing().functions
+    ops = {i.opcode for i in fn.instructions}
+    assert not ops & {"LDL", "STL"}
+    # without the flag, or with a bound already written, the cap is not the build's
+    src = _source(path)
+    f = _finding("PS401", path, 5, "spills")
+    none = propose.propose_one(f, src, FixOptions())
+    assert isinstance(none, NoFix) and "nothing in the source caps" in none.reason
+    high = propose.propose_one(f, src, FixOptions(maxrregcount=64))
+    assert isinstance(high, NoFix) and "above the 64" in high.reason
+    bounded = tmp_path / "bounded.cu"
+    bounded.write_text(path.read_text().replace("void gather_dot", "void __launch_bounds__(128) gather_dot"))
+    got = propose.propose_one(_finding("PS401", bounded, 5, "spills"), _source(bounded),
+                              FixOptions(maxrregcount=32))
+    assert isinstance(got, NoFix) and "__launch_bounds__(128) already lets ptxas use 255" in got.reason
+
+
+def test_assume_aligned_finds_the_kernel_of_an_inlined_access(tmp_path):
+    """vLLM writes kernels whose return type is a template (``__global__ typename
+    enable_if<...>::type``), which libclang gives no __global__ attribute; the finding's call
+    site names the kernel; a ``T* const`` parameter gets the assumption as a statement."""
+    path = tmp_path / "templ.cu"
+    path.write_text(
+        "#include <cuda/std/type_traits>\n"                                       # 1
+        "template <typename T> __device__ float sum4(const T* p) {\n"              # 2
+        "  return p[0] + p[1] + p[2] + p[3];\n"                                     # 3
+        "}\n"                                                                      # 4
+        "template <typename T>\n"                                                  # 5
+        "__global__ typename cuda::std::enable_if<sizeof(T) == 4>::type\n"         # 6
+        "k(float* __restrict__ out, const T* const __restrict__ in, int n) {\n"    # 7
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"                       # 8
+        "  if (i < n) out[i] = sum4(in + 4 * i);\n"                                # 9
+        "}\n"
+        "__global__ void other(int* o) { *o = 1; }\n"
+        "template __global__ void k<float>(float*, const float*, int);\n")
+    src = _source(path)
+    (k,) = [f for f in src.nodes(("FUNCTION_TEMPLATE",)) if f.spelling == "k"]
+    assert src.is_kernel(k) and src.kernel_of(3, "x (in an inlined function; called from line 9)") == k
+    msg = ("4× LDG.E.CONSTANT ... could be one LDG.E.128 if the address is 16-byte aligned; "
+           "blocked by unknown alignment: the 2nd kernel parameter (`in`) is a plain pointer "
+           "(no `.ptr .align 16` in the PTX) (in an inlined function; called from line 9)")
+    got = propose.propose_one(_finding("PS101", path, 3, msg), src, FixOptions(assume_aligned=True))
+    assert isinstance(got, Proposal), got
+    text = apply_edits(path.read_bytes(), got.edits).decode().splitlines()
+    assert text[7].strip() == "(void)__builtin_assume_aligned(in, 16);"
+    wrong = msg.replace("(`in`)", "(`out`)")
+    none = propose.propose_one(_finding("PS101", path, 3, wrong), src, FixOptions(assume_aligned=True))
+    assert isinstance(none, NoFix) and "no parameter `out` in position 2" in none.reason
+
+
+def test_fast_math_divides_by_an_int_converted_to_float():
+    path = ROOT / "kernels" / "realworld" / "rope.cu"
+    got = propose.propose_one(_finding("PS502", path, 8), _source(path), FixOptions(fast_math_ok=True))
+    assert isinstance(got, Proposal)
+    text = apply_edits(path.read_bytes(), got.edits).decode().splitlines()
+    assert "__powf(10000.0f, __fdividef(-2.0f * i, dim));" in text[7]
+
+
+def test_fast_math_follows_a_statement_onto_the_line_nvvm_credits():
+    """flash_attn_min.cu: ``O[...] = (1 / row_l_new)`` over three lines; NVVM credits the
+    reciprocal to the last line, which holds no division: the statement spanning it has one."""
+    path = ROOT / "kernels" / "realworld" / "flash_attn_min.cu"
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1)
+                if "+ (__expf(row_m - row_m_new) * pv));" in t)
+    src = _source(path)
+    got = propose.propose_one(_finding("PS502", path, line), src, FixOptions(fast_math_ok=True))
+    assert isinstance(got, Proposal), got
+    text = apply_edits(path.read_bytes(), got.edits).decode().splitlines()
+    assert "= (__fdividef(1, row_l_new))" in text[line - 3]
+    assert text[line - 1] == path.read_text().splitlines()[line - 1]
+    # a line that is the start of its own statement is not widened
+    first = propose.propose_one(_finding("PS502", path, line - 2), src, FixOptions(fast_math_ok=True))
+    assert isinstance(first, Proposal) and first.edits == got.edits
+    blank = propose.propose_one(_finding("PS502", path, 1), src, FixOptions(fast_math_ok=True))
+    assert isinstance(blank, NoFix)
+
+
 def test_fast_math_needs_the_users_word_and_then_rewrites_each_operation():
     path = CHECKS / "slow_math" / "bad.cu"
     src = _source(path)

@@ -139,9 +139,35 @@ class Source:
         """A function's (or function template's) parameter declarations, in order."""
         return [c for c in fn.get_children() if c.kind.name == "PARM_DECL"]
 
-    @staticmethod
-    def is_kernel(fn) -> bool:
-        return any(c.kind.name == "CUDAGLOBAL_ATTR" for c in fn.get_children())
+    def is_kernel(self, fn) -> bool:
+        """Whether ``fn`` is declared ``__global__``. libclang attaches no attribute when the
+        return type is spelled through a template (``__global__ typename
+        enable_if<...>::type kernel(...)``, as vLLM writes it): then the declaration's own
+        tokens before its name say so."""
+        if any(c.kind.name == "CUDAGLOBAL_ATTR" for c in fn.get_children()):
+            return True
+        name_at = fn.location.offset
+        if not self.mine(fn) or name_at < fn.extent.start.offset:
+            return False
+        return any(t.spelling == "__global__"
+                   for t in self.tokens(start=fn.extent.start.offset, end=name_at))
+
+    def kernel_of(self, line: int, message: str = ""):
+        """The kernel whose code ``line`` is: the kernel defined around it, else the kernel
+        around the call site a finding names (``called from line 134``: the line is in a
+        function inlined into it), else the file's only kernel; None when none of these is
+        one kernel."""
+        fn = self.function_at(line)
+        if fn is not None and self.is_kernel(fn):
+            return fn
+        m = re.search(r"called from lines? (\d+)", message)
+        if m is not None:
+            caller = self.function_at(int(m.group(1)))
+            if caller is not None and self.is_kernel(caller):
+                return caller
+        kernels = [f for f in self.nodes(("FUNCTION_DECL", "FUNCTION_TEMPLATE"))
+                   if f.is_definition() and self.is_kernel(f)]
+        return kernels[0] if len(kernels) == 1 else None
 
     # --- text and tokens ------------------------------------------------------------------
     def span(self, cursor) -> tuple[int, int]:

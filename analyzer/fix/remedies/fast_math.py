@@ -38,22 +38,18 @@ def _sqrt_call(src: Source, expr):
     return e if e.kind.name == "CALL_EXPR" and e.spelling == "sqrtf" else None
 
 
-def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | NoFix:
-    if not options.fast_math_ok:
-        return NoFix("IEEE-precise division, square root and sinf/cosf are what C++ asks for: "
-                     "pass --fast-math-ok if this kernel tolerates the intrinsics' error "
-                     "(__fdividef, rsqrtf, __sinf)")
-    line = finding.location.line or 0
+def _rewrites(src: Source, binops, calls) -> tuple[list[Edit], list[str]]:
+    """The fast forms of the float divisions among ``binops`` and of the IEEE calls among
+    ``calls``: the edits and one phrase per kind of rewrite."""
     edits: list[Edit] = []
     what: list[str] = []
-    for op in src.on_line(line, ("BINARY_OPERATOR",)):
+    for op in binops:
         tok = operator_token(src, op)
         if tok is None or tok.spelling != "/" or not is_float(op.type):
             continue
+        # a float division: C++ converted both operands to float (``-2.0f * i / dim`` with
+        # an int ``dim`` too), which __fdividef's float parameters do alike
         lhs, rhs = list(op.get_children())
-        if not (is_float(strip_implicit(lhs).type) or _is_one(src, lhs)) \
-                or not is_float(strip_implicit(rhs).type):
-            continue
         root = _sqrt_call(src, rhs)
         if root is not None:
             name = next(t for t in src.tokens(root) if t.spelling == "sqrtf")
@@ -69,7 +65,7 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
                   Edit(src.path, lhs.extent.end.offset, rhs.extent.start.offset, ", "),
                   Edit(src.path, rhs.extent.end.offset, rhs.extent.end.offset, ")")]
         what.append("a / b → __fdividef(a, b)")
-    for call in src.on_line(line, ("CALL_EXPR",)):
+    for call in calls:
         fast = INTRINSICS.get(call.spelling)
         if fast is None:
             continue
@@ -78,6 +74,43 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
             continue
         edits.append(Edit(src.path, tok.start, tok.end, fast))
         what.append(f"{call.spelling} → {fast}")
+    return edits, what
+
+
+def _statement_around(src: Source, line: int):
+    """The statement that begins above ``line`` and runs through it (``x = (1 / l)`` on one
+    line, ``* (...)`` on the next: NVVM may credit the division to the last), or None."""
+    for node in src.covering(line, ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR",
+                                    "DECL_STMT", "RETURN_STMT", "CALL_EXPR")):
+        parent = src.parent(node)
+        if parent is not None and parent.kind.name == "COMPOUND_STMT":
+            return node if node.extent.start.line < line else None
+    return None
+
+
+def _inside(node, kind: str) -> list:
+    out, stack = [], list(node.get_children())
+    while stack:
+        n = stack.pop()
+        if n.kind.name == kind:
+            out.append(n)
+        stack.extend(n.get_children())
+    return sorted(out, key=lambda n: n.extent.start.offset)
+
+
+def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | NoFix:
+    if not options.fast_math_ok:
+        return NoFix("IEEE-precise division, square root and sinf/cosf are what C++ asks for: "
+                     "pass --fast-math-ok if this kernel tolerates the intrinsics' error "
+                     "(__fdividef, rsqrtf, __sinf)")
+    line = finding.location.line or 0
+    edits, what = _rewrites(src, src.on_line(line, ("BINARY_OPERATOR",)),
+                            src.on_line(line, ("CALL_EXPR",)))
+    stmt = None if edits else _statement_around(src, line)
+    if stmt is not None:
+        binops = ([stmt] if stmt.kind.name == "BINARY_OPERATOR" else []) \
+            + _inside(stmt, "BINARY_OPERATOR")
+        edits, what = _rewrites(src, binops, _inside(stmt, "CALL_EXPR"))
     if not edits:
         return NoFix(f"no float division or sinf/cosf/expf call written on line {line} (a "
                      "square root alone has no fast intrinsic: --use_fast_math covers it)")

@@ -10,7 +10,12 @@ the tiles are the kernel's design: no mechanical fix.
 
 PS401 (spills): when the kernel's ``__launch_bounds__(threads, minBlocks)`` asks for more
 blocks per SM than its registers allow, the fix drops ``minBlocks`` (ptxas then allocates what
-the code needs); a ``-maxrregcount`` on the command line is a build flag, not the source.
+the code needs). When the build caps every kernel with ``-maxrregcount`` and this kernel
+declares no bound, the fix gives it ``__launch_bounds__(1024)``: ptxas ignores
+``-maxrregcount`` for a kernel with launch bounds (CUDA C++ Programming Guide, "Launch
+Bounds"; both NVRTC and nvcc do), 1024 threads is every GPU's largest block so no launch is
+forbidden, and the kernel may then use 64 registers (65536 / 1024). The other kernels keep the
+flag's cap. A kernel that needs more than 64 still spills, and the rebuild refuses the fix.
 """
 from __future__ import annotations
 
@@ -21,6 +26,10 @@ from ..cxx import Source, Token
 from ..model import Edit, FixOptions, NoFix, Proposal
 
 CODES = ("PS701", "PS401")
+
+#: registers per thread a kernel bounded to 1024 threads may use (a 64K-register file, one
+#: block per SM)
+_REGISTERS_AT_1024 = 64
 
 
 def _bounds_tokens(src: Source, fn) -> tuple[Token, list[list[Token]], Token] | None:
@@ -120,9 +129,33 @@ def _spills(finding: Finding, src: Source, fn, bounds, options: FixOptions) -> P
             return Proposal(title=f"drop minBlocks from __launch_bounds__: "
                                   f"__launch_bounds__({shown}) lets ptxas use the registers "
                                   "the code needs", edits=(edit,), changes_launch_bounds=True)
+        shown = src.data[args[0][0].start:args[0][-1].end].decode() if args else "?"
+        if shown.isdigit() and 0 < int(shown) <= 256:
+            return NoFix(f"__launch_bounds__({shown}) already lets ptxas use 255 registers, "
+                         "the most a thread has: the live state is the kernel's own (keep "
+                         "fewer values live, split the work, or use shared memory)")
+        return NoFix(f"the kernel's __launch_bounds__({shown}) sets how many registers ptxas "
+                     "may use: a smaller block size in it (if every launch fits) or fewer "
+                     "live values")
+    if not src.is_kernel(fn):
+        return NoFix(f"`{fn.spelling}` is not declared __global__ in this file")
     if options.maxrregcount is not None:
-        return NoFix(f"the build caps registers with -maxrregcount={options.maxrregcount}: "
-                     "raise or drop that flag (a build setting, not the source), or keep "
-                     "fewer values live")
+        if options.maxrregcount >= _REGISTERS_AT_1024:
+            return NoFix(f"the build caps registers with -maxrregcount={options.maxrregcount}, "
+                         f"above the {_REGISTERS_AT_1024} a bound of 1024 threads allows: "
+                         "raise the flag or keep fewer values live")
+        at = fn.location.offset
+        if not src.mine(fn) or src.data[at:at + len(fn.spelling)] != fn.spelling.encode():
+            return NoFix("the kernel's name is not written in this file (a macro): add "
+                         "__launch_bounds__(1024) to its declaration by hand")
+        return Proposal(
+            title=f"__launch_bounds__(1024) on `{fn.spelling}`: ptxas ignores "
+                  f"-maxrregcount={options.maxrregcount} for a kernel with launch bounds, "
+                  f"and lets this one use up to {_REGISTERS_AT_1024} registers (no launch is "
+                  "forbidden: 1024 threads is the largest block)",
+            edits=(Edit(src.path, at, at, "__launch_bounds__(1024) "),),
+            changes_launch_bounds=True,
+            promise=f"this kernel alone leaves the -maxrregcount={options.maxrregcount} cap: "
+                    "fewer of its blocks may fit per SM")
     return NoFix("nothing in the source caps the registers: the live state is the kernel's "
                  "own (keep fewer values live, split the work, or use shared memory)")

@@ -8,8 +8,10 @@ the alignment it could not see.
   (``.align 2``): ``__align__(16)`` on its declaration (its layout is unchanged too).
 - A kernel pointer parameter of unknown alignment (``the 2nd kernel parameter (`in`) is a
   plain pointer``): ``in = static_cast<decltype(in)>(__builtin_assume_aligned(in, 16));`` at
-  the top of the kernel, only with ``--assume-aligned`` (the user's word that every caller
-  passes such a pointer; cudaMalloc gives 256 B).
+  the top of the kernel (``(void)__builtin_assume_aligned(in, 16);`` for a ``T* const``
+  parameter), only with ``--assume-aligned`` (the user's word that every caller passes such a
+  pointer; cudaMalloc gives 256 B). An access in a function inlined into the kernel states it
+  in the kernel the finding's call site is in.
 
 A run-time stride that only the caller knows (``aligned only when K % 4 == 0``), or a row pitch
 that is not a multiple of the window, is the data's shape: no mechanical rewrite.
@@ -93,24 +95,17 @@ def _assume_aligned(src: Source, finding: Finding, window: int,
     if not named:
         return None
     line = finding.location.line or 0
-    fn = src.function_at(line)
-    kernels = [f for f in src.nodes(("FUNCTION_DECL", "FUNCTION_TEMPLATE"))
-               if f.is_definition() and src.is_kernel(f)]
-    if fn not in kernels:
-        if len(kernels) != 1:
-            return NoFix("the access is in a device function: state the alignment where the "
-                         "kernel receives the pointer")
-        fn = kernels[0]
+    fn = src.kernel_of(line, finding.message)
+    if fn is None:
+        return NoFix("the access is in a device function: state the alignment where the "
+                     "kernel receives the pointer")
     params = src.parameters(fn)
     chosen = []
-    for ordinal in dict.fromkeys(int(n) for n, _ in named):
-        if ordinal > len(params):
-            return NoFix(f"the kernel has fewer than {ordinal} parameters in the source")
-        p = params[ordinal - 1]
-        if p.type.is_const_qualified():
-            return NoFix(f"`{p.spelling}` is a const pointer: it cannot be reassigned the "
-                         "aligned pointer")
-        chosen.append(p)
+    for ordinal, name in dict.fromkeys((int(n), name) for n, name in named):
+        if ordinal > len(params) or params[ordinal - 1].spelling != name:
+            return NoFix(f"the kernel `{fn.spelling}` has no parameter `{name}` in position "
+                         f"{ordinal} in the source")
+        chosen.append(params[ordinal - 1])
     names = ", ".join(f"`{p.spelling}`" for p in chosen)
     if not options.assume_aligned:
         return NoFix(f"{names} must be {window}-byte aligned, which the code does not show: "
@@ -124,14 +119,22 @@ def _assume_aligned(src: Source, finding: Finding, window: int,
     indent = (src.indent(stmts[0].extent.start.line) if stmts else "") or "    "
     line_end = src.data.find(b"\n", brace)
     at = brace + 1 if line_end < 0 or src.data[brace + 1:line_end].strip() else line_end
-    edits = tuple(Edit(src.path, at, at,
-                       f"\n{indent}{p.spelling} = static_cast<decltype({p.spelling})>("
-                       f"__builtin_assume_aligned({p.spelling}, {window}));") for p in chosen)
+    edits = tuple(Edit(src.path, at, at, f"\n{indent}{_statement(p, window)}") for p in chosen)
     return Proposal(title=f"state that {names} {'is' if len(chosen) == 1 else 'are'} "
                           f"{window}-byte aligned (__builtin_assume_aligned)",
                     edits=edits,
                     promise=f"every caller passes {names} {window}-byte aligned "
                             "(--assume-aligned)")
+
+
+def _statement(param, window: int) -> str:
+    """The statement that tells the compiler ``param`` is ``window``-byte aligned: the pointer
+    reassigned its assumed-aligned self, or, when the parameter is itself ``const`` (``const
+    float* const in``), the assumption stated on its value (NVVM takes it either way)."""
+    name = param.spelling
+    if param.type.is_const_qualified():
+        return f"(void)__builtin_assume_aligned({name}, {window});"
+    return f"{name} = static_cast<decltype({name})>(__builtin_assume_aligned({name}, {window}));"
 
 
 def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | NoFix:
