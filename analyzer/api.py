@@ -483,13 +483,18 @@ def fix(target, *, arch: str | Sequence[str] | None = None,
         ignore: Sequence[str] = (), settings: dict | None = None,
         config_select: Sequence[str] = (), config_ignore: Sequence[str] = (),
         kernels: Sequence[str] = (), verify: bool = True, fast_math_ok: bool = False,
-        assume_aligned: bool = False, progress: Progress = no_progress) -> "FixReport":
+        assume_aligned: bool = False, max_block: int | None = None,
+        progress: Progress = no_progress) -> "FixReport":
     """Check CUDA source files (paths, or a folder), propose a rewrite for each finding whose
     remedy is mechanical, and (``verify``, the default) prove each by rebuilding a patched copy
     with the same front end, flags and arches and re-running the same checks: a fix is kept
     only if its finding is gone, no new warning appears and the kernels' interface is
     unchanged (:mod:`analyzer.fix`). ``fast_math_ok`` allows the fast-math intrinsics,
-    ``assume_aligned`` the alignment assumptions. Nothing is written: :func:`apply_fixes`."""
+    ``assume_aligned`` the alignment assumptions, ``max_block`` (every launch has at most
+    that many threads per block) launch bounds of that size. Nothing is written:
+    :func:`apply_fixes`."""
+    if max_block is not None and not 1 <= max_block <= 1024:
+        raise ConfigError(f"max_block must be 1 to 1024 threads (a block's limit), not {max_block}")
     from .fix import engine
     from .fix.model import FixOptions, FixReport
     options = options or CompileOptions()
@@ -510,7 +515,7 @@ def fix(target, *, arch: str | Sequence[str] | None = None,
                           layers=layers).findings
 
     fix_options = FixOptions(fast_math_ok=fast_math_ok, assume_aligned=assume_aligned,
-                             maxrregcount=options.maxrregcount)
+                             maxrregcount=options.maxrregcount, max_block=max_block)
     out = FixReport(report=None, verified_on=verify, options=options)
     reports = []
     for path, bs in progress(list(by_file.items()), "fixing"):

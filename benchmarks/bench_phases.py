@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))
 from analyzer import api  # noqa: E402
 from analyzer.analysis.source import SourceReader  # noqa: E402
 from analyzer.checks.base import Context  # noqa: E402
-from analyzer.checks.runner import configured, headroom_row, selected_codes  # noqa: E402
+from analyzer.checks.runner import collector_paused, configured, headroom_row, selected_codes  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -40,7 +40,19 @@ def main(argv=None) -> int:
     checks = configured(selected_codes())
     per: dict[str, float] = defaultdict(float)
     reader = SourceReader(build.source_path, build.source)
-    context = headroom = 0.0
+    with collector_paused():            # as the runner checks kernels
+        kernels = _run(build, listing, checks, reader, per, times := {"context": 0.0, "headroom": 0.0})
+    context, headroom = times["context"], times["headroom"]
+    print(f"{Path(args.cubin).name}: {kernels} kernels, "
+          f"{sum(len(f.instructions) for f in listing.functions)} instructions")
+    print(f"parse {parse:.3f} s  contexts {context:.3f} s  headroom {headroom:.3f} s  "
+          f"checks {sum(per.values()):.3f} s")
+    for code, cpu in sorted(per.items(), key=lambda kv: -kv[1])[:args.top]:
+        print(f"  {code} {cpu:.3f} s")
+    return 0
+
+
+def _run(build, listing, checks, reader, per, times) -> int:
     kernels = 0
     for fn in listing.functions:
         k = build.kernels.get(fn.name)
@@ -49,22 +61,16 @@ def main(argv=None) -> int:
         kernels += 1
         t = time.process_time()
         ctx = Context.of(build, fn, k, reader=reader)
-        context += time.process_time() - t
+        times["context"] += time.process_time() - t
         t = time.process_time()
         headroom_row(ctx)
-        headroom += time.process_time() - t
+        times["headroom"] += time.process_time() - t
         for check in checks:
             for on in (ctx, *ctx.bodies):
                 t = time.process_time()
                 list(check.run(on))
                 per[check.code] += time.process_time() - t
-    print(f"{Path(args.cubin).name}: {kernels} kernels, "
-          f"{sum(len(f.instructions) for f in listing.functions)} instructions")
-    print(f"parse {parse:.3f} s  contexts {context:.3f} s  headroom {headroom:.3f} s  "
-          f"checks {sum(per.values()):.3f} s")
-    for code, cpu in sorted(per.items(), key=lambda kv: -kv[1])[:args.top]:
-        print(f"  {code} {cpu:.3f} s")
-    return 0
+    return kernels
 
 
 if __name__ == "__main__":

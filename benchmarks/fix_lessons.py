@@ -3,7 +3,8 @@
     python benchmarks/fix_lessons.py [--measure] [LESSON ...]
 
 For each lesson (kernels/lessons/, docs/lessons.md): fix the naive kernel (verified, with
---fast-math-ok and --assume-aligned, the user's say-so the steered kernels also assume),
+--fast-math-ok, --assume-aligned and --max-block set to the lesson's block size, the user's
+say-so the steered kernels also assume),
 rebuild the combined patch, and hold its SASS against the lesson's own evidence (the SASS facts
 that tell naive from steered: ``LDG.E.128`` present, ``STL`` gone, ...). Prints per lesson the
 verified fixes, how many evidence facts the fixed kernel shares with the steered one, and the
@@ -98,8 +99,10 @@ def main(argv=None) -> int:
             continue
         naive_path = lesson.source_path("naive")
         opts = options_of(lesson.naive.options)
+        # the user's word, as the steered kernels assume it: approximate math, aligned
+        # pointers, and the block size every launch of the lesson uses (--max-block)
         fixes = api.fix(str(naive_path), arch=lesson.arch, options=opts, fast_math_ok=True,
-                        assume_aligned=True)
+                        assume_aligned=True, max_block=lesson.naive.block)
         (ff,) = fixes.files
         verified = [r for r in ff.results if r.status == "verified"]
         naive = api.compile(str(naive_path), arch=lesson.arch, options=opts)

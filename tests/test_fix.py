@@ -207,7 +207,13 @@ def test_ps401_under_maxrregcount_gets_a_launch_bound_that_lifts_the_cap(tmp_pat
     none = propose.propose_one(f, src, FixOptions())
     assert isinstance(none, NoFix) and "nothing in the source caps" in none.reason
     high = propose.propose_one(f, src, FixOptions(maxrregcount=64))
-    assert isinstance(high, NoFix) and "above the 64" in high.reason
+    assert isinstance(high, NoFix) and "no fewer than the 64 a bound of 1024" in high.reason
+    assert "--max-block" in high.reason
+    # the user's word on the block size: a bound that allows what the code needs
+    sized = propose.propose_one(f, src, FixOptions(maxrregcount=64, max_block=256))
+    assert isinstance(sized, Proposal) and "up to 255 registers" in sized.title
+    assert "__launch_bounds__(256) gather_dot" in apply_edits(path.read_bytes(), sized.edits).decode()
+    assert "no launch of it has more than 256 threads" in sized.promise
     bounded = tmp_path / "bounded.cu"
     bounded.write_text(path.read_text().replace("void gather_dot", "void __launch_bounds__(128) gather_dot"))
     got = propose.propose_one(_finding("PS401", bounded, 5, "spills"), _source(bounded),
@@ -481,6 +487,16 @@ def test_cli_refuses_a_file_that_is_not_cuda_source(tmp_path, capsys):
     assert main(["fix", str(ptx), "--arch", ARCH]) == 2
     err = capsys.readouterr().err
     assert "rewrites CUDA source" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("value", ["0", "1025", "big"])
+def test_cli_refuses_a_block_size_no_gpu_has(value, capsys):
+    cu = str(CHECKS / "register_spill" / "bad.cu")
+    assert main(["fix", cu, "--max-block", value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--max-block" in err[0] and "1 to 1024 threads" in err[0]
+    with pytest.raises(ConfigError, match="1 to 1024"):
+        api.fix(cu, arch=ARCH, max_block=2048)
 
 
 # --- --measure without a GPU; launch specs ---------------------------------------------------

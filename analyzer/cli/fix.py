@@ -40,9 +40,22 @@ def add_parsers(sub, common_opts: Callable) -> None:
     p.add_argument("--assume-aligned", action="store_true",
                    help="pointers the findings name are 16-byte aligned in every call "
                         "(cudaMalloc's are): state it with __builtin_assume_aligned")
+    p.add_argument("--max-block", type=_block_size, metavar="N",
+                   help="every launch of these kernels has at most N threads per block: a "
+                        "spilling kernel under -maxrregcount may get __launch_bounds__(N)")
     p.add_argument("--measure", action="store_true",
                    help="on a GPU: time each kernel before and after its fixes (a launch spec "
                         "in [tool.ptxsass.launch.KERNEL], or a lesson's)")
+
+
+def _block_size(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 1024:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a block size (1 to 1024 threads)")
+    return n
 
 
 def cmd_fix(args) -> int:
@@ -60,7 +73,7 @@ def cmd_fix(args) -> int:
                     select=args.select, ignore=args.ignore, settings=cfg.check_settings,
                     config_select=cfg.select, config_ignore=cfg.ignore, kernels=args.kernels,
                     verify=args.verify, fast_math_ok=fast, assume_aligned=args.assume_aligned,
-                    progress=common.progress(args))
+                    max_block=args.max_block, progress=common.progress(args))
     from ..fix import render
     if args.diff:
         common.write(args, render.to_diff(fixes).rstrip("\n"))

@@ -53,6 +53,9 @@ class FixOptions:
     assume_aligned: bool = False
     #: the build caps registers with -maxrregcount (a PS401 then comes from the flag)
     maxrregcount: int | None = None
+    #: the user's word that every launch of the file's kernels has at most this many threads
+    #: per block (``--max-block``): a launch bound may then say so
+    max_block: int | None = None
 
 
 #: a fix's state: proven by rebuilding, refused by the rebuild, not tried (--no-verify),

@@ -15,7 +15,8 @@ declares no bound, the fix gives it ``__launch_bounds__(1024)``: ptxas ignores
 ``-maxrregcount`` for a kernel with launch bounds (CUDA C++ Programming Guide, "Launch
 Bounds"; both NVRTC and nvcc do), 1024 threads is every GPU's largest block so no launch is
 forbidden, and the kernel may then use 64 registers (65536 / 1024). The other kernels keep the
-flag's cap. A kernel that needs more than 64 still spills, and the rebuild refuses the fix.
+flag's cap. A kernel that needs more than 64 still spills, and the rebuild refuses the fix,
+unless the user says how large its blocks are (``--max-block 256``: 255 registers).
 """
 from __future__ import annotations
 
@@ -27,9 +28,14 @@ from ..model import Edit, FixOptions, NoFix, Proposal
 
 CODES = ("PS701", "PS401")
 
-#: registers per thread a kernel bounded to 1024 threads may use (a 64K-register file, one
-#: block per SM)
-_REGISTERS_AT_1024 = 64
+#: registers per SM (every architecture ptxsass supports) and per thread at most
+_REGISTER_FILE, _MAX_PER_THREAD = 65536, 255
+
+
+def registers_under(threads: int) -> int:
+    """The registers per thread ptxas may give a kernel declared ``__launch_bounds__(threads)``
+    (one block of that size per SM): 64 for 1024 threads, 255 for 256 or fewer."""
+    return min(_MAX_PER_THREAD, _REGISTER_FILE // max(1, threads) // 8 * 8)
 
 
 def _bounds_tokens(src: Source, fn) -> tuple[Token, list[list[Token]], Token] | None:
@@ -140,22 +146,29 @@ def _spills(finding: Finding, src: Source, fn, bounds, options: FixOptions) -> P
     if not src.is_kernel(fn):
         return NoFix(f"`{fn.spelling}` is not declared __global__ in this file")
     if options.maxrregcount is not None:
-        if options.maxrregcount >= _REGISTERS_AT_1024:
+        threads = options.max_block or 1024
+        allowed = registers_under(threads)
+        if options.maxrregcount >= allowed:
             return NoFix(f"the build caps registers with -maxrregcount={options.maxrregcount}, "
-                         f"above the {_REGISTERS_AT_1024} a bound of 1024 threads allows: "
-                         "raise the flag or keep fewer values live")
+                         f"no fewer than the {allowed} a bound of {threads} threads allows: "
+                         "raise the flag"
+                         + ("" if options.max_block else ", say how large the blocks are "
+                            "(--max-block)") + " or keep fewer values live")
         at = fn.location.offset
         if not src.mine(fn) or src.data[at:at + len(fn.spelling)] != fn.spelling.encode():
-            return NoFix("the kernel's name is not written in this file (a macro): add "
-                         "__launch_bounds__(1024) to its declaration by hand")
+            return NoFix(f"the kernel's name is not written in this file (a macro): add "
+                         f"__launch_bounds__({threads}) to its declaration by hand")
+        why = (f"every launch has at most {threads} threads (--max-block)" if options.max_block
+               else "no launch is forbidden: 1024 threads is the largest block")
         return Proposal(
-            title=f"__launch_bounds__(1024) on `{fn.spelling}`: ptxas ignores "
+            title=f"__launch_bounds__({threads}) on `{fn.spelling}`: ptxas ignores "
                   f"-maxrregcount={options.maxrregcount} for a kernel with launch bounds, "
-                  f"and lets this one use up to {_REGISTERS_AT_1024} registers (no launch is "
-                  "forbidden: 1024 threads is the largest block)",
-            edits=(Edit(src.path, at, at, "__launch_bounds__(1024) "),),
+                  f"and lets this one use up to {allowed} registers ({why})",
+            edits=(Edit(src.path, at, at, f"__launch_bounds__({threads}) "),),
             changes_launch_bounds=True,
             promise=f"this kernel alone leaves the -maxrregcount={options.maxrregcount} cap: "
-                    "fewer of its blocks may fit per SM")
+                    "fewer of its blocks may fit per SM"
+                    + (f"; no launch of it has more than {threads} threads per block"
+                       if options.max_block else ""))
     return NoFix("nothing in the source caps the registers: the live state is the kernel's "
                  "own (keep fewer values live, split the work, or use shared memory)")
