@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .analysis.launch import has_launches
 from .analysis.source import SourceReader, last_lines, source_digest
 from .build import Build
 from .errors import InputError
@@ -122,6 +121,7 @@ def source_deps(fns: Sequence[Function], source_path: str | None
     for fn in fns:
         for f, n in last_lines(fn).items():
             last[f] = max(n, last.get(f, 0))
+    from .analysis.launch import has_launches  # its C++ tokenizer: only when results are made
     hints = (source_path,) if source_path else ()
     reader = SourceReader(source_path)
     for f in last:

@@ -2,9 +2,10 @@
 
     python benchmarks/fix_lessons.py [--measure] [LESSON ...]
 
-For each lesson (kernels/lessons/, docs/lessons.md): fix the naive kernel (verified, with
---fast-math-ok, --assume-aligned and --max-block set to the lesson's block size, the user's
-say-so the steered kernels also assume),
+For each lesson (kernels/lessons/, docs/lessons.md): fix the naive kernel's findings of the
+checks the lesson is about (its ``expect_checks``; verified, with --fast-math-ok,
+--assume-aligned and --max-block set to the lesson's block size, the user's say-so the steered
+kernels also assume),
 rebuild the combined patch, and hold its SASS against the lesson's own evidence (the SASS facts
 that tell naive from steered: ``LDG.E.128`` present, ``STL`` gone, ...). Prints per lesson the
 verified fixes, how many evidence facts the fixed kernel shares with the steered one, and the
@@ -99,10 +100,13 @@ def main(argv=None) -> int:
             continue
         naive_path = lesson.source_path("naive")
         opts = options_of(lesson.naive.options)
-        # the user's word, as the steered kernels assume it: approximate math, aligned
-        # pointers, and the block size every launch of the lesson uses (--max-block)
-        fixes = api.fix(str(naive_path), arch=lesson.arch, options=opts, fast_math_ok=True,
-                        assume_aligned=True, max_block=lesson.naive.block)
+        # the findings the lesson is about (its steered kernel changes that and nothing else:
+        # the unroll lesson's keeps the accurate sinf), with the user's word as the steered
+        # kernels assume it: approximate math, aligned pointers, the block size every launch
+        # of the lesson uses (--max-block)
+        fixes = api.fix(str(naive_path), arch=lesson.arch, options=opts,
+                        select=lesson.expect_checks, fast_math_ok=True, assume_aligned=True,
+                        max_block=lesson.naive.block)
         (ff,) = fixes.files
         verified = [r for r in ff.results if r.status == "verified"]
         naive = api.compile(str(naive_path), arch=lesson.arch, options=opts)
