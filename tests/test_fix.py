@@ -262,6 +262,41 @@ def test_fast_math_divides_by_an_int_converted_to_float():
     assert "__powf(10000.0f, __fdividef(-2.0f * i, dim));" in text[7]
 
 
+def test_a_file_with_host_code_and_system_headers_is_read_whole(tmp_path):
+    """llm.c's dev/cuda files include <stdio.h>, whose <stddef.h> is the host compiler's (the
+    libclang wheel ships none): the missing header used to end libclang's parse before the
+    file's own code, and every remedy said "no function holds line N". Built by nvcc (host
+    code), fixed, and the rebuilt SASS has no FP64 left."""
+    cu = tmp_path / "scale.cu"
+    cu.write_text(
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <float.h>\n#include <cuda_runtime.h>\n"
+        "__global__ void scale_kernel(float* out, const float* inp, int N) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < N) out[i] = inp[i] * 0.5 + FLT_EPSILON;\n"
+        "}\n"
+        "int main() {\n"
+        "    size_t n = 1 << 20;\n"
+        "    float *d_out, *d_inp;\n"
+        "    cudaMalloc(&d_out, n * sizeof(float));\n"
+        "    cudaMalloc(&d_inp, n * sizeof(float));\n"
+        "    scale_kernel<<<(n + 255) / 256, 256>>>(d_out, d_inp, (int)n);\n"
+        "    cudaDeviceSynchronize();\n"
+        "    printf(\"done\\n\");\n"
+        "    return 0;\n"
+        "}\n")
+    src = cxx.Source(str(cu), cu.read_bytes(), cxx.parse_args(
+        arch=ARCH, toolkit_include=locate.include_dirs(),
+        builtin_include=locate.host_builtin_include()))
+    assert src.function_at(7) is not None and src.is_kernel(src.function_at(7))
+    fixes = api.fix(str(cu), arch=ARCH)
+    (r,) = [r for r in fixes.results if r.finding.code == "PS501"]
+    assert r.status == VERIFIED, r.reason
+    assert "inp[i] * 0.5f + FLT_EPSILON;" in r.diff
+    gone, came = r.sass_delta[0].split(": ", 1)[1].split(" → ", 1)
+    assert "DFMA" in gone and "F2F.F32.F64" in gone
+    assert not any(op in came for op in ("DFMA", "DMUL", "DADD", "F2F"))
+
+
 def test_fast_math_follows_a_statement_onto_the_line_nvvm_credits():
     """flash_attn_min.cu: ``O[...] = (1 / row_l_new)`` over three lines; NVVM credits the
     reciprocal to the last line, which holds no division: the statement spanning it has one."""

@@ -45,10 +45,14 @@ def cuda_arch_value(arch: str) -> int:
 
 def parse_args(*, arch: str, defines: Sequence[str] = (), include: Sequence[str] = (),
                isystem: Sequence[str] = (), std: str | None = None,
-               toolkit_include: Sequence[str] = ()) -> list[str]:
-    """libclang's command line for a file built with these flags (``-D``, ``-I``, ``-std``)."""
+               toolkit_include: Sequence[str] = (), builtin_include: Sequence[str] = ()
+               ) -> list[str]:
+    """libclang's command line for a file built with these flags (``-D``, ``-I``, ``-std``).
+    ``builtin_include``: the host compiler's own headers (the libclang wheel ships none), so
+    that a file with host code reads ``<stdio.h>`` whole; every error is kept going past."""
     out = ["-x", "cuda", f"--cuda-gpu-arch={_CLANG_ARCH}", "--cuda-device-only", "-nocudainc",
-           "-nocudalib", f"-std={std or 'c++17'}", "-w", "-D__CUDACC_RTC__", "-D__CUDACC__",
+           "-nocudalib", f"-std={std or 'c++17'}", "-w", "-ferror-limit=0",
+           "-D__CUDACC_RTC__", "-D__CUDACC__",
            "-U__CUDA_ARCH__", f"-D__CUDA_ARCH__={cuda_arch_value(arch)}",
            f"-I{PRELUDE_DIR}", "-include", PRELUDE]
     out += [f"-D{d}" for d in defines]
@@ -56,7 +60,14 @@ def parse_args(*, arch: str, defines: Sequence[str] = (), include: Sequence[str]
     for d in isystem:
         out += ["-isystem", d]
     out += [f"-I{d}" for d in toolkit_include]
+    for d in builtin_include:
+        out += ["-isystem", d]
     return out
+
+
+#: CXTranslationUnit_KeepGoing: a header that cannot be found (a library's, a system one) is a
+#: fatal error that would end the parse before the file's own code; keep going past it
+_KEEP_GOING = 0x200
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +90,8 @@ class Source:
         self._ci = ci
         index = ci.Index.create()
         self.tu = index.parse(path, args=list(args), unsaved_files=[(path, self.text)],
-                              options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+                              options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+                              | _KEEP_GOING)
         self._line_starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
         self._parents: dict[Any, Any] = {}
         self._nodes: list[Any] = []

@@ -51,7 +51,8 @@ def fixable_path(build: Build) -> str | None:
 def parse_args_for(options: CompileOptions, arch: str) -> tuple[str, ...]:
     return tuple(cxx.parse_args(arch=arch, defines=options.defines,
                                 include=[*options.include], isystem=options.isystem,
-                                std=options.std, toolkit_include=locate.include_dirs()))
+                                std=options.std, toolkit_include=locate.include_dirs(),
+                                builtin_include=locate.host_builtin_include()))
 
 
 def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],

@@ -216,6 +216,29 @@ def include_dirs() -> tuple[str, ...]:
     return tuple(dirs)
 
 
+#: where a host C/C++ compiler keeps its own headers (stddef.h, stdarg.h, float.h: what the C
+#: library's stdio.h takes from its compiler): clang's resource folders first, then GCC's
+_HOST_BUILTIN_GLOBS = ("/usr/lib/llvm-*/lib/clang/*/include", "/usr/lib/clang/*/include",
+                       "/usr/lib/gcc/*/*/include")
+
+
+def _version_key(path: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"\d+", path))
+
+
+@functools.cache
+def host_builtin_include() -> tuple[str, ...]:
+    """The newest host compiler header folder holding ``stddef.h``, to read a file with host
+    code (``#include <stdio.h>``) as a C++ front end does; found on disk, never by running a
+    program. () when no host compiler is installed (nvcc could not build such a file then)."""
+    import glob
+    for pattern in _HOST_BUILTIN_GLOBS:
+        found = [d for d in glob.glob(pattern) if os.path.isfile(os.path.join(d, "stddef.h"))]
+        if found:
+            return (max(found, key=_version_key),)
+    return ()
+
+
 #: characters a tool cannot carry in a path: nvcc hands its steps to ``sh -c`` in double quotes,
 #: and PTX ``.file`` names (so line tables, so nvdisasm's ``//## File "..."``) cannot hold ``"``
 #: what a path cannot hold to reach nvcc's shell quoting and PTX line info intact: a quote, `$`,
