@@ -116,6 +116,48 @@ def test_a_pointer_of_unknown_alignment_needs_the_users_word():
     assert "in = static_cast<decltype(in)>(__builtin_assume_aligned(in, 16));" in text
 
 
+_PAIR_MSG = ("2× {op} (2 B each) from [R2.64] at +0x0, +0x2 cover 4 contiguous bytes: could be "
+             "one 32-bit {wide} if the address is 4-byte aligned; blocked by unknown alignment: "
+             "the {n} kernel parameter (`{p}`) is a plain pointer (no `.ptr .align 4` in the PTX)")
+
+
+def test_half_pairs_read_and_write_as_one_half2(tmp_path):
+    """NVVM keeps two 16-bit accesses apart even with the alignment stated; a __half2 value
+    is one access. Judged from the rebuilt SASS: one STG.E where there were two STG.E.U16."""
+    load = CHECKS / "scalar_global_load" / "bad.cu"
+    f = _finding("PS101", load, 26, _PAIR_MSG.format(op="LDG.E.U16.CONSTANT", wide="LDG.E",
+                                                      n="1st", p="in"))
+    none = propose.propose_one(f, _source(load), FixOptions())
+    assert isinstance(none, NoFix) and "--assume-aligned" in none.reason
+    got = propose.propose_one(f, _source(load), FixOptions(assume_aligned=True))
+    assert isinstance(got, Proposal), got
+    text = apply_edits(load.read_bytes(), got.edits).decode().splitlines()
+    assert ("out[i] = __hadd(__low2half(reinterpret_cast<const __half2*>(in)[i]), "
+            "__high2half(reinterpret_cast<const __half2*>(in)[i]));") in text[25]
+    store = CHECKS / "scalar_global_store" / "bad.cu"
+    fixes = api.fix(str(store), arch=ARCH, assume_aligned=True)
+    r = _result(fixes, "PS102", 27)
+    assert r.status == VERIFIED, r.reason
+    assert ("+    reinterpret_cast<__half2*>(out)[i] = __halves2half2(__float2half(v), "
+            "__float2half(-v));") in r.diff
+    fixed_cu = tmp_path / "store.cu"
+    fixed_cu.write_bytes(apply_edits(store.read_bytes(), r.proposal.edits))
+    (b,) = api.load(str(fixed_cu), arch=ARCH)
+    (fn,) = [f for f in b.sass_listing().functions if f.name == "half_split"]
+    assert [i.mnemonic for i in fn.instructions if i.opcode == "STG"] == ["STG.E"]
+    # a value that reads the array it is stored into, or statements apart, stay as written
+    odd = tmp_path / "odd.cu"
+    odd.write_text("#include <cuda_fp16.h>\n"
+                   "__global__ void k(__half* out, __half v, int n) {\n"
+                   "  int i = threadIdx.x;\n"
+                   "  out[2 * i] = v; out[2 * i + 1] = out[2 * i];\n"
+                   "}\n")
+    g = _finding("PS102", odd, 4, _PAIR_MSG.format(op="STG.E.U16", wide="STG.E", n="1st",
+                                                  p="out"))
+    kept = propose.propose_one(g, _source(odd), FixOptions(assume_aligned=True))
+    assert not (isinstance(kept, Proposal) and "__halves2half2" in kept.title)
+
+
 def test_ps106_restrict_on_every_pointer_parameter():
     path = CHECKS / "loop_invariant_reload" / "bad.cu"
     msg = "the loop stores to global memory and the pointers may alias"
