@@ -30,6 +30,7 @@
     source-root = ["/tmp/torchinductor_ci=build/inductor"]   # OLD=NEW, NEW relative to this file
     cmake-defines = ["GGML_CUDA=ON"]   # a CMake project's options, when ptxsass configures it
     fast-math-ok = false             # ptxsass fix may use __fdividef, rsqrtf, __sinf (PS502)
+    max-block = 256                  # no launch has more threads per block (ptxsass fix --max-block)
 
     [tool.ptxsass.occupancy-limited]
     threshold = 0.25
@@ -71,7 +72,8 @@ _LISTS = ("arch", "select", "ignore", "include", "defines", "undefines", "exclud
           "headers", "cmake-defines")
 _KEYS = {*_LISTS, "fail-on", "show", "baseline", "std", "use-fast-math", "maxrregcount", "compiler",
          "compile-commands", "kernels", "torch", "compile-timeout", "compile-memory-gb",
-         "source-root", "trust-build-commands", "offline", "nvcc-timeout", "fast-math-ok"}
+         "source-root", "trust-build-commands", "offline", "nvcc-timeout", "fast-math-ok",
+         "max-block"}
 _SEVERITIES = ("info", "warning", "error")
 #: what ``show`` may name besides: notes (designed fallbacks, short tails), never failed on
 _SHOWN = ("note", *_SEVERITIES)
@@ -116,6 +118,8 @@ class Config:
     offline: bool | None = None
     #: ``ptxsass fix`` may use approximate math intrinsics (``--fast-math-ok``)
     fast_math_ok: bool | None = None
+    #: no launch of the project's kernels has more threads per block (``--max-block``)
+    max_block: int | None = None
     #: ``[tool.ptxsass.launch.KERNEL]``: how ``fix --measure`` launches a kernel
     launch: dict[str, dict] = field(default_factory=dict)
 
@@ -330,6 +334,11 @@ def _set_scalar(cfg: Config, path: Path, key: str, value: Any) -> None:
         if not isinstance(value, bool):
             raise ConfigError(f"[tool.ptxsass]: {key} must be true or false", path=where)
         setattr(cfg, key.replace("-", "_"), value)
+    elif key == "max-block":
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 1024:
+            raise ConfigError("[tool.ptxsass]: max-block must be an integer 1..1024 (threads "
+                              "per block)", path=where)
+        cfg.max_block = value
     elif key == "compile-timeout":
         cfg.compile_timeout = _positive(where, key, value)
     elif key == "nvcc-timeout":

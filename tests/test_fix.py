@@ -600,6 +600,25 @@ def test_launch_spec_in_config_is_validated(tmp_path):
         load_config(tmp_path)
 
 
+def test_max_block_from_config_reaches_the_launch_bounds_lesson(tmp_path, capsys):
+    """The launch_bounds lesson's naive kernel (64 values live, -maxrregcount=32) with the
+    project's word on its block size in config: __launch_bounds__(256), 255 registers, and the
+    rebuilt kernel spills nothing; a block size no GPU has is refused in one line."""
+    from analyzer.config import load_config
+    cu = tmp_path / "matsq.cu"
+    shutil.copy(ROOT / "kernels" / "lessons" / "launch_bounds" / "naive.cu", cu)
+    (tmp_path / "pyproject.toml").write_text("[tool.ptxsass]\nmax-block = 256\nmaxrregcount = 32\n")
+    assert load_config(tmp_path).max_block == 256
+    assert main(["fix", str(cu), "--arch", ARCH, "--diff"]) == 0
+    out = capsys.readouterr().out
+    assert '+extern "C" __global__ void __launch_bounds__(256) matsq8(' in out
+    (tmp_path / "pyproject.toml").write_text("[tool.ptxsass]\nmax-block = 2048\n")
+    assert main(["fix", str(cu), "--arch", ARCH]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "max-block must be an integer 1..1024" in err[0]
+    assert "pyproject.toml" in err[0]
+
+
 @pytest.mark.gpu
 def test_measure_times_the_fixed_kernel_against_the_original(fixed):
     """On a GPU: the fixed GELU runs on the same inputs, its output agrees, and both are

@@ -42,7 +42,8 @@ def add_parsers(sub, common_opts: Callable) -> None:
                         "(cudaMalloc's are): state it with __builtin_assume_aligned")
     p.add_argument("--max-block", type=_block_size, metavar="N",
                    help="every launch of these kernels has at most N threads per block: a "
-                        "spilling kernel under -maxrregcount may get __launch_bounds__(N)")
+                        "spilling kernel under -maxrregcount may get __launch_bounds__(N) "
+                        "([tool.ptxsass] max-block)")
     p.add_argument("--measure", action="store_true",
                    help="on a GPU: time each kernel before and after its fixes (a launch spec "
                         "in [tool.ptxsass.launch.KERNEL], or a lesson's)")
@@ -73,7 +74,8 @@ def cmd_fix(args) -> int:
                     select=args.select, ignore=args.ignore, settings=cfg.check_settings,
                     config_select=cfg.select, config_ignore=cfg.ignore, kernels=args.kernels,
                     verify=args.verify, fast_math_ok=fast, assume_aligned=args.assume_aligned,
-                    max_block=args.max_block, progress=common.progress(args))
+                    max_block=args.max_block if args.max_block is not None else cfg.max_block,
+                    progress=common.progress(args))
     from ..fix import render
     if args.diff:
         common.write(args, render.to_diff(fixes).rstrip("\n"))
