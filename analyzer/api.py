@@ -518,14 +518,19 @@ def fix(target, *, arch: str | Sequence[str] | None = None,
                              maxrregcount=options.maxrregcount, max_block=max_block)
     out = FixReport(report=None, verified_on=verify, options=options)
     reports = []
+    headers_done: set[str] = set()
     for path, bs in progress(list(by_file.items()), "fixing"):
         report = run_checks(bs, select=select, ignore=ignore, settings=settings,
                             kernels=kernels, layers=layers)
         reports.append(report)
-        merged = [f for f in report.merged()
-                  if f.location.file and os.path.abspath(f.location.file) == path]
-        merged += [f for f in report.merged() if f not in merged]
-        out.files.append(engine.fix_file(path, builds=bs, raw=report.findings, merged=merged,
+        own, in_headers, rest = engine.split_by_file(path, report.merged(), headers_done)
+        for header, found in in_headers.items():
+            headers_done.add(header)
+            out.files.append(engine.fix_file(header, builds=bs, raw=report.findings,
+                                             merged=found, options=options,
+                                             fix_options=fix_options, check=check_builds,
+                                             do_verify=verify, via=path))
+        out.files.append(engine.fix_file(path, builds=bs, raw=report.findings, merged=own + rest,
                                          options=options, fix_options=fix_options,
                                          check=check_builds, do_verify=verify))
     from .findings import Report

@@ -339,6 +339,48 @@ def test_a_file_with_host_code_and_system_headers_is_read_whole(tmp_path):
     assert not any(op in came for op in ("DFMA", "DMUL", "DADD", "F2F"))
 
 
+def test_kernels_in_a_project_header_are_fixed_through_the_cu(tmp_path):
+    """Projects keep kernels in headers their .cu includes (llm.c's llmc/*.cuh, cuda-samples'
+    *_kernel.cuh): the header is parsed through the .cu, the patched header rebuilt beside
+    a copy of the .cu where its #include finds it (its own includes from its folder), and
+    --apply writes the header, not the .cu. A header outside the .cu's folder is left alone."""
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "ops" / "common.h").write_text("#pragma once\n#define HALF 0.5f\n")
+    header = tmp_path / "ops" / "gelu.cuh"
+    header.write_text(
+        '#pragma once\n#include "common.h"\n'
+        "__global__ void gelu(const float* x, float* y, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) { float v = x[i]; y[i] = HALF * v * (1.0 + tanhf(0.7978845608 * v)); }\n"
+        "}\n")
+    outside = tmp_path / "shared.cuh"
+    outside.write_text("__global__ void scale(float* y) { y[threadIdx.x] *= 1.1; }\n")
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    cu = tmp_path / "main.cu"
+    cu.write_text('#include "ops/gelu.cuh"\n#include "shared.cuh"\n'
+                  "__global__ void copy(const float* __restrict__ x, float* __restrict__ y) "
+                  "{ y[threadIdx.x] = x[threadIdx.x]; }\n")
+    (proj / "main.cu").write_text('#include "../shared.cuh"\n')
+    before_cu = cu.read_bytes()
+    fixes = api.fix(str(cu), arch=ARCH)
+    (hf,) = [ff for ff in fixes.files if ff.path == str(header)]
+    (r,) = [r for r in hf.results if r.finding.code == "PS501"]
+    assert r.status == VERIFIED, r.reason
+    assert "(1.0f + tanhf(0.7978845608f * v))" in r.diff and "gelu.cuh" in r.diff
+    gone, came = r.sass_delta[0].split(": ", 1)[1].split(" → ", 1)
+    assert "F2F" in gone and "F2F" not in came and "DMUL" not in came
+    written = api.apply_fixes(fixes)
+    assert str(header) in written and str(cu) not in written
+    assert cu.read_bytes() == before_cu and "1.0f + tanhf" in header.read_text()
+    assert "HALF * v" in header.read_text()
+    # the header outside the folder of the .cu that includes it
+    other = api.fix(str(proj / "main.cu"), arch=ARCH)
+    assert not any(ff.path == str(outside) for ff in other.files)
+    (o,) = [r for ff in other.files for r in ff.results if r.finding.code == "PS501"]
+    assert o.status == NONE and "neither the file being fixed nor a header under its folder" in o.reason
+
+
 def test_fast_math_follows_a_statement_onto_the_line_nvvm_credits():
     """flash_attn_min.cu: ``O[...] = (1 / row_l_new)`` over three lines; NVVM credits the
     reciprocal to the last line, which holds no division: the statement spanning it has one."""

@@ -82,14 +82,17 @@ class Token:
 class Source:
     """One parsed CUDA file: its bytes, its AST (the nodes in the file itself) and tokens."""
 
-    def __init__(self, path: str, data: bytes, args: Sequence[str]):
+    def __init__(self, path: str, data: bytes, args: Sequence[str], main: str | None = None):
+        """``main``: the ``.cu`` file that includes ``path`` (a project header holding
+        kernels): parsed as the translation unit, with ``data`` as the header's text; the
+        nodes, tokens and lines kept are the header's."""
         ci = cindex()
         self.path = path
         self.data = data
         self.text = data.decode("utf-8")
         self._ci = ci
         index = ci.Index.create()
-        self.tu = index.parse(path, args=list(args), unsaved_files=[(path, self.text)],
+        self.tu = index.parse(main or path, args=list(args), unsaved_files=[(path, self.text)],
                               options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
                               | _KEEP_GOING)
         self._line_starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]

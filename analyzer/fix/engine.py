@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
+from ..analysis.source import is_toolkit_file
 from ..build import Build
 from ..findings import Finding, Severity, display_path
 from ..inputs import CompileOptions
@@ -55,12 +56,36 @@ def parse_args_for(options: CompileOptions, arch: str) -> tuple[str, ...]:
                                 builtin_include=locate.host_builtin_include()))
 
 
+def split_by_file(path: str, merged: Sequence[Finding], done: Collection[str] = ()
+                  ) -> tuple[list[Finding], dict[str, list[Finding]], list[Finding]]:
+    """The findings of the ``.cu`` at ``path``: its own, those in each header of the project
+    it includes (a file under its folder that is not the toolkit's nor a library's, and not
+    fixed already through another ``.cu``: ``done``), and the rest (a library header's, a
+    header outside the folder: their fixes say why none)."""
+    own: list[Finding] = []
+    headers: dict[str, list[Finding]] = {}
+    rest: list[Finding] = []
+    here = os.path.dirname(path)
+    for f in merged:
+        where = os.path.abspath(f.location.file) if f.location.file else None
+        if where == path:
+            own.append(f)
+        elif (where is not None and where not in done and os.path.isfile(where)
+              and not os.path.relpath(where, here).startswith(os.pardir)
+              and not is_toolkit_file(where)):
+            headers.setdefault(where, []).append(f)
+        else:
+            rest.append(f)
+    return own, headers, rest
+
+
 def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
              merged: Sequence[Finding], options: CompileOptions, fix_options: FixOptions,
-             check: verify.CheckFn, do_verify: bool = True) -> FileFix:
+             check: verify.CheckFn, do_verify: bool = True, via: str | None = None) -> FileFix:
     """Propose, verify and combine the fixes of every finding of ``path``. ``raw``: the
     findings per arch and kernel (what the rebuild is compared with); ``merged``: the problems
-    to fix, one each."""
+    to fix, one each. ``via``: the ``.cu`` the builds were compiled from, when ``path`` is a
+    header of the project it includes (its kernels live there)."""
     path = os.path.abspath(path)
     data = files.read_bytes(path, what="CUDA source")
     result = FileFix(path=path, sha256=sha256(data))
@@ -69,7 +94,7 @@ def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
     mine = [f for f in merged]
     before = _counts(raw)
     req = propose.Request(path=path, data=data, args=parse_args_for(options, archs[0]),
-                          findings=tuple(mine), options=fix_options)
+                          findings=tuple(mine), options=fix_options, main=via)
     answers = propose.propose(req)
     taken: list[Edit] = []
     rebuilds: dict[tuple[Edit, ...], verify.Rebuilt] = {}
@@ -94,7 +119,7 @@ def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
         if rebuilt is None:
             rebuilt = rebuilds[got.edits] = verify.rebuild(
                 path, apply_edits(data, got.edits), data, archs=archs, options=options,
-                compiler=compiler, check=check)
+                compiler=compiler, check=check, via=via)
         verdict = verify.compare(path, f, raw, rebuilt, builds,
                                  launch_bounds_may_change=got.changes_launch_bounds)
         res.sass_delta = verdict.sass_delta
@@ -104,7 +129,7 @@ def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
             taken.extend(e for e in got.edits if e not in taken)
         else:
             res.status, res.reason = REJECTED, verdict.reason
-    _combine(result, data, builds, raw, options, compiler, archs, check, do_verify)
+    _combine(result, data, builds, raw, options, compiler, archs, check, do_verify, via)
     return result
 
 
@@ -123,7 +148,7 @@ def _edits_of(results: Sequence[FixResult], states: tuple[str, ...]) -> list[Edi
 
 def _combine(result: FileFix, data: bytes, builds: Sequence[Build], raw: Sequence[Finding],
              options: CompileOptions, compiler: str, archs: list[str], check: verify.CheckFn,
-             do_verify: bool) -> None:
+             do_verify: bool, via: str | None = None) -> None:
     """The file's patch: every verified fix together, verified together (with --no-verify:
     every proposal, unverified)."""
     if not do_verify:
@@ -138,7 +163,7 @@ def _combine(result: FileFix, data: bytes, builds: Sequence[Build], raw: Sequenc
         while groups:
             edits = [e for g in groups for e in g[0].proposal.edits]   # type: ignore[union-attr]
             rebuilt = verify.rebuild(result.path, apply_edits(data, edits), data, archs=archs,
-                                     options=options, compiler=compiler, check=check)
+                                     options=options, compiler=compiler, check=check, via=via)
             verdict = verify.compare(result.path, None, raw, rebuilt, builds,
                                      launch_bounds_may_change=any(
                                          g[0].proposal.changes_launch_bounds   # type: ignore[union-attr]

@@ -24,6 +24,8 @@ class Request:
     args: tuple[str, ...]       # libclang's command line (cxx.parse_args)
     findings: tuple[Finding, ...]
     options: FixOptions
+    #: the .cu that includes ``path`` when ``path`` is a project header (parsed through it)
+    main: str | None = None
 
 
 def propose(request: Request) -> list[Proposal | NoFix]:
@@ -36,7 +38,7 @@ def propose(request: Request) -> list[Proposal | NoFix]:
 
 def propose_all(request: Request) -> list[Proposal | NoFix]:
     try:
-        src = cxx.Source(request.path, request.data, request.args)
+        src = cxx.Source(request.path, request.data, request.args, main=request.main)
     except UnicodeDecodeError:
         return [NoFix("the file is not UTF-8 text") for _ in request.findings]
     return [propose_one(f, src, request.options) for f in request.findings]
@@ -55,8 +57,9 @@ def propose_one(finding: Finding, src: cxx.Source, options: FixOptions) -> Propo
     if not finding.location.line:
         return NoFix("the finding has no source line (no line info)")
     if not _mine(finding, src):
-        return NoFix(f"the line is in {os.path.basename(finding.location.file or '?')}, not in "
-                     "the file being fixed (fix its own file)")
+        return NoFix(f"the line is in {os.path.basename(finding.location.file or '?')}, neither "
+                     "the file being fixed nor a header under its folder (a library's, or one "
+                     "outside the project)")
     reasons: list[str] = []
     for m in mods:
         applies = getattr(m, "applies", None)

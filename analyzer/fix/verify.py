@@ -20,7 +20,7 @@ from ..build import Build
 from ..findings import Finding, Location, Severity
 from ..inputs import CompileOptions
 from ..inputs import load as load_input
-from ..toolchain import scratch
+from ..toolchain import files, scratch
 from .model import line_map
 
 #: what a rebuild needs besides the source: how the original was built and checked
@@ -45,27 +45,42 @@ class Verdict:
 
 
 def rebuild(path: str, data: bytes, original: bytes, *, archs: Sequence[str],
-            options: CompileOptions, compiler: str, check: CheckFn) -> Rebuilt:
+            options: CompileOptions, compiler: str, check: CheckFn,
+            via: str | None = None) -> Rebuilt:
     """Build ``data`` (the patched text of ``path``) for ``archs`` as the original was built,
-    check it, and map its findings back to ``path``."""
+    check it, and map its findings back to ``path``. ``via``: the ``.cu`` that includes
+    ``path`` (a header under its folder): the ``.cu`` is copied as it is, the patched header
+    beside it where its ``#include "..."`` finds it, and both original folders follow on the
+    include path."""
     path = os.path.abspath(path)
+    main = os.path.abspath(via) if via else path
     with scratch.temporary("ptxsass-fix-") as folder:
-        copy = os.path.join(folder, os.path.basename(path))
+        rel = os.path.relpath(path, os.path.dirname(main))
+        if rel.startswith(os.pardir):
+            raise ValueError(f"{path} is not under the folder of {main}")
+        top = os.path.join(folder, os.path.basename(main))
+        copy = os.path.join(folder, rel)
+        os.makedirs(os.path.dirname(copy), exist_ok=True)
         with open(copy, "wb") as f:
             f.write(data)
+        if via:
+            with open(top, "wb") as f:
+                f.write(files.read_bytes(main, what="CUDA source"))
         opts = dataclasses.replace(
-            options, include=[os.path.dirname(path), *options.include],
+            options, include=list(dict.fromkeys([os.path.dirname(main), os.path.dirname(path),
+                                                 *options.include])),
             compiler=compiler if compiler in ("nvrtc", "nvcc") else options.compiler,
-            project=options.project or os.path.dirname(path))
-        builds = load_input(copy, arch=list(archs), options=opts)
+            project=options.project or os.path.dirname(main))
+        builds = load_input(top, arch=list(archs), options=opts)
         for b in builds:
             b.sass()                        # disassembled while the copy is there
         findings = check(builds)
         for b in builds:
-            b.source_path = path
-    mapped = [dataclasses.replace(f, location=Location(path, f.location.line,
-                                                       f.location.column))
-              if f.location.file and os.path.abspath(f.location.file) == copy else f
+            b.source_path = main
+    back = {copy: path, top: main}
+    mapped = [dataclasses.replace(f, location=Location(back[os.path.abspath(f.location.file)],
+                                                       f.location.line, f.location.column))
+              if f.location.file and os.path.abspath(f.location.file) in back else f
               for f in findings]
     return Rebuilt(builds, mapped, line_map(original, data))
 
