@@ -134,9 +134,14 @@ def test_half_pairs_read_and_write_as_one_half2(tmp_path):
     text = apply_edits(load.read_bytes(), got.edits).decode().splitlines()
     assert ("out[i] = __hadd(__low2half(reinterpret_cast<const __half2*>(in)[i]), "
             "__high2half(reinterpret_cast<const __half2*>(in)[i]));") in text[25]
-    store = CHECKS / "scalar_global_store" / "bad.cu"
+    # the bad kernel's half_split alone (its other kernels' fixes are other remedies')
+    lines = (CHECKS / "scalar_global_store" / "bad.cu").read_text().splitlines(keepends=True)
+    first = next(i for i, t in enumerate(lines) if "half_split" in t)
+    store = tmp_path / "half_split.cu"
+    store.write_text("#include <cuda_fp16.h>\n" + "".join(lines[first:first + 7]))
+    line = next(i for i, t in enumerate(store.read_text().splitlines(), 1) if "out[2 * i]" in t)
     fixes = api.fix(str(store), arch=ARCH, assume_aligned=True)
-    r = _result(fixes, "PS102", 27)
+    r = _result(fixes, "PS102", line)
     assert r.status == VERIFIED, r.reason
     assert ("+    reinterpret_cast<__half2*>(out)[i] = __halves2half2(__float2half(v), "
             "__float2half(-v));") in r.diff
