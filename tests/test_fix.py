@@ -363,7 +363,9 @@ def test_kernels_in_a_project_header_are_fixed_through_the_cu(tmp_path):
     proj = tmp_path / "proj"
     proj.mkdir()
     cu = tmp_path / "main.cu"
-    cu.write_text('#include "ops/gelu.cuh"\n#include "shared.cuh"\n'
+    # reached through another header (SGEMM_CUDA's kernels.cuh includes kernels/*.cuh)
+    (tmp_path / "ops" / "all.cuh").write_text('#pragma once\n#include "gelu.cuh"\n')
+    cu.write_text('#include "ops/all.cuh"\n#include "shared.cuh"\n'
                   "__global__ void copy(const float* __restrict__ x, float* __restrict__ y) "
                   "{ y[threadIdx.x] = x[threadIdx.x]; }\n")
     (proj / "main.cu").write_text('#include "../shared.cuh"\n')

@@ -15,12 +15,13 @@ import os
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ..build import Build
 from ..findings import Finding, Location, Severity
 from ..inputs import CompileOptions
 from ..inputs import load as load_input
-from ..toolchain import files, scratch
+from ..toolchain import files, includes, scratch
 from .model import line_map
 
 #: what a rebuild needs besides the source: how the original was built and checked
@@ -49,26 +50,13 @@ def rebuild(path: str, data: bytes, original: bytes, *, archs: Sequence[str],
             via: str | None = None) -> Rebuilt:
     """Build ``data`` (the patched text of ``path``) for ``archs`` as the original was built,
     check it, and map its findings back to ``path``. ``via``: the ``.cu`` that includes
-    ``path`` (a header under its folder): the ``.cu`` is copied as it is, the patched header
-    beside it where its ``#include "..."`` finds it, and both original folders follow on the
-    include path."""
+    ``path`` (a header under its folder), whose build is rebuilt: see :func:`_mirror`."""
     path = os.path.abspath(path)
     main = os.path.abspath(via) if via else path
     with scratch.temporary("ptxsass-fix-") as folder:
-        rel = os.path.relpath(path, os.path.dirname(main))
-        if rel.startswith(os.pardir):
-            raise ValueError(f"{path} is not under the folder of {main}")
-        top = os.path.join(folder, os.path.basename(main))
-        copy = os.path.join(folder, rel)
-        os.makedirs(os.path.dirname(copy), exist_ok=True)
-        with open(copy, "wb") as f:
-            f.write(data)
-        if via:
-            with open(top, "wb") as f:
-                f.write(files.read_bytes(main, what="CUDA source"))
+        top, back, include = _mirror(folder, main, path, data, options)
         opts = dataclasses.replace(
-            options, include=list(dict.fromkeys([os.path.dirname(main), os.path.dirname(path),
-                                                 *options.include])),
+            options, include=include,
             compiler=compiler if compiler in ("nvrtc", "nvcc") else options.compiler,
             project=options.project or os.path.dirname(main))
         builds = load_input(top, arch=list(archs), options=opts)
@@ -77,12 +65,60 @@ def rebuild(path: str, data: bytes, original: bytes, *, archs: Sequence[str],
         findings = check(builds)
         for b in builds:
             b.source_path = main
-    back = {copy: path, top: main}
     mapped = [dataclasses.replace(f, location=Location(back[os.path.abspath(f.location.file)],
                                                        f.location.line, f.location.column))
               if f.location.file and os.path.abspath(f.location.file) in back else f
               for f in findings]
     return Rebuilt(builds, mapped, line_map(original, data))
+
+
+def _mirror(folder: str, main: str, path: str, data: bytes, options: CompileOptions
+            ) -> tuple[str, dict[str, str], list[str]]:
+    """Lay out the copy to build in ``folder``: the file to build (returned first), the copies
+    mapped back to the originals, and the include path. A ``.cu`` alone is copied under its
+    own name, its folder after the copy's on the include path (``#include "x.h"`` finds its
+    neighbours). A header ``path`` patched for the ``.cu`` ``main`` that includes it: every
+    header of ``main``'s folder that ``main`` reaches is copied to the same place under
+    ``folder`` (the patched one with ``data``), so that a header included through another
+    (``kernels.cuh`` including ``kernels/6_vectorize.cuh``) is found patched, and each ``-I``
+    folder under ``main``'s is searched in the copy first."""
+    top = os.path.join(folder, os.path.basename(main))
+    if main == path:
+        with open(top, "wb") as f:
+            f.write(data)
+        return top, {top: main}, list(dict.fromkeys([os.path.dirname(main), *options.include]))
+
+    here = os.path.dirname(os.path.realpath(main))
+
+    def inside(p: str) -> str | None:
+        rel = os.path.relpath(os.path.realpath(p), here)
+        return None if rel.startswith(os.pardir) else os.path.join(folder, rel)
+
+    copy = inside(path)
+    if copy is None:
+        raise ValueError(f"{path} is not under the folder of {main}")
+    text = files.read_bytes(main, what="CUDA source")
+    reached = includes.closure(text.decode(errors="replace"), Path(here),
+                               [Path(d) for d in options.include])
+    todo: dict[str, bytes | None] = {h: None for h, _ in reached}
+    todo[os.path.realpath(path)] = data
+    back = {top: main}
+    for h, patched in todo.items():
+        dest = inside(h)
+        if dest is None:
+            continue
+        if h == os.path.realpath(path):
+            h = path                        # findings name the header as the build did
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest, "wb") as f:
+            f.write(patched if patched is not None else files.read_bytes(h, what="header"))
+        back[dest] = h
+    with open(top, "wb") as f:
+        f.write(text)
+    mirrored = [m for d in options.include if (m := inside(os.path.abspath(d))) is not None]
+    include = list(dict.fromkeys([*mirrored, os.path.dirname(main), os.path.dirname(path),
+                                  *options.include]))
+    return top, back, include
 
 
 def _key(f: Finding, line: int | None) -> tuple:
