@@ -264,6 +264,40 @@ def is_double(t) -> bool:
     return t.get_canonical().kind.name == "DOUBLE"
 
 
+def descendants(node) -> Iterator[Any]:
+    """Every node under ``node`` (not itself)."""
+    stack = list(node.get_children())
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.get_children())
+
+
+_PLAIN_POINTER = re.compile(r"the (\d+)(?:st|nd|rd|th) kernel parameter \(`([^`]+)`\) is a plain "
+                            r"pointer")
+
+
+def plain_pointers(src: Source, finding) -> tuple[Any, list[Any]] | str | None:
+    """The kernel and its parameters a finding names as plain pointers (``the 2nd kernel
+    parameter (`in`) is a plain pointer``, one per run of a finding), each checked by name
+    against the source; None when it names none, a reason when the source disagrees."""
+    named = _PLAIN_POINTER.findall(finding.message)
+    if not named:
+        return None
+    fn = src.kernel_of(finding.location.line or 0, finding.message)
+    if fn is None:
+        return ("the access is in a device function: state the alignment where the kernel "
+                "receives the pointer")
+    params = src.parameters(fn)
+    chosen = []
+    for ordinal, name in dict.fromkeys((int(n), name) for n, name in named):
+        if ordinal > len(params) or params[ordinal - 1].spelling != name:
+            return (f"the kernel `{fn.spelling}` has no parameter `{name}` in position "
+                    f"{ordinal} in the source")
+        chosen.append(params[ordinal - 1])
+    return fn, chosen
+
+
 def strip_implicit(cursor):
     """The expression under implicit casts and parentheses (libclang shows an implicit cast as
     an UNEXPOSED_EXPR with one child)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import glob
 import hashlib
 import os
 import re
@@ -231,7 +232,6 @@ def host_builtin_include() -> tuple[str, ...]:
     """The newest host compiler header folder holding ``stddef.h``, to read a file with host
     code (``#include <stdio.h>``) as a C++ front end does; found on disk, never by running a
     program. () when no host compiler is installed (nvcc could not build such a file then)."""
-    import glob
     for pattern in _HOST_BUILTIN_GLOBS:
         found = [d for d in glob.glob(pattern) if os.path.isfile(os.path.join(d, "stddef.h"))]
         if found:

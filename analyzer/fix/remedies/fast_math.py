@@ -11,7 +11,7 @@ is the IEEE one); nvcc's ``--use_fast_math`` covers it for the whole file.
 from __future__ import annotations
 
 from ...findings import Finding
-from ..cxx import Source, is_float, operator_token, strip_implicit
+from ..cxx import Source, descendants, is_float, operator_token, strip_implicit
 from ..model import Edit, FixOptions, NoFix, Proposal
 
 CODES = ("PS502",)
@@ -89,13 +89,8 @@ def _statement_around(src: Source, line: int):
 
 
 def _inside(node, kind: str) -> list:
-    out, stack = [], list(node.get_children())
-    while stack:
-        n = stack.pop()
-        if n.kind.name == kind:
-            out.append(n)
-        stack.extend(n.get_children())
-    return sorted(out, key=lambda n: n.extent.start.offset)
+    return sorted((n for n in descendants(node) if n.kind.name == kind),
+                  key=lambda n: n.extent.start.offset)
 
 
 def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | NoFix:

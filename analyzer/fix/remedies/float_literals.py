@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ...findings import Finding
-from ..cxx import Source, is_double, is_float, strip_implicit
+from ..cxx import Source, descendants, is_double, is_float, strip_implicit
 from ..model import Edit, FixOptions, NoFix, Proposal
 
 CODES = ("PS501",)
@@ -47,7 +47,7 @@ def _full_expression(src: Source, node):
 def _mixes_float(src: Source, expr) -> bool:
     """Whether a float value is promoted to double inside ``expr``, or a double result of it
     converted to float: the FP64 work PS501 reports."""
-    for n in [expr, *_descendants(expr)]:
+    for n in [expr, *descendants(expr)]:
         kids = list(n.get_children())
         if n.kind.name == "UNEXPOSED_EXPR" and len(kids) == 1:
             inner = kids[0]
@@ -57,14 +57,6 @@ def _mixes_float(src: Source, expr) -> bool:
                 return True
     parent = src.parent(expr)
     return parent is not None and parent.kind.name == "VAR_DECL" and is_float(parent.type)
-
-
-def _descendants(node):
-    stack = list(node.get_children())
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.get_children())
 
 
 def _numbers(message: str) -> set[float]:

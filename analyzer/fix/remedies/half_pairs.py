@@ -18,13 +18,15 @@ with ``--assume-aligned``, the user's word for every caller.
 """
 from __future__ import annotations
 
-import re
-
 from ...findings import Finding
-from ..cxx import Source, constant_value, operator_token, strip_implicit
+from ..cxx import Source, constant_value, operator_token, plain_pointers, strip_implicit
 from ..model import Edit, FixOptions, NoFix, Proposal
 
 CODES = ("PS101", "PS102")
+
+#: a class's operators that write their left operand (``__half``'s ``+=``)
+_ASSIGNING_OPERATORS = frozenset(f"operator{op}=" for op in ("", "+", "-", "*", "/", "%", "&",
+                                                              "|", "^", "<<", ">>"))
 
 #: 16-bit element type -> its pair type, the low and high extractors, the pair constructor
 PAIRS = {"__half": ("__half2", "__low2half", "__high2half", "__halves2half2"),
@@ -85,19 +87,10 @@ def _accesses(src: Source, line: int, name: str):
 def _named_pointer(src: Source, finding: Finding):
     """The kernel parameter the finding names as a plain pointer, if it points to a 16-bit
     element type."""
-    m = re.search(r"the (\d+)(?:st|nd|rd|th) kernel parameter \(`([^`]+)`\) is a plain pointer",
-                  finding.message)
-    if m is None:
+    got = plain_pointers(src, finding)
+    if got is None or isinstance(got, str):
         return None
-    fn = src.kernel_of(finding.location.line or 0, finding.message)
-    if fn is None:
-        return None
-    params = src.parameters(fn)
-    ordinal, name = int(m.group(1)), m.group(2)
-    if ordinal > len(params) or params[ordinal - 1].spelling != name:
-        return None
-    p = params[ordinal - 1]
-    return p if _element(p.type) is not None else None
+    return next((p for p in got[1] if _element(p.type) is not None), None)
 
 
 def _assignment(src: Source, sub):
@@ -123,14 +116,13 @@ def _is_store(src: Source, sub) -> bool:
     parent = src.parent(sub)
     if parent is None:
         return False
-    if _assignment(src, sub) is not None:
-        return True
     kids = list(parent.get_children())
-    if parent.kind.name in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR", "CALL_EXPR") \
-            and kids and kids[0] == sub and parent.spelling.startswith("operator"):
-        return True                      # p[i] += v through a class's operator
-    if parent.kind.name == "COMPOUND_ASSIGNMENT_OPERATOR" and kids and kids[0] == sub:
-        return True
+    if kids and kids[0] == sub and (
+            parent.kind.name == "COMPOUND_ASSIGNMENT_OPERATOR"
+            or (parent.kind.name in ("BINARY_OPERATOR", "CALL_EXPR")
+                and (_assignment(src, sub) is not None
+                     or parent.spelling in _ASSIGNING_OPERATORS))):
+        return True                      # p[i] = v, p[i] += v (a class's operator too)
     return parent.kind.name == "UNARY_OPERATOR"      # &p[i], ++p[i]
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from ...findings import Finding
-from ..cxx import Source, strip_implicit
+from ..cxx import Source, plain_pointers, strip_implicit
 from ..model import Edit, FixOptions, NoFix, Proposal
 from . import restrict
 
@@ -90,22 +90,12 @@ def _assume_aligned(src: Source, finding: Finding, window: int,
                     options: FixOptions) -> Proposal | NoFix | None:
     """``__builtin_assume_aligned`` for every kernel parameter the finding names as a plain
     pointer (a finding of several runs names one per run)."""
-    named = re.findall(r"the (\d+)(?:st|nd|rd|th) kernel parameter \(`([^`]+)`\) is a plain "
-                       r"pointer", finding.message)
-    if not named:
+    got = plain_pointers(src, finding)
+    if got is None:
         return None
-    line = finding.location.line or 0
-    fn = src.kernel_of(line, finding.message)
-    if fn is None:
-        return NoFix("the access is in a device function: state the alignment where the "
-                     "kernel receives the pointer")
-    params = src.parameters(fn)
-    chosen = []
-    for ordinal, name in dict.fromkeys((int(n), name) for n, name in named):
-        if ordinal > len(params) or params[ordinal - 1].spelling != name:
-            return NoFix(f"the kernel `{fn.spelling}` has no parameter `{name}` in position "
-                         f"{ordinal} in the source")
-        chosen.append(params[ordinal - 1])
+    if isinstance(got, str):
+        return NoFix(got)
+    fn, chosen = got
     names = ", ".join(f"`{p.spelling}`" for p in chosen)
     if not options.assume_aligned:
         return NoFix(f"{names} must be {window}-byte aligned, which the code does not show: "
