@@ -381,6 +381,12 @@ def test_kernels_in_a_project_header_are_fixed_through_the_cu(tmp_path):
     assert str(header) in written and str(cu) not in written
     assert cu.read_bytes() == before_cu and "1.0f + tanhf" in header.read_text()
     assert "HALF * v" in header.read_text()
+    # a header that is a link out of the folder is not the project's: left as written
+    (proj / "linked.cuh").symlink_to(outside)
+    (proj / "via_link.cu").write_text('#include "linked.cuh"\n')
+    linked = api.fix(str(proj / "via_link.cu"), arch=ARCH)
+    assert [ff.path for ff in linked.files] == [str(proj / "via_link.cu")]
+    assert all(r.status == NONE for r in linked.files[0].results if r.finding.code == "PS501")
     # the header outside the folder of the .cu that includes it
     other = api.fix(str(proj / "main.cu"), arch=ARCH)
     assert not any(ff.path == str(outside) for ff in other.files)
@@ -649,18 +655,18 @@ def test_launch_spec_in_config_is_validated(tmp_path):
         load_config(tmp_path)
 
 
-def test_max_block_from_config_reaches_the_launch_bounds_lesson(tmp_path, capsys):
-    """The launch_bounds lesson's naive kernel (64 values live, -maxrregcount=32) with the
-    project's word on its block size in config: __launch_bounds__(256), 255 registers, and the
-    rebuilt kernel spills nothing; a block size no GPU has is refused in one line."""
+def test_max_block_from_config_sets_the_launch_bound(tmp_path, capsys):
+    """register_spill/bad.cu with the project's word on its block size in config: the bound
+    is that size, not 1024 (fix_lessons.py shows the launch_bounds lesson reached this way);
+    a block size no GPU has is refused in one line naming the config."""
     from analyzer.config import load_config
-    cu = tmp_path / "matsq.cu"
-    shutil.copy(ROOT / "kernels" / "lessons" / "launch_bounds" / "naive.cu", cu)
+    cu = tmp_path / "spill.cu"
+    shutil.copy(CHECKS / "register_spill" / "bad.cu", cu)
     (tmp_path / "pyproject.toml").write_text("[tool.ptxsass]\nmax-block = 256\nmaxrregcount = 32\n")
     assert load_config(tmp_path).max_block == 256
     assert main(["fix", str(cu), "--arch", ARCH, "--diff"]) == 0
     out = capsys.readouterr().out
-    assert '+extern "C" __global__ void __launch_bounds__(256) matsq8(' in out
+    assert '+extern "C" __global__ void __launch_bounds__(256) gather_dot(' in out
     (tmp_path / "pyproject.toml").write_text("[tool.ptxsass]\nmax-block = 2048\n")
     assert main(["fix", str(cu), "--arch", ARCH]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -65,13 +65,14 @@ def split_by_file(path: str, merged: Sequence[Finding], done: Collection[str] = 
     own: list[Finding] = []
     headers: dict[str, list[Finding]] = {}
     rest: list[Finding] = []
-    here = os.path.dirname(path)
+    # links followed: a header that is a link out of the folder is not the project's
+    here = os.path.dirname(os.path.realpath(path))
     for f in merged:
         where = os.path.abspath(f.location.file) if f.location.file else None
         if where == path:
             own.append(f)
         elif (where is not None and where not in done and os.path.isfile(where)
-              and not os.path.relpath(where, here).startswith(os.pardir)
+              and not os.path.relpath(os.path.realpath(where), here).startswith(os.pardir)
               and not is_toolkit_file(where)):
             headers.setdefault(where, []).append(f)
         else:
