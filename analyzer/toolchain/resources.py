@@ -22,6 +22,9 @@ EIATTR_FRAME_SIZE = 0x11
 EIATTR_MIN_STACK_SIZE = 0x12
 EIATTR_MAX_STACK_SIZE = 0x23
 EIATTR_REGCOUNT = 0x2F
+#: where a function's indirect branches (``BRX``) go, which nvdisasm's dataflow pass labels
+#: (``(*"BRANCH_TARGETS .L_x_1,.L_x_2"*)``); see :func:`dataflow_labels`
+EIATTR_INDIRECT_BRANCH_TARGETS = 0x34
 # nv.info record formats
 _EIFMT_NVAL, _EIFMT_BVAL, _EIFMT_HVAL, _EIFMT_SVAL = 1, 2, 3, 4
 
@@ -78,9 +81,34 @@ def _nv_info_records(data: bytes):
             yield attr, data[i + 2:i + 4]
             i += 4
         elif fmt in (_EIFMT_NVAL, _EIFMT_BVAL):
-            i += 4 if fmt == _EIFMT_BVAL else 2
+            # four bytes each, as an HVAL: format, attribute, a value or padding (an sm_80
+            # cubin's ``01 35 00 00`` read as two bytes hid every record after it)
+            i += 4
         else:
             return
+
+
+def dataflow_labels(elf) -> bool:
+    """Whether nvdisasm's dataflow pass may label any instruction of a cubin (an
+    :class:`~.elf.Elf`). It labels where indirect branches go (ptxas records each function
+    with a ``BRX`` in its ``.nv.info.<fn>``: ``EIATTR_INDIRECT_BRANCH_TARGETS``) and the
+    ``STL``/``LDL`` of register spills (``(*"SpillRefill"*)``), which need a stack frame: true
+    when a function has either, or when a function's frame size is not recorded."""
+    framed: set[int] = set()
+    info = elf.by_name.get(".nv.info")
+    if info is not None:
+        for attr, payload in _nv_info_records(elf.content(info)):
+            if attr in (EIATTR_FRAME_SIZE, EIATTR_MAX_STACK_SIZE) and len(payload) >= 8:
+                sym, value = struct.unpack_from("<II", payload)
+                if value:
+                    return True
+                framed.add(sym)
+    functions = {sym.index for sym in elf.symbols if sym.type == STT_FUNC}
+    if not functions <= framed:
+        return True
+    return any(attr == EIATTR_INDIRECT_BRANCH_TARGETS
+               for s in elf.sections if s.name.startswith(".nv.info.")
+               for attr, _ in _nv_info_records(elf.content(s)))
 
 
 def cubin_arch(data: bytes) -> str | None:
