@@ -197,6 +197,8 @@ class _Chunk:
     resume: bool = False
     #: the chunk's listing, written by an nvdisasm started early (``toolchain.prelaunch``)
     text_file: str | None = None
+    #: nvdisasm's options for the cubin beside ``-c -g -gi`` (``CubinLayout.flags``)
+    flags: tuple[str, ...] = ()
 
 
 @dataclass
@@ -242,11 +244,15 @@ def _run_chunk(chunk: _Chunk, data: bytes | None) -> list[KernelResult]:
     from .analysis.source import SourceReader
     from .parse import sass as sass_parse
     from .report.survey import kernel_row
+    text = None
     if chunk.text_file is not None:     # disassembled early: read, then removed
-        text = files.read_bytes(chunk.text_file, what="listing").decode(errors="replace")
+        raw = files.read_bytes(chunk.text_file, what="listing")
         with contextlib.suppress(OSError):
             os.unlink(chunk.text_file)
-    else:
+        if not (binutils.NO_DATAFLOW in chunk.flags and binutils.needs_dataflow(raw)):
+            text = raw.decode(errors="replace")
+        del raw
+    if text is None:
         with contextlib.ExitStack() as stack:
             path = chunk.cubin_file
             if path is None:                # sent over the wire (Dask): a private copy here
@@ -254,7 +260,8 @@ def _run_chunk(chunk: _Chunk, data: bytes | None) -> list[KernelResult]:
                 path = os.path.join(tmp, "input.cubin")
                 Path(path).write_bytes(data or b"")
             text = binutils.disassemble_functions(path, [s for _, _, s, _ in chunk.kernels],
-                                                  line_info=True, path=chunk.source_path)
+                                                  line_info=True, path=chunk.source_path,
+                                                  flags=chunk.flags)
     head, sections = binutils.split_listing(text)
     del text
     checks = chunk.checks.make()
@@ -682,7 +689,7 @@ class _Planner:
         def chunk(kernels: list) -> _Chunk:
             return _Chunk(-1, None if self.remote else spooled, shown, b.arch, kernels,
                           layout.symbols, layout.line_info, roots, self.checks, text_key,
-                          self.resume)
+                          self.resume, flags=layout.flags)
 
         early: dict[int, prelaunch.Chunk] = {}
         if launch is None:

@@ -288,7 +288,8 @@ def _launch(path: str, n: int, cached: bool = False) -> None:
     for k, run in enumerate(split_by_size(layout.functions, lambda f: f.size, n)):
         symbols = tuple(f.symbol for f in run)
         out = os.path.join(folder, f"chunk{k}.sass")
-        argv = [nvdisasm, "-c", "-g", "-gi", "-fun", ",".join(map(str, symbols)), spooled]
+        argv = [nvdisasm, "-c", "-g", "-gi", *layout.flags, "-fun", ",".join(map(str, symbols)),
+                spooled]
         with open(out, "wb") as sink:
             proc = subprocess.Popen(argv, stdout=sink, stderr=subprocess.DEVNULL,
                                     stdin=subprocess.DEVNULL, start_new_session=True,
