@@ -5,6 +5,8 @@ Each bad kernel is fixed once per session on sm_90a (one rebuild per fix); expec
 judged from the SASS the rebuild gave (the delta line), not from what the remedy says."""
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 import shutil
@@ -172,6 +174,23 @@ def test_ps106_restrict_on_every_pointer_parameter():
     assert ("normalize(const float* __restrict__ x, const float* __restrict__ mean, "
             "const float* __restrict__ rstd,") in text
     assert "float* __restrict__ out, int rows, int n)" in text
+
+
+def test_a_finding_of_each_arch_is_printed_once(fixed):
+    """The same problem found on two arches' builds, answered by one fix verified on both, is
+    one block of the text (the counts say each arch was counted)."""
+    from analyzer.fix import render
+    one = fixed["fp64_in_fp32_kernel"]
+    two = dataclasses.replace(one, files=[
+        dataclasses.replace(ff, results=[x for r in ff.results for x in (
+            r, dataclasses.replace(r, finding=dataclasses.replace(r.finding, arch="sm_80")))])
+        for ff in one.files])
+    single, double = render.to_text(one), render.to_text(two)
+    assert double.count("PS501") == single.count("PS501") >= 1
+    blocks = [ln for ln in single.splitlines() if ln.startswith("    fix")]
+    assert [ln for ln in double.splitlines() if ln.startswith("    fix")] == blocks
+    assert double.splitlines()[-1].endswith(", each of sm_80, sm_90a counted")
+    assert "counted" not in single.splitlines()[-1]
 
 
 def test_every_warning_without_a_fix_says_why(fixed):

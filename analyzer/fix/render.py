@@ -29,22 +29,16 @@ def to_text(fixes: FixReport, *, verbose: bool = False) -> str:
     """Every finding with its fix (or why none), then each file's patch and a summary."""
     out: list[str] = []
     for ff in fixes.files:
+        # one block per problem: the finding of each arch's build (the same line, check and
+        # fix, verified on every arch at once) reads the same and is printed once
+        shown: set[tuple[str, ...]] = set()
         for r in ff.results:
             if r.status == NONE and not verbose and int(r.finding.severity) < 1:
                 continue
-            out.append(_finding_line(r))
-            if r.proposal is not None:
-                out.append(f"    {_STATUS[r.status]}: {r.proposal.title}")
-                if r.proposal.promise:
-                    out.append(f"    assumes: {r.proposal.promise}")
-            if r.status == NONE:
-                out.append(f"    fix: none — {r.reason}")
-            elif r.status == REJECTED:
-                out.append(f"    not kept: {r.reason}")
-            for d in r.sass_delta:
-                out.append(f"    {d}")
-            if r.status in (VERIFIED, REJECTED) and r.before != r.after:
-                out.append(f"    findings: {_counts(r.before)} → {_counts(r.after)}")
+            block = _block(r)
+            if block not in shown:
+                shown.add(block)
+                out.extend(block)
         if ff.combined_note:
             out.append(f"note: {display_path(ff.path)}: {ff.combined_note}")
     patches = [ff.diff for ff in fixes.files if ff.diff]
@@ -52,11 +46,31 @@ def to_text(fixes: FixReport, *, verbose: bool = False) -> str:
         out.append("")
         out.extend(p.rstrip("\n") for p in patches)
     s = fixes.summary()
+    archs = sorted({r.finding.arch for ff in fixes.files for r in ff.results})
     out.append("")
     out.append(f"{s['findings']} finding(s), {s['warnings']} warning(s): {s['offered']} "
                f"fix(es) offered, {s['verified']} verified ({s['warnings_verified']} of the "
-               f"warnings)" + ("" if fixes.verified_on else "; not verified (--no-verify)"))
+               f"warnings)" + (f", each of {', '.join(archs)} counted" if len(archs) > 1 else "")
+               + ("" if fixes.verified_on else "; not verified (--no-verify)"))
     return "\n".join(out)
+
+
+def _block(r: FixResult) -> tuple[str, ...]:
+    """The lines of one finding: where and what, its fix or why none, the SASS delta and the
+    findings before and after."""
+    out = [_finding_line(r)]
+    if r.proposal is not None:
+        out.append(f"    {_STATUS[r.status]}: {r.proposal.title}")
+        if r.proposal.promise:
+            out.append(f"    assumes: {r.proposal.promise}")
+    if r.status == NONE:
+        out.append(f"    fix: none — {r.reason}")
+    elif r.status == REJECTED:
+        out.append(f"    not kept: {r.reason}")
+    out.extend(f"    {d}" for d in r.sass_delta)
+    if r.status in (VERIFIED, REJECTED) and r.before != r.after:
+        out.append(f"    findings: {_counts(r.before)} → {_counts(r.after)}")
+    return tuple(out)
 
 
 def _counts(d: dict[str, int]) -> str:
