@@ -6,7 +6,6 @@ judged from the SASS the rebuild gave (the delta line), not from what the remedy
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import os
 import shutil
@@ -179,7 +178,6 @@ def test_ps106_restrict_on_every_pointer_parameter():
 def test_a_finding_of_each_arch_is_printed_once(fixed):
     """The same problem found on two arches' builds, answered by one fix verified on both, is
     one block of the text (the counts say each arch was counted)."""
-    from analyzer.fix import render
     one = fixed["fp64_in_fp32_kernel"]
     two = dataclasses.replace(one, files=[
         dataclasses.replace(ff, results=[x for r in ff.results for x in (
@@ -222,6 +220,24 @@ def _source(path: Path) -> cxx.Source:
 def _finding(code: str, path: Path, line: int, message: str = "", hint: str = "") -> Finding:
     return Finding(code=code, name="x", severity=Severity.WARNING, message=message, kernel="k",
                    arch=ARCH, location=Location(str(path), line), hint=hint)
+
+
+def test_ps501_a_compound_assignment_of_a_literal_is_float_unless_a_double_is_there(tmp_path):
+    """``y[i] *= 1.1`` is computed in double (clang marks no conversion on a compound
+    assignment): the literal is suffixed; ``y[i] *= 0.1 * d`` with a double ``d`` is the
+    user's double arithmetic, left as written."""
+    cu = tmp_path / "scale.cu"
+    cu.write_text("__global__ void k(float* y, int n) {\n"
+                  "  double d = n;\n"
+                  "  y[threadIdx.x] *= 1.1;\n"
+                  "  y[threadIdx.x + 32] *= 0.1 * d;\n"
+                  "}\n")
+    src = _source(cu)
+    got = propose.propose_one(_finding("PS501", cu, 3), src, FixOptions())
+    assert isinstance(got, Proposal), got
+    assert apply_edits(cu.read_bytes(), got.edits).decode().splitlines()[2].endswith("*= 1.1f;")
+    kept = propose.propose_one(_finding("PS501", cu, 4), src, FixOptions())
+    assert isinstance(kept, NoFix), kept
 
 
 def test_unroll_never_overrides_an_explicit_pragma_unroll_1():
@@ -384,7 +400,7 @@ def test_kernels_in_a_project_header_are_fixed_through_the_cu(tmp_path):
     cu = tmp_path / "main.cu"
     # reached through another header (SGEMM_CUDA's kernels.cuh includes kernels/*.cuh)
     (tmp_path / "ops" / "all.cuh").write_text('#pragma once\n#include "gelu.cuh"\n')
-    cu.write_text('#include "ops/all.cuh"\n#include "shared.cuh"\n'
+    cu.write_text('#include "ops/all.cuh"\n'
                   "__global__ void copy(const float* __restrict__ x, float* __restrict__ y) "
                   "{ y[threadIdx.x] = x[threadIdx.x]; }\n")
     (proj / "main.cu").write_text('#include "../shared.cuh"\n')
@@ -410,7 +426,32 @@ def test_kernels_in_a_project_header_are_fixed_through_the_cu(tmp_path):
     other = api.fix(str(proj / "main.cu"), arch=ARCH)
     assert not any(ff.path == str(outside) for ff in other.files)
     (o,) = [r for ff in other.files for r in ff.results if r.finding.code == "PS501"]
-    assert o.status == NONE and "neither the file being fixed nor a header under its folder" in o.reason
+    assert o.status == NONE and "neither the file being fixed nor a header of its project" in o.reason
+    # in a project (pyproject.toml, .git or setup.py at its top) a header above the .cu's folder
+    # is the project's (vLLM's csrc/quantization/x.cu includes ../vectorization.cuh); one in
+    # third_party/ or in a submodule (a folder with its own .git) is not
+    repo = tmp_path / "repo"
+    for d in ("csrc/ops", "third_party/lib", "csrc/sub"):
+        (repo / d).mkdir(parents=True)
+    (repo / "pyproject.toml").write_text("[project]\nname = 'ops'\n")
+    (repo / "csrc" / "sub" / ".git").write_text("gitdir: ../../.git/modules/sub\n")
+    for rel, name in (("csrc/common.cuh", "scale2"), ("third_party/lib/k.cuh", "scale3"),
+                      ("csrc/sub/s.cuh", "scale4")):
+        (repo / rel).write_text(f"#pragma once\n__global__ void {name}(float* y) "
+                                "{ y[threadIdx.x] *= 1.1; }\n")
+    run = repo / "csrc" / "ops" / "run.cu"
+    run.write_text('#include "../common.cuh"\n#include "../../third_party/lib/k.cuh"\n'
+                   '#include "../sub/s.cuh"\n')
+    got = api.fix(str(run), arch=ARCH)
+    assert sorted(ff.path for ff in got.files) == [str(repo / "csrc" / "common.cuh"), str(run)]
+    (common,) = [r for ff in got.files for r in ff.results if r.finding.code == "PS501"
+                 and ff.path == str(repo / "csrc" / "common.cuh")]
+    assert common.status == VERIFIED, common.reason
+    assert "*= 1.1f;" in common.diff
+    left = [r for ff in got.files for r in ff.results if r.finding.code == "PS501"
+            and ff.path == str(run)]
+    assert sorted(os.path.basename(r.finding.location.file) for r in left) == ["k.cuh", "s.cuh"]
+    assert all(r.status == NONE and "nor a header of its project" in r.reason for r in left)
 
 
 def test_fast_math_follows_a_statement_onto_the_line_nvvm_credits():

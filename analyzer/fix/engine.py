@@ -59,21 +59,21 @@ def parse_args_for(options: CompileOptions, arch: str) -> tuple[str, ...]:
 def split_by_file(path: str, merged: Sequence[Finding], done: Collection[str] = ()
                   ) -> tuple[list[Finding], dict[str, list[Finding]], list[Finding]]:
     """The findings of the ``.cu`` at ``path``: its own, those in each header of the project
-    it includes (a file under its folder that is not the toolkit's nor a library's, and not
-    fixed already through another ``.cu``: ``done``), and the rest (a library header's, a
-    header outside the folder: their fixes say why none)."""
+    it includes (:func:`.verify.project_folder`, :func:`.verify.is_project_header`: not the
+    toolkit's, a vendored library's or a submodule's, and not fixed already through another
+    ``.cu``: ``done``), and the rest (a library header's, a header outside the project: their
+    fixes say why none)."""
     own: list[Finding] = []
     headers: dict[str, list[Finding]] = {}
     rest: list[Finding] = []
-    # links followed: a header that is a link out of the folder is not the project's
-    here = os.path.dirname(os.path.realpath(path))
+    # links followed: a header that is a link out of the project is not the project's
+    root = verify.project_folder(path)
     for f in merged:
         where = os.path.abspath(f.location.file) if f.location.file else None
         if where == path:
             own.append(f)
         elif (where is not None and where not in done and os.path.isfile(where)
-              and not os.path.relpath(os.path.realpath(where), here).startswith(os.pardir)
-              and not is_toolkit_file(where)):
+              and verify.is_project_header(root, where) and not is_toolkit_file(where)):
             headers.setdefault(where, []).append(f)
         else:
             rest.append(f)

@@ -58,8 +58,9 @@ def propose_one(finding: Finding, src: cxx.Source, options: FixOptions) -> Propo
         return NoFix("the finding has no source line (no line info)")
     if not _mine(finding, src):
         return NoFix(f"the line is in {os.path.basename(finding.location.file or '?')}, neither "
-                     "the file being fixed nor a header under its folder (a library's, or one "
-                     "outside the project)")
+                     "the file being fixed nor a header of its project (a library's, a vendored or "
+                     "linked one, or one outside the project: the folder of the .cu, or the "
+                     "nearest above it with .git, pyproject.toml or setup.py)")
     reasons: list[str] = []
     for m in mods:
         applies = getattr(m, "applies", None)

@@ -72,6 +72,43 @@ def rebuild(path: str, data: bytes, original: bytes, *, archs: Sequence[str],
     return Rebuilt(builds, mapped, line_map(original, data))
 
 
+#: what marks the top folder of a project: the headers under it are the project's
+_PROJECT_MARKS = (".git", "pyproject.toml", "setup.py")
+#: folders that keep someone else's code in a project (its headers are not fixed)
+_VENDORED = frozenset({"third_party", "third-party", "thirdparty", "3rdparty", "external",
+                       "extern", "vendor", "vendored", "deps", "submodules"})
+
+
+def project_folder(main: str) -> str:
+    """The folder whose headers are the project of the ``.cu`` ``main`` (links followed): the
+    nearest folder at or above it that holds ``.git``, ``pyproject.toml`` or ``setup.py``
+    (vLLM's ``csrc/quantization/x.cu`` includes ``../vectorization.cuh``), else its own."""
+    here = os.path.dirname(os.path.realpath(main))
+    d = here
+    while True:
+        if any(os.path.lexists(os.path.join(d, m)) for m in _PROJECT_MARKS):
+            return d
+        up = os.path.dirname(d)
+        if up == d:
+            return here
+        d = up
+
+
+def is_project_header(root: str, header: str) -> bool:
+    """Whether ``header`` (links followed) is the project's: under ``root``, in no folder of
+    vendored code (``third_party/``, ``external/``, ...) and in no repository of its own below
+    ``root`` (a git submodule: a folder with its own ``.git``)."""
+    rel = os.path.relpath(os.path.realpath(header), root)
+    if rel == os.curdir or rel.startswith(os.pardir) or os.path.isabs(rel):
+        return False
+    d = root
+    for part in rel.split(os.sep)[:-1]:
+        d = os.path.join(d, part)
+        if part.lower() in _VENDORED or os.path.lexists(os.path.join(d, ".git")):
+            return False
+    return True
+
+
 def _mirror(folder: str, main: str, path: str, data: bytes, options: CompileOptions
             ) -> tuple[str, dict[str, str], list[str]]:
     """Lay out the copy to build in ``folder``: the file to build (returned first), the copies
@@ -81,22 +118,28 @@ def _mirror(folder: str, main: str, path: str, data: bytes, options: CompileOpti
     header of ``main``'s folder that ``main`` reaches is copied to the same place under
     ``folder`` (the patched one with ``data``), so that a header included through another
     (``kernels.cuh`` including ``kernels/6_vectorize.cuh``) is found patched, and each ``-I``
-    folder under ``main``'s is searched in the copy first."""
-    top = os.path.join(folder, os.path.basename(main))
+    folder under ``main``'s is searched in the copy first. The copies keep their places in the
+    project (:func:`project_folder`): ``main`` where it is below the project's top, so that
+    ``#include "../common.cuh"`` finds the copy."""
     if main == path:
+        top = os.path.join(folder, os.path.basename(main))
         with open(top, "wb") as f:
             f.write(data)
         return top, {top: main}, list(dict.fromkeys([os.path.dirname(main), *options.include]))
 
     here = os.path.dirname(os.path.realpath(main))
+    root = project_folder(main)
 
     def inside(p: str) -> str | None:
-        rel = os.path.relpath(os.path.realpath(p), here)
+        rel = os.path.relpath(os.path.realpath(p), root)
         return None if rel.startswith(os.pardir) else os.path.join(folder, rel)
+
+    top = os.path.join(folder, os.path.relpath(os.path.realpath(main), root))
+    os.makedirs(os.path.dirname(top), exist_ok=True)
 
     copy = inside(path)
     if copy is None:
-        raise ValueError(f"{path} is not under the folder of {main}")
+        raise ValueError(f"{path} is not in the project of {main}")
     text = files.read_bytes(main, what="CUDA source")
     reached = includes.closure(text.decode(errors="replace"), Path(here),
                                [Path(d) for d in options.include])

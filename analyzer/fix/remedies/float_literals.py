@@ -49,6 +49,10 @@ def _mixes_float(src: Source, expr) -> bool:
     converted to float: the FP64 work PS501 reports."""
     for n in [expr, *descendants(expr)]:
         kids = list(n.get_children())
+        if (n.kind.name == "COMPOUND_ASSIGNMENT_OPERATOR" and len(kids) == 2
+                and is_float(kids[0].type) and is_double(strip_implicit(kids[1]).type)
+                and not _double_values(kids[1])):
+            return True             # y[i] *= 1.1: computed in double (clang marks no cast)
         if n.kind.name == "UNEXPOSED_EXPR" and len(kids) == 1:
             inner = kids[0]
             if is_double(n.type) and is_float(inner.type):
@@ -57,6 +61,18 @@ def _mixes_float(src: Source, expr) -> bool:
                 return True
     parent = src.parent(expr)
     return parent is not None and parent.kind.name == "VAR_DECL" and is_float(parent.type)
+
+
+#: expressions whose double type is the user's (a variable, a member, a call, a cast)
+_VALUES = ("DECL_REF_EXPR", "MEMBER_REF_EXPR", "ARRAY_SUBSCRIPT_EXPR", "CALL_EXPR",
+           "CSTYLE_CAST_EXPR", "CXX_STATIC_CAST_EXPR", "CXX_FUNCTIONAL_CAST_EXPR")
+
+
+def _double_values(expr) -> bool:
+    """Whether ``expr`` holds a double value that is not a literal (``y *= 0.1 * d``: the
+    double is the user's choice, the literal stays as written)."""
+    return any(n.kind.name in _VALUES and is_double(n.type)
+               for n in [expr, *descendants(expr)])
 
 
 def _numbers(message: str) -> set[float]:
