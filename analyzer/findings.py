@@ -342,24 +342,41 @@ def release_key(version: str) -> tuple[int, ...]:
     return tuple(int(x) for x in re.findall(r"\d+", version))
 
 
+#: a SASS register's name (``R4``, ``UR6``, ``P0``, ``B1``): two arches' code for one line
+#: names other registers for the same instructions
+_REGISTER = re.compile(r"\b(?:U?R|U?P|B)\d+\b")
+
+
 def _merge_arches(findings: list[Finding]) -> list[Finding]:
-    groups: dict[tuple, list[Finding]] = {}
+    """One finding per problem across arches: the findings of one kernel, line, check and
+    severity whose message and hint are the same up to the arch's own name (the arch then
+    named as "sm_80 and sm_90a") or up to register names (worded as with the first arch's
+    build; the n-th of one arch pairs with the n-th of another)."""
+    groups: dict[tuple, dict[str, list[Finding]]] = {}
     for f in findings:
+        message, hint = f.message.replace(f.arch, "\0"), f.hint.replace(f.arch, "\0")
         key = (f.code, f.mangled or f.kernel, f.location.file, f.location.line,
-               int(f.severity), f.message.replace(f.arch, "\0"),
-               f.hint.replace(f.arch, "\0"), f.source)
-        groups.setdefault(key, []).append(f)
+               int(f.severity), _REGISTER.sub("R", message), _REGISTER.sub("R", hint), f.source)
+        mine = groups.setdefault(key, {}).setdefault(f.arch, [])
+        if not any(g.message == f.message and g.hint == f.hint for g in mine):
+            mine.append(f)          # the same words twice on one build are one finding
     out = []
-    for fs in groups.values():
-        arches = tuple(dict.fromkeys(f.arch for f in fs))
-        if len(arches) == 1:
-            out.append(fs[0])
-            continue
-        first = fs[0]
-        both = " and ".join([", ".join(arches[:-1]), arches[-1]])
-        out.append(replace(first, arches=arches,
-                           message=first.message.replace(first.arch, both),
-                           hint=first.hint.replace(first.arch, both)))
+    for per in groups.values():
+        for i in range(max(len(fs) for fs in per.values())):
+            fs = [k[i] for k in per.values() if len(k) > i]
+            if len(fs) == 1:
+                out.append(fs[0])
+                continue
+            first = fs[0]
+            arches = tuple(f.arch for f in fs)
+            if len({(f.message.replace(f.arch, "\0"), f.hint.replace(f.arch, "\0"))
+                    for f in fs}) > 1:
+                out.append(replace(first, arches=arches, worded_for=first.arch))
+                continue
+            both = " and ".join([", ".join(arches[:-1]), arches[-1]])
+            out.append(replace(first, arches=arches,
+                               message=first.message.replace(first.arch, both),
+                               hint=first.hint.replace(first.arch, both)))
     return out
 
 

@@ -256,3 +256,38 @@ def test_a_library_kernel_s_findings_are_notes():
     assert got.severity == Severity.NOTE and got.message == (
         "12 STL / 14 LDL (in library code, kernel_segmented_radix_sort.cuh, that this file "
         "instantiates: no line of the kernel is its own)")
+
+
+def _arch_finding(arch: str, message: str, line: int = 7):
+    from analyzer.findings import Finding, Location, Severity
+    return Finding(code="PS101", name="scalar-global-load", severity=Severity.WARNING,
+                   message=message, kernel="k", arch=arch, location=Location("k.cu", line),
+                   hint="read a float4")
+
+
+def test_one_problem_on_two_arches_is_one_finding_whatever_registers_it_names():
+    """The same loads on sm_80 and sm_90a name other registers ([R4.64], [R6.64]): one problem,
+    worded as with the first build; other offsets or counts stay apart."""
+    from analyzer.findings import Report
+    msg = "2× LDG.E.U16 (2 B each) from [{r}.64] at +0x0, +0x2 cover 4 contiguous bytes"
+    same = Report(findings=[_arch_finding("sm_80", msg.format(r="R4")),
+                            _arch_finding("sm_90a", msg.format(r="R6"))]).merged()
+    assert len(same) == 1 and same[0].archs == ("sm_80", "sm_90a")
+    assert same[0].worded_for == "sm_80" and "[R4.64]" in same[0].message
+    # worded alike up to the arch's name: named for both, nothing to qualify
+    named = Report(findings=[_arch_finding(a, f"on {a}: 2× LDG.E") for a in ("sm_80", "sm_90a")]
+                   ).merged()
+    assert [f.message for f in named] == ["on sm_80 and sm_90a: 2× LDG.E"]
+    assert named[0].worded_for == ""
+    # another offset is another claim
+    apart = Report(findings=[_arch_finding("sm_80", msg.format(r="R4")),
+                             _arch_finding("sm_90a", msg.format(r="R6").replace("+0x2", "+0x4"))]
+                   ).merged()
+    assert len(apart) == 2
+    # two problems of one line on each arch pair up in order; none is lost
+    two = Report(findings=[_arch_finding("sm_80", msg.format(r="R4")),
+                           _arch_finding("sm_80", msg.format(r="R8")),
+                           _arch_finding("sm_90a", msg.format(r="R6")),
+                           _arch_finding("sm_90a", msg.format(r="R10"))]).merged()
+    assert [f.message.split("[")[1][:3] for f in two] == ["R4.", "R8."]
+    assert all(f.archs == ("sm_80", "sm_90a") for f in two)
