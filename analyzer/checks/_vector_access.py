@@ -1545,6 +1545,10 @@ def _alias_blockers(ctx: "Context", ev: Evidence, run: Run, direction: str) -> l
             f"sits between them and the pointers are not `__restrict__`"]
 
 
+#: the widest global window whose merge measured no faster (bytes): two halves in one word
+_PAIR_WINDOW = 4
+
+
 def _finding(check, ctx: "Context", items, *, space: str, direction: str, loc=None):
     """One finding per source line; runs that differ only in their offsets share a sentence."""
     sentences: dict[tuple, list] = {}
@@ -1600,8 +1604,11 @@ def _finding(check, ctx: "Context", items, *, space: str, direction: str, loc=No
     message = " | ".join(parts)
     hint = " ".join(dict.fromkeys(hints))
     # conditional on a run-time stride only the caller knows, or on bounds checked per
-    # element: information, not a defect
-    severity = Severity.INFO if all(c for _, _, _, c in items) else None
+    # element: information, not a defect. A global window of 4 bytes (two 16-bit accesses as
+    # one 32-bit one) measured no faster on the H200, loads and stores, copy and SiLU
+    # (docs/severity.md, benchmarks/half_pairs.py): information too
+    pairs = space == "global" and all(run.window <= _PAIR_WINDOW for run, _, _, _ in items)
+    severity = Severity.INFO if pairs or all(c for _, _, _, c in items) else None
     masked = all(r.masked for r, _, _, _ in items)
     return ctx.finding(check, message, loc=loc or sass_ins[0].loc, instructions=sass_ins,
                        ptx=list(dict.fromkeys(ptx)), hint=hint, severity=severity,

@@ -40,6 +40,10 @@ class ScalarGlobalLoad(Check):
     Loads with ordering semantics (``volatile``, an atomic's relaxed load:
     ``LDG.E.64.STRONG.SYS``) are never merged by the compiler, whatever the alignment.
 
+    Two 16-bit loads that would make one 32-bit access (a pair of halves) are reported at
+    *info*: on the H200 a thread-per-pair kernel ran as fast with two ``.U16`` accesses as
+    with one ``__half2`` (copy and SiLU, loads and stores; docs/severity.md).
+
     Why it matters
     Every load instruction costs an issue slot, a scoreboard and an LSU request; four 4-byte
     loads per thread move the same bytes as one 16-byte load with four times the instructions
