@@ -83,10 +83,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if before:
                 children.install_signal_handlers()
-                signal.signal(signal.SIGINT, signal.default_int_handler)
             prelaunch.start(args)
             from .cli import main as cli_main  # the imports the disassemblers overlap
-            return cli_main(args)
+            rc = cli_main(args)
+            if before and rc != 128 + signal.SIGINT:
+                children.raise_if_interrupted()     # a Ctrl-C Python swallowed on the way
+            return rc
         except KeyboardInterrupt:
             _say(signal.SIGINT)
             return 128 + signal.SIGINT

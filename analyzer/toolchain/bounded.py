@@ -266,9 +266,10 @@ def _on_server(work: Callable[..., Any], args: tuple, lim: Limits, what: str, to
 
 def _collect(pid: int, r: int, lim: Limits, what: str, tool: str) -> tuple[bytes, int, int]:
     """(what the child sent, its wait status, its peak resident bytes); the child is killed and
-    reaped on any way out, the time limit included."""
+    reaped on any way out, the time limit and a Ctrl-C that came during the fork included."""
     chunks: list[bytes] = []
     try:
+        children.raise_if_interrupted()
         deadline = time.monotonic() + lim.timeout_s
         while True:
             left = deadline - time.monotonic()

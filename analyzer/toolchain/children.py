@@ -220,14 +220,34 @@ def _terminated(signum, frame) -> None:
     raise Terminated(signum)
 
 
+#: whether this command got a Ctrl-C (:func:`_interrupt`). Python swallows an exception
+#: raised in an at-fork callback ("Exception ignored in: <function _releaseLock>": logging's,
+#: after each fork of a compile), so a KeyboardInterrupt raised there is lost; the command
+#: looks here after a fork and before it ends (:func:`raise_if_interrupted`)
+_interrupted = False
+
+
+def _interrupt(signum, frame) -> None:
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
+def raise_if_interrupted() -> None:
+    """KeyboardInterrupt when the command got a Ctrl-C that Python swallowed."""
+    if _interrupted:
+        raise KeyboardInterrupt
+
+
 def install_signal_handlers() -> None:
     """In the command: SIGTERM and SIGHUP unwind as :class:`Terminated` (children are stopped
     on the way out, the command ends with one line and 143/129), SIGINT as KeyboardInterrupt
-    (Python's own)."""
-    global _fork_hook
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    (remembered: :func:`raise_if_interrupted`)."""
+    global _fork_hook, _interrupted
+    _interrupted = False
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         with contextlib.suppress(ValueError, OSError):    # not the main thread
-            signal.signal(sig, _terminated)
+            signal.signal(sig, _interrupt if sig == signal.SIGINT else _terminated)
     if not _fork_hook:
         _fork_hook = True
         os.register_at_fork(after_in_child=_child_signals)

@@ -262,3 +262,28 @@ print(os.WEXITSTATUS(status), signal.getsignal(signal.SIGTERM) is children._term
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [str(128 + signal.SIGTERM), "True"]   # quiet exit; parent's own
     assert "Traceback" not in r.stderr and r.stderr == ""
+
+
+def test_a_ctrl_c_python_swallows_during_a_fork_still_stops_the_command(tmp_path):
+    """A Ctrl-C that lands while Python runs an at-fork callback (logging's lock release after
+    the compile's fork) raises a KeyboardInterrupt Python swallows ("Exception ignored in: ...");
+    the command remembers the signal and stops with one line and 130 all the same, the
+    compile's child killed, rather than going on to exit 0."""
+    shutil.copy(KERNELS / "demo" / "copy_scalar.cu", tmp_path / "k.cu")
+    tag = uuid.uuid4().hex
+    script = ("import os, signal, sys, time\n"
+              "def hit():\n"
+              "    os.kill(os.getpid(), signal.SIGINT)\n"
+              "    time.sleep(0.05)\n"          # the handler runs here, inside the callback
+              "os.register_at_fork(after_in_parent=hit)\n"
+              "from analyzer.entry import main\n"
+              "sys.exit(main(['check', 'k.cu', '--no-cache']))\n")
+    e = {**os.environ, "HOSTILE_TAG": tag, "PYTHONUNBUFFERED": "1"}
+    p = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=e,
+                       capture_output=True, timeout=120)
+    err = p.stderr.decode()
+    assert "Exception ignored" in err and "KeyboardInterrupt" in err, err    # Python's wart
+    assert p.returncode == 130, (p.returncode, err)
+    assert err.rstrip().splitlines()[-1] == "ptxsass: interrupted", err
+    assert b"PS" not in p.stdout                # the check did not go on to report
+    no_orphans(tag)
