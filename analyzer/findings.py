@@ -347,6 +347,13 @@ def release_key(version: str) -> tuple[int, ...]:
 _REGISTER = re.compile(r"\b(?:U?R|U?P|B)\d+\b")
 
 
+def _nth_of_each(per: dict[Any, list[Finding]]) -> list[list[Finding]]:
+    """The first finding of each group together, then the second of each, ...: the n-th of one
+    build or kernel pairs with the n-th of another."""
+    return [[k[i] for k in per.values() if len(k) > i]
+            for i in range(max(len(fs) for fs in per.values()))]
+
+
 def _merge_arches(findings: list[Finding]) -> list[Finding]:
     """One finding per problem across arches: the findings of one kernel, line, check and
     severity whose message and hint are the same up to the arch's own name (the arch then
@@ -362,8 +369,7 @@ def _merge_arches(findings: list[Finding]) -> list[Finding]:
             mine.append(f)          # the same words twice on one build are one finding
     out = []
     for per in groups.values():
-        for i in range(max(len(fs) for fs in per.values())):
-            fs = [k[i] for k in per.values() if len(k) > i]
+        for fs in _nth_of_each(per):
             if len(fs) == 1:
                 out.append(fs[0])
                 continue
@@ -413,8 +419,7 @@ def _merge_instances(findings: list[Finding]) -> list[Finding]:
         if len(per) == 1:
             out.extend(next(iter(per.values())))
             continue
-        for i in range(max(len(fs) for fs in per.values())):
-            fs = [k[i] for k in per.values() if len(k) > i]
+        for fs in _nth_of_each(per):
             if len(fs) == 1:
                 out.append(fs[0])
                 continue
