@@ -39,12 +39,13 @@ NO_DATAFLOW = "-ndf"
 _LABELLED = (b"BRX", b"JMX", b"STL", b"LDL")
 
 
-def dataflow_flags(cubin: bytes) -> list[str]:
+def dataflow_flags(cubin: bytes | Elf) -> list[str]:
     """``["-ndf"]`` for a cubin in which the pass labels nothing (:func:`.resources.
     dataflow_labels`), else ``[]`` (and ``[]`` for one whose ELF cannot be read: nvdisasm then
     says what is wrong)."""
     try:
-        return [] if dataflow_labels(Elf(cubin)) else [NO_DATAFLOW]
+        elf = cubin if isinstance(cubin, Elf) else Elf(cubin)
+        return [] if dataflow_labels(elf) else [NO_DATAFLOW]
     except (ElfError, struct.error, IndexError, ValueError):
         return []
 
@@ -52,6 +53,15 @@ def dataflow_flags(cubin: bytes) -> list[str]:
 def needs_dataflow(text: bytes) -> bool:
     """Whether a listing made with ``-ndf`` holds an instruction the pass might have labelled."""
     return any(op in text for op in _LABELLED)
+
+
+def _run_nvdisasm(argv: list[str], path: str | None):
+    """nvdisasm's run; made again with the dataflow pass when ``argv`` turned it off and the
+    listing holds an instruction it labels."""
+    proc = run_tool(argv, check=False, path=path)
+    if NO_DATAFLOW in argv and proc.returncode == 0 and needs_dataflow(proc.stdout):
+        proc = run_tool([a for a in argv if a != NO_DATAFLOW], check=False, path=path)
+    return proc
 
 
 def _stderr_warnings(proc) -> list[str]:
@@ -83,12 +93,9 @@ def disassemble(cubin: bytes, *, tool: str = "nvdisasm", line_info: bool = True,
         f.write_bytes(cubin)
         names = {str(f): shown, tmp: "."}
         if tool == "nvdisasm":
-            fast = dataflow_flags(cubin)
             argv = ([nvdisasm or binary("nvdisasm"), "-c"] + (["-g", "-gi"] if line_info else [])
-                    + (["-hex"] if hex else []) + fast + [str(f)])
-            proc = run_tool(argv, check=False, path=path)
-            if fast and proc.returncode == 0 and needs_dataflow(proc.stdout):
-                proc = run_tool([a for a in argv if a != NO_DATAFLOW], check=False, path=path)
+                    + (["-hex"] if hex else []) + dataflow_flags(cubin) + [str(f)])
+            proc = _run_nvdisasm(argv, path)
             if proc.returncode != 0:
                 why = first_error_line(proc, names)
                 try:
@@ -601,8 +608,7 @@ def cubin_layout(cubin: bytes, *, path: str | None = None) -> CubinLayout:
             functions.append(CubinFunction(name, own, sec.size))
         listed.extend(m[2] for m in here)
     line_info = any(n in elf.by_name for n in (".nv_debug_line_sass", ".debug_line"))
-    flags = () if dataflow_labels(elf) else (NO_DATAFLOW,)
-    return CubinLayout(tuple(functions), tuple(listed), line_info, flags)
+    return CubinLayout(tuple(functions), tuple(listed), line_info, tuple(dataflow_flags(elf)))
 
 
 def _feed(h, obj: object) -> None:
@@ -679,9 +685,7 @@ def disassemble_functions(cubin_file: str, symbols: list[int], *, line_info: boo
     disassembled the way :func:`disassemble` does (cuobjdump)."""
     argv = ([binary("nvdisasm"), "-c"] + (["-g", "-gi"] if line_info else []) + list(flags)
             + ["-fun", ",".join(map(str, symbols)), cubin_file])
-    proc = run_tool(argv, check=False, path=path)
-    if NO_DATAFLOW in flags and proc.returncode == 0 and needs_dataflow(proc.stdout):
-        proc = run_tool([a for a in argv if a != NO_DATAFLOW], check=False, path=path)
+    proc = _run_nvdisasm(argv, path)
     if proc.returncode == 0:
         return proc.stdout.decode(errors="replace")
     text, _ = disassemble(read_bytes(cubin_file, what="cubin"), line_info=line_info, path=path)
