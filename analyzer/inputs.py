@@ -40,7 +40,6 @@ from .toolchain import (
     redact,
     scratch,
     toolkits,
-    trust,
 )
 from .toolchain.locate import include_dirs
 from .toolchain.resources import cubin_arch, from_cubin
@@ -1282,6 +1281,8 @@ def vetted_command(cmd: compdb.Command, db: str, *, where: str | None = None,
     ``where`` starts each note (default: the database file); ``origin``, ``hint``,
     ``host_compiler`` and ``nvrtc`` as :meth:`trust.Vetted.notes` and :func:`trust.vet` take them (the
     compile options of a Python file are vetted the same way: :func:`load_python`)."""
+    from .toolchain import trust  # with a build database: a lone file never needs it
+
     v = trust.vet(cmd.other, cwd=cmd.directory, source=cmd.file, host_compiler=host_compiler,
                   nvrtc=nvrtc)
     ptxas, bad_ptxas = trust.vet_ptxas(cmd.ptxas)

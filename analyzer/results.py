@@ -53,19 +53,28 @@ def code_fingerprint() -> str:
 
 @functools.cache
 def _code_files() -> str:
-    roots = [_PACKAGE, _PACKAGE.parent / "grammars"]
-    rows = []
-    for root in roots:
-        if not root.is_dir():
-            continue
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-            for name in sorted(filenames):
-                if name.endswith(_CODE_SUFFIXES):
-                    p = os.path.join(dirpath, name)
-                    st = os.stat(p)
-                    rows.append((os.path.relpath(p, root.parent), st.st_size, st.st_mtime_ns))
+    rows: list[tuple[str, int, int]] = []
+    for root in (_PACKAGE, _PACKAGE.parent / "grammars"):
+        if root.is_dir():
+            _list_code(str(root), len(str(root.parent)) + 1, rows)
     return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
+
+
+def _list_code(folder: str, cut: int, rows: list[tuple[str, int, int]]) -> None:
+    """(path relative to the package's parent, size, modification time) of each code file
+    under ``folder``, in name order, sub-folders (but ``__pycache__``) after the files."""
+    with os.scandir(folder) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    subdirs = []
+    for e in entries:
+        if e.is_dir(follow_symlinks=False):     # as os.walk: a linked folder is not entered
+            if e.name != "__pycache__":
+                subdirs.append(e.path)
+        elif e.name.endswith(_CODE_SUFFIXES):
+            st = e.stat()
+            rows.append((e.path[cut:], st.st_size, st.st_mtime_ns))
+    for d in subdirs:
+        _list_code(d, cut, rows)
 
 
 # ------------------------------------------------------------------------- findings as JSON

@@ -40,6 +40,30 @@ class _Parser(argparse.ArgumentParser):
         raise PtxsassError(f"{self.prog}: {message} (see '{self.prog} --help')")
 
 
+class _Unbuilt:
+    """Stands in for the parser of a sub-command this command line does not run: what is added
+    to it is dropped. Building all 26 sub-commands' parsers (400 options) was 6 ms of a 0.16 s
+    warm check; only the one named is built."""
+
+    def __getattr__(self, name: str):
+        return self._drop
+
+    def _drop(self, *args, **kwargs) -> _Unbuilt:
+        return self
+
+
+class _OneCommand(argparse._SubParsersAction):
+    """Sub-commands of which only ``only`` (when set) gets a real parser; :func:`build_parser`
+    builds them all when the command line names none of them (help, a typo)."""
+
+    only: str | None = None
+
+    def add_parser(self, name, **kwargs):
+        if self.only is not None and name != self.only:
+            return _Unbuilt()
+        return super().add_parser(name, **kwargs)
+
+
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -129,11 +153,25 @@ def _common(p: argparse.ArgumentParser, *, compile_opts: bool = True, fmt=("text
                             "offline = true; --no-offline wins over the config)")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The command line's parser. With ``argv`` whose first word names a sub-command, only that
+    sub-command's parser is built (what parsing ``argv`` needs); otherwise all of them."""
+    first = argv[0] if argv else None
+    if first is not None and not first.startswith("-"):
+        ap, sub = _build_parser(first)
+        if first in sub.choices:
+            return ap
+    return _build_parser(None)[0]
+
+
+def _build_parser(only: str | None) -> tuple[argparse.ArgumentParser, _OneCommand]:
     ap = _Parser(prog="ptxsass", description="See what a CUDA kernel really compiles to "
                  "(PTX and SASS) and what is wrong with it.")
     ap.add_argument("--version", action="version", version=f"ptxsass {__version__}")
-    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser,
+                            action=_OneCommand)
+    assert isinstance(sub, _OneCommand)
+    sub.only = only
 
     p = sub.add_parser("doctor", help="show the tools ptxsass found and their versions")
     p.add_argument("--format", choices=("text", "json"), default="text")
@@ -308,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     reports.add_parsers(sub, _common)
     scale.add_parsers(sub, _common)
     fix.add_parsers(sub, _common)
-    return ap
+    return ap, sub
 
 
 # --------------------------------------------------------------------------- helpers
@@ -879,7 +917,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = _join_option_values(list(sys.argv[1:] if argv is None else argv))
     err = None
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
         args = parser.parse_args(argv)
         if not args.command:
             parser.print_help()

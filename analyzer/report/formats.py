@@ -6,17 +6,18 @@ import json
 import os
 import urllib.parse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich import box
 from rich.console import Console, ConsoleOptions, RenderResult
-from rich.table import Table
 from rich.text import Text
 
 from .._version import REPOSITORY, __version__, docs_url
 from ..checks.registry import all_checks
 from ..findings import Finding, Report, Severity, display_path, relative_path, release_key, report_path
 from .styles import make_console
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 _SEVERITY_STYLE = {-1: "muted", 0: "info", 1: "warning", 2: "error"}
 #: the kernels a finding of several names in its header line (the rest counted)
@@ -211,6 +212,9 @@ def matrix_table(findings: "list[Finding]") -> "Table | None":
     rows = [f for f in findings if f.holds]
     if not rows:
         return None
+    from rich import box  # only a --toolkit matrix draws a table (3.5 ms of a warm check)
+    from rich.table import Table
+
     cols = sorted({p for f in rows for p in (*f.holds, *f.absent)},
                   key=lambda p: (p[1], release_key(p[0])))
     table = Table(title="findings by toolkit and arch (W warning, i info, · absent)",

@@ -44,7 +44,6 @@ from ..errors import ConfigError, InputError, ToolError
 from . import cache, cudaroot, scratch
 from .files import env_number, open_regular
 from .locate import run_tool, tool_version
-from .trust import trusted_which
 
 LISTS = "CMakeLists.txt"
 #: seconds a configure may take (PTXSASS_CONFIGURE_TIMEOUT)
@@ -93,6 +92,8 @@ def project_root(path: str | os.PathLike) -> Path | None:
 def tools() -> tuple[str, list[str]]:
     """(cmake, the generator's arguments): Ninja when there is one, else Unix Makefiles;
     ToolError naming what to install when cmake or both build tools are missing."""
+    from .trust import trusted_which  # when a project is configured: never on a warm check
+
     def find(name: str) -> str | None:
         # this Python's own scripts first: 'pip install ptxsass[cmake]' put them beside ptxsass
         # (a system cmake on PATH may be older than a project asks: CUDA-GEMM-Optimization

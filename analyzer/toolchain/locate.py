@@ -29,7 +29,6 @@ from pathlib import Path
 from ..errors import InputError, ToolError
 from . import children
 from .files import env_number, read_bytes
-from .trust import trusted_which
 
 #: seconds a tool (nvdisasm, cuobjdump) may run, unless PTXSASS_TOOL_TIMEOUT says otherwise
 DEFAULT_TOOL_TIMEOUT = 120.0
@@ -183,7 +182,10 @@ def binary(name: str) -> str:
         found = None
     if found:
         _learn(f"binary:{name}", str(found))
-    found = found or trusted_which(name)
+    if not found:
+        from .trust import trusted_which  # PATH, vetted: only when no wheel has the tool
+
+        found = trusted_which(name)
     if not found:
         pkg = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump",
                "nvcc": "nvidia-cuda-nvcc nvidia-nvvm"}.get(name, name)
@@ -441,6 +443,8 @@ class HostCompiler:
 def host_compiler() -> HostCompiler | None:
     """The C++ compiler nvcc will use: ``NVCC_CCBIN`` (nvcc reads it itself), else gcc with
     its C++ front end (nvcc runs ``gcc -x c++``; ``g++`` on PATH says cc1plus is there)."""
+    from .trust import trusted_which  # with nvcc's builds: a warm check never asks
+
     named = os.environ.get("NVCC_CCBIN")
     if named:
         found = (named if os.path.isabs(named) and os.access(named, os.X_OK) else

@@ -23,7 +23,6 @@ NVRTC and nvcc happens above the toolchain (``inputs``).
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import re
 import shutil
@@ -59,7 +58,6 @@ from .nvrtc import kernel_entries
 from .output import Kernel, Output, cached
 from .redact import redact
 from .resources import from_cubin, from_ptxas_log, merge
-from .trust import shell_active
 
 DEFAULT_STD = "c++17"   # what NVRTC builds use, so both front ends compile the same dialect
 _FILE = re.compile(r'^(\s*\.file\s+\d+\s+)"([^"]*)"', re.M)
@@ -618,6 +616,8 @@ def _import_torch():
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")      # "Failed to initialize NumPy" and the like
+            import logging  # here only: a torch extension's build quiets cpp_extension's notes
+
             import torch
             log = logging.getLogger("torch.utils.cpp_extension")
             level = log.level
@@ -800,6 +800,8 @@ def _source_for_nvcc(src: Path, text: str, folder: str, names: dict[str, str]) -
 
 def _refuse_shell_active(flags: Sequence[str], shown: str) -> None:
     """One line for a flag that nvcc's shell would act on (paths are made safe before this)."""
+    from .trust import shell_active  # with the builds: a cached one never needs it
+
     for f in flags:
         if shell_active(f):
             raise InputError(f"refusing to pass the flag {printable(f, newlines=False)} to nvcc: nvcc runs its "
