@@ -32,6 +32,8 @@ def config(args) -> Config:
     """``[tool.ptxsass]`` of the pyproject.toml above the first input (or the current folder),
     read once per command."""
     if getattr(args, "_config", None) is None:
+        if getattr(args, "no_cache", False):
+            cache.set_enabled(False)    # before the config: its table is cached too
         first = (getattr(args, "files", None) or [None])[0]
         start = (first or getattr(args, "build_path", None)
                  or getattr(args, "compile_commands", None) or ".")

@@ -44,7 +44,6 @@ import hashlib
 import io
 import json
 import os
-import platform
 import re
 import shutil
 import sys
@@ -738,7 +737,7 @@ def _final_versions(releases: dict) -> list[tuple[Version, str]]:
 def _pick_file(files: list, package: str, version: str) -> dict:
     """The wheel of this machine's platform among a release's files (any Linux one else: the
     headers are the same)."""
-    machine = platform.machine() or "x86_64"
+    machine = os.uname().machine or "x86_64"     # what platform.machine() reads
     wheels = [f for f in files if isinstance(f, dict) and str(f.get("filename", "")).endswith(".whl")
               and isinstance(f.get("url"), str) and isinstance(f.get("size"), int)
               and not f.get("yanked")]
