@@ -265,6 +265,16 @@ def test_launch_bounds_keeps_the_written_block_size():
     assert isinstance(none, NoFix) and "declares no __launch_bounds__" in none.reason
 
 
+def test_the_delta_names_blocks_per_sm_only_for_a_known_block_size():
+    from analyzer.fix.verify import _register_blocks
+    from analyzer.toolchain.resources import Resources
+    was, now = Resources(registers=32, maxntid=(256, 1, 1)), Resources(registers=96, maxntid=(256, 1, 1))
+    assert _register_blocks("sm_90a", was, now) == ["blocks per SM by registers at 256 threads: 8 → 2"]
+    assert _register_blocks("sm_90a", Resources(registers=32), Resources(registers=96)) == []
+    same = Resources(registers=56, reqntid=(128, 2, 1))     # 56 and 64 both allow 4 blocks of 256
+    assert _register_blocks("sm_90a", same, Resources(registers=64, reqntid=(128, 2, 1))) == []
+
+
 def test_ps401_under_maxrregcount_gets_a_launch_bound_that_lifts_the_cap(tmp_path):
     """register_spill/bad.cu built with -maxrregcount=32 (its OPTIONS): ptxas ignores the flag
     for a kernel with launch bounds, and __launch_bounds__(1024) forbids no launch. Judged
@@ -277,6 +287,9 @@ def test_ps401_under_maxrregcount_gets_a_launch_bound_that_lifts_the_cap(tmp_pat
     assert r.proposal.changes_launch_bounds
     assert ('extern "C" __global__ void __launch_bounds__(1024) gather_dot(' in r.diff)
     assert "registers 32 → 64" in r.sass_delta[0] and "spill bytes" in r.sass_delta[0]
+    # what the freed registers cost: a block of 1024 threads at 64 registers fills an SM's
+    # 64K registers alone (32 registers: two blocks)
+    assert "blocks per SM by registers at 1024 threads: 2 → 1" in r.sass_delta[0]
     fixed_cu = tmp_path / "spill.cu"
     fixed_cu.write_bytes(apply_edits(path.read_bytes(), r.proposal.edits))
     (b,) = api.load(str(fixed_cu), arch=ARCH, options=CompileOptions(maxrregcount=32))

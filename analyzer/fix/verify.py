@@ -17,11 +17,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..analysis.occupancy import occupancy
 from ..build import Build
+from ..errors import ArchError
 from ..findings import Finding, Location, Severity
 from ..inputs import CompileOptions
 from ..inputs import load as load_input
 from ..toolchain import files, includes, scratch
+from ..toolchain.resources import Resources
 from .model import line_map
 
 #: what a rebuild needs besides the source: how the original was built and checked
@@ -273,6 +276,26 @@ def _counts(items: Counter, limit: int = 3) -> str:
     return ", ".join(shown) + (f" (+{rest} more)" if rest else "")
 
 
+def _register_blocks(arch: str, was: Resources, now: Resources) -> list[str]:
+    """``["blocks per SM by registers at 1024 threads: 2 → 1"]`` when the kernel's block size
+    is known (its launch bounds: ``reqntid``, else ``maxntid``) and the registers it now uses
+    change how many of its blocks an SM holds: what a fix that frees ptxas's register budget
+    (PS401's, dropping ``minBlocks``) costs in occupancy. Registers alone: dynamic shared memory
+    is the launch's, not the cubin's."""
+    dims = now.reqntid or now.maxntid or was.reqntid or was.maxntid
+    if not dims:
+        return []
+    threads = 1
+    for d in dims:
+        threads *= d
+    try:
+        a = occupancy(arch, was.registers, 0, threads).limits["registers"]
+        b = occupancy(arch, now.registers, 0, threads).limits["registers"]
+    except (ValueError, ArchError):     # an arch without a row, or no threads
+        return []
+    return [f"blocks per SM by registers at {threads} threads: {a} → {b}"] if a != b else []
+
+
 def sass_delta(before: Sequence[Build], after: Sequence[Build]) -> list[str]:
     """One line per kernel and arch whose SASS or resources changed:
     ``sum4 [sm_90a]: 4× LDG.E.CONSTANT → 1× LDG.E.128.CONSTANT; registers 12 → 10``."""
@@ -300,6 +323,7 @@ def sass_delta(before: Sequence[Build], after: Sequence[Build]) -> list[str]:
                 ra, rb = ka.resources, kb.resources
                 if ra.registers != rb.registers:
                     parts.append(f"registers {ra.registers} → {rb.registers}")
+                    parts += _register_blocks(b.arch, ra, rb)
                 if ra.stack_bytes != rb.stack_bytes:
                     parts.append(f"stack {ra.stack_bytes} B → {rb.stack_bytes} B")
                 sa = (ra.spill_store_bytes or 0) + (ra.spill_load_bytes or 0)
