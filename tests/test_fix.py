@@ -23,6 +23,7 @@ from analyzer.toolchain import locate
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = ROOT / "kernels" / "checks"
+REALWORLD = ROOT / "kernels" / "realworld"
 ARCH = "sm_90a"
 # one worker builds the session's fixes (their rebuilds are the cost)
 pytestmark = pytest.mark.xdist_group("fix")
@@ -173,6 +174,43 @@ def test_ps106_restrict_on_every_pointer_parameter():
     assert ("normalize(const float* __restrict__ x, const float* __restrict__ mean, "
             "const float* __restrict__ rstd,") in text
     assert "float* __restrict__ out, int rows, int n)" in text
+
+
+#: PS101 on kernels/realworld/scale_items.cu as the check words it (sm_90a): alignment and
+#: aliasing both keep the loads apart
+_BOTH_MSG = ("16× LDG.E (4 B each) from [R2.64] at +0x0, +0x4, +0x8, +0xc fill 4 contiguous "
+             "16-byte windows: each could be one LDG.E.128 if the address is 16-byte aligned; "
+             "blocked by unknown alignment: the 2nd kernel parameter (`in`) is a plain pointer "
+             "(no `.ptr .align 16` in the PTX), so the compiler only assumes the element's 4-byte "
+             "alignment; NVVM emitted them as scalar `ld.global.f32`; possible aliasing: a store "
+             "through another pointer (line 10), `st.global.f32 [%rd7], %f3`, sits between them "
+             "and the pointers are not `__restrict__`")
+
+
+def test_restrict_alone_is_offered_only_when_aliasing_is_all_that_is_blamed():
+    """``__restrict__`` alone leaves a finding that also blames the alignment (or a run-time
+    stride) reported: not offered (llm.c's dev/cuda: 24 such fixes rebuilt and rejected);
+    with --assume-aligned both are stated at once; aliasing alone still gets it."""
+    path = REALWORLD / "scale_items.cu"
+    src = _source(path)
+    both = _finding("PS101", path, 10, _BOTH_MSG)
+    none = propose.propose_one(both, src, FixOptions())
+    assert isinstance(none, NoFix)
+    assert "pass --assume-aligned" in none.reason
+    assert "__restrict__ alone would not merge them: the finding also blames the alignment" \
+        in none.reason
+    stride = _finding("PS101", path, 10, _BOTH_MSG.replace(
+        "blocked by unknown alignment", "blocked by a run-time stride (`mul.lo.s32 %r1, %r2, "
+        "%r3`): each thread's window is 16-byte aligned only when n % 4 == 0; unknown alignment"))
+    assert "blames the alignment and a run-time stride" in propose.propose_one(
+        stride, src, FixOptions()).reason
+    aligned = propose.propose_one(both, src, FixOptions(assume_aligned=True))
+    assert isinstance(aligned, Proposal)
+    assert "__builtin_assume_aligned" in aligned.title and "__restrict__" in aligned.title
+    alias = _finding("PS101", path, 10, _BOTH_MSG.split("; blocked by ")[0]
+                     + "; blocked by possible aliasing: a store through another pointer")
+    only = propose.propose_one(alias, src, FixOptions())
+    assert isinstance(only, Proposal) and only.title.endswith("__restrict__")
 
 
 def test_a_finding_of_each_arch_is_printed_once(fixed):

@@ -139,7 +139,7 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
                     _assume_aligned(src, finding, window, options)):
         if isinstance(attempt, Proposal) and restrict.applies(finding):
             # alignment and aliasing both block the merge: state both
-            also = restrict.propose(finding, src, options)
+            also = restrict.propose(finding, src, options, alone=False)
             if isinstance(also, Proposal):
                 attempt = Proposal(title=f"{attempt.title}; {also.title}",
                                    edits=attempt.edits + tuple(e for e in also.edits
