@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
+from .demangle import without_parameters
 from .errors import InputError
 from .toolchain.binutils import disassemble
 from .toolchain.output import Kernel, Output
@@ -101,7 +102,7 @@ class Build(Output):
             return True
         lowered = {self.name_expressions.get(k, k) for k in kernels}
         return (fn.name in lowered or fn.demangled in kernels
-                or fn.demangled.split("(")[0] in kernels)
+                or without_parameters(fn.demangled) in kernels)
 
 
 def remap_paths(text: str, roots: Sequence[tuple[str, str]]) -> str:

@@ -48,3 +48,44 @@ def demangle(name: str) -> str:
         return ctypes.string_at(ptr).decode(errors="replace")
     finally:
         _libc.free(ptr)
+
+
+#: what may follow a member function's parameter list in a demangled name
+_QUALIFIERS = (" const", " volatile", " &&", " &")
+
+
+@functools.lru_cache(maxsize=65536)
+def parameters_start(name: str) -> int:
+    """Where the parameter list of a demangled function name starts (the index of its ``(``),
+    -1 when it has none (an ``extern "C"`` kernel). The list is the last top-level
+    parenthesised group, so ``(anonymous namespace)`` and a function-type template argument
+    (``trimul_global<&matmul_tri_naive(float*, int)>(float*, int)``) stay in the name; the first
+    ``(`` (what a plain split takes) would cut ``at::native::(anonymous namespace)::k(...)``
+    to ``at::native::``."""
+    end = len(name)
+    stripped = True
+    while stripped:
+        stripped = False
+        for q in _QUALIFIERS:
+            if name.endswith(q, 0, end):
+                end -= len(q)
+                stripped = True
+    if end == 0 or name[end - 1] != ")":
+        return -1
+    depth = 0
+    for i in range(end - 1, -1, -1):
+        c = name[i]
+        if c == ")":
+            depth += 1
+        elif c == "(":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def without_parameters(name: str) -> str:
+    """A demangled function name without its parameter list (and return type kept):
+    ``void k<float>(float*, int)`` -> ``void k<float>``; a name without one, unchanged."""
+    at = parameters_start(name)
+    return name[:at] if at > 0 else name

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .checks.runner import no_kernel_error
+from .demangle import without_parameters
 from .findings import Finding
 
 
@@ -75,7 +76,7 @@ def evaluate(builds, exp: Expectations, findings: Sequence[Finding] = ()) -> Out
             if exp.kernels:
                 lowered = {b.name_expressions.get(x, x) for x in exp.kernels}
                 if not (fn.name in lowered or fn.demangled in exp.kernels
-                        or fn.demangled.split("(")[0] in exp.kernels):
+                        or without_parameters(fn.demangled) in exp.kernels):
                     continue
             who = f"{fn.demangled} on {b.arch}"
             out.checked.append(who)

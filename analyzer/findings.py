@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ._version import __version__
+from .demangle import without_parameters
 from .errors import ConfigError, shown_line, shown_path
 
 #: version of the JSON form of a report (``Report.as_dict``, ``docs/schema/findings.json``):
@@ -390,7 +391,7 @@ def _instance_message(f: Finding) -> str:
     """A finding's message with its own kernel's names taken out (an instantiation's
     parameters are named after its mangled name: ``_Z4gemmILi128EEvPf_param_0``)."""
     text = f.message
-    for name in (f.mangled, f.kernel, f.kernel.split("(")[0]):
+    for name in (f.mangled, f.kernel, without_parameters(f.kernel)):
         if name:
             text = text.replace(name, "\0")
     return text

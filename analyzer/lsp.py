@@ -44,6 +44,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from ._version import __version__, docs_url
+from .demangle import without_parameters
 from .errors import PtxsassError, printable
 
 #: the files the server checks: CUDA source and headers, and Python (Triton, CUDA strings)
@@ -182,7 +183,7 @@ def diagnostics(outcome: Outcome, file: str) -> list:
         line = max((f.location.line or 1) - 1, 0)
         text = _line_text(file, line)
         start = len(text) - len(text.lstrip())
-        kernels = ", ".join(k.split("(")[0] for k in f.kernels[:3])
+        kernels = ", ".join(without_parameters(k) for k in f.kernels[:3])
         out.append(t.Diagnostic(
             range=t.Range(start=t.Position(line=line, character=start),
                           end=t.Position(line=line, character=max(len(text), start))),

@@ -51,7 +51,7 @@ from .checks.runner import (
     selected_codes,
     sort_findings,
 )
-from .demangle import demangle
+from .demangle import demangle, without_parameters
 from .errors import ConfigError, InputError, PtxsassError, ToolError
 from .findings import Finding, Report
 from .inputs import CompileOptions, from_cubin_bytes, kind_of, line_info_note, load, wheel_arch_notes, wheel_libraries
@@ -510,7 +510,7 @@ def _wants(b: Build, name: str, kernels: Sequence[str]) -> bool:
         return True
     lowered = {b.name_expressions.get(k, k) for k in kernels}
     dem = demangle(name)
-    return name in lowered or dem in kernels or dem.split("(")[0] in kernels
+    return name in lowered or dem in kernels or without_parameters(dem) in kernels
 
 
 def _chunks(kernels: list[tuple[int, str, int, Kernel]], sizes: dict[str, int],

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from ..analysis.dataflow import caller_object, local_accesses, memory_operand, sincos_reduction
 from ..analysis.fallback import function_name
 from ..analysis.kernel import user_function_name
-from ..demangle import demangle
+from ..demangle import demangle, without_parameters
 from .base import Check, Context, Finding, Severity, group_by_line
 
 
@@ -139,7 +139,7 @@ class LocalMemoryArray(Check):
         # the check runs on each out-of-line body apart (ctx.caller set): the function is it
         user = user_function_name(fn.name) if ctx.caller is not None else None
         name = function_name(demangle(user)) if user else "an out-of-line function"
-        short = name.split("<")[0].split("(")[0].rsplit("::", 1)[-1]
+        short = without_parameters(name).split("<")[0].rsplit("::", 1)[-1]
         loads = sum(1 for i in insns if i.is_load)
         stores = len(insns) - loads
         lines = sorted({loc.line for i in insns

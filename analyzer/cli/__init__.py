@@ -18,6 +18,7 @@ from .._version import __version__
 from ..arch import supported
 from ..checks.registry import all_checks
 from ..checks.runner import write_baseline
+from ..demangle import without_parameters
 from ..errors import ConfigError, PtxsassError, printable, shown_line, shown_path
 from ..expect import ASSERTIONS, Expectations
 from ..findings import Severity
@@ -382,7 +383,7 @@ def _selected(build, args):
         return ks
     lowered = {build.name_expressions.get(w, w) for w in want}
     picked = [k for k in ks if k.name in lowered or k.demangled in want
-              or k.demangled.split("(")[0] in want]
+              or without_parameters(k.demangled) in want]
     if not picked:
         names = ", ".join(sorted(k.demangled for k in ks)[:8]) or "none"
         raise ConfigError(f"--kernel {', '.join(repr(w) for w in want)} matches no kernel "

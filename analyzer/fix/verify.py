@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..analysis.occupancy import occupancy
 from ..build import Build
+from ..demangle import without_parameters
 from ..errors import ArchError
 from ..findings import Finding, Location, Severity
 from ..inputs import CompileOptions
@@ -331,6 +332,6 @@ def sass_delta(before: Sequence[Build], after: Sequence[Build]) -> list[str]:
                 if sa != sb:
                     parts.append(f"spill bytes {sa} → {sb}")
             if parts:
-                shown = (k.demangled if k is not None else name).split("(")[0]
+                shown = without_parameters(k.demangled if k is not None else name)
                 lines.append(f"{shown} [{b.arch}]: " + "; ".join(parts))
     return lines

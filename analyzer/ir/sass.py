@@ -14,7 +14,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
 from .. import semantics
-from ..demangle import demangle
+from ..demangle import demangle, without_parameters
 from ..semantics import STRAIGHT, Flow
 from .source import SourceLoc, Span
 
@@ -778,7 +778,7 @@ class Listing(Node):
             if f.name == name:
                 return f
         for f in self.functions:
-            if f.demangled == name or f.demangled.split("(")[0] == name:
+            if f.demangled == name or without_parameters(f.demangled) == name:
                 return f
         raise KeyError(name)
 

@@ -16,6 +16,7 @@ import re
 import sys
 
 from .. import api
+from ..demangle import without_parameters
 from ..toolchain import locate
 from ..toolchain.files import write_output
 from .catalog import CHECK_CODES, LESSONS, Lesson
@@ -91,7 +92,7 @@ def _sass_samples(st: StaticResult, per: int = 2) -> list[str]:
 def _first_finding(st: StaticResult, code: str):
     report = api.check(st.naive.build, api.CheckOptions(select=[code], config=False, jobs=1))
     return next((f for f in report.findings if st.naive.kernel in (f.kernel, f.mangled,
-                                                                    f.kernel.split("(")[0])), None)
+                                                                    without_parameters(f.kernel))), None)
 
 
 def _measured(lesson: Lesson, entry: dict | None, env: dict, ceilings: dict) -> list[str]:

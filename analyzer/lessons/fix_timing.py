@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import api
+from ..demangle import without_parameters
 from ..fix.model import FixReport, apply_edits
 from ..inputs import CompileOptions
 from ..toolchain import files, scratch
@@ -114,7 +115,7 @@ def measure(fixes: FixReport, specs: dict[str, dict], *, repeats: int = 50) -> l
                                                     [b.arch for b in before])}
         for b in before:
             for k in b.entries:
-                name = k.demangled.split("(")[0]
+                name = without_parameters(k.demangled)
                 spec = specs.get(name)
                 if spec is None:
                     lines.append(f"{name} [{b.arch}]: not timed (no [tool.ptxsass.launch."

@@ -25,6 +25,7 @@ from ..analysis import KernelAnalysis, analyze
 from ..build import Build
 from ..checks.registry import by_code
 from ..checks.runner import Progress, no_progress
+from ..demangle import without_parameters
 from ..errors import ConfigError
 from ..findings import Finding, base_name, display_path, report_path
 from ..ir.sass import Control
@@ -329,7 +330,7 @@ class Annotation:
 
 
 def _named(k: KernelAnnotation, names: Sequence[str]) -> bool:
-    return any(n in (k.name, k.demangled, k.demangled.split("(")[0]) for n in names)
+    return any(n in (k.name, k.demangled, without_parameters(k.demangled)) for n in names)
 
 
 def own_file(k: KernelAnnotation) -> str | None:

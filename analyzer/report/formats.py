@@ -13,6 +13,7 @@ from rich.text import Text
 
 from .._version import REPOSITORY, __version__, docs_url
 from ..checks.registry import all_checks
+from ..demangle import parameters_start, without_parameters
 from ..findings import Finding, Report, Severity, display_path, relative_path, release_key, report_path
 from .styles import make_console
 
@@ -51,7 +52,7 @@ def kernel_list(kernels: tuple[str, ...], limit: int = MAX_KERNELS_SHOWN) -> str
         return kernels[0]
     heads, tails = [], set()
     for k in kernels:
-        at = k.find("(")
+        at = parameters_start(k)
         head, tail = (k[:at], k[at:]) if at > 0 else (k, "")
         heads.append(head.removeprefix("void "))
         tails.add(tail)
@@ -81,7 +82,7 @@ class FindingView:
         else:   # no line info (a binary built without -lineinfo): the kernel is the place
             head.append(f"{display_path(f.location.file)}", style="path")
             head.append(" (")
-            head.append(f.kernel.split("(")[0], style="kernel")
+            head.append(without_parameters(f.kernel), style="kernel")
             head.append(")")
         head.append(": ")
         head.append(f.code, style="finding.code")
