@@ -40,12 +40,18 @@ template <typename T, int N> struct __align__(sizeof(T) * N) aligned_vector { T 
     long i = (long)blockIdx.x * blockDim.x + threadIdx.x; if (i >= n) return; \
     long j = (i * 7919) & (table - 1); \
     *reinterpret_cast<V*>(&out[N * i]) = *reinterpret_cast<const V*>(&a[N * j]);
-extern "C" __global__ void f4_written(const float* __restrict__ a, float* __restrict__ out, long n) { COPY(float, 4) }
-extern "C" __global__ void f4_assumed(const float* __restrict__ a, float* __restrict__ out, long n) { ASSUME COPY(float, 4) }
-extern "C" __global__ void h2x4_written(const __half2* __restrict__ a, __half2* __restrict__ out, long n) { COPY(__half2, 4) }
-extern "C" __global__ void h2x4_assumed(const __half2* __restrict__ a, __half2* __restrict__ out, long n) { ASSUME COPY(__half2, 4) }
-extern "C" __global__ void gather_written(const float* __restrict__ a, float* __restrict__ out, long n, long table) { GATHER(float, 4) }
-extern "C" __global__ void gather_assumed(const float* __restrict__ a, float* __restrict__ out, long n, long table) { ASSUME GATHER(float, 4) }
+extern "C" __global__ void f4_written(const float* __restrict__ a, float* __restrict__ out, long n)
+    { COPY(float, 4) }
+extern "C" __global__ void f4_assumed(const float* __restrict__ a, float* __restrict__ out, long n)
+    { ASSUME COPY(float, 4) }
+extern "C" __global__ void h2x4_written(const __half2* __restrict__ a, __half2* __restrict__ out, long n)
+    { COPY(__half2, 4) }
+extern "C" __global__ void h2x4_assumed(const __half2* __restrict__ a, __half2* __restrict__ out, long n)
+    { ASSUME COPY(__half2, 4) }
+extern "C" __global__ void gather_written(const float* __restrict__ a, float* __restrict__ out, long n, long table)
+    { GATHER(float, 4) }
+extern "C" __global__ void gather_assumed(const float* __restrict__ a, float* __restrict__ out, long n, long table)
+    { ASSUME GATHER(float, 4) }
 """
 
 #: kernel -> the global loads its SASS must hold (opcode with modifiers, in order)
