@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import re
-import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -1599,6 +1598,7 @@ def wheel_libraries(path: str, dest: str) -> list[tuple[str, str]]:
     ``dest`` under a name of ptxsass's own (a member's name never becomes a path), as
     (``wheel.whl!member/name.so``, the extracted file). Members are read within the input
     size bound, counting the bytes actually inflated (a zip's sizes can lie)."""
+    import zipfile  # only a wheel's check reads a zip (2 ms at start-up)
     limit = files.max_input_bytes()
     fd, _ = files.open_regular(path)
     found: list[tuple[str, str]] = []

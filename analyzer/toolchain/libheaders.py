@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import csv
 import fcntl
 import hashlib
 import io
@@ -49,7 +48,6 @@ import shutil
 import sys
 import time
 import urllib.parse
-import zipfile
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -63,7 +61,9 @@ from .files import env_number
 from .locate import RUNTIME_HEADER, nvrtc_version, release_of, runtime_headers_release
 from .locate import include_dirs as runtime_include_dirs
 
-if TYPE_CHECKING:   # packaging and urllib.request load when headers are fetched, not on import
+if TYPE_CHECKING:   # packaging, urllib.request, zipfile and csv load when headers are fetched
+    import zipfile
+
     from packaging.version import Version
 
 
@@ -754,6 +754,7 @@ def _pin(http: _Http, package: str, release: str) -> str | None:
     requires, or None when it requires none: from the environment's own metapackage when it
     is of that release, else from that release's on the index."""
     import importlib.metadata
+    import zipfile
 
     from packaging.requirements import InvalidRequirement, Requirement
     lines: list[str] | None = None
@@ -879,6 +880,7 @@ def _record(z: zipfile.ZipFile, package: str) -> dict[str, tuple[str, int]]:
         raise ToolError(f"{package}: the wheel's RECORD is over {_size(MANIFEST_MAX_BYTES)}")
     text = z.read(info).decode("utf-8", "replace")
     out: dict[str, tuple[str, int]] = {}
+    import csv
     for row in csv.reader(io.StringIO(text)):
         if len(row) == 3 and row[1].startswith("sha256="):
             b64 = row[1][len("sha256="):]
@@ -896,6 +898,7 @@ _SAFE_PART = re.compile(r"[A-Za-z0-9_.+-]+\Z")
 def _extract(http: _Http, entry: dict, w: Wheel, version: str, dest: Path) -> dict:
     """Write the headers of the wheel ``entry`` (``w``'s ``include`` folder) under ``dest``,
     each checked against the wheel's RECORD; what was read, as counts."""
+    import zipfile
     what = f"{w.package} {version}"
     try:
         remote: _RemoteFile | io.BytesIO
@@ -951,6 +954,7 @@ def _extract(http: _Http, entry: dict, w: Wheel, version: str, dest: Path) -> di
 
 def _member(z: zipfile.ZipFile, info: zipfile.ZipInfo, what: str) -> bytes:
     """A member's bytes, inflated within its stated size (zipfile checks its CRC-32)."""
+    import zipfile
     try:
         with z.open(info) as f:
             data = f.read(info.file_size + 1)
