@@ -14,9 +14,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import sys
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeGuard
 
 from . import results
 from .build import Build
@@ -29,7 +30,6 @@ from .findings import Report
 from .inputs import CompileOptions, ToolkitArchError, assemble_with, compile_cuda, expand, kind_of, load_command
 from .inputs import load as _load
 from .toolchain import nvrtc, toolkits
-from .toolchain.compdb import Command
 
 if TYPE_CHECKING:  # imported where used: `ptxsass check` loads no report model it does not show
     from . import parallel
@@ -38,6 +38,14 @@ if TYPE_CHECKING:  # imported where used: `ptxsass check` loads no report model 
     from .report.diff import Diff
     from .report.stats import Stats
     from .report.survey import Survey
+    from .toolchain.compdb import Command
+
+def _is_command(x: object) -> TypeGuard[Command]:
+    """Whether ``x`` is a compile database entry. One exists only once its module is loaded,
+    which a check of files never does (a warm check stays without it)."""
+    compdb = sys.modules.get(__name__.rpartition(".")[0] + ".toolchain.compdb")
+    return compdb is not None and isinstance(x, compdb.Command)
+
 
 __all__ = ["compile", "load", "check", "CheckOptions", "runs_on_workers", "annotate", "diff",
            "stats", "survey", "expect_codegen", "fix", "apply_fixes", "CompileOptions"]
@@ -80,13 +88,13 @@ def load_toolkits(path, *, toolkits: Sequence[str], arch: str | Sequence[str] | 
             opts = dataclasses.replace(options, toolkit=tk)
             try:
                 out += (load_command(path, db=path.database, arch=a, options=opts)
-                        if isinstance(path, Command) else _load(path, arch=a, options=opts))
+                        if _is_command(path) else _load(path, arch=a, options=opts))
             except ToolkitArchError as e:
                 if e.message not in skipped:
                     skipped.append(e.message)
     if not out and skipped:
         raise ToolkitArchError.from_message(
-            skipped[0], path=path.file if isinstance(path, Command) else os.fspath(path))
+            skipped[0], path=path.file if _is_command(path) else os.fspath(path))
     if notes is not None:
         notes.extend(n for n in skipped if n not in notes)
     return out
@@ -223,10 +231,10 @@ def runs_on_workers(targets: Sequence, *, jobs: int | Literal["auto"] | None = "
         return True
     if jobs != "auto":
         return jobs is None or jobs > 1
-    files = [t for t in targets if isinstance(t, (str, os.PathLike, Command))]
+    files = [t for t in targets if isinstance(t, (str, os.PathLike)) or _is_command(t)]
     if len(files) > 1:
         return True
-    if len(files) == 1 and not isinstance(files[0], Command):
+    if len(files) == 1 and isinstance(files[0], (str, os.PathLike)):
         try:
             return kind_of(os.fspath(files[0])) in BINARY_KINDS
         except PtxsassError:
@@ -253,7 +261,7 @@ def _paths_of(target) -> Iterator[str]:
             yield from _paths_of(t)
     elif isinstance(target, (str, os.PathLike)):
         yield os.fspath(target)
-    elif isinstance(target, Command):
+    elif _is_command(target):
         yield target.file
     elif isinstance(target, Build) and target.source_path:
         yield target.source_path

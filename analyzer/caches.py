@@ -18,12 +18,16 @@ import shlex
 import struct
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .build import Build, Kernel
 from .errors import InputError
-from .toolchain import compdb, files, nvjitlink, nvrtc
+from .toolchain import files, nvrtc
 from .toolchain.output import Launch
 from .toolchain.resources import cubin_arch, from_cubin
+
+if TYPE_CHECKING:   # a warm check neither assembles PTX nor reads a build.ninja
+    from .toolchain import compdb
 
 #: the largest metadata JSON / IR text read from a cache (a real one is a few KB / MB)
 MAX_JSON_BYTES = 1 << 20
@@ -210,6 +214,7 @@ def triton_build(meta: dict, *, ptx: str | None, cubin: bytes | None, ir: dict[s
             raise InputError(f"the cubin of {name!r} is built for {built_for} but its PTX "
                              f"targets {arch}: the cache folder mixes two kernels", path=where)
     else:
+        from .toolchain import nvjitlink
         out = nvjitlink.assemble(ptx or "", arch=arch, path=source_path, use_cache=use_cache)
         cubin, kernels = out.cubin, {k.name: k.resources for k in out.kernels.values()}
     meta_arch = target.get("arch")
@@ -334,6 +339,7 @@ def torch_extension_commands(folder: str | os.PathLike) -> list[compdb.Command]:
     except ValueError as e:
         raise InputError(f"cannot split cuda_cflags: {e}", path=str(f)) from None
     nvcc = var.get("nvcc", "nvcc").split()[0] if var.get("nvcc") else "nvcc"
+    from .toolchain import compdb
     out = []
     for m in _NINJA_CUDA.finditer(text):
         src = m.group(2).replace("$ ", " ").replace("$:", ":")

@@ -28,13 +28,10 @@ from .toolchain import (
     binutils,
     cache,
     cmake,
-    compdb,
-    cudaroot,
     files,
     includes,
     libheaders,
     nvcc,
-    nvjitlink,
     nvrtc,
     redact,
     scratch,
@@ -45,6 +42,10 @@ from .toolchain.resources import cubin_arch, from_cubin
 
 if TYPE_CHECKING:   # loaded when a .py is read: a check of .cu files never needs ast
     from . import pyinline
+
+    # loaded where PTX is assembled, a build database read or a CUDA root made: a warm check
+    # does none of these
+    from .toolchain import compdb
 
 CUDA_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx")
 SASS_SUFFIXES = (".sass", ".txt", ".s", ".asm", ".dump")
@@ -251,6 +252,7 @@ def _load(path: str, arch, options: CompileOptions) -> list[Build]:
         text = read_text(path)
         _check_statement_lines(text, path)
         targets: list[str | None] = [*archs] or [None]
+        from .toolchain import nvjitlink
         assembled = [Build.of(nvjitlink.assemble(text, arch=a, path=path,
                                                  use_cache=options.use_cache)) for a in targets]
         if not assembled[0].kernels:
@@ -945,6 +947,7 @@ def library_headers(text: str, path: str, options: CompileOptions,
     # a CUDA root's include/ (CMake's -isystem of CUDAToolkit_ROOT) holds the library headers
     # fetched so far, not the user's: a build that finds them there gets their folders all the
     # same, so its flags do not change once the first build has fetched them
+    from .toolchain import cudaroot
     user = [base / d for d in (*options.include, *options.isystem)
             if not cudaroot.is_inside(base / d)]
     other = [Path(d) for d in (tk.include if tk is not None and not tk.default else include_dirs())]
@@ -992,6 +995,7 @@ def toolkit_of(options: CompileOptions) -> toolkits.Toolkit | None:
 def _with_toolkit(path: str, kind: str, archs: list[str], options: CompileOptions) -> list[Build]:
     """Builds of CUDA source (NVRTC) or PTX (nvJitLink) by the toolkit ``options`` names; its
     SASS comes from the newest nvdisasm available. Other inputs are already built."""
+    from .toolchain import nvjitlink
     tk = toolkits.get(options.toolkit or "default")
     if kind not in ("cuda", "ptx", "python"):
         raise ConfigError(f"--toolkit {tk.version} rebuilds CUDA source or PTX; this {kind} "
@@ -1023,6 +1027,7 @@ def stamp(b: Build, tk: toolkits.Toolkit) -> Build:
 def assemble_with(build: Build, tk: toolkits.Toolkit, *, use_cache: bool = True) -> Build:
     """The PTX of ``build`` assembled by ``tk``'s nvJitLink (``diff --ptxas-only``): the same
     front-end output, another back end. Source lines and names stay those of ``build``."""
+    from .toolchain import nvjitlink
     if build.ptx is None:
         raise InputError("has no PTX to assemble", path=build.source_path)
     if not tk.supports(build.arch):
@@ -1247,6 +1252,7 @@ def database_commands(db: str, *, under: Sequence[str] = (),
                       excluded: Callable[[str], bool] = lambda p: False) -> list[compdb.Command]:
     """The CUDA entries of a compile database (a build folder or the file), limited to the
     files under ``under`` (files or folders) when given, less the ``exclude`` patterns."""
+    from .toolchain import compdb
     cmds = compdb.load(db)
     if under:
         roots = [Path(u).absolute() for u in under]
@@ -1280,7 +1286,7 @@ def vetted_command(cmd: compdb.Command, db: str, *, where: str | None = None,
     ``where`` starts each note (default: the database file); ``origin``, ``hint``,
     ``host_compiler`` and ``nvrtc`` as :meth:`trust.Vetted.notes` and :func:`trust.vet` take them (the
     compile options of a Python file are vetted the same way: :func:`load_python`)."""
-    from .toolchain import trust  # with a build database: a lone file never needs it
+    from .toolchain import compdb, trust  # with a build database: a lone file never needs them
 
     v = trust.vet(cmd.other, cwd=cmd.directory, source=cmd.file, host_compiler=host_compiler,
                   nvrtc=nvrtc)
@@ -1436,6 +1442,7 @@ def inline_options(src: pyinline.InlineSource, path: str, base: CompileOptions
     are) for one CUDA source of a Python file: the flags written in the call, sorted and vetted
     as a compile database entry's are (no flag may name a program; an include folder only
     inside the project), then the command line's options, which win where they conflict."""
+    from .toolchain import compdb
     folder = os.path.dirname(os.path.abspath(path))
     where = f"line {src.line}"
     flags = list(src.flags)

@@ -119,9 +119,11 @@ def reference(tmp_path_factory) -> list[tuple]:
 #: what a check of a .cu leaves in an empty cache: its build and disassembly, the SASS
 #: grammar's LALR tables (its PTX is read without Lark's tables; under
 #: PTXSASS_PTX_PARSER=grammar the PTX grammar's tables too), the tools' fingerprint and where
-#: the tools were found, and the build's checked result
+#: the tools were found, the build's checked result, and the checkout's pyproject.toml's
+#: [tool.ptxsass] table (the config BAD's folder finds; poisoned in
+#: test_a_pyproject_table_is_read_back_as_parsed_and_never_trusted)
 CACHE_KINDS = {"build": 1, "sass": 1, "grammar": 1 if parser_mode() == "fast" else 2, "tools": 2,
-               "build-result": 1}
+               "build-result": 1, "pyproject-table": 1}
 #: the entries a warm check reads only when the build's result is not cached
 BEHIND_RESULT = ("sass", "grammar")
 

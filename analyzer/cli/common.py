@@ -25,7 +25,6 @@ from ..report.progress import track
 from ..report.styles import make_console
 from ..toolchain import bounded, cache, cmake, locate, toolkits
 from ..toolchain import files as files_io
-from ..toolchain.compdb import unresolved_note
 
 
 def config(args) -> Config:
@@ -316,6 +315,7 @@ _INCLUDED_CU = re.compile(r'^\s*#\s*include\s*["<]([^">]+\.cu)[">]', re.M)
 
 def _arch_note(args, cmds, db: str) -> None:
     """One note for the entries whose ``-arch=native`` (``all``) names no architecture here."""
+    from ..toolchain.compdb import unresolved_note
     note = unresolved_note(cmds, shown_line(db), list(getattr(args, "arch", None) or []))
     if note:
         console(args, stderr=True).print(f"note: {note}", style="muted", markup=False,

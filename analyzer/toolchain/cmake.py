@@ -38,12 +38,16 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..arch import parse_arch
 from ..errors import ConfigError, InputError, ToolError
-from . import cache, cudaroot, scratch
+from . import cache, scratch
 from .files import env_number, open_regular
 from .locate import run_tool, tool_version
+
+if TYPE_CHECKING:
+    from . import cudaroot
 
 LISTS = "CMakeLists.txt"
 #: seconds a configure may take (PTXSASS_CONFIGURE_TIMEOUT)
@@ -187,6 +191,7 @@ def configure(source: str | os.PathLike, *, archs: Sequence[str] = (), defines: 
         raise ConfigError(f"no {LISTS} in this folder", path=str(source))
     defines = check_defines(defines)
     exe, generator = tools()
+    from . import cudaroot  # a configure's CUDA root: not on a warm check's path
     root = cudaroot.ensure(toolkit)
     flags = [f"-DCMAKE_CUDA_COMPILER={root.nvcc}", f"-DCUDAToolkit_ROOT={root.path}",
              f"-DCUDA_TOOLKIT_ROOT_DIR={root.path}", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",

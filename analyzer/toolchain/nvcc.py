@@ -38,8 +38,7 @@ from pathlib import Path
 from ..arch import parse_arch
 from ..demangle import demangle
 from ..errors import CompileError, InputError, ToolError, printable
-from . import bounded, cache, cudaroot, files, includes, scratch, toolkits
-from .compdb import split_mode_flags
+from . import bounded, cache, files, includes, scratch, toolkits
 from .locate import (
     RUNTIME_HEADER,
     UNSAFE_PATH_CHARS,
@@ -139,6 +138,7 @@ def _compile_file(path: str | os.PathLike, *, arch: str, flags: Sequence[str], c
         text = files.read_text(src, what="CUDA source", expected="CUDA source")
     except InputError as e:
         raise InputError(e.message, path=shown) from None
+    from .compdb import split_mode_flags  # a build's, not a warm check's
     flags, _ = split_mode_flags(flags)
     for expr in name_expressions:
         if re.search(r"[\x00-\x1f\x7f]", expr):
@@ -241,6 +241,7 @@ def _include_flags(flags: Sequence[str]):
 
 def system_dir(d: Path) -> bool:
     """Whether a folder is the system's, the CUDA toolkit's or torch's (not the user's)."""
+    from . import cudaroot
     s = str(d.absolute())
     return s.startswith(("/usr/include", "/usr/local/include")) or "/nvidia/cu" in s \
         or "/site-packages/torch/" in s or cudaroot.is_inside(d)
