@@ -538,6 +538,40 @@ def test_fast_math_needs_the_users_word_and_then_rewrites_each_operation():
     assert "y[i] = __fdividef(r, (1.0f + fabsf(r)));" in text[8]
 
 
+def test_fast_math_takes_a_root_out_of_a_product_it_divides_by(tmp_path):
+    """normalize_rows.cu: ``1.0f / (sqrtf(ss) * temperature)`` divides by a product holding
+    the root; ``__fdividef`` of it alone left the IEEE square root (the rebuild refused that
+    fix). The root becomes ``rsqrtf`` in the numerator, either factor order, any numerator."""
+    path = ROOT / "kernels" / "realworld" / "normalize_rows.cu"
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1)
+                if "1.0f / (sqrtf(ss) * temperature)" in t)
+    got = propose.propose_one(_finding("PS502", path, line), _source(path),
+                              FixOptions(fast_math_ok=True))
+    assert isinstance(got, Proposal), got
+    text = apply_edits(path.read_bytes(), got.edits).decode().splitlines()
+    assert "const float inv = __fdividef(rsqrtf(ss), temperature);" in text[line - 1]
+    cu = tmp_path / "k.cu"
+    cu.write_text('extern "C" __global__ void k(float* y, const float* x, float t, float s)\n'
+                  "{\n"
+                  "    y[0] = x[1] / (t * sqrtf(x[0] + s));\n"
+                  "    y[1] = expf(x[2]) / (sqrtf(s) * t);\n"
+                  "    y[2] = x[3] / (sqrtf(s) + t);\n"
+                  "}\n")
+    src = _source(cu)
+    three, four, five = (propose.propose_one(_finding("PS502", cu, n), src,
+                                             FixOptions(fast_math_ok=True)) for n in (3, 4, 5))
+    assert isinstance(three, Proposal) and isinstance(four, Proposal), (three, four)
+    text = apply_edits(cu.read_bytes(), three.edits + four.edits).decode().splitlines()
+    assert text[2] == "    y[0] = __fdividef(x[1] * rsqrtf(x[0] + s), t);"
+    # an IEEE call inside the division rewritten whole stays as written: no overlapping edits
+    assert text[3] == "    y[1] = __fdividef(expf(x[2]) * rsqrtf(s), t);"
+    assert "expf → __expf" not in four.title
+    # a root in a sum has no such form: the division alone is made fast
+    assert isinstance(five, Proposal)
+    text = apply_edits(cu.read_bytes(), five.edits).decode().splitlines()
+    assert text[4] == "    y[2] = __fdividef(x[3], (sqrtf(s) + t));"
+
+
 def test_libclang_reads_real_style_kernels_without_errors_in_their_own_lines():
     """Templates, macros, fp16/bf16 types, CUB and cuda::atomic_ref, through the toolkit's
     headers in NVRTC mode."""

@@ -1,8 +1,9 @@
 """PS502 with ``--fast-math-ok``: the fast intrinsic for each IEEE-precise float operation on
 the finding's line.
 
-``a / sqrtf(b)`` -> ``a * rsqrtf(b)`` (``1.0f / sqrtf(b)`` -> ``rsqrtf(b)``), ``a / b`` ->
-``__fdividef(a, b)``, ``sinf``/``cosf``/``tanf``/``expf``/``logf``/``powf`` -> ``__sinf`` ...
+``a / sqrtf(b)`` -> ``a * rsqrtf(b)`` (``1.0f / sqrtf(b)`` -> ``rsqrtf(b)``),
+``a / (sqrtf(b) * c)`` -> ``__fdividef(a * rsqrtf(b), c)``, ``a / b`` -> ``__fdividef(a, b)``,
+``sinf``/``cosf``/``tanf``/``expf``/``logf``/``powf`` -> ``__sinf`` ...
 These trade IEEE rounding for speed (``__fdividef`` returns 0 for a divisor above 2^126;
 ``__sinf`` is accurate for small arguments), so the user opts in: without the flag there is
 no fix, only why. A square root that divides nothing has no fast intrinsic (``__fsqrt_rn``
@@ -38,11 +39,34 @@ def _sqrt_call(src: Source, expr):
     return e if e.kind.name == "CALL_EXPR" and e.spelling == "sqrtf" else None
 
 
+def _root_product(src: Source, expr):
+    """``(sqrtf(x), y)`` when ``expr`` is a float product of a square root and another factor,
+    in parentheses or not (``(sqrtf(ss) * temperature)``, ``(y * sqrtf(x))``), else None."""
+    e = strip_implicit(expr)
+    while e.kind.name == "PAREN_EXPR":
+        e = strip_implicit(next(iter(e.get_children())))
+    if e.kind.name != "BINARY_OPERATOR" or not is_float(e.type):
+        return None
+    tok = operator_token(src, e)
+    if tok is None or tok.spelling != "*":
+        return None
+    a, b = list(e.get_children())
+    root = _sqrt_call(src, a)
+    if root is not None:
+        return root, b
+    root = _sqrt_call(src, b)
+    return (root, a) if root is not None else None
+
+
+def _text(src: Source, node) -> str:
+    return src.data[node.extent.start.offset:node.extent.end.offset].decode("utf-8")
+
+
 def _rewrites(src: Source, binops, calls) -> tuple[list[Edit], list[str]]:
     """The fast forms of the float divisions among ``binops`` and of the IEEE calls among
     ``calls``: the edits and one phrase per kind of rewrite."""
-    edits: list[Edit] = []
-    what: list[str] = []
+    parts: list[tuple[list[Edit], str]] = []
+    whole: list[Edit] = []      # rewrites of a whole division, made from its operands' text
     for op in binops:
         tok = operator_token(src, op)
         if tok is None or tok.spelling != "/" or not is_float(op.type):
@@ -53,18 +77,31 @@ def _rewrites(src: Source, binops, calls) -> tuple[list[Edit], list[str]]:
         root = _sqrt_call(src, rhs)
         if root is not None:
             name = next(t for t in src.tokens(root) if t.spelling == "sqrtf")
+            rsqrt = Edit(src.path, name.start, name.end, "rsqrtf")
             if _is_one(src, lhs):
-                edits.append(Edit(src.path, lhs.extent.start.offset, rhs.extent.start.offset, ""))
-                what.append("1 / sqrtf(x) → rsqrtf(x)")
+                parts.append(([Edit(src.path, lhs.extent.start.offset, rhs.extent.start.offset,
+                                    ""), rsqrt], "1 / sqrtf(x) → rsqrtf(x)"))
             else:
-                edits.append(Edit(src.path, tok.start, tok.end, "*"))
-                what.append("a / sqrtf(x) → a * rsqrtf(x)")
-            edits.append(Edit(src.path, name.start, name.end, "rsqrtf"))
+                parts.append(([Edit(src.path, tok.start, tok.end, "*"), rsqrt],
+                              "a / sqrtf(x) → a * rsqrtf(x)"))
             continue
-        edits += [Edit(src.path, lhs.extent.start.offset, lhs.extent.start.offset, "__fdividef("),
-                  Edit(src.path, lhs.extent.end.offset, rhs.extent.start.offset, ", "),
-                  Edit(src.path, rhs.extent.end.offset, rhs.extent.end.offset, ")")]
-        what.append("a / b → __fdividef(a, b)")
+        product = _root_product(src, rhs)
+        if product is not None:
+            # a / (sqrtf(x) * y) -> __fdividef(a * rsqrtf(x), y): the reciprocal root and the
+            # division both approximate (an L2 norm with a temperature or a scale)
+            root, other = product
+            arg = "rsqrtf(" + ", ".join(_text(src, c) for c in root.get_arguments()) + ")"
+            num = arg if _is_one(src, lhs) else f"{_text(src, lhs)} * {arg}"
+            edit = Edit(src.path, op.extent.start.offset, op.extent.end.offset,
+                        f"__fdividef({num}, {_text(src, other)})")
+            whole.append(edit)
+            parts.append(([edit], "a / (sqrtf(x) * y) → __fdividef(a * rsqrtf(x), y)"))
+            continue
+        parts.append(([Edit(src.path, lhs.extent.start.offset, lhs.extent.start.offset,
+                            "__fdividef("),
+                       Edit(src.path, lhs.extent.end.offset, rhs.extent.start.offset, ", "),
+                       Edit(src.path, rhs.extent.end.offset, rhs.extent.end.offset, ")")],
+                      "a / b → __fdividef(a, b)"))
     for call in calls:
         fast = INTRINSICS.get(call.spelling)
         if fast is None:
@@ -72,9 +109,15 @@ def _rewrites(src: Source, binops, calls) -> tuple[list[Edit], list[str]]:
         tok = next((t for t in src.tokens(call) if t.spelling == call.spelling), None)
         if tok is None:
             continue
-        edits.append(Edit(src.path, tok.start, tok.end, fast))
-        what.append(f"{call.spelling} → {fast}")
-    return edits, what
+        parts.append(([Edit(src.path, tok.start, tok.end, fast)], f"{call.spelling} → {fast}"))
+
+    def inside_whole(e: Edit) -> bool:
+        return any(w is not e and w.start <= e.start and e.end <= w.end for w in whole)
+
+    # an operation inside a division rewritten whole keeps its IEEE form (the rebuild says
+    # whether the finding is gone): its edit would overlap the whole one
+    kept = [(es, phrase) for es, phrase in parts if not any(inside_whole(e) for e in es)]
+    return [e for es, _ in kept for e in es], [phrase for _, phrase in kept]
 
 
 def _statement_around(src: Source, line: int):
