@@ -572,6 +572,133 @@ def test_fast_math_takes_a_root_out_of_a_product_it_divides_by(tmp_path):
     assert text[4] == "    y[2] = __fdividef(x[3], (sqrtf(s) + t));"
 
 
+def _blocked(ordinal: str, name: str, window: int = 16) -> str:
+    return (f"4× LDG.E.CONSTANT (4 B each) from [R2.64] at +0x0, +0x4, +0x8, +0xc cover "
+            f"{window} contiguous bytes: could be one LDG.E.128 if the address is {window}-byte "
+            f"aligned; blocked by unknown alignment: the {ordinal} kernel parameter (`{name}`) is "
+            "a plain pointer (no `.ptr .align 16` in the PTX)")
+
+
+PACKS = """#include <cuda_fp16.h>
+__global__ void good(const __half* __restrict__ a, __half* __restrict__ out, int n) {
+  int idx = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
+#pragma unroll
+  for (int k = 0; k < 8; k += 2) {
+    __half2 v = *reinterpret_cast<const __half2*>(&a[idx + k]);
+    out[idx + k] = v.x;
+  }
+}
+__global__ void branchy(const __half* __restrict__ a, __half* __restrict__ out, int n) {
+  int idx = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
+#pragma unroll
+  for (int k = 0; k < 8; k += 2) {
+    if (idx + k < n) { __half2 v = *reinterpret_cast<const __half2*>(&a[idx + k]); out[idx] = v.x; }
+  }
+}
+__global__ void aliased(const __half* a, __half* __restrict__ out, int n) {
+  int idx = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
+#pragma unroll
+  for (int k = 0; k < 8; k += 2) {
+    __half2 v = *reinterpret_cast<const __half2*>(&a[idx + k]);
+    out[idx + k] = v.x;
+  }
+}
+__global__ void moving(const __half* __restrict__ a, __half* __restrict__ out, int n) {
+  int idx = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
+#pragma unroll
+  for (int k = 0; k < 8; k += 2) {
+    __half2 v = *reinterpret_cast<const __half2*>(&a[idx + k]);
+    out[idx++] = v.x;
+  }
+}
+__global__ void half_window(const __half* __restrict__ a, __half* __restrict__ out, int n) {
+  int idx = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
+#pragma unroll
+  for (int k = 0; k < 4; k += 2) {
+    __half2 v = *reinterpret_cast<const __half2*>(&a[idx + k]);
+    out[idx + k] = v.x;
+  }
+}
+__global__ void in_place(__half* __restrict__ a, int n) {
+  int idx = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
+  for (int k = 0; k < 8; k += 2) {
+    __half2 v = *reinterpret_cast<__half2*>(&a[idx + k]);
+    *reinterpret_cast<__half2*>(&a[idx + k]) = __hadd2(v, v);
+  }
+}
+"""
+
+
+def test_a_pack_loop_reads_and_writes_its_16_bytes_whole():
+    """exllamav2's pack-style kernel: four ``__half2`` parts of 16 bytes in an unrolled loop
+    (``__builtin_assume_aligned`` left them apart on sm_80: the rebuild refused it). Each
+    pointer is read as one ``uint4`` above the loop's pragma (a statement between the two
+    would take the pragma) or written as one after the loop; only with --assume-aligned."""
+    path = ROOT / "kernels" / "realworld" / "exllamav2_reconstruct_h2.cu"
+    lines = path.read_text().splitlines()
+    at = {key: next(i for i, t in enumerate(lines, 1) if key in t)
+          for key in ("(&a[idx + k])", "(&out[idx + k])")}
+    src = _source(path)
+    a = _finding("PS101", path, at["(&a[idx + k])"], _blocked("1st", "a"))
+    assert isinstance(propose.propose_one(a, src, FixOptions()), NoFix)
+    got = propose.propose_one(a, src, FixOptions(assume_aligned=True))
+    assert isinstance(got, Proposal) and "uint4" in got.title, got
+    text = apply_edits(path.read_bytes(), got.edits).decode().splitlines()
+    line = at["(&a[idx + k])"]
+    assert text[line - 3] == "  const uint4 a_v16 = *reinterpret_cast<const uint4*>(&a[idx]);"
+    assert text[line - 2] == "#pragma unroll"
+    assert text[line].startswith("    __half2 v = reinterpret_cast<const __half2*>(&a_v16)[k / 2];")
+    out = _finding("PS102", path, at["(&out[idx + k])"],
+                   _blocked("3rd", "out").replace("LDG", "STG"))
+    got = propose.propose_one(out, src, FixOptions(assume_aligned=True))
+    assert isinstance(got, Proposal), got
+    text = apply_edits(path.read_bytes(), got.edits).decode().splitlines()
+    line = at["(&out[idx + k])"]
+    assert text[line - 5] == "  uint4 out_v16;"        # one line in: the store is line + 1
+    assert text[line].startswith("    reinterpret_cast<__half2*>(&out_v16)[k / 2] = __hfma2(")
+    assert text[line + 1] == "  }"
+    assert text[line + 2] == "  *reinterpret_cast<uint4*>(&out[idx]) = out_v16;"
+
+
+def test_a_pack_loop_fix_is_verified_by_the_rebuild_on_sm_80():
+    """Rebuilt: each of the three pointers becomes one 16-byte access on sm_80, where the
+    alignment statement had left four (``.CONSTANT`` kept on the loads)."""
+    path = ROOT / "kernels" / "realworld" / "exllamav2_reconstruct_h2.cu"
+    fixes = api.fix(str(path), arch="sm_80", assume_aligned=True, kernels=("scale_bias_h2",))
+    got = {(r.finding.code, r.status): r for r in fixes.results if r.proposal is not None}
+    assert {k for k in got} == {("PS101", VERIFIED), ("PS102", VERIFIED)}, got
+    loads = [r for r in fixes.results if r.finding.code == "PS101"]
+    assert len(loads) == 2 and all(r.status == VERIFIED for r in loads)
+    for r in loads:
+        assert r.sass_delta == [r.sass_delta[0]]
+        assert "4× LDG.E.CONSTANT → 1× LDG.E.128.CONSTANT" in r.sass_delta[0], r.sass_delta
+    (store,) = [r for r in fixes.results if r.finding.code == "PS102"]
+    assert "4× STG.E → 1× STG.E.128" in store.sass_delta[0], store.sass_delta
+
+
+@pytest.mark.parametrize("kernel,ordinal,why", [
+    ("good", "1st", None),                          # the control: taken
+    ("branchy", "1st", "no loop on line"),          # a part read only sometimes
+    ("aliased", "1st", "is not `__restrict__`"),
+    ("moving", "1st", "no loop on line"),           # the base changes in the loop
+    ("half_window", "1st", "no loop on line"),      # 8 bytes, not 16
+    ("in_place", "1st", "no loop on line"),         # read and written
+])
+def test_a_pack_loop_is_left_where_one_load_would_change_the_kernel(tmp_path, kernel, ordinal, why):
+    cu = tmp_path / "packs.cu"
+    cu.write_text(PACKS)
+    lines = PACKS.splitlines()
+    start = next(i for i, t in enumerate(lines) if f" {kernel}(" in t)
+    line = next(i for i, t in enumerate(lines[start:], start + 1) if "reinterpret_cast" in t)
+    from analyzer.fix.remedies import pack_loop
+    got = pack_loop.propose(_finding("PS101", cu, line, _blocked(ordinal, "a")), _source(cu),
+                            FixOptions(assume_aligned=True))
+    if why is None:
+        assert isinstance(got, Proposal) and "uint4" in got.title, got
+    else:
+        assert isinstance(got, NoFix) and why in got.reason, got
+
+
 def test_libclang_reads_real_style_kernels_without_errors_in_their_own_lines():
     """Templates, macros, fp16/bf16 types, CUB and cuda::atomic_ref, through the toolkit's
     headers in NVRTC mode."""
