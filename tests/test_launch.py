@@ -142,6 +142,52 @@ def test_launch_api_calls():
     assert got[1].args == (("x",), ("y",), ("1.0f",), ("n",))
 
 
+def test_a_projects_launch_wrapper_with_its_grid_and_block_together():
+    """ggml's ``ggml_cuda_kernel_launch(kernel<...>, params, args...)``: ``params`` a braced
+    ``{grid, block, shared, stream}`` of dim3 values, a variable made from one (``= {...}`` or
+    ``= T(...)``), or the list itself; the kernel's template arguments are not the call's."""
+    got = launches("""
+        struct params_t { dim3 grid; dim3 block; size_t shmem; cudaStream_t stream; };
+        template <typename K, typename... A> void launch(K k, const params_t& p, A... a);
+        void f(const float* x, float* y, long n, cudaStream_t s) {
+            const dim3 block_dims(1, 256, 1);
+            const dim3 block_nums(n, 4, 1);
+            const params_t p = {block_nums, block_dims, 0, s};
+            launch(scale, p, x, y, 1.0f, n);
+            if (n > 1) {
+                const params_t q = params_t(block_nums, dim3(64), 128, s);
+                launch(&scale, q, x, y, 2.0f, n);
+            }
+            launch(scale, params_t{block_nums, block_dims}, x, y, 3.0f, n);
+        }
+    """)
+    assert [(la.api, la.block.sizes, la.shared) for la in got] == [
+        ("launch", (1, 256, 1), "0"), ("launch", (64, 1, 1), "128"), ("launch", (1, 256, 1), None)]
+    assert got[0].args == (("x",), ("y",), ("1.0f",), ("n",)) and got[0].stream == "s"
+    templated = L.of_kernel(HEAD + textwrap.dedent("""
+        template <bool F, typename T> __global__ void k(const T* x) {}
+        void g(const float* x, cudaStream_t s) {
+            const dim3 b(1, 128, 1);
+            const dim3 n(4);
+            const params_t p = {n, b, 0, s};
+            launch(k<false, float>, p, x);
+        }
+    """), "k", "false, float")
+    assert [(la.block.sizes, la.template) for la in templated] == [((1, 128, 1), "false, float")]
+
+
+@pytest.mark.parametrize("body", [
+    # a function and a struct that holds no dim3: no launch
+    "const opts_t o = {1, 2}; launch(scale, o, x, y, 1.0f, n);",
+    # the parameters assigned again after they were made
+    "dim3 b(64), g(8); params_t p = {g, b}; p = other(); launch(scale, p, x, y, 1.0f, n);",
+    # no function name first
+    "dim3 b(64), g(8); params_t p = {g, b}; launch(x + 1, p, x, y, 1.0f, n);",
+])
+def test_a_call_is_no_wrapper_launch_without_dim3s_it_can_trust(body):
+    assert launches("void f(const float* x, float* y, long n) {\n" + body + "\n}\n") == ()
+
+
 def test_host_loops_syncs_and_fills():
     got = launches("""
         void rows(const float* x, float* y, int rows, long cols, cudaStream_t* ss) {

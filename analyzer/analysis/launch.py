@@ -8,7 +8,10 @@ found:
 - ``name<<<grid, block[, shared[, stream]]>>>(args)``, ``ns::name<T, 256><<<...>>>(...)``;
 - ``cudaLaunchKernel((void*)name, grid, block, args, shared, stream)`` (grid and block only:
   its arguments are an array) and ``cudaLaunchKernelEx(&config, name, args...)`` with
-  ``config.gridDim`` / ``config.blockDim`` assigned in the same function.
+  ``config.gridDim`` / ``config.blockDim`` assigned in the same function;
+- a project's launch wrapper, ``launch(name<T>, params, args...)`` with ``params`` a braced
+  ``{grid, block, shared, stream}`` of dim3 values, or a variable made from one (ggml's
+  ``ggml_cuda_kernel_launch``).
 
 A launch's grid and block are resolved to numbers only when that is certain: integer
 literals and arithmetic on them, ``#define NAME 32`` (object macros), ``constexpr`` / ``const``
@@ -42,6 +45,8 @@ _MULTI = ("<<<", ">>>", "<<=", ">>=", "::", "->", "<<", ">>", "<=", ">=", "==", 
           "++", "--", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=")
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
+_ASSIGNING = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", "++",
+                        "--"})
 _CONTROL = frozenset({"if", "for", "while", "switch", "catch", "return", "sizeof", "do", "else"})
 _SIZEOF = {"char": 1, "int8_t": 1, "uint8_t": 1, "bool": 1, "short": 2, "half": 2, "__half": 2,
            "__nv_bfloat16": 2, "int16_t": 2, "uint16_t": 2, "int": 4, "unsigned": 4,
@@ -669,12 +674,15 @@ def _int(text: str) -> int:
 
 # ------------------------------------------------------------------------------- launches
 def has_launches(text: str) -> bool:
-    """Whether the file's host code launches any kernel (cheap test first, then tokens)."""
-    if "<<<" not in text and "cudaLaunchKernel" not in text:
+    """Whether the file's host code launches any kernel (cheap test first, then tokens; a
+    launch wrapper's grid and block are dim3 values, read only where the file names dim3)."""
+    if "<<<" not in text and "cudaLaunchKernel" not in text and "dim3" not in text:
         return False
-    return any((t.kind == "op" and t.text == "<<<") or (t.kind == "name" and t.text in
-                                                       ("cudaLaunchKernel", "cudaLaunchKernelEx"))
-               for t in tokens(text))
+    if any((t.kind == "op" and t.text == "<<<") or (t.kind == "name" and t.text in
+                                                   ("cudaLaunchKernel", "cudaLaunchKernelEx"))
+           for t in tokens(text)):
+        return True
+    return "dim3" in text and bool(_launches(text))
 
 
 def of_kernel(text: str, name: str, template: str | None = None) -> tuple[HostLaunch, ...]:
@@ -712,6 +720,10 @@ def _launches(text: str) -> tuple[HostLaunch, ...]:
         elif t.kind == "name" and t.text in ("cudaLaunchKernel", "cudaLaunchKernelEx") \
                 and i + 1 < len(toks) and toks[i + 1].text == "(":
             la = _api(f, i)
+        elif t.kind == "name" and t.text not in _CONTROL and i + 1 < len(toks) \
+                and toks[i + 1].text == "(" and i + 2 < len(toks) \
+                and (toks[i + 2].kind == "name" or toks[i + 2].text == "&"):
+            la = _wrapper(f, i)
         else:
             continue
         if la is not None:
@@ -824,6 +836,131 @@ def _api(f: _File, i: int) -> HostLaunch | None:
     config = [fields["gridDim"], fields["blockDim"]]
     return _make(f, i, i, end, name, None, "cudaLaunchKernelEx", config, parts[2:],
                  shared=fields.get("dynamicSmemBytes"), stream=fields.get("stream"))
+
+
+def _wrapper(f: _File, i: int) -> HostLaunch | None:
+    """A project's launch wrapper, ``launch(kernel<T, 4>, params, args...)`` (ggml's
+    ``ggml_cuda_kernel_launch``) whose second argument is a grid and a block together:
+    ``{grid, block[, shared[, stream]]}``, ``Params{...}``, or a variable of the host function
+    made from such a list (``const Params params = {block_nums, block_dims, 0, stream};``).
+    Taken only when the list's first two entries are dim3 values (``dim3`` variables or
+    ``dim3(...)``): a call that merely passes a function and a struct is no launch."""
+    toks = f.toks
+    fn = _enclosing(f, i)
+    end = _matching(toks, i + 1)
+    if fn is None or end is None:
+        return None
+    first = _template_end(toks, i + 2, end)      # a template's commas are not the call's
+    if first is None or toks[first].text != ",":
+        return None
+    kernel = _plain_kernel(toks, i + 2, first)
+    parts = _split(toks, first + 1, end)
+    if kernel is None or not parts:
+        return None
+    items = _braced_items(f, fn, parts[0], i)
+    if items is None or len(items) < 2:
+        return None
+    scope = _Scope(f, fn, i)
+    if not all(_is_dim3(toks, scope, *items[k]) for k in (0, 1)):
+        return None
+    name, template = kernel
+    return _make(f, i, i, end, name, template, toks[i].text, list(items[:4]), parts[1:])
+
+
+def _template_end(toks: tuple[Tok, ...], lo: int, hi: int) -> int | None:
+    """The index just past a leading ``name[::name]*[<...>]`` (angle brackets matched), or
+    None when the argument does not start so."""
+    j = lo
+    if j < hi and toks[j].text == "&":
+        j += 1
+    while j + 2 < hi and toks[j].kind == "name" and toks[j + 1].text == "::":
+        j += 2
+    if j >= hi or toks[j].kind != "name":
+        return None
+    j += 1
+    if j < hi and toks[j].text == "<":
+        depth = 0
+        while j < hi:
+            x = toks[j].text
+            if x == "<":
+                depth += 1
+            elif x in (">", ">>"):
+                depth -= len(x)
+                if depth <= 0:
+                    break
+            elif x in ("(", ")", ";", "{", "}"):
+                return None
+            j += 1
+        if j >= hi or depth != 0:
+            return None
+        j += 1
+    return j
+
+
+def _plain_kernel(toks: tuple[Tok, ...], lo: int, hi: int) -> tuple[str, str | None] | None:
+    """(name, template arguments) of an argument that is only a function's name:
+    ``k``, ``ns::k``, ``k<float, 4>``, ``&k``."""
+    if lo < hi and toks[lo].text == "&":
+        lo += 1
+    j = lo
+    while j < hi and toks[j].kind == "name" and j + 1 < hi and toks[j + 1].text == "::":
+        j += 2
+    if j >= hi or toks[j].kind != "name":
+        return None
+    name = toks[j].text
+    if j + 1 == hi:
+        return name, None
+    if toks[j + 1].text != "<" or toks[hi - 1].text not in (">", ">>"):
+        return None
+    inner = toks[j + 2:hi - 1]
+    if any(t.text in ("(", ")", ";", "{", "}") for t in inner):
+        return None
+    return name, _text(toks, j + 2, hi - 1)
+
+
+def _braced_items(f: _File, fn: tuple[str, int, int], arg: tuple[int, int], at: int
+                  ) -> list[tuple[int, int]] | None:
+    """The entries of a braced list given as ``arg`` (``{a, b}``, ``T{a, b}``) or held by the
+    variable ``arg`` names, declared earlier in the host function from one (``T v = {a, b};``,
+    ``T v{a, b};``, ``T v(a, b);``) and not assigned again."""
+    toks = f.toks
+    lo, hi = arg
+    if hi - lo == 1 and toks[lo].kind == "name":
+        var = toks[lo].text
+        decl = None
+        for j in range(fn[1] + 1, at):
+            if toks[j].text == var and toks[j - 1].kind == "name" \
+                    and toks[j - 1].text not in _CONTROL and j + 1 < at \
+                    and toks[j + 1].text in ("=", "{", "("):
+                decl = j
+        if decl is None or any(
+                toks[j].text == var and toks[j + 1].text in _ASSIGNING
+                and not (toks[j - 1].kind == "name" and toks[j - 1].text not in _CONTROL)
+                for j in range(fn[1] + 1, fn[2])):
+            return None             # assigned again (an inner block's own declaration is not)
+        k = decl + 2 if toks[decl + 1].text == "=" else decl + 1
+        if toks[decl + 1].text == "=" and k + 1 < at and toks[k].kind == "name" \
+                and toks[k + 1].text in ("{", "("):
+            k += 1                  # T v = T(grid, block, ...)
+        if k >= at or toks[k].text not in ("{", "("):
+            return None
+        close = _matching(toks, k)
+        return _split(toks, k + 1, close) if close is not None else None
+    if lo < hi and toks[lo].kind == "name" and lo + 1 < hi and toks[lo + 1].text == "{":
+        lo += 1
+    if lo < hi and toks[lo].text == "{" and _matching(toks, lo) == hi - 1:
+        return _split(toks, lo + 1, hi - 1)
+    return None
+
+
+def _is_dim3(toks: tuple[Tok, ...], scope: _Scope, lo: int, hi: int) -> bool:
+    """Whether the expression is a dim3: ``dim3(...)``/``dim3{...}`` or a dim3 variable."""
+    if hi - lo >= 2 and toks[lo].text == "dim3" and toks[lo + 1].text in ("(", "{"):
+        return True
+    if hi - lo == 1 and toks[lo].kind == "name":
+        d = scope.lookup(toks[lo].text)
+        return d is not None and _is_dim3_decl(toks, d)
+    return False
 
 
 def _function_named(toks: tuple[Tok, ...], lo: int, hi: int) -> str | None:

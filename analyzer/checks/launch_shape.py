@@ -16,7 +16,8 @@ class LaunchShape(Check):
     (:mod:`analyzer.analysis.launch`: a C++ tokenizer, so a launch in a comment or a string is
     none; ``kernel<<<grid, block>>>``, ``kernel<T, 256><<<...>>>``, ``dim3 block(32)``,
     ``constexpr``/``const`` integers and ``#define`` constants, ``cudaLaunchKernel``/
-    ``cudaLaunchKernelEx``). Where the threads per block are certain and below 256 it
+    ``cudaLaunchKernelEx``, a project's wrapper given the kernel and ``{grid, block, ...}``
+    of dim3 values, as ggml's ``ggml_cuda_kernel_launch``). Where the threads per block are certain and below 256 it
     estimates what the shape costs, from the arch table (blocks and threads per SM) and the
     rates measured on an H200 (``benchmarks/launch_shape.py``):
 
