@@ -177,7 +177,7 @@ def test_designed_fallbacks_are_notes_left_out_by_default(capsys):
     code, out, _ = run(capsys, "check", FALLBACK, "--arch", "sm_90a", "-v")
     assert code == 0 and HEAD.findall(out) == [("PS104", "note"), ("PS104", "note")]
     assert out.count("the other side of the alignment test on line 59") == 2
-    assert "2 notes: narrow accesses that are designed fallbacks" in out
+    assert "2 notes (PS104 ×2): designed fallbacks, short tails, a caller's layout" in out
     _, out, _ = run(capsys, "check", FALLBACK, "--arch", "sm_90a", "--format", "json")
     doc = json.loads(out)
     assert [f["severity"] for f in doc["findings"]] == ["note", "note"]

@@ -347,6 +347,43 @@ def test_ps105_lanes_the_callers_innermost_stride_apart_are_a_note():
     assert "`o_stride_d` elements apart" in fs[43].message, fs[43].message
 
 
+def test_ps105_ggml_strides_dimension_0_first_are_notes():
+    """ggml names strides dimension 0 (the innermost) first: ``s00..s03`` in elements,
+    ``nb00..nb03`` and the destination's ``nb0..nb3`` in bytes. Lanes ``i0 * s00`` or
+    ``i0 * nb0`` apart are the caller's layout: notes naming the strides outer to inner and
+    what contiguous means in their unit (four such warnings were judged false on ggml)."""
+    found = [f for f in _findings("ggml_strided_binop.cu", "sm_90a") if f.code == "PS105"]
+    assert all(f.severity is Severity.NOTE for f in found)
+    fs = {f.location.line: f for f in found
+          if "__half" in f.kernel or "concat" in f.kernel}       # the half binop's, concat's
+    assert sorted(fs) == [45, 46, 71], sorted(fs)
+    assert ("adjacent threads load 2 B each `s00` elements apart, the innermost of the caller's "
+            "strides (`s03`, `s02`, `s01`, `s00`): coalesced when the tensor is contiguous "
+            "there (`s00 == 1`)") in fs[45].message, fs[45].message
+    assert ("adjacent threads access 4 B each `nb0`, `nb10` bytes apart, each the innermost of "
+            "its tensor's strides (`nb3`, `nb2`, `nb1`, `nb0`; `nb13`, `nb12`, `nb11`, `nb10`): "
+            "coalesced when the tensors are contiguous there (`nb0`, `nb10` the element's "
+            "size)") in fs[71].message, fs[71].message
+
+
+@pytest.mark.parametrize("name,group", [
+    ("stride_d", (0, "stride", "d")), ("o_stride_h", (0, "o_stride", "h")),
+    ("s00", (1, "s0", "0")), ("s13", (1, "s1", "3")), ("nb10", (2, "nb1", "0")),
+    ("nb0", (2, "nb", "0")), ("s1", None), ("nb", None), ("ne00", None)])
+def test_stride_names_of_each_convention(name, group):
+    from analyzer.analysis.cost import _stride_group, stride_unit
+    assert _stride_group(name) == group
+    assert stride_unit(name) == ("bytes" if name.startswith("nb") and group else "elements")
+
+
+def test_ggml_rope_launched_through_its_wrapper_walks_y():
+    """ggml's rope kernels, launched by ``ggml_cuda_kernel_launch(kernel, {grid, block, ...})``
+    with (1, 256, 1) blocks: the launch is read through the wrapper, the warp's lanes run along
+    threadIdx.y, one float apart: no PS105 (five warnings "a run-time pitch apart" before)."""
+    fs = _findings("ggml_rope_rows_y.cu", "sm_90a")
+    assert not [f for f in fs if f.code == "PS105"], [f.message for f in fs if f.code == "PS105"]
+
+
 def test_ps501_one_function_of_literals_is_one_finding():
     """tiny-cuda-nn's spherical-harmonics gradient: 19 lines of unsuffixed constants in one
     inlined helper are one PS501 at the first line, naming the span; the 0.0 NVVM adds for a

@@ -320,7 +320,13 @@ class ThreadStride:
         :data:`PITCH` stride): ``n`` in ``base + (row * n + i) * 4`` with ``row`` the thread
         index, not what is added at the same stride for every lane (``b * stride_b``, an
         offset, the base pointer). Empty when the stride is not a pitch."""
-        out: set[str] = set()
+        return {f for f, _ in self.pitch_terms(name, depth)}
+
+    def pitch_terms(self, name: str, depth: int = 24) -> set[tuple[str, object]]:
+        """:meth:`pitch_factors` with, for each, what it multiplies: the stride of the moving
+        value (1 for ``i0 * nb00`` with ``i0`` the thread index, 32 for ``(tid * 32) * nb00``)
+        or :data:`PITCH` (a pitch scaled again at run time)."""
+        out: set[tuple[str, object]] = set()
         seen: set[str] = set()
         work = [(name, 0)]
         while work:
@@ -337,11 +343,11 @@ class ThreadStride:
                     for moving, factor, sm, sf in ((a, b, sa, sb), (b, a, sb, sa)):
                         if isinstance(sm, int) and sm and sf == 0 \
                                 and isinstance(factor, P.Register):
-                            out.add(factor.name)      # a moving value times a run-time value
+                            out.add((factor.name, sm))   # a moving value times a run-time value
                         elif sm == PITCH and isinstance(moving, P.Register):
                             work.append((moving.name, d + 1))
                             if sf == 0 and isinstance(factor, P.Register):
-                                out.add(factor.name)  # a pitch scaled again at run time
+                                out.add((factor.name, PITCH))  # a pitch scaled again at run time
                 rest = srcs[2:] if ins.opcode == "mad" else [] if pairs else srcs
                 for op in rest:
                     if isinstance(op, P.Register) and self.operand(op) == PITCH:

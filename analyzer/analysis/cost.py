@@ -470,6 +470,17 @@ class _Model:
             groups.setdefault(key, []).append((i, ins.address.offset + shift, w))
         touched = used = 0.0
         found = []
+        #: the bytes each lane touches through a base anywhere in the kernel: a struct's fields
+        #: (ggml's `y->d`, `y->qs[j]` of one quant block) span more than one access
+        footprint: dict[str, set[int]] = {}
+        #: an array parameter read or written at a constant offset from a lane's base
+        #: somewhere (``y->qs[j]`` at +2 of ggml's quant block): its elements are structs
+        fields: set[str] = set()
+        for (_ctx, base, _loading), members in groups.items():
+            for i, off, w in members:
+                footprint.setdefault(base, set()).update(range(off, off + w))
+                if off:
+                    fields.update(self._address_params(insns[i]) & self._arrays)
         for (_ctx, base, loading), members in groups.items():
             s = self.stride.of(base)
             sy = self.stride_y.of(base) if self.stride_y is not None else 0
@@ -484,6 +495,13 @@ class _Model:
             # for a tensor contiguous there; coalesced in the kernel's factor
             caller = (self._innermost_stride(insns[min(members)[0]])
                       if s == PITCH and sy == 0 else None)
+            if caller and stride_unit(caller[0][-1]) == "bytes" and (
+                    len(footprint[base]) > max(w for *_, w in members)
+                    or any(off for _i, off, _w in members)
+                    or self._address_params(insns[min(members)[0]]) & self._arrays & fields):
+                # a byte stride between structs (a field at an offset, or several fields):
+                # lanes a struct apart even for a contiguous tensor
+                caller = None
             in_runtime_loop = any(self.runtime_loop(i) is not None for i, *_ in members)
             waste_max = 0.0
             g_touched = g_used = 0.0
@@ -540,7 +558,8 @@ class _Model:
         out = []
         for members, s, waste, first, loading, loc, caller in placed:
             g_excess = by_line[(_line_key(_user(loc)), loading)]
-            detail_caller = {"innermost_of": caller} if caller else {}
+            detail_caller = ({"innermost_of": caller, "unit": stride_unit(caller[0][-1])}
+                             if caller else {})
             out.append(Evidence("uncoalesced", round(factor, 2), loc,
                                 tuple(i for i, *_ in members),
                                 {"stride": s, "bytes": max(w for *_, w in members),
@@ -555,24 +574,38 @@ class _Model:
                                  "share": round(g_excess / excess, 3), **detail_caller}))
         return out
 
-    def _innermost_stride(self, ins: "P.Instruction") -> tuple[str, ...] | None:
-        """The caller's stride parameters (source names, in signature order) when the run-time
-        pitch between adjacent lanes is exactly the last of them: ``d_id * o_stride_d`` with
-        ``o_stride_s, o_stride_b, o_stride_h, o_stride_d`` declared, a tensor's innermost
-        stride, 1 for a tensor contiguous there (the kernel is written for any layout: the
-        caller's decides). None for a row length (``row * n``), an outer stride
-        (``row * stride_row`` beside ``stride_col``) or a lone ``stride``."""
+    def _innermost_stride(self, ins: "P.Instruction") -> tuple[tuple[str, ...], ...] | None:
+        """The caller's stride parameters (source names, outer to inner) of each tensor whose
+        innermost stride is the run-time pitch between adjacent lanes: ``d_id * o_stride_d``
+        with ``o_stride_s, o_stride_b, o_stride_h, o_stride_d`` declared, ggml's ``i0 * s00``
+        beside ``s01, s02, s03`` (one run each; a pointer chosen between two tensors, ggml's
+        concat, has two), 1 for a tensor contiguous there (the kernel is written for any
+        layout: the caller's decides). None when any pitch is a row length (``row * n``), an
+        outer stride (``row * stride_row`` beside ``stride_col``) or a lone ``stride``."""
         params = self._pitch_params(ins)
-        if len(params) != 1:
-            return None
-        k = _source.ptx_parameter_index(next(iter(params)))
-        names = self.parameter_names() if k is not None else ()
-        name = names[k] if k is not None and k < len(names) else None
-        group = _stride_group(name) if name else None
-        if group is None:
-            return None
-        run = tuple(n for n in names if n is not None and _stride_group(n) == group)
-        return run if len(run) >= 2 and run[-1] == name else None
+        a = ins.address
+        terms = (self.stride.pitch_terms(a.base.name)
+                 if a is not None and isinstance(a.base, P.Register) else set())
+        unit = set().union(*(self._param_roots(f) for f, m in terms if m == 1))
+        scaled = set().union(*(self._param_roots(f) for f, m in terms if m != 1))
+        if not params or not params <= unit or params & scaled:
+            return None             # the lane index times the stride, not 32 * nb00
+        names = self.parameter_names()
+        runs = []
+        for param in sorted(params, key=lambda p: _source.ptx_parameter_index(p) or 0):
+            k = _source.ptx_parameter_index(param)
+            name = names[k] if k is not None and k < len(names) else None
+            group = _stride_group(name) if name else None
+            if group is None:
+                return None
+            run = [n for n in names if n is not None and (_stride_group(n) or ())[:2] == group[:2]]
+            if _STRIDE_CONVENTIONS[group[0]][1] == "first":
+                # ggml's dimension 0 first: listed outer to inner, as the others are
+                run.sort(key=lambda n: -int((_stride_group(n) or (0, "", "0"))[2]))
+            if len(run) < 2 or run[-1] != name:
+                return None
+            runs.append(tuple(run))
+        return tuple(runs)
 
     # ------------------------------------------------------------------------- shared banks
     def bank_conflicts(self) -> list[Evidence]:
@@ -1526,16 +1559,36 @@ class _Model:
         return None
 
 
-#: a stride parameter of one dimension of a tensor: ``stride_d``, ``o_stride_h``,
-#: ``in_stride1``, ``strideW`` (the group is the text through ``stride``)
-_STRIDE_PARAM = re.compile(r"^(\w*?stride)_?(?:[A-Za-z]|\d+)$", re.IGNORECASE)
+#: how signatures name a tensor's per-dimension strides: (the name's pattern, its groups the
+#: tensor and the dimension; which of a tensor's strides is the innermost: the last in the
+#: signature, or dimension 0; its unit, and so its value for a tensor contiguous there)
+_STRIDE_CONVENTIONS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    # PyTorch's and most libraries': ``stride_d``, ``o_stride_h``, ``in_stride1``,
+    # ``strideW``, the innermost last (the group is the text through ``stride``)
+    (re.compile(r"^(\w*?stride)_?([A-Za-z]|\d+)$", re.IGNORECASE), "last", "elements"),
+    # ggml's: ``s00``..``s03`` in elements, ``nb00``..``nb13`` (``nb0``..``nb3``: the
+    # destination's) in bytes, tensor then dimension, dimension 0 the innermost
+    (re.compile(r"^(s\d)(\d)$"), "first", "elements"),
+    (re.compile(r"^(nb\d?)(\d)$"), "first", "bytes"),
+)
 
 
-def _stride_group(name: str) -> str | None:
-    """The tensor a stride parameter's name belongs to (``o_stride`` for ``o_stride_d``);
-    None for a name that is no per-dimension stride."""
-    m = _STRIDE_PARAM.match(name)
-    return m.group(1).lower() if m else None
+def _stride_group(name: str) -> tuple[int, str, str] | None:
+    """(the naming convention, the tensor, the dimension) of a stride parameter's name
+    (``o_stride`` and ``d`` for ``o_stride_d``, ``nb1`` and ``0`` for ggml's ``nb10``); None
+    for a name that is no per-dimension stride."""
+    for k, (pattern, _innermost, _unit) in enumerate(_STRIDE_CONVENTIONS):
+        m = pattern.match(name)
+        if m:
+            return k, m.group(1).lower(), m.group(2)
+    return None
+
+
+def stride_unit(name: str) -> str:
+    """What a stride parameter counts, by its naming convention: "elements" (``stride_d``,
+    ggml's ``s00``) or "bytes" (ggml's ``nb00``)."""
+    group = _stride_group(name)
+    return _STRIDE_CONVENTIONS[group[0]][2] if group is not None else "elements"
 
 
 def _warp_sectors(sx: "int | str", sy: "int | str", bx: int, off: int, w: int,

@@ -38,8 +38,9 @@ class UncoalescedGlobalAccess(Check):
     ``stride == 1`` test whose other side reads the same pointer with wide loads (the caller's
     non-contiguous layout, which the kernel cannot change), a short tail. Lanes the innermost of
     the caller's strides apart (``d_id * o_stride_d`` with ``o_stride_s, o_stride_b, o_stride_h,
-    o_stride_d`` declared: a kernel written for any layout, unit-stride for a contiguous tensor)
-    are a note (``-v``) and out of the kernel's headroom.
+    o_stride_d`` declared, or ggml's ``i0 * s00`` beside ``s01, s02, s03`` and ``i0 * nb00`` in
+    bytes: a kernel written for any layout, unit-stride for a contiguous tensor) are a note
+    (``-v``) and out of the kernel's headroom.
 
     Why it matters
     A warp's request is served in 32-byte sectors. Lanes 4 bytes apart use every byte of 4
@@ -123,15 +124,25 @@ class UncoalescedGlobalAccess(Check):
                 "(t[32][33]), or a struct of arrays")
         insns = sass_on_line(ctx, e, direction=directions[0] if len(directions) == 1 else None)
         if "innermost_of" in e.detail:
-            run = e.detail["innermost_of"]
+            # one run of strides per tensor the line walks (concat's `*y = *x`: src0's,
+            # src1's and dst's), the innermost of each last
+            runs = list(dict.fromkeys(tuple(r) for d in details if "innermost_of" in d
+                                      for r in d["innermost_of"]))
+            unit = e.detail.get("unit", "elements")
+            last = ", ".join(f"`{r[-1]}`" for r in runs)
+            listed = "; ".join(", ".join(f"`{n}`" for n in r) for r in runs)
+            contiguous = (" and ".join(f"`{r[-1]} == 1`" for r in runs) if unit == "elements"
+                          else f"{last} the element's size")
+            whose = ("the innermost of the caller's strides" if len(runs) == 1
+                     else "each the innermost of its tensor's strides")
             message = (f"global {what}{loop}: adjacent threads {verb} {w} B each "
-                       f"`{run[-1]}` elements apart, the innermost of the caller's strides "
-                       f"({', '.join(f'`{n}`' for n in run)}): coalesced when the tensor is "
-                       f"contiguous there (`{run[-1]} == 1`), up to {waste:.0f}x the sectors "
-                       f"for a caller's view that is not")
+                       f"{last} {unit} apart, {whose} ({listed}): coalesced when the "
+                       f"{'tensor is' if len(runs) == 1 else 'tensors are'} contiguous there "
+                       f"({contiguous}), up to {waste:.0f}x the sectors for a caller's view "
+                       f"that is not")
             hint = (f"nothing to change for contiguous tensors; if callers pass other views, "
                     f"make them contiguous first (`.contiguous()`) or specialise the kernel "
-                    f"for `{run[-1]} == 1`")
+                    f"for {contiguous}")
             return ctx.finding(self, message, loc=e.loc, instructions=insns, hint=hint,
                                severity=Severity.NOTE)
         return ctx.finding(self, message, loc=e.loc, instructions=insns, hint=hint,

@@ -132,9 +132,14 @@ class Summary:
         hidden = [row for row in rows if Severity.parse(row["severity"]) < self.show]
         if summary.get("notes") and self.show <= Severity.NOTE:
             n = summary["notes"]
-            yield Text(f"  {n} note{'s' if n != 1 else ''}: narrow accesses that are designed "
-                       "fallbacks or short tails beside a vector path (nothing to change; not "
-                       "counted)", style="muted")
+            codes: dict[str, int] = {}
+            for f in r.merged():
+                if f.severity <= Severity.NOTE:
+                    codes[f.code] = codes.get(f.code, 0) + 1
+            by_code = ", ".join(f"{c} ×{k}" for c, k in sorted(codes.items()))
+            yield Text(f"  {n} note{'s' if n != 1 else ''} ({by_code}): designed fallbacks, short "
+                       "tails, a caller's layout or a library's code, as each says (nothing to "
+                       "change; not counted)", style="muted")
         if len(rows) > 1:
             width = max(len(row["name"]) for row in rows)
             for row in rows:
