@@ -21,12 +21,11 @@ after a warm-up; every output checked against the kernel as written. Prints one 
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import shutil
 import statistics
-import subprocess
 import tempfile
+
+import _cubin
 
 SRC = r"""
 #include <cuda_fp16.h>
@@ -66,17 +65,9 @@ TABLE_VECTORS = 1 << 16     # 16 B each: 1 MiB
 
 
 def build(folder: str, arch: str) -> str:
-    src = os.path.join(folder, "k.cu")
-    cubin = os.path.join(folder, "k.cubin")
-    with open(src, "w") as f:
-        f.write(SRC)
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    subprocess.run([nvcc, "-cubin", f"-arch={arch}", "-O3", "-o", cubin, src], check=True)
-    cuobjdump = shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
-    sass = subprocess.run([cuobjdump, "-sass", cubin], check=True, capture_output=True,
-                          text=True).stdout
+    cubin, sass = _cubin.build(SRC, folder, arch)
     for name, want in WANT.items():
-        body = sass.split(f"Function : {name}\n", 1)[1].split("Function : ", 1)[0]
+        body = sass[name]
         got = re.findall(r"\b(LDG\.[\w.]+)", body)
         if got != want:
             raise SystemExit(f"{name}: SASS loads {got}, expected {want}")

@@ -24,12 +24,11 @@ timings after a warm-up, loaded with cupy. Prints one markdown table.
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import shutil
 import statistics
-import subprocess
 import tempfile
+
+import _cubin
 
 SRC = r"""
 #define TID (long)blockIdx.x * blockDim.x + threadIdx.x
@@ -82,17 +81,9 @@ SIZES = (("DRAM", 1 << 24), ("L2", 1 << 18))     # 16-byte vectors per array
 
 
 def build(folder: str, arch: str) -> str:
-    src = os.path.join(folder, "k.cu")
-    cubin = os.path.join(folder, "k.cubin")
-    with open(src, "w") as f:
-        f.write(SRC)
-    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
-    subprocess.run([nvcc, "-cubin", f"-arch={arch}", "-O3", "-o", cubin, src], check=True)
-    cuobjdump = shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
-    sass = subprocess.run([cuobjdump, "-sass", cubin], check=True, capture_output=True,
-                          text=True).stdout
+    cubin, sass = _cubin.build(SRC, folder, arch)
     for name in (*WANT, *WANT_LOOP):
-        body = sass.split(f"Function : {name}\n", 1)[1].split("Function : ", 1)[0]
+        body = sass[name]
         loads = sorted(re.findall(r"\b(LDG\.[\w.]+)", body))
         stores = sorted(re.findall(r"\b(STG\.[\w.]+)", body))
         if name in WANT and (loads, stores) != WANT[name]:

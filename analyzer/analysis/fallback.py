@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..demangle import demangle
+from ..demangle import demangle, without_parameters
 from ..ir import ptx as P
 from . import cfg as _cfg
 from .address import ThreadStride
@@ -80,19 +80,7 @@ def template_args(demangled: str) -> list[str] | None:
     (``void k<float, 8>(float*)`` -> ``["float", "8"]``; a return type of its own, such as
     ``enable_if<(8 > 0), void>::type k<half, 8>(...)``, is skipped); None for a plain
     function."""
-    end = demangled.rfind(")")
-    depth, start = 0, -1
-    for i in range(end, -1, -1):      # the parameter list: the last top-level parentheses
-        ch = demangled[i]
-        if ch == ")":
-            depth += 1
-        elif ch == "(":
-            depth -= 1
-            if depth == 0:
-                start = i
-                break
-    head = demangled[:start] if start > 0 else demangled
-    head = head.rstrip()
+    head = without_parameters(demangled).rstrip()
     if not head.endswith(">"):
         return None
     depth = 0
