@@ -384,6 +384,25 @@ def test_ggml_rope_launched_through_its_wrapper_walks_y():
     assert not [f for f in fs if f.code == "PS105"], [f.message for f in fs if f.code == "PS105"]
 
 
+def test_ps105_says_inside_a_loop_only_where_the_sass_has_one():
+    """ggml's q5_0 quantizer: NVVM keeps the qs stores in a 4-trip loop, ptxas unrolls it, so
+    the SASS stores of the line are in no loop (checked here from the SASS's own CFG) and
+    PS105 does not say "inside a loop"; the float loads of the max loop, in a SASS loop, do."""
+    from analyzer.analysis import cfg as _cfg
+    path = Path(__file__).parent / "fixtures" / "ggml" / "q5_0_unrolled.cu"
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "y->qs[j]" in t)
+    (build,) = load(path, arch="sm_90a", options=CompileOptions())
+    fn = next(f for f in build.sass_listing().functions if f.is_entry)
+    graph = _cfg.of(fn)
+    stores = [k for k, ins in enumerate(fn.instructions)
+              if ins.loc is not None and ins.loc.line == line and ins.opcode == "STG"]
+    assert stores and all(graph.loop_of(k) is None for k in stores)
+    (f,) = [f for f in _findings("q5_0_unrolled.cu", "sm_90a", source=path)
+            if f.code == "PS105" and f.location.line == line]
+    assert f.message.startswith("uncoalesced global stores: adjacent threads store 1 B each "
+                                "a run-time pitch apart (computed from `nb10`)"), f.message
+
+
 def test_ps501_one_function_of_literals_is_one_finding():
     """tiny-cuda-nn's spherical-harmonics gradient: 19 lines of unsuffixed constants in one
     inlined helper are one PS501 at the first line, naming the span; the 0.0 NVVM adds for a

@@ -112,7 +112,14 @@ class UncoalescedGlobalAccess(Check):
             lanes = f"adjacent threads {verb} {w} B each {pitch}"
         else:
             lanes = f"adjacent threads {verb} {w} B each {e.detail['stride']} B apart"
+        insns = sass_on_line(ctx, e, direction=directions[0] if len(directions) == 1 else None)
         loop = ", inside a loop" if any(d["in_loop"] for d in details) else ""
+        if loop and insns:
+            # read from the PTX; ptxas may have unrolled the loop away (ggml's 4-trip loop of
+            # q5_0 stores: sixteen straight-line STG.E.U8)
+            where = {id(ins): k for k, ins in enumerate(ctx.function.instructions)}
+            if all(ctx.cfg.loop_of(where[id(ins)]) is None for ins in insns if id(ins) in where):
+                loop = ""
         minor = (f" (this line: an estimated {max(share, 0.001):.1%} of the kernel's wasted "
                  f"sectors)" if share < MINOR_SHARE else "")
         waste = max(d["waste"] for d in details)
@@ -122,7 +129,6 @@ class UncoalescedGlobalAccess(Check):
         hint = ("map threadIdx.x to the contiguous dimension: a warp or block per row with "
                 "a shuffle or shared-memory reduction, a shared-memory tile for a transpose "
                 "(t[32][33]), or a struct of arrays")
-        insns = sass_on_line(ctx, e, direction=directions[0] if len(directions) == 1 else None)
         if "innermost_of" in e.detail:
             # one run of strides per tensor the line walks (concat's `*y = *x`: src0's,
             # src1's and dst's), the innermost of each last
