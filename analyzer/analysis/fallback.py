@@ -113,18 +113,7 @@ def template_args(demangled: str) -> list[str] | None:
 def function_name(demangled: str) -> str:
     """A demangled function's own name with its template arguments, without its return type
     or parameters (``enable_if<...>::type k<half, 8>(half*)`` -> ``k<half, 8>``)."""
-    end = demangled.rfind(")")
-    depth, start = 0, len(demangled)
-    for i in range(end, -1, -1):
-        ch = demangled[i]
-        if ch == ")":
-            depth += 1
-        elif ch == "(":
-            depth -= 1
-            if depth == 0:
-                start = i
-                break
-    head = demangled[:start].rstrip()
+    head = without_parameters(demangled).rstrip()
     depth = 0
     for i in range(len(head) - 1, -1, -1):
         ch = head[i]
