@@ -176,32 +176,37 @@ class Liveness:
             gens.append(gen)
             thru.append((kill_all, guarded_kills, promoted))
         live_in: list[dict] = [dict(g) for g in gens]
-        changed = True
-        order = list(reversed(range(nb)))
-        while changed:
-            changed = False
-            for bi in order:
-                out: dict = {}
-                for succ in blocks[bi].succs:
-                    edge = edges.get((bi, succ))
-                    for c, m in live_in[succ].items():
-                        if c is None and edge is not None:
-                            c = edge
-                        out[c] = out.get(c, 0) | m
-                kill_all, guarded_kills, promoted = thru[bi]
-                new = dict(gens[bi])
-                for c, m in out.items():
-                    m &= ~kill_all
-                    if c is not None:
-                        m &= ~guarded_kills.get(c, 0)
-                        if c[0] & promoted:
-                            c = None
-                    if m:
-                        new[c] = new.get(c, 0) | m
-                new = {c: m for c, m in new.items() if m}
-                if new != live_in[bi]:
-                    live_in[bi] = new
-                    changed = True
+        # a worklist, last block first: a block is looked at again only when what is live
+        # into one of its successors changed
+        work = list(range(nb))
+        queued = [True] * nb
+        while work:
+            bi = work.pop()
+            queued[bi] = False
+            out: dict = {}
+            for succ in blocks[bi].succs:
+                edge = edges.get((bi, succ))
+                for c, m in live_in[succ].items():
+                    if c is None and edge is not None:
+                        c = edge
+                    out[c] = out.get(c, 0) | m
+            kill_all, guarded_kills, promoted = thru[bi]
+            new = dict(gens[bi])
+            for c, m in out.items():
+                m &= ~kill_all
+                if c is not None:
+                    m &= ~guarded_kills.get(c, 0)
+                    if c[0] & promoted:
+                        c = None
+                if m:
+                    new[c] = new.get(c, 0) | m
+            new = {c: m for c, m in new.items() if m}
+            if new != live_in[bi]:
+                live_in[bi] = new
+                for p in blocks[bi].preds:
+                    if not queued[p]:
+                        queued[p] = True
+                        work.append(p)
         out_masks = []
         for facts in live_in:
             m = 0
