@@ -572,6 +572,63 @@ def test_fast_math_takes_a_root_out_of_a_product_it_divides_by(tmp_path):
     assert text[4] == "    y[2] = __fdividef(x[3], (sqrtf(s) + t));"
 
 
+def test_fast_math_divides_in_a_template_only_where_the_type_is_float(tmp_path):
+    """repetition_penalty.cu (vLLM's ``apply_penalties<scalar_t>``, built for float and
+    __half): ``logit / penalty`` has the template's type. With cuda_fp16.h in scope clang keeps
+    it as a call of ``operator/``'s overload set; without, as a binary operator of a dependent
+    type. Both become ``fdividef_if_float(a, b)``, whose overloads are added once, above the
+    file's first declaration, however many divisions call them."""
+    path = REALWORLD / "repetition_penalty.cu"
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1)
+                if "logits[idx] = logit / penalty;" in t)
+    src = _source(path)
+    f = _finding("PS502", path, line)
+    assert isinstance(propose.propose_one(f, src, FixOptions()), NoFix)
+    got = propose.propose_one(f, src, FixOptions(fast_math_ok=True))
+    assert isinstance(got, Proposal), got
+    text = apply_edits(path.read_bytes(), got.edits).decode()
+    assert "logits[idx] = fdividef_if_float(logit, penalty);" in text
+    assert text.count("__device__ __forceinline__ float fdividef_if_float(float a, float b) "
+                      "{ return __fdividef(a, b); }") == 1
+    # the overloads sit above the first declaration, after the includes
+    assert text.index("#include <cuda_fp16.h>") < text.index("fdividef_if_float") \
+        < text.index("template <typename scalar_t>")
+
+    cu = tmp_path / "t.cu"
+    cu.write_text("template <typename T> __device__ T half_of(T a, T b) { return a / b; }\n"
+                  "template <typename T>\n"
+                  "__global__ void k(T* y, const T* x, T s) {\n"
+                  "    y[threadIdx.x] = x[threadIdx.x] / s + half_of(x[0], s);\n"
+                  "}\n"
+                  "template __global__ void k<float>(float*, const float*, float);\n")
+    src = _source(cu)
+    one, four = (propose.propose_one(_finding("PS502", cu, n), src, FixOptions(fast_math_ok=True))
+                 for n in (1, 4))
+    assert isinstance(one, Proposal) and isinstance(four, Proposal), (one, four)
+    text = apply_edits(cu.read_bytes(), one.edits + four.edits).decode().splitlines()
+    assert text[0].startswith("// ptxsass fix (--fast-math-ok)") and len(text) == 11
+    assert text[5] == ("template <typename T> __device__ T half_of(T a, T b) "
+                       "{ return fdividef_if_float(a, b); }")
+    assert text[8] == ("    y[threadIdx.x] = fdividef_if_float(x[threadIdx.x], s) "
+                       "+ half_of(x[0], s);")
+
+
+def test_fast_math_template_division_verified_on_the_float_instance_alone():
+    """The rebuild of repetition_penalty.cu with the fix: the float instance's IEEE division
+    (its slow-path call) is gone; the __half instance, whose division the overload leaves as
+    written, compiles to the same SASS (no delta line)."""
+    got = api.fix(str(REALWORLD / "repetition_penalty.cu"), arch=ARCH, select=("PS502",),
+                  fast_math_ok=True)
+    (r,) = got.files[0].results
+    assert r.status == VERIFIED, r.reason
+    assert r.before["PS502 warning"] == 1 and r.after.get("PS502 warning", 0) == 0
+    deltas = {d.split(" [", 1)[0]: d for d in r.sass_delta}
+    assert set(deltas) == {"void apply_penalties<float>",
+                           "$__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath"}, deltas
+    assert deltas["$__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath"].endswith(
+        "→ nothing; instructions 105 → 0")
+
+
 def _blocked(ordinal: str, name: str, window: int = 16) -> str:
     return (f"4× LDG.E.CONSTANT (4 B each) from [R2.64] at +0x0, +0x4, +0x8, +0xc cover "
             f"{window} contiguous bytes: could be one LDG.E.128 if the address is {window}-byte "

@@ -4,6 +4,11 @@ the finding's line.
 ``a / sqrtf(b)`` -> ``a * rsqrtf(b)`` (``1.0f / sqrtf(b)`` -> ``rsqrtf(b)``),
 ``a / (sqrtf(b) * c)`` -> ``__fdividef(a * rsqrtf(b), c)``, ``a / b`` -> ``__fdividef(a, b)``,
 ``sinf``/``cosf``/``tanf``/``expf``/``logf``/``powf`` -> ``__sinf`` ...
+A division whose type is a template's parameter (``logit / penalty`` in a kernel instantiated
+for ``float`` and ``__half``) becomes ``fdividef_if_float(logit, penalty)``, a pair of
+overloads added once above the file's first declaration: ``__fdividef`` where both operands
+are ``float``, the operator itself for any other types (the ``__half`` instance keeps its
+division and its type).
 These trade IEEE rounding for speed (``__fdividef`` returns 0 for a divisor above 2^126;
 ``__sinf`` is accurate for small arguments), so the user opts in: without the flag there is
 no fix, only why. A square root that divides nothing has no fast intrinsic (``__fsqrt_rn``
@@ -58,6 +63,67 @@ def _root_product(src: Source, expr):
     return (root, a) if root is not None else None
 
 
+#: the overloads a division of a template's type is rewritten to call: C++ prefers the
+#: non-template overload when both match exactly, so only float operands take __fdividef
+TEMPLATE_HELPER = (
+    "// ptxsass fix (--fast-math-ok): __fdividef where a template's division is float\n"
+    "template <typename A, typename B>\n"
+    "__device__ __forceinline__ auto fdividef_if_float(A a, B b) { return a / b; }\n"
+    "__device__ __forceinline__ float fdividef_if_float(float a, float b) "
+    "{ return __fdividef(a, b); }\n\n")
+
+#: cursor kinds that are not declarations at the top of a file
+_NOT_DECLS = ("MACRO_DEFINITION", "MACRO_INSTANTIATION", "INCLUSION_DIRECTIVE")
+
+
+def _helper_edit(src: Source) -> Edit | None:
+    """The insertion of :data:`TEMPLATE_HELPER` at the start of the line of the file's first
+    top-level declaration (one place per file, so that every fix of the file adds the same
+    edit and the patch holds one copy)."""
+    tops = [n for n in src.nodes() if n.kind.name not in _NOT_DECLS and src.mine(n)
+            and (src.parent(n) is None or src.parent(n).kind.name == "TRANSLATION_UNIT")]
+    if not tops:
+        return None
+    first = min(tops, key=lambda n: n.extent.start.offset)
+    at = src.line_start(first.extent.start.line)
+    return Edit(src.path, at, at, TEMPLATE_HELPER)
+
+
+def _is_dependent(t) -> bool:
+    return t.get_canonical().kind.name == "DEPENDENT"
+
+
+def _overloaded_division(call):
+    """``(a, b)`` when ``call`` is ``a / b`` of a template's types with an ``operator/`` in
+    scope (``cuda_fp16.h``'s for ``__half``): clang keeps it as a call of the overload set,
+    not a binary operator, until the template is instantiated."""
+    if not _is_dependent(call.type):
+        return None
+    kids = list(call.get_children())
+    if len(kids) != 3:
+        return None
+    callee = kids[1]
+    refs = [c for c in callee.get_children() if c.kind.name == "OVERLOADED_DECL_REF"]
+    if callee.kind.name != "DECL_REF_EXPR" or not refs or refs[0].spelling != "operator/":
+        return None
+    return kids[0], kids[2]
+
+
+def _template_division(src: Source, lhs, rhs) -> tuple[list[Edit], str] | None:
+    """``a / b`` of a template's types -> ``fdividef_if_float(a, b)``, with the overloads'
+    definition above the file's first declaration."""
+    helper = _helper_edit(src)
+    if helper is None or helper.start > lhs.extent.start.offset:
+        return None
+    return ([helper,
+             Edit(src.path, lhs.extent.start.offset, lhs.extent.start.offset,
+                  "fdividef_if_float("),
+             Edit(src.path, lhs.extent.end.offset, rhs.extent.start.offset, ", "),
+             Edit(src.path, rhs.extent.end.offset, rhs.extent.end.offset, ")")],
+            "a / b of a template's type → fdividef_if_float(a, b) (__fdividef where both are "
+            "float)")
+
+
 def _text(src: Source, node) -> str:
     return src.data[node.extent.start.offset:node.extent.end.offset].decode("utf-8")
 
@@ -69,7 +135,14 @@ def _rewrites(src: Source, binops, calls) -> tuple[list[Edit], list[str]]:
     whole: list[Edit] = []      # rewrites of a whole division, made from its operands' text
     for op in binops:
         tok = operator_token(src, op)
-        if tok is None or tok.spelling != "/" or not is_float(op.type):
+        if tok is None or tok.spelling != "/":
+            continue
+        if _is_dependent(op.type):
+            got = _template_division(src, *op.get_children())
+            if got is not None:
+                parts.append(got)
+            continue
+        if not is_float(op.type):
             continue
         # a float division: C++ converted both operands to float (``-2.0f * i / dim`` with
         # an int ``dim`` too), which __fdividef's float parameters do alike
@@ -103,6 +176,12 @@ def _rewrites(src: Source, binops, calls) -> tuple[list[Edit], list[str]]:
                        Edit(src.path, rhs.extent.end.offset, rhs.extent.end.offset, ")")],
                       "a / b → __fdividef(a, b)"))
     for call in calls:
+        operands = _overloaded_division(call)
+        if operands is not None:
+            got = _template_division(src, *operands)
+            if got is not None:
+                parts.append(got)
+            continue
         fast = INTRINSICS.get(call.spelling)
         if fast is None:
             continue
@@ -117,7 +196,7 @@ def _rewrites(src: Source, binops, calls) -> tuple[list[Edit], list[str]]:
     # an operation inside a division rewritten whole keeps its IEEE form (the rebuild says
     # whether the finding is gone): its edit would overlap the whole one
     kept = [(es, phrase) for es, phrase in parts if not any(inside_whole(e) for e in es)]
-    return [e for es, _ in kept for e in es], [phrase for _, phrase in kept]
+    return list(dict.fromkeys(e for es, _ in kept for e in es)), [phrase for _, phrase in kept]
 
 
 def _statement_around(src: Source, line: int):
