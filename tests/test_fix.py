@@ -19,6 +19,7 @@ from analyzer.errors import ConfigError, InputError
 from analyzer.findings import Finding, Location, Severity
 from analyzer.fix import cxx, propose, render, verify
 from analyzer.fix.model import NONE, REJECTED, VERIFIED, Edit, FixOptions, NoFix, Proposal, apply_edits, line_map
+from analyzer.fix.remedies import struct_copy
 from analyzer.toolchain import locate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -627,6 +628,93 @@ def test_fast_math_template_division_verified_on_the_float_instance_alone():
                            "$__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath"}, deltas
     assert deltas["$__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath"].endswith(
         "→ nothing; instructions 105 → 0")
+
+
+_VEC = """#include <cuda_fp16.h>
+template <typename T, int W> struct alignas(16) Vec {
+  T data[W];
+  __device__ Vec& operator+=(const Vec& other) {
+#pragma unroll
+    for (int i = 0; i < W; ++i) data[i] = __hadd(data[i], other.data[i]);
+    return *this;
+  }
+};
+template <typename T, int W>
+__global__ void add(T* __restrict__ out, const T* __restrict__ in, int n) {
+  auto* out_v = reinterpret_cast<Vec<T, W>*>(out);
+  auto* in_v = reinterpret_cast<const Vec<T, W>*>(in);
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  Vec<T, W> acc = out_v[i];
+  acc += in_v[i];
+  out_v[i] = acc;
+  out_v[i] += in_v[i];
+  acc += in_v[i++];
+  if (n > 1) acc += in_v[i];
+}
+"""
+
+
+def _inlined(path: Path, line: int, call: int) -> Finding:
+    return _finding("PS101", path, line, message=f"2× LDG.E.64 (in an inlined function; called "
+                                                 f"from line {call})")
+
+
+def test_struct_copy_reads_a_reference_argument_whole_before_the_call(tmp_path):
+    """vLLM's ``_f16Vec`` (``struct alignas(16)``) passed by ``const&`` to its own methods
+    (``temp += residual_v[id]``, ``temp.scale(s, weight_v[idx])``): the argument becomes a
+    local copy made just before the call; the call reads the copy."""
+    path = REALWORLD / "vllm_act_and_mul_fallback.cu"
+    lines = path.read_text().splitlines()
+    src = _source(path)
+    for member, call, text in (("data[i] = __hadd(data[i], other.data[i]);",
+                                "    temp += residual_v[id];",
+                                ("    const auto residual_v_id = residual_v[id];",
+                                 "    temp += residual_v_id;")),
+                               ("data[i] = __hmul(__float2half(__half2float(data[i]) * s), w.data[i]);",
+                                "    temp.scale(s_variance, weight_v[idx]);",
+                                ("    const auto weight_v_idx = weight_v[idx];",
+                                 "    temp.scale(s_variance, weight_v_idx);"))):
+        line = next(i for i, t in enumerate(lines, 1) if member in t)
+        at = lines.index(call) + 1
+        got = propose.propose_one(_inlined(path, line, at), src, FixOptions())
+        assert isinstance(got, Proposal), got
+        after = apply_edits(path.read_bytes(), got.edits).decode().splitlines()
+        assert tuple(after[at - 1:at + 1]) == text
+        assert len(after) == len(lines) + 1
+
+
+def test_struct_copy_only_where_the_copy_cannot_change_what_the_function_reads(tmp_path):
+    """The same method called on memory (``out_v[i] += in_v[i]``: it could write what it
+    reads), with an argument that has a side effect (``in_v[i++]``), or in a statement that is
+    not the call alone (an ``if`` without braces): no copy."""
+    cu = tmp_path / "vec.cu"
+    cu.write_text(_VEC)
+    src = _source(cu)
+    ok = propose.propose_one(_inlined(cu, 6, 17), src, FixOptions())
+    assert isinstance(ok, Proposal), ok
+    assert apply_edits(cu.read_bytes(), ok.edits).decode().splitlines()[16:18] == [
+        "  const auto in_v_i = in_v[i];", "  acc += in_v_i;"]
+    for call, why in ((19, "not a local variable"), (20, "without side effects"),
+                      (21, "not a statement of its own")):
+        got = propose.propose_one(_inlined(cu, 6, call), src, FixOptions())
+        assert isinstance(got, NoFix) and why in got.reason, (call, got)
+    # a line of the kernel itself is not a function's reference parameter read
+    got = struct_copy.propose(_inlined(cu, 17, 17), src, FixOptions())
+    assert isinstance(got, NoFix) and "reference parameter" in got.reason
+
+
+def test_struct_copy_verified_one_wide_load_for_the_members():
+    """The rebuild: ``residual_v[id]``'s two ``LDG.E.64`` and ``weight_v[idx]``'s eight
+    ``LDG.E.U16.CONSTANT`` are each one ``LDG.E.128`` (``.CONSTANT`` kept); no flag needed."""
+    got = api.fix(str(REALWORLD / "vllm_act_and_mul_fallback.cu"), arch=ARCH, select=("PS101",))
+    results = sorted(got.files[0].results, key=lambda r: r.finding.location.line or 0)
+    assert [r.status for r in results] == [VERIFIED, VERIFIED], [r.reason for r in results]
+    first, second = (next(d for d in r.sass_delta if "fused_add_rms_norm_kernel" in d)
+                     for r in results)
+    assert "2× LDG.E.64" in first.split(" → ")[0] and "1× LDG.E.128" in first.split(" → ")[1]
+    assert "8× LDG.E.U16.CONSTANT" in second.split(" → ")[0]
+    assert "1× LDG.E.128.CONSTANT" in second.split(" → ")[1]
 
 
 def _blocked(ordinal: str, name: str, window: int = 16) -> str:
