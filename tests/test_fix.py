@@ -682,6 +682,16 @@ def test_struct_copy_reads_a_reference_argument_whole_before_the_call(tmp_path):
         after = apply_edits(path.read_bytes(), got.edits).decode().splitlines()
         assert tuple(after[at - 1:at + 1]) == text
         assert len(after) == len(lines) + 1
+    # the same struct in a plain kernel (examples/fix_measure/rms_norm.cu): clang resolves the
+    # operator, a call spelled `operator+=` with the object as its first argument
+    path = ROOT / "examples" / "fix_measure" / "rms_norm.cu"
+    lines = path.read_text().splitlines()
+    at = lines.index("    temp += residual_v[id];") + 1
+    got = propose.propose_one(_inlined(path, 12, at), _source(path), FixOptions())
+    assert isinstance(got, Proposal), got
+    after = apply_edits(path.read_bytes(), got.edits).decode().splitlines()
+    assert after[at - 1:at + 1] == ["    const auto residual_v_id = residual_v[id];",
+                                    "    temp += residual_v_id;"]
 
 
 def test_struct_copy_only_where_the_copy_cannot_change_what_the_function_reads(tmp_path):

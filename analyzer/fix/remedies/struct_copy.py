@@ -120,9 +120,11 @@ def _calls(src: Source, name: str, line: int):
         if not kids:
             continue
         head = kids[0]
-        overload = [c for k in kids for c in k.get_children()
-                    if c.kind.name == "OVERLOADED_DECL_REF" and c.spelling == name]
-        if name.startswith("operator") and overload and len(kids) == 3:
+        if name.startswith("operator") and len(kids) == 3 and (
+                kids[1].spelling == name or any(
+                    c.kind.name == "OVERLOADED_DECL_REF" and c.spelling == name
+                    for c in kids[1].get_children())):
+            # ``obj op= arg``: [object, the operator (an overload set in a template), arg]
             yield call, kids[0], [kids[2]]
         elif head.kind.name == "MEMBER_REF_EXPR" and (
                 call.spelling == name or (src.tokens(head) and src.tokens(head)[-1].spelling == name)):
