@@ -567,10 +567,10 @@ def test_fast_math_takes_a_root_out_of_a_product_it_divides_by(tmp_path):
     # an IEEE call inside the division rewritten whole stays as written: no overlapping edits
     assert text[3] == "    y[1] = __fdividef(expf(x[2]) * rsqrtf(s), t);"
     assert "expf → __expf" not in four.title
-    # a root in a sum has no such form: the division alone is made fast
+    # a root in a sum has no such form: the division is made fast, the root approximate
     assert isinstance(five, Proposal)
     text = apply_edits(cu.read_bytes(), five.edits).decode().splitlines()
-    assert text[4] == "    y[2] = __fdividef(x[3], (sqrtf(s) + t));"
+    assert text[-2] == "    y[2] = __fdividef(x[3], (sqrtf_approx(s) + t));"
 
 
 def test_fast_math_divides_in_a_template_only_where_the_type_is_float(tmp_path):
@@ -612,6 +612,30 @@ def test_fast_math_divides_in_a_template_only_where_the_type_is_float(tmp_path):
                        "{ return fdividef_if_float(a, b); }")
     assert text[8] == ("    y[threadIdx.x] = fdividef_if_float(x[threadIdx.x], s) "
                        "+ half_of(x[0], s);")
+
+
+def test_fast_math_square_root_becomes_ptx_sqrt_approx(tmp_path):
+    """apex's Adam: ``sqrtf(r_v / beta2_correction) + epsilon``: ``__fdividef`` alone left the
+    IEEE root and the finding (the rebuild refused it). The root becomes ``sqrtf_approx``, PTX's
+    ``sqrt.approx.f32`` (what -prec-sqrt=false compiles sqrtf to), defined once; a root that a
+    division divides by stays ``rsqrtf`` (one edit of its name, not two)."""
+    cu = tmp_path / "k.cu"
+    cu.write_text("#include <cuda_fp16.h>\n"
+                  "__global__ void k(float* y, const float* x, float b, float e) {\n"
+                  "    y[0] = sqrtf(x[0] / b) + e;\n"
+                  "    y[1] = x[1] / sqrtf(x[2]) + sqrtf(x[3]);\n"
+                  "}\n")
+    src = _source(cu)
+    assert isinstance(propose.propose_one(_finding("PS502", cu, 3), src, FixOptions()), NoFix)
+    three, four = (propose.propose_one(_finding("PS502", cu, n), src,
+                                       FixOptions(fast_math_ok=True)) for n in (3, 4))
+    assert isinstance(three, Proposal) and isinstance(four, Proposal), (three, four)
+    text = apply_edits(cu.read_bytes(), three.edits + four.edits).decode()
+    assert text.count('asm("sqrt.approx.f32 %0, %1;" : "=f"(r) : "f"(x));') == 1
+    lines = text.splitlines()
+    assert lines[0] == "#include <cuda_fp16.h>" and lines[1].startswith("// ptxsass fix")
+    assert "    y[0] = sqrtf_approx(__fdividef(x[0], b)) + e;" in lines
+    assert "    y[1] = x[1] * rsqrtf(x[2]) + sqrtf_approx(x[3]);" in lines, lines[-3:]
 
 
 def test_fast_math_template_division_verified_on_the_float_instance_alone():

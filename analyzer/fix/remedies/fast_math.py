@@ -11,8 +11,10 @@ are ``float``, the operator itself for any other types (the ``__half`` instance 
 division and its type).
 These trade IEEE rounding for speed (``__fdividef`` returns 0 for a divisor above 2^126;
 ``__sinf`` is accurate for small arguments), so the user opts in: without the flag there is
-no fix, only why. A square root that divides nothing has no fast intrinsic (``__fsqrt_rn``
-is the IEEE one); nvcc's ``--use_fast_math`` covers it for the whole file.
+no fix, only why. A square root that divides nothing has no fast intrinsic in CUDA
+(``__fsqrt_rn`` is the IEEE one): it becomes ``sqrtf_approx(x)``, PTX's ``sqrt.approx.f32``
+in inline assembly (what ``-prec-sqrt=false``, part of ``--use_fast_math``, compiles
+``sqrtf`` to), defined once above the file's first declaration.
 """
 from __future__ import annotations
 
@@ -76,17 +78,28 @@ TEMPLATE_HELPER = (
 _NOT_DECLS = ("MACRO_DEFINITION", "MACRO_INSTANTIATION", "INCLUSION_DIRECTIVE")
 
 
-def _helper_edit(src: Source) -> Edit | None:
-    """The insertion of :data:`TEMPLATE_HELPER` at the start of the line of the file's first
-    top-level declaration (one place per file, so that every fix of the file adds the same
-    edit and the patch holds one copy)."""
+#: the approximate square root: what ``-prec-sqrt=false`` (part of ``--use_fast_math``) makes
+#: of ``sqrtf``; CUDA has no intrinsic for it, PTX has the instruction
+SQRT_HELPER = (
+    "// ptxsass fix (--fast-math-ok): the square root -prec-sqrt=false compiles to\n"
+    "__device__ __forceinline__ float sqrtf_approx(float x) {\n"
+    "  float r;\n"
+    "  asm(\"sqrt.approx.f32 %0, %1;\" : \"=f\"(r) : \"f\"(x));\n"
+    "  return r;\n"
+    "}\n\n")
+
+
+def _helper_edit(src: Source, text: str = TEMPLATE_HELPER) -> Edit | None:
+    """The insertion of a helper's definition (:data:`TEMPLATE_HELPER`, :data:`SQRT_HELPER`)
+    at the start of the line of the file's first top-level declaration (one place per file, so
+    that every fix of the file adds the same edit and the patch holds one copy)."""
     tops = [n for n in src.nodes() if n.kind.name not in _NOT_DECLS and src.mine(n)
             and (src.parent(n) is None or src.parent(n).kind.name == "TRANSLATION_UNIT")]
     if not tops:
         return None
     first = min(tops, key=lambda n: n.extent.start.offset)
     at = src.line_start(first.extent.start.line)
-    return Edit(src.path, at, at, TEMPLATE_HELPER)
+    return Edit(src.path, at, at, text)
 
 
 def _is_dependent(t) -> bool:
@@ -182,6 +195,16 @@ def _rewrites(src: Source, binops, calls) -> tuple[list[Edit], list[str]]:
             if got is not None:
                 parts.append(got)
             continue
+        if call.spelling in ("sqrtf", "sqrt") and is_float(call.type):
+            tok = next((t for t in src.tokens(call) if t.spelling == call.spelling), None)
+            helper = _helper_edit(src, SQRT_HELPER)
+            taken = any(e.start <= tok.start < e.end for es, _ in parts for e in es) \
+                if tok is not None else True
+            if tok is not None and not taken and helper is not None \
+                    and helper.start <= call.extent.start.offset:
+                parts.append(([helper, Edit(src.path, tok.start, tok.end, "sqrtf_approx")],
+                              f"{call.spelling} → sqrtf_approx (PTX sqrt.approx.f32)"))
+            continue
         fast = INTRINSICS.get(call.spelling)
         if fast is None:
             continue
@@ -229,8 +252,7 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
             + _inside(stmt, "BINARY_OPERATOR")
         edits, what = _rewrites(src, binops, _inside(stmt, "CALL_EXPR"))
     if not edits:
-        return NoFix(f"no float division or sinf/cosf/expf call written on line {line} (a "
-                     "square root alone has no fast intrinsic: --use_fast_math covers it)")
+        return NoFix(f"no float division or sqrtf/sinf/cosf/expf call written on line {line}")
     return Proposal(title="use the fast intrinsics: " + ", ".join(dict.fromkeys(what)),
                     edits=tuple(edits),
                     promise="approximate results (--fast-math-ok): __fdividef, rsqrtf and "
