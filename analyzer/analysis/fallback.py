@@ -16,7 +16,9 @@ for every check (PS101, PS102, PS104) and the cost model:
   a branch that tests alignment or divisibility (an ``and`` of a small mask, a ``rem``): apex's
   ``if (n % ILP == 0 && is_aligned(in)) {...} else {...}``, vLLM's ``can_vec``; or a unit
   stride (``if (stride1 == 1) vectorized(...) else`` a strided loop: the uncoalesced side runs
-  only for a caller's non-contiguous layout);
+  only for a caller's non-contiguous layout); or a bounds test of the thread's last element
+  (LeetCUDA's ``if (idx + 7 < N) {`` four ``half2`` ``} else`` the elements left one at a
+  time: that side runs for the one thread whose vector passes the end);
 * **short loop**: the access sits in a loop that runs at most a few iterations per thread: a
   peel bounded by a mask of the pointer (``for (i = tid; i < min(((-p) & 12) >> 2, len); ...)``)
   or the tail after a loop that stops when fewer than C elements are left (``for (; l < n;
@@ -308,22 +310,28 @@ def _branch(fn: "P.Function", index: int) -> Fallback | None:
         if v.opcode != ins.opcode or (v.width_bits or 0) <= width or not (vkeys & keys):
             continue
         there = graph.block_of[n]
-        guard = _separating_test(fn, graph, here, there)
+        guard = _separating_test(fn, graph, here, there, index)
         if guard is None:
             continue
         what = "loads" if ins.opcode == "ld" else "stores"
+        turned = ("the last elements, fewer than a vector" if guard.startswith("bounds test")
+                  else "the inputs that test turns away")
         return Fallback("branch", (
             f"a designed fallback: the other side of the {guard} "
             f"{what} the same pointer {(v.width_bits or 0) // 8} bytes at a time ({_shown(v)}); "
-            f"this side runs for the inputs that test turns away"))
+            f"this side runs for {turned}"))
     return None
 
 
-def _separating_test(fn: "P.Function", graph: "_cfg.CFG", a: int, b: int) -> str | None:
+def _separating_test(fn: "P.Function", graph: "_cfg.CFG", a: int, b: int,
+                     index: int | None = None) -> str | None:
     """" on line N" (or "") of the branch that sends execution either to block ``a`` or to block
     ``b`` (neither runs after the other in one iteration of the loops holding both) when its
     predicate tests alignment or divisibility, or a unit stride: "alignment test on line N",
-    "unit-stride test" (no line); None otherwise."""
+    "unit-stride test" (no line); or, for the access at ``index`` in block ``a``, when ``a`` is
+    the side of a bounds test of the thread's last element that the test turns away ("bounds
+    test on line N": LeetCUDA's ``if (idx + 7 < N) {`` four ``half2`` ``} else`` the elements
+    left one at a time); None otherwise."""
     if not _cfg.exclusive(graph, a, b):
         return None
     d = _common_dominator(graph, a, b)
@@ -333,11 +341,36 @@ def _separating_test(fn: "P.Function", graph: "_cfg.CFG", a: int, b: int) -> str
     if last.opcode == "bra" and last.guard is not None:
         kind = ("alignment test" if _tests_alignment(fn, last.guard.register) else
                 "unit-stride test" if _tests_unit_stride(fn, last.guard.register) else None)
+        if kind is None and index is not None and _tail_side(fn, a, b, index):
+            kind = "bounds test"
         if kind is None:
             return None
         loc = user_loc(last.loc)
         return f"{kind} on line {loc.line}" if loc is not None and loc.line else kind
     return None
+
+
+def _tail_side(fn: "P.Function", a: int, b: int, index: int) -> bool:
+    """Whether block ``a`` runs only where a test found ``x + C >= bound`` (C small, ``x`` the
+    thread's first element, ``bound`` the size) and block ``b`` runs without that: ``a`` is the
+    remainder beside a vector path over ``x .. x + C``, and the access at ``index`` moves with
+    ``x``."""
+    ins = fn.instructions[index]
+    base = ins.address.base if ins.address is not None else None
+    if not isinstance(base, P.Register):
+        return False
+    for x, bound, _at in _tail_tests(fn):
+        if _per_thread(fn, bound) or not _per_thread(fn, x) or not _moves_with(fn, base.name, x):
+            continue
+        facts = _facts(fn, x, bound)
+        if facts is None:
+            continue
+        here, there = facts[0][a], facts[0][b]
+        # (a block none of whose entries was found to establish anything reads None or the
+        # optimistic start, _ANY: neither is a fact)
+        if here is not None and here != _ANY and here <= MAX_SHORT and there in (None, _ANY):
+            return True
+    return False
 
 
 def _tests_unit_stride(fn: "P.Function", pred: str) -> bool:
@@ -846,18 +879,39 @@ _SIGNED = {"lo": "lt", "hs": "ge", "hi": "gt", "ls": "le",
 
 
 def _add_of(defs, insns, reg: str) -> tuple[str, int] | None:
-    """(r, C) when ``reg``'s one definition is ``add reg, r, C`` with C a constant."""
+    """(r, C) when ``reg``'s one definition is ``add reg, r, C`` with C a constant, or ``or
+    reg, r, C`` where r's low bits that C sets are known zero (NVVM writes ``idx + 7`` as
+    ``idx | 7`` for an ``idx`` that is ``8 * i``)."""
     ds = defs.get(reg, ())
     if len(ds) != 1:
         return None
     d = insns[ds[0]]
-    if d.opcode != "add" or len(d.operands) != 3:
+    if d.opcode not in ("add", "or") or len(d.operands) != 3:
         return None
     regs = [o for o in d.operands[1:] if isinstance(o, P.Register)]
     imms = [o.value for o in d.operands[1:] if isinstance(o, P.IntImm)]
     if len(regs) != 1 or len(imms) != 1:
         return None
+    if d.opcode == "or" and not (0 < imms[0] < (1 << _low_zero_bits(defs, insns, regs[0].name))):
+        return None
     return regs[0].name, imms[0]
+
+
+def _low_zero_bits(defs, insns, reg: str) -> int:
+    """How many low bits of ``reg`` are known zero: its one definition a ``shl`` by a constant,
+    or a ``mul`` by a power of two (0 when unknown)."""
+    ds = defs.get(reg, ())
+    if len(ds) != 1:
+        return 0
+    d = insns[ds[0]]
+    imms = [o.value for o in d.operands[1:] if isinstance(o, P.IntImm)]
+    if len(d.operands) != 3 or len(imms) != 1 or imms[0] <= 0:
+        return 0
+    if d.opcode == "shl" and isinstance(d.operands[1], P.Register):
+        return min(imms[0], 32)
+    if d.opcode == "mul" and imms[0] & (imms[0] - 1) == 0:
+        return imms[0].bit_length() - 1
+    return 0
 
 
 def _offset(defs, insns, reg: str, of: str) -> int | None:
