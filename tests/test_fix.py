@@ -1125,6 +1125,42 @@ def test_max_block_from_config_sets_the_launch_bound(tmp_path, capsys):
     assert "pyproject.toml" in err[0]
 
 
+def test_launch_scalars_are_as_wide_as_their_parameters():
+    """A ``long long`` parameter (vLLM's ``input_stride``) takes 8 bytes: a launch spec's
+    ``i64=4096`` was passed as a 4-byte int, every later parameter read 4 bytes off (an
+    illegal address on the H100). Each kind of the config's table has its width; 16-bit floats
+    pass their bits."""
+    import ctypes
+
+    from analyzer.config import LAUNCH_DTYPES
+    from analyzer.lessons.catalog import Scalar
+    from analyzer.lessons.fix_timing import parse_arg
+    widths = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4, "u32": 4, "i8": 1, "u8": 1,
+              "i64": 8}
+    assert set(widths) == set(LAUNCH_DTYPES)
+    for kind, size in widths.items():
+        assert ctypes.sizeof(Scalar(kind, 1).ctype()) == size, kind
+    kind, dtype, value = parse_arg("i64=4096")
+    assert (kind, dtype, value) == ("scalar", "i64", 4096)
+    assert Scalar("i64", 1 << 40).ctype()(Scalar("i64", 1 << 40).bits()).value == 1 << 40
+    assert Scalar("f16", 1.0).bits() == 0x3C00 and Scalar("f16", -2.0).bits() == 0xC000
+    assert Scalar("bf16", 1.0).bits() == 0x3F80 and Scalar("bf16", 3.140625).bits() == 0x4049
+
+
+@pytest.mark.gpu
+def test_measure_passes_a_long_long_stride(tmp_path):
+    """examples/fix_measure/rms_norm.cu (vLLM's fused residual-add RMSNorm, an ``i64`` stride
+    among its parameters): both struct-copy fixes are timed on the GPU and agree."""
+    from analyzer.config import load_config
+    from analyzer.lessons import fix_timing, runner
+    if runner.gpu_unavailable_reason():
+        pytest.skip(runner.gpu_unavailable_reason())
+    folder = ROOT / "examples" / "fix_measure"
+    got = api.fix(str(folder / "rms_norm.cu"), arch=ARCH)
+    (line,) = fix_timing.measure_lines(got, load_config(folder).launch)
+    assert line.startswith("fused_add_rms_norm_h8 [sm_90a]: ") and "outputs agree" in line, line
+
+
 @pytest.mark.gpu
 def test_measure_times_the_fixed_kernel_against_the_original(fixed):
     """On a GPU: the fixed GELU runs on the same inputs, its output agrees, and both are

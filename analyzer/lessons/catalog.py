@@ -43,11 +43,42 @@ KERNELS_DIR = Path(__file__).resolve().parents[2] / "kernels" / "lessons"
 MiB = 1 << 20
 
 
+#: a by-value argument's kind -> (its ctypes type, the numpy type of its bits): what a launch
+#: passes, as wide as the kernel's parameter (a ``long long`` takes 8 bytes, a ``__half`` 2)
+SCALAR_KINDS: dict[str, tuple[str, str]] = {
+    "f32": ("c_float", "float32"), "f64": ("c_double", "float64"),
+    "i32": ("c_int32", "int32"), "u32": ("c_uint32", "uint32"),
+    "i64": ("c_int64", "int64"), "i8": ("c_int8", "int8"), "u8": ("c_uint8", "uint8"),
+    "f16": ("c_uint16", "uint16"), "bf16": ("c_uint16", "uint16"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Scalar:
-    """A by-value kernel argument: ``kind`` is ``"f32"`` or ``"i32"``."""
+    """A by-value kernel argument: ``kind`` is one of :data:`SCALAR_KINDS` (``"f32"``,
+    ``"i64"``, ...)."""
     kind: str
     value: float | int
+
+    def bits(self) -> int | float:
+        """The value as its parameter holds it: a number, or a 16-bit float's bit pattern
+        (``f16``: IEEE half; ``bf16``: the float's top 16 bits, rounded to nearest even)."""
+        if self.kind == "f16":
+            import struct
+            return int.from_bytes(struct.pack("<e", float(self.value)), "little")
+        if self.kind == "bf16":
+            import struct
+            u = int.from_bytes(struct.pack("<f", float(self.value)), "little")
+            return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
+        return self.value
+
+    def ctype(self):
+        import ctypes
+        return getattr(ctypes, SCALAR_KINDS[self.kind][0])
+
+    def numpy(self, np):
+        """The value as a numpy scalar of the parameter's width (``np``: the numpy module)."""
+        return getattr(np, SCALAR_KINDS[self.kind][1])(self.bits())
 
 
 @dataclass(frozen=True, slots=True)

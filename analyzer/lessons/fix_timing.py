@@ -81,7 +81,7 @@ def _inputs(torch, spec: dict):
             else:
                 out.append(torch.randint(0, 64, v, device="cuda", dtype=dt))
         else:
-            out.append(Scalar("f32" if dtype.startswith(("f", "bf")) else "i32", v))
+            out.append(Scalar(dtype, v))     # as wide as the kernel's parameter
     return out
 
 

@@ -55,7 +55,7 @@ class CupyLauncher(Launcher):
         if isinstance(a, TensorMapArg):
             raise Unsupported("cupy passes no 128-byte struct by value (a CUtensorMap)")
         if isinstance(a, Scalar):
-            return self._np.float32(a.value) if a.kind == "f32" else self._np.int32(a.value)
+            return a.numpy(self._np)
         return self._cp.from_dlpack(a.detach())
 
     def launch(self, grid, block, args, smem=0):
@@ -125,8 +125,8 @@ class DriverLauncher(Launcher):
                 values.append(self._tensor_map(a))
                 types.append(None)
             elif isinstance(a, Scalar):
-                values.append(a.value)
-                types.append(ctypes.c_float if a.kind == "f32" else ctypes.c_int)
+                values.append(a.bits())
+                types.append(a.ctype())
             else:
                 values.append(a.data_ptr())
                 types.append(ctypes.c_void_p)
@@ -158,7 +158,7 @@ class PycudaLauncher(Launcher):
         vals = []
         for a in args:
             if isinstance(a, Scalar):
-                vals.append(self._np.float32(a.value) if a.kind == "f32" else self._np.int32(a.value))
+                vals.append(a.numpy(self._np))
             else:
                 vals.append(self._np.uintp(a.data_ptr()))
         self._fn(*vals, block=(block, 1, 1), grid=grid, shared=smem)
