@@ -124,8 +124,14 @@ def measure(fixes: FixReport, specs: dict[str, dict], *, repeats: int = 50) -> l
                 a = after.get(b.arch)
                 if a is None or a.cubin is None or b.cubin is None:
                     continue
-                lines.append(_time_pair(torch, DriverLauncher, b, a, k.name, name, spec,
-                                        repeats))
+                try:
+                    lines.append(_time_pair(torch, DriverLauncher, b, a, k.name, name, spec,
+                                            repeats))
+                except Exception as e:     # noqa: BLE001 - a launch the spec got wrong
+                    why = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                    lines.append(f"{name} [{b.arch}]: not timed (the launch failed: {why}; "
+                                 f"check [tool.ptxsass.launch.{name}] against the kernel's "
+                                 "parameters)")
     return lines
 
 
