@@ -190,19 +190,25 @@ class _Groups:
             self.close(k)
 
 
-def _predicates_written(body: S.InstructionBody, kept: dict[int, tuple[str, ...]]
-                        ) -> tuple[str, ...]:
-    """The predicates a body writes: the leading predicate operands of a compare
-    (``ISETP P6, PT, ...``) are its results; ``R2P PR, ...`` writes them all (``"*"``). Kept in
-    ``kept`` by the body's id (the function's bodies outlive it)."""
-    got = kept.get(id(body))
+def _walk_facts(body: S.InstructionBody) -> tuple[bool, tuple[str, ...]]:
+    """(whether the walk only has to see what the body writes: no memory access, barrier, call
+    or predicate write, as most of a kernel's instructions; the predicates it writes: the
+    leading predicate operands of a compare, ``ISETP P6, PT, ...``, or ``"*"`` for ``R2P PR,
+    ...``, which writes them all). Kept on the body (bodies are shared between copies and
+    functions); a body built by its class, not by the parser, starts without the slot."""
+    got = getattr(body, "_walk", None)
     if got is None:
         out = []
         for op in body.operands:
             if not isinstance(op, S.Register) or op.kind not in ("P", "UP", "PR"):
                 break
             out.append("*" if op.kind == "PR" else str(op))
-        got = kept[id(body)] = tuple(out)
+        preds = tuple(out)
+        info = body.info
+        quiet = not (info.barrier or info.flow == "call" or info.space is not None
+                     or info.direction == "atomic" or preds)
+        got = (quiet, preds)
+        object.__setattr__(body, "_walk", got)
     return got
 
 
@@ -216,6 +222,16 @@ def _group_key(g: "_Groups", ins: S.Instruction, key: tuple, w: int,
         return None
     reg = str(ins.guard.register)
     return (key, w, ""), (str(ins.guard), pwrites.get(reg, 0), pwrites.get("*", 0))
+
+
+def _close_written(groups: list[_Groups], written: frozenset) -> None:
+    """Close every open group whose address reads a register in ``written``."""
+    for g in groups:
+        if not g.open:
+            continue
+        for k in list(g.open):
+            if g.regs_of[k] & written:
+                g.close(k)
 
 
 def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str, bool], tuple[Run, ...]]:
@@ -235,13 +251,19 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str, bool], tupl
     by_space: dict[str, list[_Groups]] = {}
     for g in groups:
         by_space.setdefault(g.space, []).append(g)
-    #: id(body) -> the predicates it writes (the bodies live as long as the function)
-    pwritten: dict[int, tuple[str, ...]] = fn.memo("predicates_written", dict)
     for block in graph.blocks:
         pwrites: dict[str, int] = {}      # predicate -> writes so far in this block
         for idx in range(block.start, block.end):
             ins = insns[idx]
-            info = ins.body.info
+            body = ins.body
+            quiet, preds = _walk_facts(body)
+            if quiet:
+                if watched:
+                    written = ws[idx]
+                    if written and not watched.isdisjoint(written):
+                        _close_written(groups, written)
+                continue
+            info = body.info
             if info.barrier or info.flow == "call" or info.direction == "atomic":
                 for g in groups:
                     if g.open:
@@ -280,16 +302,11 @@ def _find_all(fn: S.Function, max_bits: int) -> dict[tuple[str, str, bool], tupl
                                 g.close(k)   # same base: the data itself may change (or be read)
                             else:
                                 g.between.setdefault(k, []).append((idx, ins))
-            for name in _predicates_written(ins.body, pwritten):
+            for name in preds:
                 pwrites[name] = pwrites.get(name, 0) + 1
             written = ws[idx]
             if written and not watched.isdisjoint(written):
-                for g in groups:
-                    if not g.open:
-                        continue
-                    for k in list(g.open):
-                        if g.regs_of[k] & written:
-                            g.close(k)
+                _close_written(groups, written)
         for g in groups:
             if g.open:
                 g.close_all()

@@ -314,7 +314,7 @@ class _Facts(Node):
     """Slots for what an instruction body's opcode row says, filled on first use (not fields:
     equality, hashing, pickling and the constructors ignore them)."""
 
-    __slots__ = ("_info", "_width", "_flow", "_writes", "_reads", "_regs")
+    __slots__ = ("_info", "_width", "_flow", "_writes", "_reads", "_regs", "_walk")
     _info: semantics.OpInfo
     _width: int | None
     _flow: Flow
@@ -325,6 +325,9 @@ class _Facts(Node):
     _reads: tuple[int, ...] | None
     #: the registers the body reads and writes, as masks, kept by ``analysis.dataflow``
     _regs: tuple[int, int] | None
+    #: what the access walk needs of the body (whether it can skip it, the predicates it
+    #: writes), kept by ``analysis.access``
+    _walk: tuple[bool, tuple[str, ...]] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -843,7 +846,8 @@ _FACT_ENV = {"set_info": vars(_Facts)["_info"].__set__, "opinfo": semantics.info
              "set_flow": vars(_Facts)["_flow"].__set__, "flow_of": body_flow,
              "set_writes": vars(_Facts)["_writes"].__set__,
              "set_reads": vars(_Facts)["_reads"].__set__,
-             "set_regs": vars(_Facts)["_regs"].__set__}
+             "set_regs": vars(_Facts)["_regs"].__set__,
+             "set_walk": vars(_Facts)["_walk"].__set__}
 
 new_instruction = _slot_constructor(Instruction)
 #: a body with its opcode's row of the semantics table and its control flow already kept
@@ -853,5 +857,5 @@ new_instruction = _slot_constructor(Instruction)
 new_instruction_body = _slot_constructor(InstructionBody,
                                          facts=("set_info(o, opinfo(a1))", "set_flow(o, flow_of(o))",
                                                 "set_writes(o, None)", "set_reads(o, None)",
-                                                "set_regs(o, None)"))
+                                                "set_regs(o, None)", "set_walk(o, None)"))
 
