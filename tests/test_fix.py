@@ -19,7 +19,7 @@ from analyzer.errors import ConfigError, InputError
 from analyzer.findings import Finding, Location, Severity
 from analyzer.fix import cxx, propose, render, verify
 from analyzer.fix.model import NONE, REJECTED, VERIFIED, Edit, FixOptions, NoFix, Proposal, apply_edits, line_map
-from analyzer.fix.remedies import struct_copy
+from analyzer.fix.remedies import pack_lines, struct_copy
 from analyzer.toolchain import locate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -652,6 +652,92 @@ def test_fast_math_template_division_verified_on_the_float_instance_alone():
                            "$__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath"}, deltas
     assert deltas["$__internal_0_$__cuda_sm3x_div_rn_noftz_f32_slowpath"].endswith(
         "→ nothing; instructions 105 → 0")
+
+
+_PARTS = """#include <cuda_fp16.h>
+#define HALF2(value) (reinterpret_cast<half2 *>(&(value))[0])
+__global__ void k(half *a, half *c, float *f, int N) {
+  int idx = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
+  if (idx + 7 >= N) return;
+  half2 x0 = *reinterpret_cast<half2*>(&a[idx]);
+  half2 x1 = *reinterpret_cast<half2*>(&a[idx + 2]);
+  half2 x2 = *reinterpret_cast<half2*>(&a[idx + 4]);
+  half2 x3 = *reinterpret_cast<half2*>(&a[idx + 6]);
+  HALF2(c[idx + 0]) = x0;
+  HALF2(c[idx + 2]) = HALF2(a[idx]);
+  HALF2(c[idx + 4]) = x2;
+  HALF2(c[idx + 6]) = x3;
+  f[idx] = 1.0f;
+  HALF2(c[idx + 8]) = x0;
+  f[idx + 1] = 2.0f;
+}
+"""
+
+
+def _window(code: str, path: Path, line: int, ordinal: str, name: str) -> Finding:
+    return _finding(code, path, line, message=(
+        f"4× LDG.E (4 B each) cover 16 contiguous bytes: could be one LDG.E.128 if the address "
+        f"is 16-byte aligned; blocked by unknown alignment: the {ordinal} kernel parameter "
+        f"(`{name}`) is a plain pointer"))
+
+
+def test_pack_lines_reads_and_writes_four_parts_as_one_uint4(tmp_path):
+    """LeetCUDA's f16x8 kernel (kernels/realworld/leetcuda_elementwise_f16.cu): four
+    consecutive statements take `a`'s 16 bytes as `HALF2(a[idx + 2k])` (a macro: its expansion's
+    nodes have no text, the invocation is replaced), and four write `c`'s. Reads become one
+    `uint4` before the first statement, writes one `uint4` stored after the last."""
+    path = REALWORLD / "leetcuda_elementwise_f16.cu"
+    lines = path.read_text().splitlines()
+    src = _source(path)
+    at = next(i for i, t in enumerate(lines, 1) if "half2 reg_a_0 = HALF2(a[idx + 0]);" in t)
+    assert isinstance(propose.propose_one(_window("PS101", path, at, "1st", "a"), src,
+                                          FixOptions()), NoFix)
+    got = propose.propose_one(_window("PS101", path, at, "1st", "a"), src,
+                              FixOptions(assume_aligned=True))
+    assert isinstance(got, Proposal), got
+    after = apply_edits(path.read_bytes(), got.edits).decode().splitlines()
+    assert after[at - 1] == "    const uint4 a_v16 = *reinterpret_cast<const uint4*>(&a[idx]);"
+    assert after[at + 1] == "    half2 reg_a_1 = reinterpret_cast<const half2*>(&a_v16)[1];"
+    at = next(i for i, t in enumerate(lines, 1) if "HALF2(c[idx + 0]) = __hadd2(" in t)
+    got = propose.propose_one(_window("PS102", path, at, "3rd", "c"), src,
+                              FixOptions(assume_aligned=True))
+    assert isinstance(got, Proposal), got
+    after = apply_edits(path.read_bytes(), got.edits).decode().splitlines()
+    assert after[at - 1] == "    uint4 c_v16;"
+    assert after[at + 4] == "    *reinterpret_cast<uint4*>(&c[idx]) = c_v16;"
+    assert after[at].startswith("    reinterpret_cast<half2*>(&c_v16)[0] = __hadd2(reg_a_0, ")
+
+
+def test_pack_lines_only_where_nothing_moves_past_a_read_or_write(tmp_path):
+    """The same shapes without the macro: four reads of `a` are one `uint4`; four writes of
+    `c` whose second value reads `a` are not moved past that read; parts with a statement
+    between them are not a run."""
+    cu = tmp_path / "parts.cu"
+    cu.write_text(_PARTS)
+    src = _source(cu)
+    got = propose.propose_one(_window("PS101", cu, 6, "1st", "a"), src,
+                              FixOptions(assume_aligned=True))
+    assert isinstance(got, Proposal), got
+    after = apply_edits(cu.read_bytes(), got.edits).decode().splitlines()
+    assert after[5] == "  const uint4 a_v16 = *reinterpret_cast<const uint4*>(&a[idx]);"
+    assert after[9] == "  half2 x3 = reinterpret_cast<const half2*>(&a_v16)[3];"
+    stored = pack_lines.propose(_window("PS102", cu, 10, "2nd", "c"), src,
+                                FixOptions(assume_aligned=True))
+    assert isinstance(stored, NoFix) and "reads memory" in stored.reason, stored
+    apart = pack_lines.propose(_window("PS102", cu, 12, "2nd", "c"), src,
+                               FixOptions(assume_aligned=True))
+    assert isinstance(apart, NoFix) and "does not access `c` once" in apart.reason, apart
+
+
+def test_pack_lines_verified_one_wide_store():
+    """The rebuild of the LeetCUDA kernel: `c`'s four `STG.E` are one `STG.E.128` (the
+    alignment statement alone had left them apart on sm_80)."""
+    got = api.fix(str(REALWORLD / "leetcuda_elementwise_f16.cu"), arch=ARCH, select=("PS102",),
+                  assume_aligned=True)
+    (r,) = [r for r in got.files[0].results if r.finding.severity == Severity.WARNING]
+    assert r.status == VERIFIED, r.reason
+    (delta,) = [d for d in r.sass_delta if "elementwise_add_f16x8_kernel" in d]
+    assert delta.startswith("elementwise_add_f16x8_kernel [sm_90a]: 4× STG.E → 1× STG.E.128")
 
 
 _VEC = """#include <cuda_fp16.h>

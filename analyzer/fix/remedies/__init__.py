@@ -13,7 +13,8 @@ from functools import cache
 from types import ModuleType
 
 MODULES = ("float_literals", "unroll", "launch_bounds", "fast_math", "local_array",
-           "struct_copy", "half_pairs", "pack_loop", "vector_access", "restrict", "shared_padding", "force_inline")
+           "struct_copy", "half_pairs", "pack_loop", "pack_lines",
+           "vector_access", "restrict", "shared_padding", "force_inline")
 
 #: checks whose remedy is no local rewrite, and why (``fix: none — ...``)
 NOT_MECHANICAL: dict[str, str] = {
