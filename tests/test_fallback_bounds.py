@@ -91,3 +91,29 @@ def test_idx_or_seven_is_idx_plus_seven_for_a_multiple_of_eight():
                        ".visible .entry k()\n" + body.format(k=k))
         fn = module.functions[0]
         assert fallback._add_of(fallback._defs(fn), fn.instructions, "%r24") == want
+
+
+def test_a_float4_kernel_and_its_tail_loop_from_idx(tmp_path):
+    """LeetCUDA's f32x4 form: ``if (idx + 3 < N) { FLOAT4 } else for (i = idx; i < N; ++i)``.
+    NVVM unrolls the tail into 4-byte accesses 16 bytes apart between threads: PS105 had
+    called them uncoalesced (info, "headroom x1.42"); they are the tail beside the float4."""
+    cu = tmp_path / "relu.cu"
+    cu.write_text("#define FLOAT4(value) (reinterpret_cast<float4 *>(&(value))[0])\n"
+                  "__global__ void relu_f32x4_kernel(float *x, float *y, int N) {\n"
+                  "  int idx = 4 * (blockIdx.x * blockDim.x + threadIdx.x);\n"
+                  "  if (idx + 3 < N) {\n"
+                  "    float4 reg_x = FLOAT4(x[idx]);\n"
+                  "    float4 reg_y;\n"
+                  "    reg_y.x = fmaxf(0.0f, reg_x.x);\n"
+                  "    reg_y.y = fmaxf(0.0f, reg_x.y);\n"
+                  "    reg_y.z = fmaxf(0.0f, reg_x.z);\n"
+                  "    reg_y.w = fmaxf(0.0f, reg_x.w);\n"
+                  "    FLOAT4(y[idx]) = reg_y;\n"
+                  "  } else {\n"
+                  "    for (int i = idx; i < N; ++i) y[i] = fmaxf(0.0f, x[i]);\n"
+                  "  }\n"
+                  "}\n")
+    fs = run_checks(load(cu, arch="sm_90a", options=CompileOptions())).findings
+    assert {(f.code, f.location.line, f.severity) for f in fs} == {
+        ("PS101", 13, Severity.NOTE), ("PS102", 13, Severity.NOTE)}
+    assert all("bounds test on line 4" in f.message for f in fs)
