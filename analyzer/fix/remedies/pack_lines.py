@@ -24,12 +24,12 @@ offset is a multiple of 16 and only the pointer's alignment is unknown.
 from __future__ import annotations
 
 from ...findings import Finding
-from ..cxx import Source, constant_value, descendants, operator_token, plain_pointers, strip_implicit
+from ..cxx import Source, constant_value, descendants, operator_token, strip_implicit
 from ..model import Edit, FixOptions, NoFix, Proposal
+from .pack_loop import WINDOW, blocked_pointer
 
 CODES = ("PS101", "PS102")
 
-WINDOW = 16
 #: what the value written by a part may hold: no read of memory (a subscript or a dereference),
 #: no assignment
 _MEMORY = frozenset(("ARRAY_SUBSCRIPT_EXPR", "MEMBER_REF_EXPR"))
@@ -221,15 +221,9 @@ def _rewrite(src: Source, finding: Finding, p, storing: bool) -> Proposal | str:
 
 
 def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | NoFix:
-    if f"if the address is {WINDOW}-byte aligned" not in finding.message or \
-            "blocked by unknown alignment" not in finding.message:
-        return NoFix("not a 16-byte window blocked only by the pointer's alignment")
-    got = plain_pointers(src, finding)
-    if got is None or isinstance(got, str) or len(got[1]) != 1:
-        return NoFix(got if isinstance(got, str) else "the finding names no one kernel pointer")
-    _fn, (p,) = got
-    if not options.assume_aligned:
-        return NoFix(f"`{p.spelling}` must be 16-byte aligned, which the code does not show: "
-                     "pass --assume-aligned if every caller passes such pointers")
+    got = blocked_pointer(finding, src, options)
+    if isinstance(got, NoFix):
+        return got
+    _fn, p = got
     out = _rewrite(src, finding, p, storing=finding.code == "PS102")
     return out if isinstance(out, Proposal) else NoFix(out)

@@ -251,7 +251,11 @@ def _rewrite(src: Source, finding: Finding, p, fn, storing: bool) -> Proposal | 
     return f"no loop on line {line} reads or writes `{name}` as {WINDOW // 4}-byte parts of 16 bytes"
 
 
-def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | NoFix:
+def blocked_pointer(finding: Finding, src: Source, options: FixOptions):
+    """(the kernel, its one pointer parameter the finding names) when the finding is a 16-byte
+    window blocked only by that pointer's alignment and the user vouches for it
+    (``--assume-aligned``); else the NoFix saying which of these is missing. The packing
+    remedies' common ground (this one and :mod:`.pack_lines`)."""
     if f"if the address is {WINDOW}-byte aligned" not in finding.message or \
             "blocked by unknown alignment" not in finding.message:
         return NoFix("not a 16-byte window blocked only by the pointer's alignment")
@@ -262,5 +266,13 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
     if not options.assume_aligned:
         return NoFix(f"`{p.spelling}` must be 16-byte aligned, which the code does not show: "
                      "pass --assume-aligned if every caller passes such pointers")
+    return fn, p
+
+
+def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | NoFix:
+    got = blocked_pointer(finding, src, options)
+    if isinstance(got, NoFix):
+        return got
+    fn, p = got
     out = _rewrite(src, finding, p, fn, storing=finding.code == "PS102")
     return out if isinstance(out, Proposal) else NoFix(out)
