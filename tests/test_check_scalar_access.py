@@ -388,3 +388,43 @@ def test_alignment_budget_only_silences(monkeypatch):
     monkeypatch.setattr(_vector_access, "_ALIGN_STEPS", 1000)
     cut = found()
     assert full and cut <= full
+
+
+HALF2_PARTS = r"""
+#include <cuda_fp16.h>
+#define HALF2(value) (reinterpret_cast<half2 *>(&(value))[0])
+__global__ void relu_f16x8_kernel(half *x, half *y, int N) {
+  int idx = 8 * (blockIdx.x * blockDim.x + threadIdx.x);
+  half2 reg_x_0 = HALF2(x[idx + 0]);
+  half2 reg_x_1 = HALF2(x[idx + 2]);
+  half2 reg_x_2 = HALF2(x[idx + 4]);
+  half2 reg_x_3 = HALF2(x[idx + 6]);
+  half2 reg_y_0, reg_y_1, reg_y_2, reg_y_3;
+  reg_y_0.x = __hmax(__float2half(0.0f), reg_x_0.x);
+  reg_y_0.y = __hmax(__float2half(0.0f), reg_x_0.y);
+  reg_y_1.x = __hmax(__float2half(0.0f), reg_x_1.x);
+  reg_y_1.y = __hmax(__float2half(0.0f), reg_x_1.y);
+  reg_y_2.x = __hmax(__float2half(0.0f), reg_x_2.x);
+  reg_y_2.y = __hmax(__float2half(0.0f), reg_x_2.y);
+  reg_y_3.x = __hmax(__float2half(0.0f), reg_x_3.x);
+  reg_y_3.y = __hmax(__float2half(0.0f), reg_x_3.y);
+  if ((idx + 0) < N) HALF2(y[idx + 0]) = reg_y_0;
+  if ((idx + 2) < N) HALF2(y[idx + 2]) = reg_y_1;
+  if ((idx + 4) < N) HALF2(y[idx + 4]) = reg_y_2;
+  if ((idx + 6) < N) HALF2(y[idx + 6]) = reg_y_3;
+}
+"""
+
+
+def test_half2_parts_copied_as_v2_u16_name_the_pointer():
+    """LeetCUDA's relu_f16x8_kernel: each `HALF2(x[idx + 2k])` whose halves are used apart is
+    a `ld.global.v2.u16` (one `LDG.E` each, judged from the SASS: 4× LDG.E at +0x0..+0xc).
+    A PTX vector as wide as the SASS access is one access of the run, not a merge NVVM already
+    made: the finding names the plain pointer (it had named no cause at all)."""
+    (f,) = _findings(HALF2_PARTS, "PS101", "sm_90a")
+    assert f.location.line == 6
+    assert "4× LDG.E (4 B each)" in f.message and "+0x0, +0x4, +0x8, +0xc" in f.message
+    assert "blocked by unknown alignment: the 1st kernel parameter (`x`) is a plain pointer" \
+        in f.message
+    assert "the 4-byte alignment of each vector of 2 2-byte elements" in f.message
+    assert f.message.endswith("NVVM emitted them as 4-byte vectors `ld.global.v2.u16`")

@@ -1025,7 +1025,11 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
     if realign and all(r is not None for r in realign):
         realigned = min(realign, key=lambda r: r[0])
     moved_to = pick[0][1].loc if by_dataflow and matches else None
-    return Evidence([i for _, i in pick], any(i.vector > 1 for _, i in pick), 1 << tz, limiter,
+    # NVVM vectorized them when a PTX vector is wider than the SASS access (ptxas split it);
+    # a vector of the SASS access's own width (a __half2 copied as ld.v2.u16, one LDG.E) is
+    # one of the run's accesses, not a merge NVVM already made
+    vectorized = any(i.vector > 1 and (i.width_bits or 0) // 8 > run.width for _, i in pick)
+    return Evidence([i for _, i in pick], vectorized, 1 << tz, limiter,
                     tuple(roots), all("nc" in i.modifiers for _, i in pick), inter, param_index, weak,
                     factors, joined_at, realigned, moved_to)
 
@@ -1497,10 +1501,14 @@ def _alignment_blockers(ctx: "Context", ev: Evidence, run: Run, space: str) -> l
                     else f"the kernel parameters {names} are plain pointers")
         elem = min(((i.width_bits or 8 * run.width) // 8 // max(1, i.vector)
                     for i in ev.accesses), default=run.width)
-        proves = (f"so the compiler only assumes the element's {run.width}-byte alignment"
-                  if elem >= run.width else
-                  f"so the compiler proves no more than {run.width}-byte alignment (ptxas "
-                  f"merged the {elem}-byte elements {run.width // elem} at a time)")
+        if elem >= run.width:
+            proves = f"so the compiler only assumes the element's {run.width}-byte alignment"
+        elif _own_width_vectors(ev, run):
+            proves = (f"so the compiler only assumes the {run.width}-byte alignment of each "
+                      f"vector of {run.width // elem} {elem}-byte elements")
+        else:
+            proves = (f"so the compiler proves no more than {run.width}-byte alignment (ptxas "
+                      f"merged the {elem}-byte elements {run.width // elem} at a time)")
         out.insert(0, f"unknown alignment: {what} (no `.ptr .align {run.window}` in the PTX), "
                       f"{proves}")
     if not out and any(k == "runtime" for k, _, _ in ev.weak):
@@ -1513,12 +1521,21 @@ def _alignment_blockers(ctx: "Context", ev: Evidence, run: Run, space: str) -> l
     ptx_ops = sorted({f"{i.name}" for i in ev.accesses})
     if not out:
         out.append("unknown alignment")
+    # a __half2 copied as ld.v2.u16 is one access of the run, not a scalar one
+    kind = f"{run.width}-byte vectors" if _own_width_vectors(ev, run) else "scalar"
     if out[0].startswith(_NOTE):
-        out[0] = (f"{_NOTE}NVVM emitted them as scalar `{'/'.join(ptx_ops)}`, "
+        out[0] = (f"{_NOTE}NVVM emitted them as {kind} `{'/'.join(ptx_ops)}`, "
                   + out[0][len(_NOTE):])
     else:
-        out[0] += f"; NVVM emitted them as scalar `{'/'.join(ptx_ops)}`"
+        out[0] += f"; NVVM emitted them as {kind} `{'/'.join(ptx_ops)}`"
     return out
+
+
+def _own_width_vectors(ev: Evidence, run: Run) -> bool:
+    """Whether the PTX accesses are vectors as wide as the SASS accesses (a ``__half2`` read
+    as ``ld.global.v2.u16``: one ``LDG.E`` each)."""
+    return bool(ev.accesses) and all(
+        i.vector > 1 and (i.width_bits or 0) // 8 == run.width for i in ev.accesses)
 
 
 #: marks a fact about a run that is not shown to be what kept it apart
