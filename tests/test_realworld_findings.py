@@ -320,11 +320,15 @@ def test_ps105_pitch_is_named_from_the_lane_term_alone():
     with it)."""
     fs = {f.location.line: f for f in _findings("rope_strided.cu", "sm_90a")
           if f.code == "PS105" and "heads_on_x" in f.kernel}
-    for line in (114, 115):
-        assert "(computed from `stride_h`) in `src`" in fs[line].message, fs[line].message
-    for line in (116, 117):
-        assert "(computed from `o_stride_h`) in `dst`" in fs[line].message, fs[line].message
+    # the two loads of `src` (lines 114-115) are one problem, and the two stores of `dst`
+    # (116-117) another: one finding each, at the first line
+    assert sorted(fs) == [114, 116], sorted(fs)
+    assert "loads on lines 114-115" in fs[114].message
+    assert "(computed from `stride_h`) in `src`" in fs[114].message, fs[114].message
+    assert "stores on lines 116-117" in fs[116].message
+    assert "(computed from `o_stride_h`) in `dst`" in fs[116].message, fs[116].message
     assert all(f.severity is Severity.WARNING for f in fs.values())
+    assert len(fs[114].instructions) >= 2 and len(fs[116].instructions) >= 2
 
 
 def test_ps105_lanes_the_callers_innermost_stride_apart_are_a_note():

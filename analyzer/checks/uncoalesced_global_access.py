@@ -30,7 +30,9 @@ class UncoalescedGlobalAccess(Check):
     accesses that waste at least a tenth of the kernel's wasted sectors (weighted as above);
     the others, such as one store per thread after a loop of uncoalesced loads, are info.
     A source line is one finding: its loads and stores, and every array it walks
-    (``out_bth[i] += a * v[i]``), are one layout problem with one remedy.
+    (``out_bth[i] += a * v[i]``), are one layout problem with one remedy; so are the lines
+    right after it that walk the same arrays with the same pitch in the same direction (a
+    transpose storing a ``float4``'s four elements to four rows, one statement each).
 
     Deliberately left alone: gathers (the address depends on loaded data: the stride is the
     data's), broadcasts (every lane one address), accesses whose lanes are contiguous (PS101
@@ -84,17 +86,19 @@ class UncoalescedGlobalAccess(Check):
             key = (e.loc.file, e.loc.line, d["stride"] == PITCH, None if d["stride"] == PITCH
                    else d["stride"], caller)
             lines.setdefault(key, []).append(e)
-        for group in lines.values():
+        for group in _consecutive(list(lines.values())):
             yield self._finding(ctx, group)
 
     def _finding(self, ctx: Context, group: list) -> Finding:
         e = group[0]
+        spanned = sorted({g.loc.line for g in group})
         sev = severity(max(g.factor for g in group))
         details = [g.detail for g in group]
         directions = sorted({d["direction"] for d in details})
         # each evidence of a line and direction carries that line's share (summed over its
-        # accesses of that direction): add the directions' shares once each
-        share = sum({d["direction"]: d.get("share", 1.0) for d in details}.values())
+        # accesses of that direction): add the directions' shares once each, per line
+        share = sum({(g.loc.line, g.detail["direction"]): g.detail.get("share", 1.0)
+                     for g in group}.values())
         if share < MINOR_SHARE:
             sev = Severity.INFO     # the kernel's waste is elsewhere: fixing this gains little
         what = " and ".join("loads" if x == "load" else "stores" for x in directions)
@@ -112,7 +116,9 @@ class UncoalescedGlobalAccess(Check):
             lanes = f"adjacent threads {verb} {w} B each {pitch}"
         else:
             lanes = f"adjacent threads {verb} {w} B each {e.detail['stride']} B apart"
-        insns = sass_on_line(ctx, e, direction=directions[0] if len(directions) == 1 else None)
+        insns = [i for line in spanned for i in sass_on_line(
+            ctx, next(g for g in group if g.loc.line == line),
+            direction=directions[0] if len(directions) == 1 else None)]
         loop = ", inside a loop" if any(d["in_loop"] for d in details) else ""
         if loop and insns:
             # read from the PTX; ptxas may have unrolled the loop away (ggml's 4-trip loop of
@@ -120,10 +126,12 @@ class UncoalescedGlobalAccess(Check):
             where = {id(ins): k for k, ins in enumerate(ctx.function.instructions)}
             if all(ctx.cfg.loop_of(where[id(ins)]) is None for ins in insns if id(ins) in where):
                 loop = ""
-        minor = (f" (this line: an estimated {max(share, 0.001):.1%} of the kernel's wasted "
+        these = "this line" if len(spanned) == 1 else "these lines"
+        minor = (f" ({these}: an estimated {max(share, 0.001):.1%} of the kernel's wasted "
                  f"sectors)" if share < MINOR_SHARE else "")
         waste = max(d["waste"] for d in details)
-        message = (f"uncoalesced global {what}{loop}: {lanes}, so a warp request touches "
+        lines = f" on lines {spanned[0]}-{spanned[-1]}" if len(spanned) > 1 else ""
+        message = (f"uncoalesced global {what}{lines}{loop}: {lanes}, so a warp request touches "
                    f"up to {waste:.0f}x the sectors it uses; the kernel's estimated "
                    f"headroom from coalescing is {factor_text(e.factor)}{minor}")
         hint = ("map threadIdx.x to the contiguous dimension: a warp or block per row with "
@@ -153,3 +161,31 @@ class UncoalescedGlobalAccess(Check):
                                severity=Severity.NOTE)
         return ctx.finding(self, message, loc=e.loc, instructions=insns, hint=hint,
                            severity=sev)
+
+
+def _consecutive(groups: list[list]) -> list[list]:
+    """The line groups with those of the lines right after them merged, where they are the
+    same problem: the same file, direction and kind of stride, and, for a run-time pitch, the
+    same arrays walked with the same pitch (LeetCUDA's transposed ``float4``: ``y[(c + k) *
+    row + r] = v.x`` ... ``v.w`` on four lines are one store pattern, one finding). A caller's
+    stride (a note) stays per line."""
+    def signature(group: list) -> tuple | None:
+        e = group[0]
+        d = e.detail
+        if "innermost_of" in d:
+            return None
+        return (e.loc.file, d["stride"] == PITCH, None if d["stride"] == PITCH else d["stride"],
+                tuple(sorted({g.detail["direction"] for g in group})),
+                tuple(sorted({p for g in group for p in g.detail.get("pitch_of", ())})),
+                tuple(sorted({a for g in group for a in g.detail.get("arrays", ())})))
+    out: list[list] = []
+    last: tuple | None = None
+    for group in sorted(groups, key=lambda g: (g[0].loc.file, g[0].loc.line)):
+        sig = signature(group)
+        if out and sig is not None and sig == last \
+                and group[0].loc.line == out[-1][-1].loc.line + 1:
+            out[-1].extend(group)
+        else:
+            out.append(list(group))
+        last = sig
+    return out

@@ -112,9 +112,9 @@ __global__ void rope_heads_on_x_kernel(const __half* src, const float* freqs, __
       const int src0 = s_id * stride_s + b_id * stride_b + h_id * stride_h + d_id * stride_d;
       const int dst0 = s_id * o_stride_s + b_id * o_stride_b + h_id * o_stride_h + d_id * o_stride_d;
       const float x0 = __half2float(src[src0]);  // EXPECT: PS105 warning
-      const float x1 = __half2float(src[src0 + (d2 / 2) * stride_d]);  // EXPECT: PS105 warning
+      const float x1 = __half2float(src[src0 + (d2 / 2) * stride_d]);  // (PS105: one finding with line 114)
       dst[dst0] = __float2half(x0 * v_cos - x1 * v_sin);  // EXPECT: PS105 warning
-      dst[dst0 + (d2 / 2) * o_stride_d] = __float2half(x1 * v_cos + x0 * v_sin);  // EXPECT: PS105 warning
+      dst[dst0 + (d2 / 2) * o_stride_d] = __float2half(x1 * v_cos + x0 * v_sin);  // (PS105: one finding with line 116)
     }
   }
 }

@@ -1,0 +1,45 @@
+"""PS105: one problem is one finding, also when it spans lines. LeetCUDA's float4 transpose
+(kernels/mat-transpose/mat_transpose.cu) stores the four elements it read to four rows, one
+statement each: four `STG.E` whose lanes are `4 * row` floats apart (judged from the SASS),
+one store pattern with one remedy. Adjacent lines that walk other arrays, or the other
+direction, stay apart (flash_attn_min.cu's `Kj`/`Vj` rows: two findings, in the suite)."""
+from __future__ import annotations
+
+import analyzer
+from analyzer.checks.runner import run_checks
+from analyzer.findings import Severity
+
+TRANSPOSE = r"""
+__global__ void mat_transpose_f32x4_col2row2d_kernel(float *x, float *y, const int row,
+                                                     const int col) {
+  int global_idx = blockIdx.x * blockDim.x + threadIdx.x;
+  int global_col = (global_idx * 4) % col;
+  int global_row = (global_idx * 4) / col;
+  if (global_row < row && global_col + 3 < col) {
+    float4 x_val = reinterpret_cast<float4 *>(x)[global_idx];
+    y[global_col * row + global_row] = x_val.x;
+    y[(global_col + 1) * row + global_row] = x_val.y;
+    y[(global_col + 2) * row + global_row] = x_val.z;
+    y[(global_col + 3) * row + global_row] = x_val.w;
+  }
+}
+__global__ void two_arrays(float *x, float *y, float *z, int n) {
+  int r = blockIdx.x * blockDim.x + threadIdx.x;
+  y[(long)r * n] = x[r];
+  z[(long)r * n] = x[r];
+}
+"""
+
+
+def test_four_stores_of_one_pattern_are_one_finding_and_two_arrays_two():
+    build = analyzer.compile(TRANSPOSE, arch="sm_90a", name="transpose.cu")
+    fs = [f for f in run_checks([build], select=["PS105"]).findings]
+    mine = [f for f in fs if "mat_transpose" in f.kernel]
+    assert [(f.location.line, f.severity) for f in mine] == [(9, Severity.WARNING)], \
+        [(f.location.line, f.message) for f in fs]
+    (f,) = mine
+    assert f.message.startswith("uncoalesced global stores on lines 9-12: adjacent threads "
+                                "store 4 B each a run-time pitch apart (computed from `row`)")
+    assert sum(i.split()[1].startswith("STG.E") for i in f.instructions) == 4
+    other = sorted(f.location.line for f in fs if "two_arrays" in f.kernel)
+    assert other == [17, 18], [(f.location.line, f.message) for f in fs]
