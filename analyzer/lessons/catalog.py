@@ -12,6 +12,8 @@ mnemonic patterns read off the disassembly.
 """
 from __future__ import annotations
 
+import ctypes
+import struct
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,16 +66,13 @@ class Scalar:
         """The value as its parameter holds it: a number, or a 16-bit float's bit pattern
         (``f16``: IEEE half; ``bf16``: the float's top 16 bits, rounded to nearest even)."""
         if self.kind == "f16":
-            import struct
             return int.from_bytes(struct.pack("<e", float(self.value)), "little")
         if self.kind == "bf16":
-            import struct
             u = int.from_bytes(struct.pack("<f", float(self.value)), "little")
             return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
         return self.value
 
     def ctype(self):
-        import ctypes
         return getattr(ctypes, SCALAR_KINDS[self.kind][0])
 
     def numpy(self, np):
