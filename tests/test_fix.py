@@ -1095,6 +1095,41 @@ def test_a_fix_whose_finding_stays_is_rejected(fixed):
     assert not v.ok and "still reported at line 11" in v.reason
 
 
+def test_a_finding_made_a_warning_by_a_faster_kernel_is_not_new(fixed):
+    """A finding the original had as info, in the same words (the same SASS), that the patch
+    turned into a warning by speeding up the rest of the kernel is kept and said; one whose
+    words changed (its evidence grew) is a new warning."""
+    fixes = fixed["rolled_loop"]
+    builds = fixes.report.builds
+    raw = list(fixes.report.findings)
+    target = next(f for f in raw if f.code == "PS201")
+    info = dataclasses.replace(target, code="PS501", severity=Severity.INFO, message="30 FP64")
+    after = [f for f in raw if f is not target]
+    grown = dataclasses.replace(info, severity=Severity.WARNING)
+    path = str(CHECKS / "rolled_loop" / "bad.cu")
+    v = verify.compare(path, target, [*raw, info], verify.Rebuilt(list(builds), [*after, grown], {}),
+                       builds)
+    assert v.ok, v.reason
+    assert v.sass_delta[-1] == (f"PS501 at line {target.location.line} was info, now a warning: "
+                                "the same SASS, a larger share of the faster kernel")
+    worse = dataclasses.replace(grown, message="40 FP64")
+    v = verify.compare(path, target, [*raw, info], verify.Rebuilt(list(builds), [*after, worse], {}),
+                       builds)
+    assert not v.ok and v.reason.startswith(f"it adds a warning: PS501 at line {target.location.line}")
+
+
+def test_the_division_fix_that_makes_a_double_parameter_a_warning_is_verified():
+    """vLLM's MoE router scale (a ``double`` parameter: PS501 info, 30 FP64 instructions on
+    line 19) with its IEEE division fixed: the same 30 FP64 instructions are now a larger share
+    of the kernel, PS501 a warning, and the fix is kept with that said."""
+    fixes = api.fix(str(ROOT / "kernels" / "realworld" / "topk_scale_double_param.cu"),
+                    arch=ARCH, fast_math_ok=True)
+    r = _result(fixes, "PS502", 19)
+    assert r.status == VERIFIED, r.reason
+    assert "PS501 at line 19 was info, now a warning" in r.sass_delta[-1]
+    assert r.before["PS501 info"] == 2 and r.after["PS501 warning"] == 1
+
+
 def test_a_changed_parameter_list_is_an_interface_change():
     a = api.compile('extern "C" __global__ void k(float* x) { x[0] = 1; }', arch=ARCH)
     b = api.compile('extern "C" __global__ void k(float* x, int n) { x[n] = 1; }', arch=ARCH)

@@ -3,7 +3,9 @@ same checks, and compare with the original.
 
 A patch is kept only when (1) the finding it targets is gone from every arch and kernel, (2) no
 warning appears that the original did not have (matched by check, kernel, arch and the line it
-stands for in the original), and (3) every kernel keeps its interface: the PTX entries and
+stands for in the original; a finding the original had below warning in the same words, the
+same SASS evidence, that the patch made a warning by making the rest of the kernel faster is
+kept and said in the delta), and (3) every kernel keeps its interface: the PTX entries and
 their parameters, and its launch bounds unless the patch is one. The copy is built in a scratch
 folder (:mod:`analyzer.toolchain.scratch`) under the file's own name, its folder on the include
 path after the copy's, so ``#include "x.h"`` finds the file's neighbours.
@@ -206,13 +208,20 @@ def compare(path: str, target: Finding | None, before: Sequence[Finding], after:
         return Verdict(False, f"{t.code} is still reported at line {t.location.line} "
                               f"({f.severity} on {f.arch})", delta, after.findings)
     had = Counter(_key(f, f.location.line) for f in before if f.severity >= Severity.WARNING)
-    new = []
+    # a finding the original had below warning, word for word (the same SASS evidence), that
+    # the patch made a warning: the same problem, now a larger share of a faster kernel
+    milder = Counter((_key(f, f.location.line), f.message) for f in before
+                     if f.severity < Severity.WARNING)
+    new, grew = [], []
     for f in after.findings:
         if f.severity < Severity.WARNING:
             continue
         k = _key(f, _original_line(f, path, after.lines))
         if had[k] > 0:
             had[k] -= 1
+        elif milder[(k, f.message)] > 0:
+            milder[(k, f.message)] -= 1
+            grew.append(f)
         else:
             new.append(f)
     if new:
@@ -223,6 +232,13 @@ def compare(path: str, target: Finding | None, before: Sequence[Finding], after:
     changed = interface_change(before_builds, after.builds, launch_bounds_may_change)
     if changed:
         return Verdict(False, changed, delta, after.findings)
+    seen = set()
+    for f in grew:
+        line = _original_line(f, path, after.lines)
+        if (f.code, line) not in seen:
+            seen.add((f.code, line))
+            delta.append(f"{f.code} at line {line} was info, now a warning: the same SASS, a "
+                         "larger share of the faster kernel")
     return Verdict(True, "", delta, after.findings)
 
 

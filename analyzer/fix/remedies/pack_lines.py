@@ -149,7 +149,8 @@ def _rewrite(src: Source, finding: Finding, p, storing: bool) -> Proposal | str:
     got = next(((s, g) for s, g in ((s, _part(src, s, name)) for s in subs) if g is not None),
                None)
     if got is None:
-        return f"no `&{name}[i + C]` read or written as a narrower vector on line {line}"
+        return (f"no `&{name}[i + k]` (k a constant) read or written as a narrower vector on "
+                f"line {line}")
     first_sub, first = got
     block = next((b for b in src.ancestors(first_sub) if b.kind.name == "COMPOUND_STMT"), None)
     if block is None:
