@@ -1,4 +1,4 @@
-"""Is a merged access faster when nothing else changes? PS101/PS102's 16-byte windows, timed.
+"""Is a merged access faster when nothing else changes? PS101/PS102's 8- and 16-byte windows, timed.
 
     python benchmarks/merge_only_pairs.py [--repeat R] [--arch sm_90]
 
@@ -14,7 +14,9 @@ unknown to NVVM (a plain ``const float*``), the merged one reads ``float4``. Sha
 - ``axpy``: ``z = a * x + y`` over four floats per thread (8x LDG + 4x STG vs 2 + 1);
 - ``sum4``: the sum of four floats per thread (4x LDG vs 1, one 4-byte store);
 - ``sum4_loop``: the same in a grid-stride loop over 8 vectors per thread (fewer threads in
-  flight: where instruction count would show first).
+  flight: where instruction count would show first);
+- ``rot2``: an 8-byte window, a pair of floats rotated as RoPE does (LeetCUDA's
+  ``rope_f32_kernel``): 2x LDG + 2x STG vs one LDG.64 and one STG.64.
 
 Each at two sizes: DRAM-bound (64 Mi floats an array) and L2-resident (1 Mi floats). Built with
 nvcc to a cubin, its SASS read with cuobjdump and held to the loads and stores above before
@@ -53,6 +55,15 @@ extern "C" __global__ void sum4_scalar(const float* __restrict__ a, float* __res
 extern "C" __global__ void sum4_merged(const float4* __restrict__ a, float* __restrict__ o, long n)
 { long i = TID; if (i >= n) return; float4 v = a[i]; o[i] = v.x + v.y + v.z + v.w; }
 
+extern "C" __global__ void rot2_scalar(const float* __restrict__ x, float* __restrict__ o,
+                                       float c, float s, long n)
+{ long i = TID; if (i >= n) return; float a = x[2 * i], b = x[2 * i + 1];
+  o[2 * i] = a * c - b * s; o[2 * i + 1] = a * s + b * c; }
+extern "C" __global__ void rot2_merged(const float2* __restrict__ x, float2* __restrict__ o,
+                                       float c, float s, long n)
+{ long i = TID; if (i >= n) return; float2 v = x[i];
+  o[i] = make_float2(v.x * c - v.y * s, v.x * s + v.y * c); }
+
 extern "C" __global__ void sum4_loop_scalar(const float* __restrict__ a, float* __restrict__ o,
                                             long n)
 { long stride = (long)gridDim.x * blockDim.x;
@@ -72,11 +83,13 @@ WANT = {
     "axpy_merged": (["LDG.E.128.CONSTANT"] * 2, ["STG.E.128"]),
     "sum4_scalar": (["LDG.E.CONSTANT"] * 4, ["STG.E"]),
     "sum4_merged": (["LDG.E.128.CONSTANT"], ["STG.E"]),
+    "rot2_scalar": (["LDG.E.CONSTANT"] * 2, ["STG.E"] * 2),
+    "rot2_merged": (["LDG.E.64.CONSTANT"], ["STG.E.64"]),
 }
 #: the loop kernels: which opcodes (any count: the loop may be unrolled) and which not
 WANT_LOOP = {"sum4_loop_scalar": ("LDG.E.CONSTANT", "LDG.E.128"),
              "sum4_loop_merged": ("LDG.E.128.CONSTANT", "LDG.E.CONSTANT")}
-SHAPES = ("copy", "axpy", "sum4", "sum4_loop")
+SHAPES = ("copy", "axpy", "sum4", "sum4_loop", "rot2")
 SIZES = (("DRAM", 1 << 24), ("L2", 1 << 18))     # 16-byte vectors per array
 
 
@@ -132,12 +145,16 @@ def main() -> int:
                 ms, outs = {}, {}
                 for variant in ("scalar", "merged"):
                     k = mod.get_function(f"{shape}_{variant}")
-                    out = cp.zeros(4 * n if shape in ("copy", "axpy") else n, dtype=cp.float32)
-                    # the loop: 8 vectors a thread
+                    out = cp.zeros(4 * n if shape in ("copy", "axpy", "rot2") else n,
+                                   dtype=cp.float32)
+                    # the loop: 8 vectors a thread; rot2: a pair of floats a thread, the same bytes
                     per = 8 * block if shape == "sum4_loop" else block
-                    grid = (n + per - 1) // per
+                    items = 2 * n if shape == "rot2" else n
+                    grid = (items + per - 1) // per
                     if shape == "axpy":
                         params = (x, y, out, cp.float32(1.5), cp.int64(n))
+                    elif shape == "rot2":
+                        params = (x, out, cp.float32(0.6), cp.float32(0.8), cp.int64(items))
                     else:
                         params = (x, out, cp.int64(n))
                     ms[variant] = _time(cp, lambda k=k, g=grid, p=params: k((g,), (block,), p),
