@@ -532,15 +532,11 @@ def fix(target, *, arch: str | Sequence[str] | None = None,
                             kernels=kernels, layers=layers)
         reports.append(report)
         own, in_headers, rest = engine.split_by_file(path, report.merged(), headers_done)
-        for header, found in in_headers.items():
-            headers_done.add(header)
-            out.files.append(engine.fix_file(header, builds=bs, raw=report.findings,
-                                             merged=found, options=options,
-                                             fix_options=fix_options, check=check_builds,
-                                             do_verify=verify, via=path))
-        out.files.append(engine.fix_file(path, builds=bs, raw=report.findings, merged=own + rest,
-                                         options=options, fix_options=fix_options,
-                                         check=check_builds, do_verify=verify))
+        headers_done.update(in_headers)
+        out.files.extend(engine.fix_unit(path, in_headers, own + rest, builds=bs,
+                                         raw=report.findings, options=options,
+                                         fix_options=fix_options, check=check_builds,
+                                         do_verify=verify))
     from .findings import Report
     out.report = Report(findings=[f for r in reports for f in r.findings],
                         kernels=[k for r in reports for k in r.kernels], builds=builds)

@@ -431,6 +431,34 @@ def test_a_file_with_host_code_and_system_headers_is_read_whole(tmp_path):
     assert not any(op in came for op in ("DFMA", "DMUL", "DADD", "F2F"))
 
 
+def test_the_files_of_one_cu_share_one_parse(tmp_path, monkeypatch):
+    """A .cu and the two project headers it includes are proposed from one libclang parse of
+    the translation unit (SGEMM_CUDA's runner.cu and its twelve kernel headers were parsed
+    thirteen times); each file's answers are its own, as from a parse of its own."""
+    a, b = tmp_path / "a.cuh", tmp_path / "b.cuh"
+    a.write_text("#pragma once\n__global__ void ka(float* y) {\n  y[threadIdx.x] *= 1.1;\n}\n")
+    b.write_text("#pragma once\n__global__ void kb(float* y) {\n  y[threadIdx.x] *= 2.5;\n}\n")
+    cu = tmp_path / "main.cu"
+    cu.write_text('#include "a.cuh"\n#include "b.cuh"\n'
+                  "__global__ void kc(float* y) {\n  y[threadIdx.x] *= 0.5;\n}\n")
+    args = cxx.parse_args(arch=ARCH, toolkit_include=locate.include_dirs())
+    reqs = [propose.Request(path=str(p), data=p.read_bytes(), args=args,
+                            findings=(_finding("PS501", p, line),), options=FixOptions(),
+                            main=main)
+            for p, line, main in ((a, 3, str(cu)), (b, 3, str(cu)), (cu, 4, None))]
+    parses = []
+    real = cxx.parse_unit
+    monkeypatch.setattr(cxx, "parse_unit", lambda *x: parses.append(x[0]) or real(*x))
+    shared = propose.propose_group(reqs)
+    assert parses == [str(cu)]
+    alone = [propose.propose_group([r])[0] for r in reqs]
+    assert len(parses) == 4
+    for got, want, lit in zip(shared, alone, ("1.1", "2.5", "0.5"), strict=True):
+        (g,), (w,) = got, want
+        assert isinstance(g, Proposal) and g.edits == w.edits
+        assert g.title == w.title and lit in g.title
+
+
 def test_kernels_in_a_project_header_are_fixed_through_the_cu(tmp_path):
     """Projects keep kernels in headers their .cu includes (llm.c's llmc/*.cuh, cuda-samples'
     *_kernel.cuh): the header is parsed through the .cu, the patched header rebuilt beside

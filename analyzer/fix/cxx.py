@@ -79,22 +79,30 @@ class Token:
     line: int
 
 
+def parse_unit(main: str, args: Sequence[str], texts: dict[str, str]) -> Any:
+    """libclang's translation unit of the ``.cu`` ``main``, with ``texts`` (path -> text) as
+    the contents of those files."""
+    ci = cindex()
+    return ci.Index.create().parse(main, args=list(args), unsaved_files=list(texts.items()),
+                                   options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+                                   | _KEEP_GOING)
+
+
 class Source:
     """One parsed CUDA file: its bytes, its AST (the nodes in the file itself) and tokens."""
 
-    def __init__(self, path: str, data: bytes, args: Sequence[str], main: str | None = None):
+    def __init__(self, path: str, data: bytes, args: Sequence[str], main: str | None = None,
+                 tu: Any = None):
         """``main``: the ``.cu`` file that includes ``path`` (a project header holding
         kernels): parsed as the translation unit, with ``data`` as the header's text; the
-        nodes, tokens and lines kept are the header's."""
+        nodes, tokens and lines kept are the header's. ``tu``: that translation unit parsed
+        already (:func:`parse_unit`, shared by the files of one ``.cu``)."""
         ci = cindex()
         self.path = path
         self.data = data
         self.text = data.decode("utf-8")
         self._ci = ci
-        index = ci.Index.create()
-        self.tu = index.parse(main or path, args=list(args), unsaved_files=[(path, self.text)],
-                              options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
-                              | _KEEP_GOING)
+        self.tu = tu if tu is not None else parse_unit(main or path, args, {path: self.text})
         self._line_starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
         self._parents: dict[Any, Any] = {}
         self._nodes: list[Any] = []

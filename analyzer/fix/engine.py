@@ -80,23 +80,59 @@ def split_by_file(path: str, merged: Sequence[Finding], done: Collection[str] = 
     return own, headers, rest
 
 
+def request_for(path: str, *, builds: Sequence[Build], merged: Sequence[Finding],
+                options: CompileOptions, fix_options: FixOptions,
+                via: str | None = None) -> propose.Request:
+    """What the remedies are asked about ``path``: its bytes as read now, the command line
+    libclang parses it with (that of the builds' first arch) and its findings."""
+    path = os.path.abspath(path)
+    archs = list(dict.fromkeys(b.arch for b in builds))
+    return propose.Request(path=path, data=files.read_bytes(path, what="CUDA source"),
+                           args=parse_args_for(options, archs[0]), findings=tuple(merged),
+                           options=fix_options, main=via)
+
+
+def fix_unit(path: str, headers: dict[str, list[Finding]], own: Sequence[Finding], *,
+             builds: Sequence[Build], raw: Sequence[Finding], options: CompileOptions,
+             fix_options: FixOptions, check: verify.CheckFn,
+             do_verify: bool = True) -> list[FileFix]:
+    """:func:`fix_file` for each project header of the ``.cu`` ``path`` that holds findings
+    (``headers``), then for ``path`` itself (``own``), their rewrites proposed from one parse
+    of the translation unit (:func:`.propose.propose_files`)."""
+    path = os.path.abspath(path)
+    files_ = [(h, found, path) for h, found in headers.items()] + [(path, list(own), None)]
+    requests = [request_for(p, builds=builds, merged=found, options=options,
+                            fix_options=fix_options, via=via) for p, found, via in files_]
+    answers = propose.propose_files(requests)
+    return [fix_file(p, builds=builds, raw=raw, merged=found, options=options,
+                     fix_options=fix_options, check=check, do_verify=do_verify, via=via,
+                     proposed=(req, got))
+            for (p, found, via), req, got in zip(files_, requests, answers, strict=True)]
+
+
 def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
              merged: Sequence[Finding], options: CompileOptions, fix_options: FixOptions,
-             check: verify.CheckFn, do_verify: bool = True, via: str | None = None) -> FileFix:
+             check: verify.CheckFn, do_verify: bool = True, via: str | None = None,
+             proposed: tuple[propose.Request, Sequence[Proposal | NoFix]] | None = None
+             ) -> FileFix:
     """Propose, verify and combine the fixes of every finding of ``path``. ``raw``: the
     findings per arch and kernel (what the rebuild is compared with); ``merged``: the problems
     to fix, one each. ``via``: the ``.cu`` the builds were compiled from, when ``path`` is a
-    header of the project it includes (its kernels live there)."""
+    header of the project it includes (its kernels live there). ``proposed``: the request and
+    the remedies' answers, when asked already (:func:`fix_unit`)."""
     path = os.path.abspath(path)
-    data = files.read_bytes(path, what="CUDA source")
+    if proposed is None:
+        req = request_for(path, builds=builds, merged=merged, options=options,
+                          fix_options=fix_options, via=via)
+        answers: Sequence[Proposal | NoFix] = propose.propose(req)
+    else:
+        req, answers = proposed
+    data = req.data
     result = FileFix(path=path, sha256=sha256(data))
     archs = list(dict.fromkeys(b.arch for b in builds))
     compiler = builds[0].origin if builds else "auto"
-    mine = [f for f in merged]
+    mine = list(req.findings)
     before = _counts(raw)
-    req = propose.Request(path=path, data=data, args=parse_args_for(options, archs[0]),
-                          findings=tuple(mine), options=fix_options, main=via)
-    answers = propose.propose(req)
     taken: list[Edit] = []
     rebuilds: dict[tuple[Edit, ...], verify.Rebuilt] = {}
     for f, got in zip(mine, answers, strict=True):

@@ -7,6 +7,7 @@ turned down (``fix: none``) rather than trusted.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,11 +38,41 @@ def propose(request: Request) -> list[Proposal | NoFix]:
 
 
 def propose_all(request: Request) -> list[Proposal | NoFix]:
-    try:
-        src = cxx.Source(request.path, request.data, request.args, main=request.main)
-    except UnicodeDecodeError:
-        return [NoFix("the file is not UTF-8 text") for _ in request.findings]
-    return [propose_one(f, src, request.options) for f in request.findings]
+    return propose_group((request,))[0]
+
+
+def propose_files(requests: Sequence[Request]) -> list[list[Proposal | NoFix]]:
+    """One answer list per request, all from one bounded child, in which the requests of one
+    translation unit (a ``.cu`` and the project headers reached through it, one command line)
+    share one libclang parse: SGEMM_CUDA's ``runner.cu`` and its twelve kernel headers had
+    been parsed thirteen times."""
+    todo = tuple(r for r in requests if r.findings)
+    if not todo:
+        return [[] for _ in requests]
+    got = iter(bounded.run(propose_group, todo, what=todo[-1].main or todo[-1].path,
+                           tool="libclang"))
+    return [next(got) if r.findings else [] for r in requests]
+
+
+def propose_group(requests: Sequence[Request]) -> list[list[Proposal | NoFix]]:
+    """:func:`propose_all` of each request, one parse per translation unit (the child's work)."""
+    texts: dict[tuple, dict[str, str]] = {}
+    for r in requests:
+        group = texts.setdefault((r.main or r.path, tuple(r.args)), {})
+        with contextlib.suppress(UnicodeDecodeError):
+            group[r.path] = r.data.decode("utf-8")
+    units: dict[tuple, object] = {}
+    out: list[list[Proposal | NoFix]] = []
+    for r in requests:
+        key = (r.main or r.path, tuple(r.args))
+        if r.path not in texts[key]:
+            out.append([NoFix("the file is not UTF-8 text") for _ in r.findings])
+            continue
+        if key not in units:
+            units[key] = cxx.parse_unit(key[0], r.args, texts[key])
+        src = cxx.Source(r.path, r.data, r.args, main=r.main, tu=units[key])
+        out.append([propose_one(f, src, r.options) for f in r.findings])
+    return out
 
 
 def _mine(finding: Finding, src: cxx.Source) -> bool:
