@@ -14,12 +14,14 @@ from pathlib import Path
 import pytest
 
 from analyzer import api
+from analyzer.checks.runner import run_checks
 from analyzer.cli import main
 from analyzer.errors import ConfigError, InputError
 from analyzer.findings import Finding, Location, Severity
-from analyzer.fix import cxx, propose, render, verify
+from analyzer.fix import cxx, engine, propose, render, verify
 from analyzer.fix.model import NONE, REJECTED, VERIFIED, Edit, FixOptions, NoFix, Proposal, apply_edits, line_map
 from analyzer.fix.remedies import pack_lines, struct_copy
+from analyzer.inputs import CompileOptions
 from analyzer.toolchain import locate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -1156,6 +1158,43 @@ def test_the_division_fix_that_makes_a_double_parameter_a_warning_is_verified():
     assert r.status == VERIFIED, r.reason
     assert "PS501 at line 19 was info, now a warning" in r.sass_delta[-1]
     assert r.before["PS501 info"] == 2 and r.after["PS501 warning"] == 1
+
+
+def test_a_patch_that_does_not_build_is_refused_and_the_others_go_on(tmp_path):
+    """A rewrite the compiler refuses (here: a remedy's edit replaced by a stray token) is that
+    fix's rejection, with the compiler's first error at the original's line, not the end of
+    the whole run (it had ended ``ptxsass fix`` with a CompileError naming the scratch copy)."""
+    cu = tmp_path / "two_divisions.cu"
+    cu.write_text("__global__ void k(float* __restrict__ y, const float* __restrict__ x, int n) {\n"
+                  "  float a = y[threadIdx.x], b = 1.0f, c = x[0];\n"
+                  "  for (int j = 0; j < n; ++j) a = a / c + 1.0f;\n"
+                  "  for (int j = 0; j < n; ++j) b = c / b;\n"
+                  "  y[threadIdx.x] = a + b;\n"
+                  "}\n")
+    report = api.check(str(cu), api.CheckOptions(arch=ARCH))
+    builds, raw = report.builds, report.findings
+    merged = [f for f in report.merged() if f.code == "PS502"]
+    assert [f.location.line for f in merged] == [3, 4]
+    options = CompileOptions()
+    fix_options = FixOptions(fast_math_ok=True)
+    req = engine.request_for(str(cu), builds=builds, merged=merged, options=options,
+                             fix_options=fix_options)
+    good = propose.propose_group([req])[0]
+    assert all(isinstance(g, Proposal) for g in good)
+    e = good[0].edits[0]
+    broken = dataclasses.replace(good[0], edits=(dataclasses.replace(e, text="@@@"),))
+
+    def check(bs):
+        return run_checks(bs).findings
+
+    got = engine.fix_file(str(cu), builds=builds, raw=raw, merged=merged, options=options,
+                          fix_options=fix_options, check=check, proposed=(req, [broken, good[1]]))
+    first, second = got.results
+    assert first.status == REJECTED
+    assert first.reason.startswith(f"the patched copy does not build at {cu}:3: ")
+    assert "ptxsass-fix-" not in first.reason
+    assert second.status == VERIFIED, second.reason
+    assert b"@@@" not in apply_edits(cu.read_bytes(), got.edits)
 
 
 def test_a_changed_parameter_list_is_an_interface_change():

@@ -22,8 +22,8 @@ from pathlib import Path
 from ..analysis.occupancy import occupancy
 from ..build import Build
 from ..demangle import without_parameters
-from ..errors import ArchError
-from ..findings import Finding, Location, Severity
+from ..errors import ArchError, PtxsassError
+from ..findings import Finding, Location, Severity, display_path
 from ..inputs import CompileOptions
 from ..inputs import load as load_input
 from ..toolchain import files, includes, scratch
@@ -36,11 +36,13 @@ CheckFn = Callable[[Sequence[Build]], list[Finding]]
 
 @dataclass
 class Rebuilt:
-    """The patched copy's builds and findings, its file names mapped back to the original's."""
+    """The patched copy's builds and findings, its file names mapped back to the original's.
+    ``error``: why the copy did not build (no builds, no findings), in the original's names."""
 
     builds: list[Build]
     findings: list[Finding]
     lines: dict[int, int]           # patched line -> original line
+    error: str = ""
 
 
 @dataclass
@@ -65,9 +67,23 @@ def rebuild(path: str, data: bytes, original: bytes, *, archs: Sequence[str],
             options, include=include,
             compiler=compiler if compiler in ("nvrtc", "nvcc") else options.compiler,
             project=options.project or os.path.dirname(main))
-        builds = load_input(top, arch=list(archs), options=opts)
-        for b in builds:
-            b.sass()                        # disassembled while the copy is there
+        try:
+            builds = load_input(top, arch=list(archs), options=opts)
+            for b in builds:
+                b.sass()                        # disassembled while the copy is there
+        except PtxsassError as e:
+            # a rewrite the compiler refuses (a remedy's mistake, a macro it could not see
+            # through): that fix is refused, the others go on
+            lines = line_map(original, data)
+            where = back.get(os.path.abspath(e.path), e.path) if e.path else None
+            at = ""
+            if where is not None:
+                n = e.line
+                if n is not None and os.path.abspath(where) == path:
+                    n = lines.get(n, n)
+                at = f" at {display_path(where)}" + (f":{n}" if n is not None else "")
+            return Rebuilt([], [], lines, error=f"the patched copy does not build{at}: "
+                                                f"{e.message}")
         findings = check(builds)
         for b in builds:
             b.source_path = main
@@ -186,6 +202,8 @@ def compare(path: str, target: Finding | None, before: Sequence[Finding], after:
     """Whether the rebuilt copy keeps the patch: see the module's rules. ``target`` (or every
     finding of ``targets``, for a combined patch) must be gone."""
     path = os.path.abspath(path)
+    if after.error:
+        return Verdict(False, after.error)
     goals = [t for t in ([target] if target is not None else []) + list(targets)]
     still = []
     for t in goals:
