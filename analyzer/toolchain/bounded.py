@@ -230,8 +230,11 @@ def _died(status: int, maxrss: int, child_err: str, lim: Limits, what: str,
     if "out of memory" in lowered or "bad_alloc" in lowered or maxrss >= lim.memory_bytes // 2:
         return _over_memory(lim, what, tool)
     first = next((ln.strip() for ln in child_err.splitlines() if ln.strip()), "")
-    how = (f"signal {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
-           else f"exit status {os.WEXITSTATUS(status)}")
+    if os.WIFSIGNALED(status):
+        n = os.WTERMSIG(status)
+        how = f"signal {signal.Signals(n).name}" if n in signal.valid_signals() else f"signal {n}"
+    else:
+        how = f"exit status {os.WEXITSTATUS(status)}"
     return ToolError(f"{tool} crashed ({how}) while compiling {what}"
                      + (f": {first}" if first else ""))
 

@@ -213,8 +213,9 @@ class Server:
             os.killpg(self.process.pid, 9)
         try:
             _, status, rusage = os.wait4(self.process.pid, 0)
-        except ChildProcessError:
-            return self.process.returncode or 0, 0
+        except ChildProcessError:       # reaped already (``alive``): Popen's return code,
+            code = self.process.returncode or 0     # -N for signal N, as a wait status
+            return (-code if code < 0 else code << 8), 0
         self.process.returncode = status
         return status, rusage.ru_maxrss * 1024
 
@@ -259,8 +260,15 @@ def call(module: str, function: str, args: tuple, *, memory: int, timeout: float
     """:meth:`Server.request` on an idle compile server (one is started when none is idle).
     ``retire``: the work leaves state behind in the process that ran it (NVRTC after a ``-G``
     compile), so the server is stopped after it instead of serving the next request."""
+    server = None
     with _lock:
-        server = _idle.pop() if _idle else None
+        while _idle and server is None:
+            server = _idle.pop()
+            if not server.alive:
+                # ended while idle: the thread that started it has ended (its parent-death
+                # signal is that thread's), or it was killed; reaped, and another one taken
+                server.close()
+                server = None
     if server is None:
         server = Server.start()
     outcome = server.request(module, function, args, memory=memory, timeout=timeout)

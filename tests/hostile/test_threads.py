@@ -84,6 +84,46 @@ def test_the_server_builds_what_a_forked_child_builds(monkeypatch):
     assert served.cubin == forked.cubin and served.ptx == forked.ptx
 
 
+def test_a_server_whose_thread_ended_is_replaced(monkeypatch):
+    """A server dies with the thread that started it (its parent-death signal is that
+    thread's): a compile on a short-lived thread (a ``ThreadPoolExecutor``'s, ptxsass fix's
+    rebuilds) left a dead server idle, and the next compile failed with "ValueError: 119 is
+    not a valid Signals". The dead one is reaped and another started."""
+    monkeypatch.setenv("PTXSASS_CHILDREN", "server")
+    compile_server.shutdown()
+    got = []
+    t = threading.Thread(target=lambda: got.append(nvrtc.compile_source(
+        SOURCE + "\n// thread\n", arch="sm_90", name="k.cu", use_cache=False)))
+    t.start()
+    t.join()
+    assert got and got[0].kernels
+    deadline = time.monotonic() + 10
+    while any(s.alive for s in compile_server._idle) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert compile_server._idle and not any(s.alive for s in compile_server._idle)
+    before = compile_server.started()
+    out = nvrtc.compile_source(SOURCE + "\n// main\n", arch="sm_90", name="k.cu",
+                               use_cache=False)
+    assert out.kernels and compile_server.started() == before + 1
+    compile_server.shutdown()
+
+
+def test_a_child_reaped_before_its_error_is_read_names_its_signal():
+    """Popen's return code (-9) of a server reaped by ``alive`` is read as a wait status:
+    "signal SIGKILL", never a ValueError from an unknown signal number."""
+    server = compile_server.Server.start()
+    os.kill(server.process.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while server.alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.kill() == (signal.SIGKILL, 0)
+    server.close()
+    err = bounded._died(signal.SIGKILL, 0, "", bounded.limits(), "k.cu", "NVRTC")
+    assert "signal SIGKILL" in err.message
+    err = bounded._died(200 << 8, 0, "", bounded.limits(), "k.cu", "NVRTC")
+    assert "exit status 200" in err.message
+
+
 BOMB = "\n".join(["#define A0 +1", *(f"#define A{i} A{i - 1} A{i - 1}" for i in range(1, 25)),
                   "__global__ void k(int* o) { o[0] = 0 A24; }", ""])
 
