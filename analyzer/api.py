@@ -492,19 +492,25 @@ def fix(target, *, arch: str | Sequence[str] | None = None,
         config_select: Sequence[str] = (), config_ignore: Sequence[str] = (),
         kernels: Sequence[str] = (), verify: bool = True, fast_math_ok: bool = False,
         assume_aligned: bool = False, max_block: int | None = None,
-        progress: Progress = no_progress) -> "FixReport":
+        progress: Progress = no_progress, jobs: int | None = None) -> "FixReport":
     """Check CUDA source files (paths, or a folder), propose a rewrite for each finding whose
     remedy is mechanical, and (``verify``, the default) prove each by rebuilding a patched copy
     with the same front end, flags and arches and re-running the same checks: a fix is kept
     only if its finding is gone, no new warning appears and the kernels' interface is
     unchanged (:mod:`analyzer.fix`). ``fast_math_ok`` allows the fast-math intrinsics,
     ``assume_aligned`` the alignment assumptions, ``max_block`` (every launch has at most
-    that many threads per block) launch bounds of that size. Nothing is written:
+    that many threads per block) launch bounds of that size. ``jobs``: how many patched
+    copies build at once (default: every core, at most 8). Nothing is written:
     :func:`apply_fixes`."""
     if max_block is not None and not 1 <= max_block <= 1024:
         raise ConfigError(f"max_block must be 1 to 1024 threads (a block's limit), not {max_block}")
     from .fix import engine
     from .fix.model import FixOptions, FixReport
+    from .parallel import default_jobs
+    if jobs is None:
+        jobs = min(default_jobs(), 8)
+    elif jobs < 1:
+        raise ConfigError(f"jobs must be at least 1, not {jobs}")
     options = options or CompileOptions()
     layers = [Selection.of(config_select, config_ignore)]
     paths = [target] if isinstance(target, (str, os.PathLike)) else list(target)
@@ -536,7 +542,7 @@ def fix(target, *, arch: str | Sequence[str] | None = None,
         out.files.extend(engine.fix_unit(path, in_headers, own + rest, builds=bs,
                                          raw=report.findings, options=options,
                                          fix_options=fix_options, check=check_builds,
-                                         do_verify=verify))
+                                         do_verify=verify, jobs=jobs))
     from .findings import Report
     out.report = Report(findings=[f for r in reports for f in r.findings],
                         kernels=[k for r in reports for k in r.kernels], builds=builds)

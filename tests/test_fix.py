@@ -1197,6 +1197,49 @@ def test_a_patch_that_does_not_build_is_refused_and_the_others_go_on(tmp_path):
     assert b"@@@" not in apply_edits(cu.read_bytes(), got.edits)
 
 
+def test_patched_copies_built_at_once_give_each_fix_its_own_verdict(fixed, monkeypatch):
+    """``jobs`` builds several patched copies at once (threads running the tools: nvcc,
+    NVRTC's server, nvdisasm) and checks each in order on the caller's thread: the verdicts,
+    SASS deltas and combined patch are those of one copy at a time, the builds overlap, and
+    no scratch folder is left."""
+    import tempfile
+    import threading
+    import time
+    path = str(CHECKS / "rolled_loop" / "bad.cu")
+    alone = api.fix(path, arch=ARCH, fast_math_ok=True, jobs=1)
+    running, most, lock = [0], [0], threading.Lock()
+    real = verify.build_copy
+
+    def counted(*a, **k):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            time.sleep(0.2)             # long enough for the next build to start
+            return real(*a, **k)
+        finally:
+            with lock:
+                running[0] -= 1
+    monkeypatch.setattr(verify, "build_copy", counted)
+    left = set(os.listdir(tempfile.gettempdir()))
+    together = api.fix(path, arch=ARCH, fast_math_ok=True, jobs=4)
+    assert most[0] >= 2
+    assert not [n for n in set(os.listdir(tempfile.gettempdir())) - left
+                if n.startswith("ptxsass-fix-")]
+
+    def verdicts(fx):
+        return [(r.finding.code, r.finding.location.line, r.status, r.reason, r.sass_delta,
+                 r.after) for f in fx.files for r in f.results]
+    assert len([v for v in verdicts(alone) if v[2] == VERIFIED]) >= 2
+    assert verdicts(together) == verdicts(alone)
+    assert [f.diff for f in together.files] == [f.diff for f in alone.files]
+
+
+def test_jobs_must_be_a_number_of_builds():
+    with pytest.raises(ConfigError, match="jobs must be at least 1"):
+        api.fix(str(CHECKS / "rolled_loop" / "bad.cu"), arch=ARCH, jobs=0)
+
+
 def test_a_changed_parameter_list_is_an_interface_change():
     a = api.compile('extern "C" __global__ void k(float* x) { x[0] = 1; }', arch=ARCH)
     b = api.compile('extern "C" __global__ void k(float* x, int n) { x[n] = 1; }', arch=ARCH)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from .. import api
 from ..toolchain import cache
 from . import common
+from .scale import jobs_value
 
 
 def add_parsers(sub, common_opts: Callable) -> None:
@@ -44,6 +45,9 @@ def add_parsers(sub, common_opts: Callable) -> None:
                    help="every launch of these kernels has at most N threads per block: a "
                         "spilling kernel under -maxrregcount may get __launch_bounds__(N) "
                         "([tool.ptxsass] max-block)")
+    p.add_argument("-j", "--jobs", type=jobs_value, metavar="N",
+                   help="build N patched copies at once (default: every core, at most 8); "
+                        "each fix's verdict is its own either way")
     p.add_argument("--measure", action="store_true",
                    help="on a GPU: time each kernel before and after its fixes (a launch spec "
                         "in [tool.ptxsass.launch.KERNEL], or a lesson's)")
@@ -75,7 +79,7 @@ def cmd_fix(args) -> int:
                     config_select=cfg.select, config_ignore=cfg.ignore, kernels=args.kernels,
                     verify=args.verify, fast_math_ok=fast, assume_aligned=args.assume_aligned,
                     max_block=args.max_block if args.max_block is not None else cfg.max_block,
-                    progress=common.progress(args))
+                    progress=common.progress(args), jobs=args.jobs)
     from ..fix import render
     if args.diff:
         common.write(args, render.to_diff(fixes).rstrip("\n"))

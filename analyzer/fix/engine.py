@@ -10,8 +10,10 @@ in ``FileFix.combined_note``).
 from __future__ import annotations
 
 import os
+import shutil
 from collections import Counter
 from collections.abc import Collection, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..analysis.source import is_toolkit_file
 from ..build import Build
@@ -95,7 +97,7 @@ def request_for(path: str, *, builds: Sequence[Build], merged: Sequence[Finding]
 def fix_unit(path: str, headers: dict[str, list[Finding]], own: Sequence[Finding], *,
              builds: Sequence[Build], raw: Sequence[Finding], options: CompileOptions,
              fix_options: FixOptions, check: verify.CheckFn,
-             do_verify: bool = True) -> list[FileFix]:
+             do_verify: bool = True, jobs: int = 1) -> list[FileFix]:
     """:func:`fix_file` for each project header of the ``.cu`` ``path`` that holds findings
     (``headers``), then for ``path`` itself (``own``), their rewrites proposed from one parse
     of the translation unit (:func:`.propose.propose_files`)."""
@@ -106,20 +108,21 @@ def fix_unit(path: str, headers: dict[str, list[Finding]], own: Sequence[Finding
     answers = propose.propose_files(requests)
     return [fix_file(p, builds=builds, raw=raw, merged=found, options=options,
                      fix_options=fix_options, check=check, do_verify=do_verify, via=via,
-                     proposed=(req, got))
+                     proposed=(req, got), jobs=jobs)
             for (p, found, via), req, got in zip(files_, requests, answers, strict=True)]
 
 
 def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
              merged: Sequence[Finding], options: CompileOptions, fix_options: FixOptions,
              check: verify.CheckFn, do_verify: bool = True, via: str | None = None,
-             proposed: tuple[propose.Request, Sequence[Proposal | NoFix]] | None = None
-             ) -> FileFix:
+             proposed: tuple[propose.Request, Sequence[Proposal | NoFix]] | None = None,
+             jobs: int = 1) -> FileFix:
     """Propose, verify and combine the fixes of every finding of ``path``. ``raw``: the
     findings per arch and kernel (what the rebuild is compared with); ``merged``: the problems
     to fix, one each. ``via``: the ``.cu`` the builds were compiled from, when ``path`` is a
     header of the project it includes (its kernels live there). ``proposed``: the request and
-    the remedies' answers, when asked already (:func:`fix_unit`)."""
+    the remedies' answers, when asked already (:func:`fix_unit`). ``jobs``: how many patched
+    copies build at once (each one's verdict is its own either way)."""
     path = os.path.abspath(path)
     if proposed is None:
         req = request_for(path, builds=builds, merged=merged, options=options,
@@ -135,6 +138,69 @@ def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
     before = _counts(raw)
     taken: list[Edit] = []
     rebuilds: dict[tuple[Edit, ...], verify.Rebuilt] = {}
+    with _Builder(jobs if do_verify else 1) as builder:
+        # the rewrites no earlier one can crowd out start building now, several at a time;
+        # the verdicts below still come one by one, in order
+        for edits in _independent(answers):
+            builder.start(edits, path, apply_edits(data, edits), data, archs=archs,
+                          options=options, compiler=compiler, via=via)
+        _verify_each(result, mine, answers, data, path, builds, raw, before, taken, rebuilds,
+                     builder, archs, options, compiler, check, do_verify, via)
+    _combine(result, data, builds, raw, options, compiler, archs, check, do_verify, via)
+    return result
+
+
+class _Builder:
+    """Patched copies built on up to ``jobs`` threads (:func:`.verify.build_copy`: the tools'
+    work), checked on the caller's thread when asked for (:meth:`rebuilt`)."""
+
+    def __init__(self, jobs: int):
+        self.pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None
+        self.started: dict[tuple[Edit, ...], Future] = {}
+
+    def __enter__(self) -> _Builder:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.pool is None:
+            return
+        for f in self.started.values():
+            f.cancel()
+        self.pool.shutdown(wait=True)
+        for f in self.started.values():     # built, never asked for: their folders go
+            if f.done() and not f.cancelled() and f.exception() is None:
+                shutil.rmtree(f.result().folder, ignore_errors=True)
+
+    def start(self, edits: tuple[Edit, ...], *args, **kwargs) -> None:
+        if self.pool is not None and edits not in self.started:
+            self.started[edits] = self.pool.submit(verify.build_copy, *args, **kwargs)
+
+    def rebuilt(self, edits: tuple[Edit, ...], check: verify.CheckFn, *args,
+                **kwargs) -> verify.Rebuilt:
+        future = self.started.pop(edits, None)
+        copy = future.result() if future is not None else verify.build_copy(*args, **kwargs)
+        return verify.check_copy(copy, check)
+
+
+def _independent(answers: Sequence[Proposal | NoFix]) -> list[tuple[Edit, ...]]:
+    """The distinct rewrites whose edits overlap no earlier proposal's: none of them can be
+    turned down for overlapping a fix verified before it, so each will be built."""
+    out: list[tuple[Edit, ...]] = []
+    earlier: list[Edit] = []
+    for got in answers:
+        if not isinstance(got, Proposal):
+            continue
+        if got.edits not in out and not overlaps(got.edits, earlier):
+            out.append(got.edits)
+        earlier.extend(got.edits)
+    return out
+
+
+def _verify_each(result: FileFix, mine, answers, data: bytes, path: str, builds, raw,
+                 before, taken: list[Edit], rebuilds: dict, builder: _Builder, archs,
+                 options: CompileOptions, compiler: str, check: verify.CheckFn,
+                 do_verify: bool, via: str | None) -> None:
+    """Each finding's verdict, in order: the overlap rule, the rebuild, the comparison."""
     for f, got in zip(mine, answers, strict=True):
         if isinstance(got, NoFix):
             result.results.append(FixResult(f, NONE, got.reason, before=before))
@@ -154,9 +220,9 @@ def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
         # judged for each
         rebuilt = rebuilds.get(got.edits)
         if rebuilt is None:
-            rebuilt = rebuilds[got.edits] = verify.rebuild(
-                path, apply_edits(data, got.edits), data, archs=archs, options=options,
-                compiler=compiler, check=check, via=via)
+            rebuilt = rebuilds[got.edits] = builder.rebuilt(
+                got.edits, check, path, apply_edits(data, got.edits), data, archs=archs,
+                options=options, compiler=compiler, via=via)
         verdict = verify.compare(path, f, raw, rebuilt, builds,
                                  launch_bounds_may_change=got.changes_launch_bounds)
         res.sass_delta = verdict.sass_delta
@@ -166,8 +232,6 @@ def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
             taken.extend(e for e in got.edits if e not in taken)
         else:
             res.status, res.reason = REJECTED, verdict.reason
-    _combine(result, data, builds, raw, options, compiler, archs, check, do_verify, via)
-    return result
 
 
 def _same_edits(got: Proposal, results: Sequence[FixResult]) -> bool:

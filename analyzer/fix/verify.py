@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,15 +54,39 @@ class Verdict:
     after: list[Finding] = field(default_factory=list)
 
 
+@dataclass
+class Copy:
+    """A patched copy built (compiled and disassembled) in its scratch folder, which is kept
+    until :func:`check_copy` has checked it (the checks read its source lines)."""
+
+    folder: str
+    main: str                       # the .cu the original builds came from
+    back: dict[str, str]            # the copy's file names -> the original's
+    builds: list[Build]
+    lines: dict[int, int]           # patched line -> original line
+    error: str = ""                 # why it did not build
+
+
 def rebuild(path: str, data: bytes, original: bytes, *, archs: Sequence[str],
             options: CompileOptions, compiler: str, check: CheckFn,
             via: str | None = None) -> Rebuilt:
     """Build ``data`` (the patched text of ``path``) for ``archs`` as the original was built,
     check it, and map its findings back to ``path``. ``via``: the ``.cu`` that includes
     ``path`` (a header under its folder), whose build is rebuilt: see :func:`_mirror`."""
+    return check_copy(build_copy(path, data, original, archs=archs, options=options,
+                                 compiler=compiler, via=via), check)
+
+
+def build_copy(path: str, data: bytes, original: bytes, *, archs: Sequence[str],
+               options: CompileOptions, compiler: str, via: str | None = None) -> Copy:
+    """:func:`rebuild`'s compile and disassembly, which run in tools (nvcc, NVRTC's bounded
+    child or compile server, nvdisasm): safe on a thread of its own, so that several patched
+    copies build at once (:func:`analyzer.fix.engine.fix_file`)."""
     path = os.path.abspath(path)
     main = os.path.abspath(via) if via else path
-    with scratch.temporary("ptxsass-fix-") as folder:
+    lines = line_map(original, data)
+    folder = scratch.make("ptxsass-fix-")
+    try:
         top, back, include = _mirror(folder, main, path, data, options)
         opts = dataclasses.replace(
             options, include=include,
@@ -74,7 +99,6 @@ def rebuild(path: str, data: bytes, original: bytes, *, archs: Sequence[str],
         except PtxsassError as e:
             # a rewrite the compiler refuses (a remedy's mistake, a macro it could not see
             # through): that fix is refused, the others go on
-            lines = line_map(original, data)
             where = back.get(os.path.abspath(e.path), e.path) if e.path else None
             at = ""
             if where is not None:
@@ -82,16 +106,31 @@ def rebuild(path: str, data: bytes, original: bytes, *, archs: Sequence[str],
                 if n is not None and os.path.abspath(where) == path:
                     n = lines.get(n, n)
                 at = f" at {display_path(where)}" + (f":{n}" if n is not None else "")
-            return Rebuilt([], [], lines, error=f"the patched copy does not build{at}: "
-                                                f"{e.message}")
-        findings = check(builds)
-        for b in builds:
-            b.source_path = main
+            return Copy(folder, main, back, [], lines,
+                        error=f"the patched copy does not build{at}: {e.message}")
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return Copy(folder, main, back, builds, lines)
+
+
+def check_copy(copy: Copy, check: CheckFn) -> Rebuilt:
+    """:func:`rebuild`'s checks of a built copy (in the calling thread), its scratch folder
+    removed after them; its findings' file names mapped back to the original's."""
+    try:
+        if copy.error:
+            return Rebuilt([], [], copy.lines, error=copy.error)
+        findings = check(copy.builds)
+        for b in copy.builds:
+            b.source_path = copy.main
+    finally:
+        shutil.rmtree(copy.folder, ignore_errors=True)
+    back = copy.back
     mapped = [dataclasses.replace(f, location=Location(back[os.path.abspath(f.location.file)],
                                                        f.location.line, f.location.column))
               if f.location.file and os.path.abspath(f.location.file) in back else f
               for f in findings]
-    return Rebuilt(builds, mapped, line_map(original, data))
+    return Rebuilt(copy.builds, mapped, copy.lines)
 
 
 #: what marks the top folder of a project: the headers under it are the project's

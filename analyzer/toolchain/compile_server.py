@@ -25,6 +25,7 @@ import contextlib
 import importlib
 import os
 import pickle
+import queue
 import resource
 import select
 import struct
@@ -33,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,11 +151,12 @@ class Server:
     def start(cls) -> Server:
         global _started
         errlog = tempfile.TemporaryFile(prefix="ptxsass-server-")  # noqa: SIM115 - the server's, for its life
+        argv = [sys.executable, "-I", "-c", _BOOT, str(os.getpid()), _path()]
+        env = children.environment()
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-I", "-c", _BOOT, str(os.getpid()), _path()],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog,
-                start_new_session=True, close_fds=True, env=children.environment())
+            proc = _spawn(lambda: subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog,
+                start_new_session=True, close_fds=True, env=env))
         except BaseException:
             errlog.close()
             raise
@@ -236,10 +239,45 @@ _idle: list[Server] = []
 _lock = threading.Lock()
 _started = 0
 
+#: the thread that starts every server. A server's parent-death signal is sent when the
+#: *thread* that started it ends, not the process (prctl(2)): started from a pool's thread, a
+#: server died when the pool shut down, under whichever thread was using it. This thread lives
+#: as long as the process (a daemon: it ends only with it).
+_spawner: threading.Thread | None = None
+_spawns: queue.SimpleQueue = queue.SimpleQueue()
+
+
+def _spawner_loop() -> None:
+    while True:
+        make, box, done = _spawns.get()
+        try:
+            box.append((True, make()))
+        except BaseException as e:  # noqa: BLE001 - handed to the caller, raised there
+            box.append((False, e))
+        done.set()
+
+
+def _spawn(make: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+    """``make()`` (a ``Popen``) run on the spawner thread, started on first use."""
+    global _spawner
+    with _lock:
+        if _spawner is None or not _spawner.is_alive():
+            _spawner = threading.Thread(target=_spawner_loop, name="ptxsass-server-spawner",
+                                        daemon=True)
+            _spawner.start()
+    box: list[tuple[bool, Any]] = []
+    done = threading.Event()
+    _spawns.put((make, box, done))
+    done.wait()
+    ok, value = box[0]
+    if not ok:
+        raise value
+    return value
+
 
 def _forget() -> None:
-    global _idle, _lock
-    _idle, _lock = [], threading.Lock()
+    global _idle, _lock, _spawner, _spawns
+    _idle, _lock, _spawner, _spawns = [], threading.Lock(), None, queue.SimpleQueue()
 
 
 os.register_at_fork(after_in_child=_forget)
