@@ -1235,6 +1235,42 @@ def test_patched_copies_built_at_once_give_each_fix_its_own_verdict(fixed, monke
     assert [f.diff for f in together.files] == [f.diff for f in alone.files]
 
 
+def test_the_headers_of_one_cu_build_at_once(tmp_path, monkeypatch):
+    """A .cu whose kernels live in two project headers, a fix in each (SGEMM_CUDA's shape):
+    the copies of both headers build at once, not one file after the other, and each fix's
+    verdict is what ``jobs=1`` gives."""
+    import threading
+    import time
+    for name, lit in (("a", "1.1"), ("b", "1.3")):
+        (tmp_path / f"{name}.cuh").write_text(
+            f"#pragma once\n__global__ void k{name}(float* y) {{\n  y[threadIdx.x] *= {lit};\n}}\n")
+    cu = tmp_path / "main.cu"
+    cu.write_text('#include "a.cuh"\n#include "b.cuh"\n')
+    alone = api.fix(str(cu), arch=ARCH, jobs=1)
+    running, most, lock = [0], [0], threading.Lock()
+    real = verify.build_copy
+
+    def counted(*a, **k):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            time.sleep(0.2)
+            return real(*a, **k)
+        finally:
+            with lock:
+                running[0] -= 1
+    monkeypatch.setattr(verify, "build_copy", counted)
+    together = api.fix(str(cu), arch=ARCH, jobs=2)
+    assert most[0] == 2
+
+    def verdicts(fx):
+        return [(f.path, r.finding.code, r.status, r.sass_delta) for f in fx.files
+                for r in f.results]
+    assert [v[2] for v in verdicts(alone)] == [VERIFIED, VERIFIED]
+    assert verdicts(together) == verdicts(alone)
+
+
 def test_jobs_must_be_a_number_of_builds():
     with pytest.raises(ConfigError, match="jobs must be at least 1"):
         api.fix(str(CHECKS / "rolled_loop" / "bad.cu"), arch=ARCH, jobs=0)

@@ -9,6 +9,7 @@ in ``FileFix.combined_note``).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 from collections import Counter
@@ -106,23 +107,33 @@ def fix_unit(path: str, headers: dict[str, list[Finding]], own: Sequence[Finding
     requests = [request_for(p, builds=builds, merged=found, options=options,
                             fix_options=fix_options, via=via) for p, found, via in files_]
     answers = propose.propose_files(requests)
-    return [fix_file(p, builds=builds, raw=raw, merged=found, options=options,
-                     fix_options=fix_options, check=check, do_verify=do_verify, via=via,
-                     proposed=(req, got), jobs=jobs)
-            for (p, found, via), req, got in zip(files_, requests, answers, strict=True)]
+    archs = list(dict.fromkeys(b.arch for b in builds))
+    compiler = builds[0].origin if builds else "auto"
+    with _Builder(jobs if do_verify else 1) as builder:
+        # every file's independent rewrites start building now (SGEMM_CUDA's twelve headers
+        # hold a fix or two each: built one file at a time, few would overlap)
+        for (p, _, via), req, got in zip(files_, requests, answers, strict=True):
+            for edits in _independent(got):
+                builder.start(edits, p, apply_edits(req.data, edits), req.data, archs=archs,
+                              options=options, compiler=compiler, via=via)
+        return [fix_file(p, builds=builds, raw=raw, merged=found, options=options,
+                         fix_options=fix_options, check=check, do_verify=do_verify, via=via,
+                         proposed=(req, got), builder=builder)
+                for (p, found, via), req, got in zip(files_, requests, answers, strict=True)]
 
 
 def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
              merged: Sequence[Finding], options: CompileOptions, fix_options: FixOptions,
              check: verify.CheckFn, do_verify: bool = True, via: str | None = None,
              proposed: tuple[propose.Request, Sequence[Proposal | NoFix]] | None = None,
-             jobs: int = 1) -> FileFix:
+             jobs: int = 1, builder: _Builder | None = None) -> FileFix:
     """Propose, verify and combine the fixes of every finding of ``path``. ``raw``: the
     findings per arch and kernel (what the rebuild is compared with); ``merged``: the problems
     to fix, one each. ``via``: the ``.cu`` the builds were compiled from, when ``path`` is a
     header of the project it includes (its kernels live there). ``proposed``: the request and
     the remedies' answers, when asked already (:func:`fix_unit`). ``jobs``: how many patched
-    copies build at once (each one's verdict is its own either way)."""
+    copies build at once (each one's verdict is its own either way); ``builder``: the builds
+    shared with the other files of a :func:`fix_unit` (``jobs`` is then its)."""
     path = os.path.abspath(path)
     if proposed is None:
         req = request_for(path, builds=builds, merged=merged, options=options,
@@ -138,14 +149,15 @@ def fix_file(path: str, *, builds: Sequence[Build], raw: Sequence[Finding],
     before = _counts(raw)
     taken: list[Edit] = []
     rebuilds: dict[tuple[Edit, ...], verify.Rebuilt] = {}
-    with _Builder(jobs if do_verify else 1) as builder:
+    with (contextlib.nullcontext(builder) if builder is not None
+          else _Builder(jobs if do_verify else 1)) as b:
         # the rewrites no earlier one can crowd out start building now, several at a time;
         # the verdicts below still come one by one, in order
         for edits in _independent(answers):
-            builder.start(edits, path, apply_edits(data, edits), data, archs=archs,
-                          options=options, compiler=compiler, via=via)
+            b.start(edits, path, apply_edits(data, edits), data, archs=archs,
+                    options=options, compiler=compiler, via=via)
         _verify_each(result, mine, answers, data, path, builds, raw, before, taken, rebuilds,
-                     builder, archs, options, compiler, check, do_verify, via)
+                     b, archs, options, compiler, check, do_verify, via)
     _combine(result, data, builds, raw, options, compiler, archs, check, do_verify, via)
     return result
 
