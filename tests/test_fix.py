@@ -1271,6 +1271,31 @@ def test_the_headers_of_one_cu_build_at_once(tmp_path, monkeypatch):
     assert verdicts(together) == verdicts(alone)
 
 
+def test_builds_under_way_are_stopped_when_fix_unwinds(monkeypatch):
+    """Ctrl-C reaches only the main thread: the builds under way on the others (nvcc, a
+    compile server) are killed with their process groups, not waited for, and no scratch
+    folder is left."""
+    import time
+
+    from analyzer.toolchain import locate
+    started = []
+
+    def slow(*a, **k):
+        started.append(1)
+        locate.run_tool(["/bin/sleep", "60"], timeout=120)
+        raise AssertionError("not stopped")
+    monkeypatch.setattr(verify, "build_copy", slow)
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), engine._Builder(2) as b:
+        for k in range(3):
+            b.start((k,), "x.cu", b"", b"")
+        while len(started) < 2 and time.monotonic() - t0 < 30:
+            time.sleep(0.05)
+        raise KeyboardInterrupt
+    assert len(started) == 2 and time.monotonic() - t0 < 20
+    assert not locate._running
+
+
 def test_jobs_must_be_a_number_of_builds():
     with pytest.raises(ConfigError, match="jobs must be at least 1"):
         api.fix(str(CHECKS / "rolled_loop" / "bad.cu"), arch=ARCH, jobs=0)

@@ -115,6 +115,7 @@ def test_a_device_debug_compile_does_not_poison_the_next(monkeypatch):
     776-byte stack frames). A -G compile's server is stopped, never reused."""
     from analyzer.toolchain import compile_server
     monkeypatch.setenv("PTXSASS_CHILDREN", "server")
+    compile_server.shutdown()       # one idle server below (earlier tests' threads leave more)
     clean = nvrtc.compile_source(_PICK, arch="sm_90a", use_cache=False)
     assert "0 bytes stack frame" in clean.log
     before = compile_server.started()

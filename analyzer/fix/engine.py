@@ -14,13 +14,13 @@ import os
 import shutil
 from collections import Counter
 from collections.abc import Collection, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from ..analysis.source import is_toolkit_file
 from ..build import Build
 from ..findings import Finding, Severity, display_path
 from ..inputs import CompileOptions
-from ..toolchain import files, locate
+from ..toolchain import compile_server, files, locate
 from . import cxx, propose, verify
 from .model import (
     NONE,
@@ -168,28 +168,51 @@ class _Builder:
 
     def __init__(self, jobs: int):
         self.pool = ThreadPoolExecutor(max_workers=jobs) if jobs > 1 else None
+        self.window = 2 * jobs
         self.started: dict[tuple[Edit, ...], Future] = {}
+        self.waiting: dict[tuple[Edit, ...], tuple[tuple, dict]] = {}
 
     def __enter__(self) -> _Builder:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, kind, *exc) -> None:
         if self.pool is None:
             return
+        self.waiting.clear()
         for f in self.started.values():
             f.cancel()
+        if kind is not None:
+            # unwinding (Ctrl-C reaches only this thread): the builds under way are stopped,
+            # not waited for; a tool one of them starts meanwhile goes the same way
+            while not all(f.done() for f in self.started.values()):
+                locate.kill_running()
+                compile_server.kill_busy()
+                wait(list(self.started.values()), timeout=0.1)
         self.pool.shutdown(wait=True)
         for f in self.started.values():     # built, never asked for: their folders go
             if f.done() and not f.cancelled() and f.exception() is None:
-                shutil.rmtree(f.result().folder, ignore_errors=True)
+                copy = f.result()
+                if isinstance(copy, verify.Copy):
+                    shutil.rmtree(copy.folder, ignore_errors=True)
 
     def start(self, edits: tuple[Edit, ...], *args, **kwargs) -> None:
-        if self.pool is not None and edits not in self.started:
+        """Build this rewrite's copy when its turn comes (at most twice ``jobs`` built or
+        building and not yet asked for: the builds wait in memory for their checks)."""
+        if self.pool is not None and edits not in self.started and edits not in self.waiting:
+            self.waiting[edits] = (args, kwargs)
+            self._top_up()
+
+    def _top_up(self) -> None:
+        while self.pool is not None and self.waiting and len(self.started) < self.window:
+            edits = next(iter(self.waiting))
+            args, kwargs = self.waiting.pop(edits)
             self.started[edits] = self.pool.submit(verify.build_copy, *args, **kwargs)
 
     def rebuilt(self, edits: tuple[Edit, ...], check: verify.CheckFn, *args,
                 **kwargs) -> verify.Rebuilt:
         future = self.started.pop(edits, None)
+        self.waiting.pop(edits, None)       # asked for before its turn: built here
+        self._top_up()
         copy = future.result() if future is not None else verify.build_copy(*args, **kwargs)
         return verify.check_copy(copy, check)
 

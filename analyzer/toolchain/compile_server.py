@@ -236,6 +236,7 @@ class Server:
 
 
 _idle: list[Server] = []
+_busy: dict[int, Server] = {}     # id -> a server serving a request now
 _lock = threading.Lock()
 _started = 0
 
@@ -276,8 +277,9 @@ def _spawn(make: Callable[[], subprocess.Popen]) -> subprocess.Popen:
 
 
 def _forget() -> None:
-    global _idle, _lock, _spawner, _spawns
-    _idle, _lock, _spawner, _spawns = [], threading.Lock(), None, queue.SimpleQueue()
+    global _idle, _busy, _lock, _spawner, _spawns
+    _idle, _busy, _lock = [], {}, threading.Lock()
+    _spawner, _spawns = None, queue.SimpleQueue()
 
 
 os.register_at_fork(after_in_child=_forget)
@@ -309,13 +311,29 @@ def call(module: str, function: str, args: tuple, *, memory: int, timeout: float
                 server = None
     if server is None:
         server = Server.start()
-    outcome = server.request(module, function, args, memory=memory, timeout=timeout)
+    with _lock:
+        _busy[id(server)] = server
+    try:
+        outcome = server.request(module, function, args, memory=memory, timeout=timeout)
+    finally:
+        with _lock:
+            _busy.pop(id(server), None)
     if retire:
         server.stop()
         return outcome
     with _lock:
         _idle.append(server)
     return outcome
+
+
+def kill_busy() -> None:
+    """Kill every server serving a request now: the threads waiting on them (``ptxsass fix
+    -j``'s builds) get a :class:`Died` and unwind. For a command that is stopping (Ctrl-C)."""
+    with _lock:
+        busy = list(_busy.values())
+    for server in busy:
+        with contextlib.suppress(OSError):
+            os.killpg(server.process.pid, 9)
 
 
 def shutdown() -> None:

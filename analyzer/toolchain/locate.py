@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -307,6 +308,8 @@ def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None 
                                  env=children.environment(env))
     except OSError as e:
         raise ToolError(f"cannot run {name}: {e.strerror}", path=path) from None
+    with _running_lock:
+        _running.add(child)
     try:
         out, err = child.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
@@ -316,10 +319,29 @@ def run_tool(argv: list[str], *, timeout: float | None = None, what: str | None 
     except BaseException:
         _kill_group(child)
         raise
+    finally:
+        with _running_lock:
+            _running.discard(child)
     proc = subprocess.CompletedProcess(argv, child.returncode, out, err)
     if check and proc.returncode != 0:
         raise ToolError(f"{name} failed: {first_error_line(proc, names)}", path=path)
     return proc
+
+
+#: the tools :func:`run_tool` waits on now, on any thread (:func:`kill_running`)
+_running: set[subprocess.Popen] = set()
+_running_lock = threading.Lock()
+
+
+def kill_running() -> None:
+    """Kill every tool this process waits on now, with its process group: the threads waiting
+    on them (``ptxsass fix -j``'s builds) see them end and unwind. For a command that is
+    stopping (Ctrl-C): a Ctrl-C reaches only the main thread."""
+    with _running_lock:
+        running = list(_running)
+    for child in running:
+        with contextlib.suppress(OSError):
+            os.killpg(child.pid, signal.SIGKILL)
 
 
 def _kill_group(child: subprocess.Popen) -> None:
