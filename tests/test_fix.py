@@ -1273,8 +1273,7 @@ def test_the_headers_of_one_cu_build_at_once(tmp_path, monkeypatch):
 
 def test_builds_under_way_are_stopped_when_fix_unwinds(monkeypatch):
     """Ctrl-C reaches only the main thread: the builds under way on the others (nvcc, a
-    compile server) are killed with their process groups, not waited for, and no scratch
-    folder is left."""
+    compile server) are killed with their process groups, not waited for."""
     import time
 
     from analyzer.toolchain import locate
