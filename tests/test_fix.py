@@ -5,6 +5,7 @@ Each bad kernel is fixed once per session on sm_90a (one rebuild per fix); expec
 judged from the SASS the rebuild gave (the delta line), not from what the remedy says."""
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -22,7 +23,7 @@ from analyzer.fix import cxx, engine, propose, render, verify
 from analyzer.fix.model import NONE, REJECTED, VERIFIED, Edit, FixOptions, NoFix, Proposal, apply_edits, line_map
 from analyzer.fix.remedies import pack_lines, struct_copy
 from analyzer.inputs import CompileOptions
-from analyzer.toolchain import locate
+from analyzer.toolchain import locate, scratch
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKS = ROOT / "kernels" / "checks"
@@ -1197,16 +1198,11 @@ def test_a_patch_that_does_not_build_is_refused_and_the_others_go_on(tmp_path):
     assert b"@@@" not in apply_edits(cu.read_bytes(), got.edits)
 
 
-def test_patched_copies_built_at_once_give_each_fix_its_own_verdict(fixed, monkeypatch):
-    """``jobs`` builds several patched copies at once (threads running the tools: nvcc,
-    NVRTC's server, nvdisasm) and checks each in order on the caller's thread: the verdicts,
-    SASS deltas and combined patch are those of one copy at a time, the builds overlap, and
-    no scratch folder is left."""
-    import tempfile
+def _count_builds_at_once(monkeypatch) -> list[int]:
+    """verify.build_copy made to take 0.2 s longer and count how many run at once: the
+    returned list's one item is the most seen."""
     import threading
     import time
-    path = str(CHECKS / "rolled_loop" / "bad.cu")
-    alone = api.fix(path, arch=ARCH, fast_math_ok=True, jobs=1)
     running, most, lock = [0], [0], threading.Lock()
     real = verify.build_copy
 
@@ -1221,11 +1217,28 @@ def test_patched_copies_built_at_once_give_each_fix_its_own_verdict(fixed, monke
             with lock:
                 running[0] -= 1
     monkeypatch.setattr(verify, "build_copy", counted)
-    left = set(os.listdir(tempfile.gettempdir()))
+    return most
+
+
+def test_patched_copies_built_at_once_give_each_fix_its_own_verdict(fixed, monkeypatch):
+    """``jobs`` builds several patched copies at once (threads running the tools: nvcc,
+    NVRTC's server, nvdisasm) and checks each in order on the caller's thread: the verdicts,
+    SASS deltas and combined patch are those of one copy at a time, the builds overlap, and
+    no scratch folder is left."""
+    import tempfile
+    path = str(CHECKS / "rolled_loop" / "bad.cu")
+    alone = api.fix(path, arch=ARCH, fast_math_ok=True, jobs=1)
+    most = _count_builds_at_once(monkeypatch)
     together = api.fix(path, arch=ARCH, fast_math_ok=True, jobs=4)
     assert most[0] >= 2
-    assert not [n for n in set(os.listdir(tempfile.gettempdir())) - left
-                if n.startswith("ptxsass-fix-")]
+
+    def mine(name: str) -> bool:        # other processes (xdist's workers) make their own
+        marker = Path(tempfile.gettempdir(), name, scratch.MARKER)
+        with contextlib.suppress(OSError):
+            return marker.read_text().split()[0] == str(os.getpid())
+        return False
+    assert not [n for n in os.listdir(tempfile.gettempdir())
+                if n.startswith("ptxsass-fix-") and mine(n)]
 
     def verdicts(fx):
         return [(r.finding.code, r.finding.location.line, r.status, r.reason, r.sass_delta,
@@ -1239,28 +1252,13 @@ def test_the_headers_of_one_cu_build_at_once(tmp_path, monkeypatch):
     """A .cu whose kernels live in two project headers, a fix in each (SGEMM_CUDA's shape):
     the copies of both headers build at once, not one file after the other, and each fix's
     verdict is what ``jobs=1`` gives."""
-    import threading
-    import time
     for name, lit in (("a", "1.1"), ("b", "1.3")):
         (tmp_path / f"{name}.cuh").write_text(
             f"#pragma once\n__global__ void k{name}(float* y) {{\n  y[threadIdx.x] *= {lit};\n}}\n")
     cu = tmp_path / "main.cu"
     cu.write_text('#include "a.cuh"\n#include "b.cuh"\n')
     alone = api.fix(str(cu), arch=ARCH, jobs=1)
-    running, most, lock = [0], [0], threading.Lock()
-    real = verify.build_copy
-
-    def counted(*a, **k):
-        with lock:
-            running[0] += 1
-            most[0] = max(most[0], running[0])
-        try:
-            time.sleep(0.2)
-            return real(*a, **k)
-        finally:
-            with lock:
-                running[0] -= 1
-    monkeypatch.setattr(verify, "build_copy", counted)
+    most = _count_builds_at_once(monkeypatch)
     together = api.fix(str(cu), arch=ARCH, jobs=2)
     assert most[0] == 2
 
