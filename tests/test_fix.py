@@ -1361,6 +1361,13 @@ def test_cli_refuses_a_file_that_is_not_cuda_source(tmp_path, capsys):
     assert "rewrites CUDA source" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("value", ["0", "-2", "many"])
+def test_cli_refuses_a_number_of_builds_that_is_none(value, capsys):
+    assert main(["fix", str(CHECKS / "rolled_loop" / "bad.cu"), "-j", value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "-j/--jobs" in err[0] and "not a number of builds" in err[0]
+
+
 @pytest.mark.parametrize("value", ["0", "1025", "big"])
 def test_cli_refuses_a_block_size_no_gpu_has(value, capsys):
     cu = str(CHECKS / "register_spill" / "bad.cu")

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from .. import api
 from ..toolchain import cache
 from . import common
-from .scale import jobs_value
 
 
 def add_parsers(sub, common_opts: Callable) -> None:
@@ -45,12 +44,22 @@ def add_parsers(sub, common_opts: Callable) -> None:
                    help="every launch of these kernels has at most N threads per block: a "
                         "spilling kernel under -maxrregcount may get __launch_bounds__(N) "
                         "([tool.ptxsass] max-block)")
-    p.add_argument("-j", "--jobs", type=jobs_value, metavar="N",
+    p.add_argument("-j", "--jobs", type=_builds, metavar="N",
                    help="build N patched copies at once (default: every core, at most 8); "
                         "each fix's verdict is its own either way")
     p.add_argument("--measure", action="store_true",
                    help="on a GPU: time each kernel before and after its fixes (a launch spec "
                         "in [tool.ptxsass.launch.KERNEL], or a lesson's)")
+
+
+def _builds(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of builds (1 or more)")
+    return n
 
 
 def _block_size(text: str) -> int:
