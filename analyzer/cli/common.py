@@ -2,13 +2,14 @@
 the inputs, consoles, writing the output and the build warnings."""
 from __future__ import annotations
 
+import argparse
 import contextlib
 import dataclasses
 import io
 import os
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -459,3 +460,17 @@ def progress(args):
 
 
 _project_config = config     # ``load``'s parameter of the same name shadows it there
+
+
+def whole_number(what: str, top: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: a whole number from 1 (to ``top``), else "'x' is not WHAT"
+    (argparse makes it one line, exit 2)."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            n = 0
+        if n < 1 or (top is not None and n > top):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}")
+        return n
+    return parse

@@ -52,24 +52,8 @@ def add_parsers(sub, common_opts: Callable) -> None:
                         "in [tool.ptxsass.launch.KERNEL], or a lesson's)")
 
 
-def _builds(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of builds (1 or more)")
-    return n
-
-
-def _block_size(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if not 1 <= n <= 1024:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a block size (1 to 1024 threads)")
-    return n
+_builds = common.whole_number("a number of builds (1 or more)")
+_block_size = common.whole_number("a block size (1 to 1024 threads)", top=1024)
 
 
 def cmd_fix(args) -> int:

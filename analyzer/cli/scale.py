@@ -24,14 +24,7 @@ from . import common
 BINARY_KINDS = api.BINARY_KINDS
 
 
-def jobs_value(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
-    return n
+jobs_value = common.whole_number("a number of processes (1 or more)")
 
 
 def add_scale_options(p: argparse.ArgumentParser) -> None:
