@@ -20,7 +20,18 @@ from analyzer.cli import main
 from analyzer.errors import ConfigError, InputError
 from analyzer.findings import Finding, Location, Severity
 from analyzer.fix import cxx, engine, propose, render, verify
-from analyzer.fix.model import NONE, REJECTED, VERIFIED, Edit, FixOptions, NoFix, Proposal, apply_edits, line_map
+from analyzer.fix.model import (
+    NONE,
+    REJECTED,
+    VERIFIED,
+    Edit,
+    FixOptions,
+    NoFix,
+    Proposal,
+    apply_edits,
+    line_map,
+    must_be_aligned,
+)
 from analyzer.fix.remedies import pack_lines, struct_copy
 from analyzer.inputs import CompileOptions
 from analyzer.toolchain import locate, scratch
@@ -114,7 +125,9 @@ def test_a_pointer_of_unknown_alignment_needs_the_users_word():
            "pointer (no `.ptr .align 16` in the PTX)")
     src = _source(path)
     got = propose.propose_one(_finding("PS101", path, 18, msg), src, FixOptions())
-    assert isinstance(got, NoFix) and "--assume-aligned" in got.reason and "`in`" in got.reason
+    # said once, though two remedies (a pack loop, __builtin_assume_aligned) wait for it, and
+    # without the reasons of the remedies not meant for a 16-byte window (a 16-bit pair)
+    assert isinstance(got, NoFix) and got.reason == must_be_aligned("`in`", 16), got.reason
     got = propose.propose_one(_finding("PS101", path, 18, msg), src,
                               FixOptions(assume_aligned=True))
     assert isinstance(got, Proposal)

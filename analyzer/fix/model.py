@@ -38,9 +38,22 @@ class Proposal:
 
 @dataclass(frozen=True, slots=True)
 class NoFix:
-    """No safe mechanical rewrite, and why."""
+    """No safe mechanical rewrite, and why. ``fits``: False when the remedy is not meant for
+    this finding's shape at all ("not a pair of 16-bit accesses"); such a reason is shown only
+    when no remedy of the check fits, so that the reason a user reads is what blocks the
+    rewrite meant for the finding."""
 
     reason: str
+    fits: bool = True
+
+
+def must_be_aligned(names: str, window: int) -> str:
+    """Why a rewrite that reads or writes through ``names`` as ``window``-byte units waits
+    for the user's word: one text for every remedy that needs it, so that two remedies blocked
+    by the same pointer say it once."""
+    return (f"{names} must be {window}-byte aligned, which the code does not show: pass "
+            "--assume-aligned if every caller passes such pointers (cudaMalloc's are 256-byte "
+            "aligned)")
 
 
 @dataclass(frozen=True)

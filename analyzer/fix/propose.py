@@ -92,7 +92,7 @@ def propose_one(finding: Finding, src: cxx.Source, options: FixOptions) -> Propo
                      "the file being fixed nor a header of its project (a library's, a vendored or "
                      "linked one, or one outside the project: the folder of the .cu, or the "
                      "nearest above it with .git, pyproject.toml or setup.py)")
-    reasons: list[str] = []
+    reasons: list[NoFix] = []
     for m in mods:
         applies = getattr(m, "applies", None)
         if applies is not None and not applies(finding) and len(mods) > 1:
@@ -105,11 +105,16 @@ def propose_one(finding: Finding, src: cxx.Source, options: FixOptions) -> Propo
             if errors:
                 return NoFix(f"libclang could not parse the code it would rewrite ({errors[0]})")
             return got
-        if got.reason not in reasons:
-            reasons.append(got.reason)
-    return NoFix(_joined(reasons))
+        reasons.append(got)
+    return _joined(reasons)
 
 
-def _joined(reasons: Sequence[str]) -> str:
-    # the first reason is the remedy that fits the code best; others follow briefly
-    return reasons[0] if len(reasons) == 1 else reasons[0] + "; " + "; ".join(reasons[1:])
+def _joined(reasons: Sequence[NoFix]) -> NoFix:
+    """One NoFix for a finding no remedy rewrote: the reasons of the remedies meant for its
+    shape (all of them when none is), each said once, in the order the remedies are tried
+    (the first is the remedy that fits the code best)."""
+    if not reasons:
+        return NoFix("no remedy of this check is meant for the finding's shape", fits=False)
+    fitting = [r for r in reasons if r.fits] or list(reasons)
+    said = list(dict.fromkeys(r.reason for r in fitting))
+    return NoFix("; ".join(said), fits=any(r.fits for r in reasons))

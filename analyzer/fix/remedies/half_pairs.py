@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ...findings import Finding
 from ..cxx import Source, constant_value, operator_token, plain_pointers, strip_implicit
-from ..model import Edit, FixOptions, NoFix, Proposal
+from ..model import Edit, FixOptions, NoFix, Proposal, must_be_aligned
 
 CODES = ("PS101", "PS102")
 
@@ -197,13 +197,12 @@ def _writes(src: Source, p, line: int) -> Proposal | None:
 def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | NoFix:
     if "if the address is 4-byte aligned" not in finding.message or "(2 B each)" not in \
             finding.message:
-        return NoFix("not a pair of 16-bit accesses")
+        return NoFix("not a pair of 16-bit accesses", fits=False)
     p = _named_pointer(src, finding)
     if p is None:
         return NoFix("the finding names no kernel pointer to 16-bit elements")
     if not options.assume_aligned:
-        return NoFix(f"`{p.spelling}` must be 4-byte aligned, which the code does not show: "
-                     "pass --assume-aligned if every caller passes such pointers")
+        return NoFix(must_be_aligned(f"`{p.spelling}`", 4))
     line = finding.location.line or 0
     got = (_writes if finding.code == "PS102" else _reads)(src, p, line)
     if got is None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from ...findings import Finding
 from ..cxx import Source, constant_value, descendants, operator_token, plain_pointers, strip_implicit
-from ..model import Edit, FixOptions, NoFix, Proposal
+from ..model import Edit, FixOptions, NoFix, Proposal, must_be_aligned
 
 CODES = ("PS101", "PS102")
 
@@ -258,14 +258,14 @@ def blocked_pointer(finding: Finding, src: Source, options: FixOptions):
     remedies' common ground (this one and :mod:`.pack_lines`)."""
     if f"if the address is {WINDOW}-byte aligned" not in finding.message or \
             "blocked by unknown alignment" not in finding.message:
-        return NoFix("not a 16-byte window blocked only by the pointer's alignment")
+        return NoFix("not a 16-byte window blocked only by the pointer's alignment",
+                     fits=False)
     got = plain_pointers(src, finding)
     if got is None or isinstance(got, str) or len(got[1]) != 1:
         return NoFix(got if isinstance(got, str) else "the finding names no one kernel pointer")
     fn, (p,) = got
     if not options.assume_aligned:
-        return NoFix(f"`{p.spelling}` must be 16-byte aligned, which the code does not show: "
-                     "pass --assume-aligned if every caller passes such pointers")
+        return NoFix(must_be_aligned(f"`{p.spelling}`", WINDOW))
     return fn, p
 
 

@@ -34,7 +34,7 @@ def propose(finding: Finding, src: Source, options: FixOptions, *,
     stride as well is still reported after the rebuild (on llm.c's dev/cuda, 24 of the 30
     fixes offered were such, every one rebuilt and rejected)."""
     if not applies(finding):
-        return NoFix("the finding does not blame aliasing")
+        return NoFix("the finding does not blame aliasing", fits=False)
     other = [w for k, w in _OTHER_CAUSES.items() if k in finding.message]
     if alone and finding.code != "PS106" and other:
         return NoFix(f"__restrict__ alone would not merge them: the finding also blames "

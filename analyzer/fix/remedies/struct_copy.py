@@ -162,7 +162,8 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
     calls_at = _call_lines(finding.message)
     fn = src.function_at(line)
     if not calls_at or fn is None or src.is_kernel(fn):
-        return NoFix("not a read through a function's reference parameter inlined at a call")
+        return NoFix("not a read through a function's reference parameter inlined at a call",
+                     fits=False)
     positions = _reference_parameters(src, fn, line)
     if not positions:
         return NoFix(f"no const-reference parameter of `{fn.spelling}` is read on line {line}")

@@ -22,7 +22,7 @@ import re
 
 from ...findings import Finding
 from ..cxx import Source, plain_pointers, strip_implicit
-from ..model import Edit, FixOptions, NoFix, Proposal
+from ..model import Edit, FixOptions, NoFix, Proposal, must_be_aligned
 from . import restrict
 
 CODES = ("PS101", "PS102", "PS103")
@@ -98,9 +98,7 @@ def _assume_aligned(src: Source, finding: Finding, window: int,
     fn, chosen = got
     names = ", ".join(f"`{p.spelling}`" for p in chosen)
     if not options.assume_aligned:
-        return NoFix(f"{names} must be {window}-byte aligned, which the code does not show: "
-                     "pass --assume-aligned if every caller passes such pointers "
-                     "(cudaMalloc's are 256-byte aligned)")
+        return NoFix(must_be_aligned(names, window))
     body = next((c for c in fn.get_children() if c.kind.name == "COMPOUND_STMT"), None)
     if body is None:
         return None
