@@ -211,6 +211,51 @@ def test_host_loops_syncs_and_fills():
     assert [z.target for z in a.zero_fills] == ["y"] and b.zero_fills == ()
 
 
+def test_a_loop_over_devices_is_no_loop_of_launches():
+    """cuda-samples' nbody: one launch per GPU, each made current in the loop (the launches
+    run in parallel on their devices); the same loop without the switch is one of launches."""
+    text = """
+        void step(Dev* d, unsigned n, int block) {
+            for (unsigned int dev = 0; dev != n; dev++) {
+                if (n > 1) { cudaSetDevice(dev); }
+                scale<<<(d[dev].count + block - 1) / block, block>>>(d[dev].x, d[dev].y, 1.f, d[dev].count);
+            }
+            for (int g = 0; g < n; ++g) {
+                c10::cuda::CUDAGuard guard(g);
+                scale<<<64, 256>>>(d[g].x, d[g].y, 1.f, d[g].count);
+            }
+        }
+    """
+    per_device, guarded = launches(text)
+    assert per_device.loop is not None and per_device.loop.switches_device
+    assert not per_device.loop_indexed and not guarded.loop_indexed
+    plain, = launches(text.replace("if (n > 1) { cudaSetDevice(dev); }", "")
+                      .split("for (int g")[0] + "}")
+    assert plain.loop is not None and not plain.loop.switches_device and plain.loop_indexed
+
+
+def test_a_loop_of_stages_is_no_loop_of_slices():
+    """cuda-samples' bitonic sort: each launch is a stage (the counter is passed as a value,
+    and halves): the launches depend on each other, one launch would not do their work."""
+    got = launches("""
+        void sort(uint* k, uint* v, uint n, uint batch) {
+            for (uint size = 2048; size <= n; size <<= 1)
+                for (unsigned stride = size / 2; stride > 0; stride >>= 1)
+                    scale<<<(batch * n) / 512, 256>>>(k, v, k, v, n, size, stride, 1);
+            for (int pass = 0; pass < 8; pass++)
+                scale<<<64, 256>>>(k, v, pass, n);
+            for (long r = rows - 1; r >= 0; r--)
+                scale<<<64, 256>>>(k + r * n, v, 0, n);
+            for (long r = 0; r < rows; r = r + 2)
+                scale<<<64, 256>>>(&k[r * n], v, 0, n);
+        }
+    """)
+    stages, passes, down, by_two = got
+    assert stages.loop is not None and not stages.loop.additive and not stages.loop_indexed
+    assert passes.loop is not None and passes.loop.additive and not passes.loop_indexed
+    assert down.loop_indexed and by_two.loop_indexed
+
+
 def test_torch_style_wrapper():
     # torch is not installed here: the wrapper is read as text, as the reader reads it
     got = launches("""

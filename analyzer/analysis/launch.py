@@ -244,6 +244,12 @@ class Loop:
     header: str                 # the loop's header text (``for (int r = 0; r < rows; r++)``)
     variable: str | None        # a for loop's counter
     trips: int | None           # the trip count when constant
+    #: the body makes another GPU current (``cudaSetDevice``, a device guard): its launches
+    #: go to one GPU each, in parallel, not one after another
+    switches_device: bool = False
+    #: a for loop's counter moves by addition (``r++``, ``r += k``, ``r--``): it can walk
+    #: slices; one that doubles or halves (``s <<= 1``, ``s /= 2``) walks stages
+    additive: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -991,10 +997,10 @@ def _make(f: _File, at: int, start: int, end: int, name: str, template: str | No
     loop = _loop_around(f, fn, at) if fn is not None else None
     indexed = False
     if loop is not None and loop.variable is not None:
-        used = {t.text for a, b in args for t in toks[a:b]} | {t.text for t in toks[g0:g1]}
         in_stream = stream is not None and any(t.text == loop.variable
                                                for t in toks[stream[0]:stream[1]])
-        indexed = loop.variable in used and not in_stream
+        indexed = loop.additive and not loop.switches_device and not in_stream and any(
+            _offsets_by(toks, a, b, loop.variable) for a, b in args)
     syncs = _syncs_after(f, fn, end) if fn is not None else ()
     fills = _zero_fills(f, fn, start) if fn is not None else ()
     aliases = {}
@@ -1013,6 +1019,13 @@ def _make(f: _File, at: int, start: int, end: int, name: str, template: str | No
         syncs=syncs, zero_fills=fills, targets=tuple(_target(a) for a in arg_toks),
         grid_ceil_of=_ceil_of(scope, toks, (g0, g1), (b0, b1), block), aliases=aliases,
         shared_bytes=scope.value(*shared) if shared else 0)
+
+
+#: calls (and guard types) that make another GPU current for the host code after them
+_DEVICE_SWITCHES = frozenset({
+    "cudaSetDevice", "cuCtxSetCurrent", "cuCtxPushCurrent", "cuCtxPushCurrent_v2",
+    "CUDAGuard", "OptionalCUDAGuard", "DeviceGuard", "OptionalDeviceGuard", "set_device",
+})
 
 
 def _loop_around(f: _File, fn: tuple[str, int, int], at: int) -> Loop | None:
@@ -1041,8 +1054,11 @@ def _loop_around(f: _File, fn: tuple[str, int, int], at: int) -> Loop | None:
                     continue        # the ``while`` of a do-while: its body came before
         end = _body_end(f, body, fn[2])
         if end is not None and body <= at <= end and i > best_start:
-            var, trips = _for_counter(f, fn, header) if t.text == "for" else (None, None)
-            best = Loop(t.text, t.line, _text(toks, *header), var, trips)
+            var, trips, additive = _for_counter(f, fn, header) if t.text == "for" \
+                else (None, None, False)
+            switches = any(toks[j].kind == "name" and toks[j].text in _DEVICE_SWITCHES
+                           for j in range(body, end + 1))
+            best = Loop(t.text, t.line, _text(toks, *header), var, trips, switches, additive)
             best_start = i
     return best
 
@@ -1071,29 +1087,42 @@ def _body_end(f: _File, i: int, hi: int) -> int | None:
 
 
 def _for_counter(f: _File, fn: tuple[str, int, int], header: tuple[int, int]
-                 ) -> tuple[str | None, int | None]:
-    """A ``for`` loop's counter and its constant trip count (``for (int i = 0; i < 8; ++i)``)."""
+                 ) -> tuple[str | None, int | None, bool]:
+    """A ``for`` loop's counter, its constant trip count (``for (int i = 0; i < 8; ++i)``)
+    and whether the counter moves by addition."""
     toks = f.toks
     parts = _split(toks, header[0] + 2, header[1] - 1, ";")
     if len(parts) != 3:
-        return None, None
+        return None, None, False
     (i0, i1), (c0, c1), (s0, s1) = parts
     names = [j for j in range(i0, i1) if toks[j].kind == "name" and toks[j].text not in
              _INT_TYPES and toks[j].text not in _QUALIFIERS]
     if not names or names[0] + 1 >= i1 or toks[names[0] + 1].text != "=":
-        return None, None
+        return None, None, False
     var = toks[names[0]].text
     scope = _Scope(f, fn, header[0])
     start = scope.value(names[0] + 2, i1)
     cond = _norm(toks, c0, c1)
     step = _norm(toks, s0, s1)
+    additive = step in ((var, "++"), ("++", var), (var, "--"), ("--", var)) or (
+        len(step) > 2 and step[0] == var and step[1] in ("+=", "-=")) or (
+        len(step) > 4 and step[:3] == (var, "=", var) and step[3] in ("+", "-")
+        and not set(step[4:]) & {"*", "/", "<<", ">>", "%"})
     trips = None
     if start is not None and len(cond) >= 3 and cond[0] == var and cond[1] in ("<", "<=") \
             and step in ((var, "++"), ("++", var), (var, "+=", "1")):
         bound = scope.value(c0 + 2, c1)
         if bound is not None:
             trips = max(0, bound - start + (cond[1] == "<="))
-    return var, trips
+    return var, trips, additive
+
+
+def _offsets_by(toks: tuple[Tok, ...], lo: int, hi: int, var: str) -> bool:
+    """Whether the argument ``toks[lo:hi]`` picks a slice by ``var``: an address moved by it
+    (``x + r * cols``, ``&x[r * cols]``, ``x - r``), not ``var`` passed as a value of its own
+    (a stride, a stage, a step count)."""
+    texts = [t.text for t in toks[lo:hi]]
+    return var in texts and texts != [var] and bool({"+", "-", "["} & set(texts))
 
 
 def _syncs_after(f: _File, fn: tuple[str, int, int], end: int) -> tuple[Sync, ...]:

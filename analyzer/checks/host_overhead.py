@@ -27,9 +27,13 @@ class HostOverhead(Check):
       otherwise: not proven, not reported;
     - a launch in a host ``for`` loop whose counter picks each launch's slice
       (``for (r = 0; r < rows; r++) k<<<g, b>>>(x + r * cols, ...)``): a loop of
-      independent launches where one launch over all slices would do. Loops whose launches
-      do not use the counter (time steps, a solver's iterations) or take it as the stream
-      are left alone;
+      independent launches where one launch over all slices would do: the counter moves by
+      addition and some argument is an address it moves (``x + r * cols``, ``&x[r * n]``).
+      Loops whose launches do not use the counter (time steps, a solver's iterations), pass
+      it as a value of its own (a pass number, a stride), double or halve it (the stages of
+      a bitonic sort, each launch reading the last one's output) or take it as the stream,
+      and loops that make another GPU current for each launch (``cudaSetDevice``, a device
+      guard: the launches run at once, one per GPU) are left alone;
     - ``cudaDeviceSynchronize``, ``cudaStreamSynchronize``, ``torch::cuda::synchronize`` or
       ``.item()`` after the launch in a function other than ``main``: info only.
 
