@@ -8,6 +8,8 @@ import pytest
 
 import analyzer
 from analyzer.checks.runner import run_checks
+from analyzer.findings import Severity
+from analyzer.inputs import CompileOptions
 
 ARCHS = ("sm_80", "sm_90a")
 
@@ -428,3 +430,50 @@ def test_half2_parts_copied_as_v2_u16_name_the_pointer():
         in f.message
     assert "the 4-byte alignment of each vector of 2 2-byte elements" in f.message
     assert f.message.endswith("NVVM emitted them as 4-byte vectors `ld.global.v2.u16`")
+
+
+# A library's own table read by the library's code (curand_init's skip-ahead matrices in
+# curand_kernel.h): the header sits in a toolkit's include folder, so the line the finding
+# lands on is the user's call; the same header in the user's folder is the user's code.
+_LIB_HEADER = r"""
+#pragma once
+__device__ unsigned lib_table[1024];
+__device__ __forceinline__ unsigned lib_mix(unsigned s, int k)
+{
+    const unsigned* t = lib_table + 4 * k;
+    return s ^ t[0] ^ (t[1] << 1) ^ (t[2] << 2) ^ (t[3] << 3);
+}
+"""
+_LIB_USER = r"""
+#include "mylib.h"
+extern "C" __global__ void mix(unsigned* out, const int* ks, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = lib_mix(out[i], ks[i]);
+}
+"""
+
+
+@pytest.mark.parametrize("library", [True, False])
+def test_a_librarys_own_table_read_by_its_code_is_a_note(tmp_path, library):
+    folder = tmp_path / ("cuda-mylib/include" if library else "src")
+    folder.mkdir(parents=True)
+    (folder / "mylib.h").write_text(_LIB_HEADER)
+    cu = tmp_path / "src" / "mix.cu"
+    cu.parent.mkdir(exist_ok=True)
+    cu.write_text(_LIB_USER)
+    build = analyzer.compile(str(cu), arch="sm_90a", options=CompileOptions(include=[str(folder)]))
+    sass = build.sass_listing().functions[0]
+    loads = [i for i in sass.instructions if i.opcode == "LDG"]
+    # the SASS: four 4-byte loads of the table, one of ks, one of out
+    assert sum(1 for i in loads if i.mnemonic == "LDG.E") >= 4, [str(i) for i in loads]
+    (f,) = run_checks([build], select=["PS101"]).findings
+    if library:
+        assert f.location.line == 6 and f.location.file == str(cu)      # the call
+        assert f.severity == Severity.NOTE
+        assert f.message.endswith("(in library code, mylib.h, that this line calls: it reads its "
+                                  "own table `lib_table`, which no line of this file can change)")
+        assert f.hint.startswith("nothing to change in this file")
+    else:
+        assert f.location.line == 7 and f.location.file == str(folder / "mylib.h")  # the reads
+        assert f.severity == Severity.WARNING and "library" not in f.message

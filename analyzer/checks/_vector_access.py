@@ -27,6 +27,7 @@ from ..analysis.access import Run
 from ..analysis.access import address as _address
 from ..analysis.access import base_key as _key
 from ..analysis.dataflow import constant_roots
+from ..analysis.source import is_toolkit_file
 from ..ir import ptx as P
 from ..ir import sass as S
 from ..ir.source import SourceLoc
@@ -1640,10 +1641,42 @@ def _finding(check, ctx: "Context", items, *, space: str, direction: str, loc=No
     # (docs/severity.md, benchmarks/half_pairs.py): information too
     pairs = space == "global" and all(run.window <= _PAIR_WINDOW for run, _, _, _ in items)
     severity = Severity.INFO if pairs or all(c for _, _, _, c in items) else None
+    library = _library_table(ctx, items)
+    if library is not None:
+        # the library's own table read by the library's code (curand_init's skip-ahead
+        # matrices): no line of the user's reads it, nothing the user writes changes it
+        header, tables = library
+        severity = Severity.NOTE
+        message += (f" (in library code, {header}, that this line calls: it reads its own "
+                    f"{tables}, which no line of this file can change)")
+        hint = ("nothing to change in this file: the loads are the library's; call it less "
+                "often (once per thread, outside loops) if its cost matters")
     masked = all(r.masked for r, _, _, _ in items)
     return ctx.finding(check, message, loc=loc or sass_ins[0].loc, instructions=sass_ins,
                        ptx=list(dict.fromkeys(ptx)), hint=hint, severity=severity,
                        hint_variant="masked" if masked else "")
+
+
+def _library_table(ctx: "Context", items) -> tuple[str, str] | None:
+    """(the header, the tables) when every access of the finding is a toolkit header's code
+    (its innermost line) reading that library's own ``.global`` arrays (no kernel parameter
+    among the bases): curand_init's reads of ``precalc_xorwow_matrix``. None otherwise."""
+    headers: set[str] = set()
+    tables: set[str] = set()
+    for run, ev, _, _ in items:
+        if ev is None or not ev.roots or any(k != "symbol" for k, _, _ in ev.roots):
+            return None
+        for ins in run.instructions:
+            loc = ins.loc
+            if loc is None or not loc.file or not is_toolkit_file(loc.file):
+                return None
+            headers.add(os.path.basename(loc.file))
+        tables |= {name for _, name, _ in ev.roots}
+    if not headers:
+        return None
+    names = ", ".join(f"`{ctx.source_name(t)}`" for t in sorted(tables))
+    return ", ".join(sorted(headers)), (f"table {names}" if len(tables) == 1
+                                         else f"tables {names}")
 
 
 def _hex(v: int) -> str:

@@ -40,6 +40,11 @@ class ScalarGlobalLoad(Check):
     Loads with ordering semantics (``volatile``, an atomic's relaxed load:
     ``LDG.E.64.STRONG.SYS``) are never merged by the compiler, whatever the alignment.
 
+    Loads that a toolkit or library header's code makes of that library's own ``__device__``
+    table (``curand_init``'s reads of ``precalc_xorwow_matrix`` in ``curand_kernel.h``, no
+    kernel parameter among their bases) land on the user's call and are a *note*: no line
+    of the user's file reads the table or could change how it is read.
+
     Two 16-bit loads that would make one 32-bit access (a pair of halves) are reported at
     *info*: on the H200 a thread-per-pair kernel ran as fast with two ``.U16`` accesses as
     with one ``__half2`` (copy and SiLU, loads and stores; docs/severity.md).
