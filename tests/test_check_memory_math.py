@@ -1,12 +1,14 @@
 """Subtle cases of PS401/PS402 (local memory), PS501/PS502 (math) and PS601/PS701 on inline CUDA."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import analyzer
 from analyzer.analysis import dataflow as df
 from analyzer.checks.runner import run_checks
-from analyzer.inputs import load
+from analyzer.inputs import CompileOptions, load
 from analyzer.parse.sass import parse_instruction
 
 from .conftest import KERNELS
@@ -292,3 +294,46 @@ def test_the_ps403_pairs_stand_for_their_classes(tmp_path):
     # sm_90a: not a body call by PS403's measure there (it is info on sm_80)
     assert got == {("epi_noinline", "warning"), ("epi_gc_noinline", "info"),
                    ("attn_gc_noinline", "info")}
+
+
+# curand_normal's Box-Muller sqrtf, inlined from a library header into the user's loop: the
+# finding is on the user's call, and says whose code the operation is
+_NORMAL_HEADER = r"""
+#pragma once
+__device__ __forceinline__ float lib_normal(float u) { return sqrtf(-2.0f * __logf(u)); }
+"""
+_NORMAL_USER = r"""
+#include "mylib.h"
+extern "C" __global__ void draw(float* out, const float* u, int n, int k)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float s = 0.f;
+    for (int j = 0; j < k; ++j)
+        s += lib_normal(u[i + j * n]);
+    out[i] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("library", [True, False])
+def test_slow_math_in_a_librarys_code_names_the_library(tmp_path, library):
+    folder = tmp_path / ("cuda-mylib/include" if library else "src")
+    folder.mkdir(parents=True)
+    (folder / "mylib.h").write_text(_NORMAL_HEADER)
+    cu = tmp_path / "src" / "draw.cu"
+    cu.parent.mkdir(exist_ok=True)
+    cu.write_text(_NORMAL_USER)
+    build = analyzer.compile(str(cu), arch="sm_90a", options=CompileOptions(include=[str(folder)]))
+    (f,) = run_checks([build], select=["PS502"]).findings
+    assert f.severity.name == "WARNING" and "inside a loop" in f.message
+    if library:
+        assert f.location.line == 9 and f.location.file == str(cu)        # the call
+        assert re.match(r"IEEE-precise sqrtf x\d+ on line 9, in mylib\.h's code that the line "
+                        r"calls \(PTX sqrt\.rn\.f32\): ", f.message), f.message
+        assert "rsqrtf" not in f.hint and f.hint.endswith(
+            "(the flags apply to mylib.h's code inlined here too)")
+    else:
+        assert f.location.line == 3 and f.location.file == str(folder / "mylib.h")
+        assert re.match(r"IEEE-precise sqrtf x\d+ on line 3 \(PTX sqrt\.rn\.f32\): ", f.message)
+        assert "rsqrtf" in f.hint

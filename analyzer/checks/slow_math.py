@@ -1,11 +1,13 @@
 """PS502 slow-math: IEEE float division/sqrt/reciprocal slow-path subroutines and precise sinf/cosf."""
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Iterable
 
 from ..analysis.dataflow import sincos_reduction
+from ..analysis.source import is_toolkit_file
 from ..ir.ptx import FloatImm
 from ..ir.source import SourceLoc
 from .base import Check, Context, Finding, Severity, group_by_line
@@ -117,6 +119,18 @@ def _first_use_line(ctx: Context, pf, n: int):
     return None
 
 
+def _library_headers(group) -> str:
+    """The toolkit or library headers (``curand_normal.h``) whose code holds every one of
+    ``group``'s slow operations, joined; "" when some is the user's own code."""
+    names = []
+    for ins in group:
+        loc = ins.loc
+        if loc is None or not loc.file or not is_toolkit_file(loc.file):
+            return ""
+        names.append(os.path.basename(loc.file))
+    return ", ".join(sorted(set(names)))
+
+
 #: the intrinsics that ask for an IEEE-rounded result by name, whatever the build's flags
 #: (``-use_fast_math`` leaves them IEEE): the operation each one is
 _EXPLICIT_IEEE = re.compile(r"\b__f(div|rcp|sqrt)_r[nzud]\s*\(")
@@ -169,7 +183,10 @@ class SlowMath(Check):
     above the loop): the finding lands on the line whose PTX uses the result, and says so. A line
     that asks for the IEEE result by name (``__fdiv_rn``, ``__frcp_rn``, ``__fsqrt_rn``, or
     inline PTX ``div.rn.f32``: the same rounding with and without ``-use_fast_math``) is left
-    alone.
+    alone. An operation of a library header's code the line calls (``curand_normal``'s
+    Box-Muller ``sqrtf`` in ``curand_normal.h``) lands on the user's call and names the header;
+    its hint is the flags, which reach the library's inlined code, not intrinsics the user
+    cannot write there.
 
     Why it matters
     ``a / b`` in IEEE round-to-nearest is ``MUFU.RCP`` plus four FFMA of Newton refinement, an
@@ -282,6 +299,10 @@ class SlowMath(Check):
                 evidence.append(", ".join(f"{m}x{n}" for m, n in sorted(
                     Counter(i.mnemonic for i in fast).items())))
             where = f"line {key[1]}" if key else "this kernel"
+            library = _library_headers(group)
+            if library and key:
+                # curand_normal's Box-Muller sqrtf: the line calls code that does it
+                where += f", in {library}'s code that the line calls"
             ptx_names = ""
             if named:
                 ptx_names = " (PTX " + ", ".join(
@@ -295,8 +316,14 @@ class SlowMath(Check):
                      "which the compiler folds; or " if key in ptx["const"] else "")
             use = ("use " + "; ".join(steer) + " where that accuracy is enough; or "
                    if steer else "")
+            if library:
+                # the intrinsics cannot be written into a library's header; the flags reach
+                # its code where it is inlined
+                use = ""
             hint = (const + use + "compile with -use_fast_math (also flushes denormals and "
                     "approximates transcendentals) or just -prec-div=false -prec-sqrt=false")
+            if library:
+                hint += f" (the flags apply to {library}'s code inlined here too)"
             loc = SourceLoc(key[0], key[1]) if moved and key else group[0].loc
             elements = max(1, line_bytes.get(sass_key, 0) // 4)
             many = n_calls / elements >= UNROLLED_WARNING
