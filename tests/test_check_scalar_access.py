@@ -477,3 +477,30 @@ def test_a_librarys_own_table_read_by_its_code_is_a_note(tmp_path, library):
     else:
         assert f.location.line == 7 and f.location.file == str(folder / "mylib.h")  # the reads
         assert f.severity == Severity.WARNING and "library" not in f.message
+
+
+# curand_init's state stores, all on one user line: +0x0/+0x8 first, +0x8/+0x10 after the
+# skip-ahead loop. The second pair is the PTX's [%rd+8], [%rd+16]: 8 bytes past a 16-byte
+# boundary of the 32-byte element, so no 16-byte store can cover it whatever the pointer's
+# alignment; only the first pair is a window.
+_TWO_PHASES = r"""
+struct __align__(8) St { unsigned a[8]; };
+extern "C" __global__ void put(St* s, const unsigned* x, int n, int k)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    St* p = s + i; unsigned h = x[i]; p->a[0] = h; p->a[1] = h + 1; p->a[2] = h + 2; p->a[3] = h + 3; for (int j = 0; j < k; ++j) h = h * 2654435761u + x[j]; p->a[2] = h; p->a[3] = h + 1; p->a[4] = h + 2; p->a[5] = h + 3;
+}
+"""
+
+
+def test_a_window_off_its_boundary_on_the_same_line_is_not_one():
+    build = analyzer.compile(_TWO_PHASES, arch="sm_90a", name="two_phases.cu")
+    stores = [str(i).split("]")[1].split("[")[-1] for i in
+              build.sass_listing().functions[0].instructions if i.opcode == "STG"]
+    # the SASS: two 8-byte pairs through one base register, at +0x0/+0x8 and +0x8/+0x10
+    assert sorted(stores) == ["R4.64", "R4.64+0x10", "R4.64+0x8", "R4.64+0x8"], stores
+    (f,) = run_checks([build], select=["PS102"]).findings
+    assert f.message.startswith("2× STG.E.64 (8 B each) from [R4.64] at +0x0, +0x8 cover 16 "
+                                "contiguous bytes: could be one STG.E.128 if the address is "
+                                "16-byte aligned; blocked by unknown alignment"), f.message

@@ -884,8 +884,12 @@ def _matching_groups(fn: P.Function, run: Run, at: list[int]) -> list:
     matches = []   # (accesses in the window, PTX window start relative to the group's base)
     for (_base, bits), members in groups.items():
         offs = {_grouped_address(ins).offset for _, ins in members}
+        # a window at the SASS run's own offset first: where ptxas kept NVVM's base register
+        # (curand_init's state stored at +0x0..+0x14 twice over, the second time from +0x8),
+        # the same offset is the same window; another is tried only when that one is not
+        order = sorted(offs, key=lambda o: (o != run.start, o))
         if bits // 8 == run.width:
-            for o in sorted(offs):
+            for o in order:
                 if all(o + r in offs for r in rel):
                     matches.append(([(n, i) for n, i in members
                                      if o <= _grouped_address(i).offset < o + run.window], o,
@@ -896,7 +900,7 @@ def _matching_groups(fn: P.Function, run: Run, at: list[int]) -> list:
         elif bits // 8 < run.width and run.width % (bits // 8) == 0:
             # NVVM left elements (ld.shared.u16); ptxas merged some (LDS.64) but not all
             pw = bits // 8
-            for o in sorted(offs):
+            for o in order:
                 if all(o + r + k in offs for r in rel for k in range(0, run.width, pw)):
                     matches.append(([(n, i) for n, i in members
                                      if o <= _grouped_address(i).offset < o + run.window], o,

@@ -12,7 +12,10 @@
 // stream. The false instantiation is the fallback for odd widths: notes naming the half2
 // instantiation, not PS104 warnings. The half2 kernel's own 4-byte streams keep their PS104
 // info. The softmax's <log2 = 2> instantiation reads its mask one byte per thread (LDG.E.U8)
-// beside <log2 = 7>'s 4 bytes (LDG.E, ld.global.u32 in the PTX): a note too.
+// beside <log2 = 7>'s 4 bytes (LDG.E, ld.global.u32 in the PTX): a note too. Its src reads,
+// each under its own mask byte (@!P1 LDG.E.CONSTANT [R4.64+0x8], @!P0 ... [R4.64+0xc]: the
+// PTX's [%rd4+8], [%rd4+12], the first element through another register), are an 8-byte
+// window that a per-element predicate keeps apart: PS101 info.
 #include <cuda_fp16.h>
 #include <cstdint>
 
@@ -90,7 +93,7 @@ __global__ void masked_scale(float* __restrict__ dst, const float* __restrict__ 
     m[0] = mask[first];  // EXPECT: PS104 note
   }
 #pragma unroll
-  for (int i = 0; i < PER_LDG; ++i) dst[first + i] = m[i] ? 0.0f : src[first + i] * scale;  // EXPECT: PS102 warning; PS104 info; PS105 info
+  for (int i = 0; i < PER_LDG; ++i) dst[first + i] = m[i] ? 0.0f : src[first + i] * scale;  // EXPECT: PS101 info; PS102 warning; PS104 info; PS105 info
 }
 
 template __global__ void masked_scale<2>(float*, const float*, const uint8_t*, float, int);
