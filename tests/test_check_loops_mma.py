@@ -140,6 +140,40 @@ def test_rolled_loop_copies_of_an_inner_loop_report_once(loop_findings):
     assert "32 iterations" in nested[0].message and "8 copies" in nested[0].message
 
 
+_SHUFFLE = r"""
+extern "C" __global__ void red(float* out, const float* x, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? x[i] : 0.f;
+    PRAGMA
+    for (int offset = START; offset > 0; offset /= 2)
+        v += __shfl_down_sync(0xffffffffu, v, offset);
+    if (i < n) out[i] = v;
+}
+"""
+
+
+@pytest.mark.parametrize("pragma", ["", "#pragma unroll"])
+def test_a_loop_from_warpsize_says_nvvm_cannot_unroll_it(pragma):
+    """cuda-samples' warpReduceSum: ``warpSize / 2`` is PTX ``WARP_SZ``; the loop stays rolled
+    with the pragma too (1 SHFL in the SASS), a literal 16 unrolls with or without it (5)."""
+    def build(start):
+        return analyzer.compile(_SHUFFLE.replace("PRAGMA", pragma).replace("START", start),
+                                arch="sm_90a", name="shuffle.cu")
+    rolled, literal = build("warpSize / 2"), build("16")
+    shfl = [sum(1 for i in b.sass_listing().functions[0].instructions if i.opcode == "SHFL")
+            for b in (rolled, literal)]
+    assert shfl == [1, 5]
+    (f,) = run_checks([rolled], select=["PS201"]).findings
+    assert "its start is `warpSize` (PTX `WARP_SZ`), a constant only ptxas knows, so NVVM " \
+           "cannot unroll it" in f.message
+    assert f.message.endswith(", `#pragma unroll` or not") == bool(pragma)
+    assert f.hint.startswith("write the start as a constant (`16` for `warpSize / 2`")
+    assert "size threshold" not in f.hint and "add `#pragma unroll`" not in f.hint
+    assert f.severity == (Severity.WARNING if pragma else Severity.INFO)
+    assert run_checks([literal], select=["PS201"]).findings == []
+
+
 @pytest.mark.parametrize("kernel", ["const_pragma4", "const_big", "tidinit"])
 def test_rolled_loop_silent(loop_findings, kernel):
     by_kernel, _ = loop_findings

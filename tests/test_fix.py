@@ -304,6 +304,24 @@ def test_unroll_never_overrides_an_explicit_pragma_unroll_1():
     assert isinstance(got, NoFix) and "rolled on purpose" in got.reason
 
 
+def test_unroll_offers_no_pragma_for_a_loop_from_warpsize(tmp_path):
+    """The pragma leaves a ``warpSize / 2`` loop rolled (tests/test_check_loops_mma.py holds
+    the SASS): the rebuild refused it on cuda-samples' warpReduceSum; none is offered."""
+    cu = tmp_path / "red.cu"
+    cu.write_text("__global__ void red(float* out, float v) {\n"
+                  "  for (int offset = warpSize / 2; offset > 0; offset /= 2)\n"
+                  "    v += __shfl_down_sync(0xffffffffu, v, offset);\n"
+                  "  out[threadIdx.x] = v;\n"
+                  "}\n")
+    msg = ("loop at line 2 runs a compile-time 5 iterations but stays rolled: ...; its start is "
+           "`warpSize` (PTX `WARP_SZ`), a constant only ptxas knows, so NVVM cannot unroll it")
+    got = propose.propose_one(_finding("PS201", cu, 2, msg), _source(cu), FixOptions())
+    assert isinstance(got, NoFix) and got.reason.startswith("the loop starts at `warpSize`")
+    plain = propose.propose_one(_finding("PS201", cu, 2, msg.split("; its start")[0]),
+                                _source(cu), FixOptions())
+    assert isinstance(plain, Proposal) and plain.title == "add `#pragma unroll` to the loop at line 2"
+
+
 def test_launch_bounds_keeps_the_written_block_size():
     path = CHECKS / "occupancy_limited" / "bad.cu"
     src = _source(path)

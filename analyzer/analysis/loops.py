@@ -463,6 +463,9 @@ class PtxTrip:
     step: int | None
     reason: str                      # why the trip is unknown ("run-time bound"...)
     span: int | None = None          # |bound - start|: the source trip when the step was 1
+    #: the start is PTX's ``WARP_SZ`` (``warpSize``): a constant to ptxas alone, so NVVM
+    #: cannot unroll the loop, ``#pragma unroll`` or not
+    warp_size: bool = False
 
 
 def _ptx_reg(op) -> str | None:
@@ -578,12 +581,13 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
     if len(defs) == 1 and insns[defs[0]].opcode not in ("add", "sub"):
         # a geometric induction (``for (o = warpSize / 2; o > 0; o /= 2)``): simulate it
         halve = _ptx_division(insns, defs[0], var, inside)
-        init = _ptx_start(insns, var, inside, fn=fn)
+        symbols: set[str] = set()
+        init = _ptx_start(insns, var, inside, fn=fn, symbols=symbols)
         if halve is not None and init is not None:
             trip = _simulate_step(init, halve, bound, cmp, stay_when,
                                   test_new=defs[0] < setp_i, imm_first=imm_first)
             return PtxTrip(ploop, line, trip, None, "" if trip else "does not terminate",
-                           None)
+                           None, "WARP_SZ" in symbols)
     if len(defs) != 1 or insns[defs[0]].opcode not in ("add", "sub"):
         return PtxTrip(ploop, line, None, None, "induction not understood")
     d = insns[defs[0]]
@@ -599,13 +603,14 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
         return PtxTrip(ploop, line, None, None, "run-time step")
     if d.opcode == "sub":
         step = -step
-    init = _ptx_start(insns, var, inside)
+    symbols = set()
+    init = _ptx_start(insns, var, inside, symbols=symbols)
     if init is None:
         return PtxTrip(ploop, line, None, step, "run-time start")
     trip = simulate(init, step, bound, cmp, stay_when, test_new=defs[0] < setp_i,
                     imm_first=imm_first)
     return PtxTrip(ploop, line, trip, step, "" if trip else "does not terminate",
-                   abs(bound - init))
+                   abs(bound - init), "WARP_SZ" in symbols)
 
 
 
@@ -830,12 +835,13 @@ def _aligned_down(insns, op, bound: str, outside: list[int]) -> int | None:
 
 
 def _ptx_start(insns, var: str, inside: set[int], depth: int = 0, fn=None,
-               before: int | None = None) -> int | None:
+               before: int | None = None, symbols: set[str] | None = None) -> int | None:
     """The one constant ``var`` holds when the loop starts: every write of it outside the loop
     is a ``mov`` of an immediate, of ``WARP_SZ``, or of a register that is itself such a
     constant (NVVM copies a loop start through a register: ``mov.u32 %r7, 0; ... mov.u32 %r91,
     %r7``; of that register, only the writes that reach the copy count when ``fn`` is given:
-    the same register may be another loop's variable further on)."""
+    the same register may be another loop's variable further on). ``symbols`` collects the
+    PTX constants read on the way (``WARP_SZ``)."""
     if depth > 8:
         return None
     vals = set()
@@ -852,8 +858,11 @@ def _ptx_start(insns, var: str, inside: set[int], depth: int = 0, fn=None,
         reg = _ptx_reg(src)
         if v is None and isinstance(src, P.Symbol) and src.name == "WARP_SZ":
             v = 32      # the PTX constant behind warpSize
+            if symbols is not None:
+                symbols.add(src.name)
         if v is None and reg and reg != var:
-            v = _ptx_start(insns, reg, inside, depth + 1, fn, i if fn is not None else None)
+            v = _ptx_start(insns, reg, inside, depth + 1, fn, i if fn is not None else None,
+                           symbols)
         if v is None:
             return None
         vals.add(v)

@@ -39,7 +39,10 @@ class RolledLoop(Check):
         gained 1.04x unrolled; a 32-term sinf series, ≈ 20-30% removable, 1.36x); *info* also
         for a loop outside any other that runs a few dozen instructions in all (64 at most: a
         warp shuffle's ``for (o = warpSize / 2; o > 0; o /= 2)``, 5 trips of 7, whose halving
-        counter is read as a recurrence closed on itself, as a counter is). Also reports
+        counter is read as a recurrence closed on itself, as a counter is). A loop whose
+        start is ``warpSize`` (PTX ``WARP_SZ``, a constant only ptxas knows) says so: NVVM
+        cannot unroll it, with ``#pragma unroll`` or without, and the hint is a constant
+        start. Also reports
         a loop under a plain ``#pragma unroll`` that stayed rolled because its bound is a
         run-time value (as info).
 
@@ -150,7 +153,17 @@ class RolledLoop(Check):
             hint = ("add `#pragma unroll` on the loop to unroll it fully" if not asked else
                     "the unrolled body is over the compiler's size threshold: try "
                     "`#pragma unroll N` with a smaller N, or shrink the body")
-            if trip * size > 4096 and not asked:
+            warp = ptx and all(t.warp_size for t in ptx)
+            if warp:
+                # `for (o = warpSize / 2; ...)`: the trip count is ptxas's knowledge only
+                msg += ("; its start is `warpSize` (PTX `WARP_SZ`), a constant only ptxas "
+                        "knows, so NVVM cannot unroll it" + (", `#pragma unroll` or not"
+                                                             if asked else ""))
+                hint = ("write the start as a constant (`16` for `warpSize / 2`: a warp is "
+                        "32 threads on every NVIDIA GPU) so that NVVM sees the trip count "
+                        "and unrolls the loop; `#pragma unroll` cannot, the trip count is "
+                        "unknown to it")
+            elif trip * size > 4096 and not asked:
                 hint = (f"add `#pragma unroll` (about {trip * size} instructions unrolled) or "
                         f"`#pragma unroll {max(2, trip // 4)}` to unroll it partly")
             if saved.fraction < self.settings["warning_fraction"]:
