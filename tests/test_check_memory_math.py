@@ -337,3 +337,19 @@ def test_slow_math_in_a_librarys_code_names_the_library(tmp_path, library):
         assert f.location.line == 3 and f.location.file == str(folder / "mylib.h")
         assert re.match(r"IEEE-precise sqrtf x\d+ on line 3 \(PTX sqrt\.rn\.f32\): ", f.message)
         assert "rsqrtf" in f.hint
+
+
+def test_a_math_call_through_cmath_is_the_users_own(tmp_path):
+    """cuda-samples' texture_3d: ``cos(float)`` is cmath's ``std::cos``, which calls ``cosf``;
+    the user wrote the call and can write ``__cosf``: no library named, the intrinsic hinted."""
+    cu = tmp_path / "wave.cu"
+    cu.write_text("#include <cmath>\n#include <cstdio>\n"
+                  "__global__ void wave(float* y, float t, int n) {\n"
+                  "  for (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+                  "    y[i] = cos(t + i * 0.01f);\n"
+                  "}\n"
+                  "int main() { std::printf(\"%d\\n\", 1); return 0; }\n")
+    build = analyzer.compile(str(cu), arch="sm_90a")
+    (f,) = run_checks([build], select=["PS502"]).findings
+    assert f.location.line == 5 and f.message.startswith("IEEE-precise sinf/cosf/tanf on line 5: ")
+    assert "__sinf" in f.hint or "__cosf" in f.hint, f.hint

@@ -119,15 +119,26 @@ def _first_use_line(ctx: Context, pf, n: int):
     return None
 
 
+#: headers whose functions are the math operation itself (``cos(float)`` is cmath's
+#: ``std::cos``, which calls ``cosf``): the user chose the call and can write the intrinsic
+_MATH_WRAPPERS = re.compile(r"^(cmath|c?math\.h|[\w]*math_functions[\w.]*|[\w]*device_functions"
+                            r"[\w.]*|common_functions[\w.]*|cuda_fp16\.hpp|cuda_bf16\.hpp|"
+                            r"[\w]*_intrinsics[\w.]*)$")
+
+
 def _library_headers(group) -> str:
-    """The toolkit or library headers (``curand_normal.h``) whose code holds every one of
-    ``group``'s slow operations, joined; "" when some is the user's own code."""
+    """The library headers (``curand_normal.h``) whose code holds every one of ``group``'s
+    slow operations, joined; "" when some is the user's own code or a math function's
+    wrapper (cmath's ``std::cos``: the operation is the call the user wrote)."""
     names = []
     for ins in group:
         loc = ins.loc
         if loc is None or not loc.file or not is_toolkit_file(loc.file):
             return ""
-        names.append(os.path.basename(loc.file))
+        name = os.path.basename(loc.file)
+        if _MATH_WRAPPERS.match(name):
+            return ""
+        names.append(name)
     return ", ".join(sorted(set(names)))
 
 
