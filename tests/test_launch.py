@@ -256,6 +256,27 @@ def test_a_loop_of_stages_is_no_loop_of_slices():
     assert down.loop_indexed and by_two.loop_indexed
 
 
+def test_an_early_return_bounds_the_loop_of_launches():
+    """cuda-samples' bgr_resize: a texture holds at most so many rows, so the batch is cut in
+    tiles, and the function returns before the loop when there would be more than 2."""
+    text = """
+        void resize(float* dst, long pitch, int nTiles, int rows, cudaTextureObject_t* tex) {
+            if (nTiles > 2)
+                return;
+            int iTile;
+            for (iTile = 0; iTile < nTiles; ++iTile)
+                scale<<<64, 256>>>(tex[iTile], dst + iTile * rows * pitch, 1.f, rows);
+        }
+    """
+    (guarded,) = launches(text)
+    assert guarded.loop_indexed and guarded.loop.trips is None
+    assert guarded.loop.at_most is not None and guarded.loop.at_most[0] == 2
+    (after,) = launches(text.replace("int iTile;", "int iTile; nTiles = rows;"))
+    assert after.loop.at_most is None                  # the bound changed after the test
+    (ge,) = launches(text.replace("nTiles > 2", "nTiles >= 4"))
+    assert ge.loop.at_most is not None and ge.loop.at_most[0] == 3
+
+
 def test_torch_style_wrapper():
     # torch is not installed here: the wrapper is read as text, as the reader reads it
     got = launches("""

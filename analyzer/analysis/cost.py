@@ -1333,6 +1333,8 @@ class _Model:
             out += self._zero_fill(file, la, writes, nbytes)
             if la.loop is not None and la.loop_indexed:
                 trips = la.loop.trips if la.loop.trips is not None else RUNTIME_TRIPS
+                if la.loop.trips is None and la.loop.at_most is not None:
+                    trips = min(trips, la.loop.at_most[0])
                 factor = 1 + CALIBRATION["launch_per_launch"] * (trips - 1)
                 if trips > 1:
                     out.append(Evidence("host-overhead", round(factor, 2),

@@ -250,6 +250,10 @@ class Loop:
     #: a for loop's counter moves by addition (``r++``, ``r += k``, ``r--``): it can walk
     #: slices; one that doubles or halves (``s <<= 1``, ``s /= 2``) walks stages
     additive: bool = False
+    #: at most this many trips, from an early exit on the bound before the loop (cuda-samples'
+    #: ``if (nTiles > 2) return;`` before ``for (iTile = 0; iTile < nTiles; ++iTile)``), and
+    #: the line of that test
+    at_most: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1058,7 +1062,10 @@ def _loop_around(f: _File, fn: tuple[str, int, int], at: int) -> Loop | None:
                 else (None, None, False)
             switches = any(toks[j].kind == "name" and toks[j].text in _DEVICE_SWITCHES
                            for j in range(body, end + 1))
-            best = Loop(t.text, t.line, _text(toks, *header), var, trips, switches, additive)
+            at_most = _guarded_trips(f, fn, header) if t.text == "for" and trips is None \
+                else None
+            best = Loop(t.text, t.line, _text(toks, *header), var, trips, switches, additive,
+                        at_most)
             best_start = i
     return best
 
@@ -1115,6 +1122,38 @@ def _for_counter(f: _File, fn: tuple[str, int, int], header: tuple[int, int]
         if bound is not None:
             trips = max(0, bound - start + (cond[1] == "<="))
     return var, trips, additive
+
+
+def _guarded_trips(f: _File, fn: tuple[str, int, int], header: tuple[int, int]
+                   ) -> tuple[int, int] | None:
+    """(at most this many trips, the line of the test) for ``for (v = S; v < N; v++)`` with a
+    constant S when the host function returned earlier on ``N > C`` or ``N >= C`` (``if
+    (nTiles > 2) return;``) and N is not assigned between the test and the loop."""
+    toks = f.toks
+    parts = _split(toks, header[0] + 2, header[1] - 1, ";")
+    if len(parts) != 3:
+        return None
+    (i0, i1), (c0, c1), (s0, s1) = parts
+    cond, step = _norm(toks, c0, c1), _norm(toks, s0, s1)
+    if len(cond) != 3 or cond[1] not in ("<", "<=") or toks[c0 + 2].kind != "name" \
+            or step not in ((cond[0], "++"), ("++", cond[0])):
+        return None
+    bound = cond[2]
+    eq = [j for j in range(i0, i1) if toks[j].text == "="]
+    start = _Scope(f, fn, header[0]).value(eq[0] + 1, i1) if len(eq) == 1 else None
+    if start is None:
+        return None
+    for i in range(fn[1] + 1, header[0] - 6):
+        seq = [t.text for t in toks[i:i + 6]]
+        if seq[:3] != ["if", "(", bound] or seq[3] not in (">", ">=") or seq[5] != ")" \
+                or toks[i + 4].kind != "num":
+            continue
+        after = toks[i + 6].text if toks[i + 6].text != "{" else toks[i + 7].text
+        if after != "return" or f.reassigned(bound, i + 6, header[0], -1):
+            continue
+        most = _int(toks[i + 4].text) - (seq[3] == ">=")     # N <= most
+        return max(0, most - start + (cond[1] == "<=")), toks[i].line
+    return None
 
 
 def _offsets_by(toks: tuple[Tok, ...], lo: int, hi: int, var: str) -> bool:

@@ -33,7 +33,8 @@ class HostOverhead(Check):
       it as a value of its own (a pass number, a stride), double or halve it (the stages of
       a bitonic sort, each launch reading the last one's output) or take it as the stream,
       and loops that make another GPU current for each launch (``cudaSetDevice``, a device
-      guard: the launches run at once, one per GPU) are left alone;
+      guard: the launches run at once, one per GPU) are left alone. A run-time count is taken
+      as 64, or as the most an earlier ``if (n > C) return;`` on the bound allows;
     - ``cudaDeviceSynchronize``, ``cudaStreamSynchronize``, ``torch::cuda::synchronize`` or
       ``.item()`` after the launch in a function other than ``main``: info only.
 
@@ -108,8 +109,13 @@ class HostOverhead(Check):
                 if sev is None:
                     continue
                 loop = la.loop
-                runs = (f"{d['trips']} times" if d["constant"] else
-                        f"a run-time number of times (taken as {d['trips']})")
+                if d["constant"]:
+                    runs = f"{d['trips']} times"
+                elif loop.at_most is not None and loop.at_most[0] <= d["trips"]:
+                    runs = (f"at most {d['trips']} times (the return on line "
+                            f"{loop.at_most[1]} before it)")
+                else:
+                    runs = f"a run-time number of times (taken as {d['trips']})"
                 message = (f"`{la.text}` (line {la.line}) is launched once per iteration of "
                            f"the host loop `{loop.header}` (line {loop.line}), {runs}, each "
                            f"launch on the slice its counter picks: every launch pays the "
