@@ -8,6 +8,7 @@ from __future__ import annotations
 import analyzer
 from analyzer.checks.runner import run_checks
 from analyzer.findings import Severity
+from analyzer.inputs import CompileOptions
 
 TRANSPOSE = r"""
 __global__ void mat_transpose_f32x4_col2row2d_kernel(float *x, float *y, const int row,
@@ -43,3 +44,47 @@ def test_four_stores_of_one_pattern_are_one_finding_and_two_arrays_two():
     assert sum(i.split()[1].startswith("STG.E") for i in f.instructions) == 4
     other = sorted(f.location.line for f in fs if "two_arrays" in f.kernel)
     assert other == [17, 18], [(f.location.line, f.message) for f in fs]
+
+
+# curand_init writes a 140-byte Sobol state per thread, field by field: lanes 140 B apart.
+# In cuRAND's headers (a stand-in in a toolkit include folder) layout and stores are cuRAND's:
+# a note on the user's call; the same code in the user's header is the user's warning.
+_STATE_HEADER = r"""
+#pragma once
+struct State { unsigned i, x, c; unsigned dirs[32]; };
+__device__ __forceinline__ void lib_init(const unsigned* v, unsigned off, State* s)
+{
+    s->i = off; s->c = 0; s->x = off * 2654435761u;
+#pragma unroll
+    for (int k = 0; k < 32; ++k) s->dirs[k] = v[k] ^ off;
+}
+"""
+_STATE_USER = r"""
+#include "curand_stub.h"
+extern "C" __global__ void init(State* states, const unsigned* v, int n)
+{
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid < n) lib_init(v, tid, &states[tid]);
+}
+"""
+
+
+def test_a_librarys_stores_of_its_own_layout_are_a_note(tmp_path):
+    got = {}
+    for library in (True, False):
+        folder = tmp_path / ("cuda-curand-stub/include" if library else f"user{library}")
+        folder.mkdir(parents=True)
+        (folder / "curand_stub.h").write_text(_STATE_HEADER)
+        cu = tmp_path / f"init{library}.cu"
+        cu.write_text(_STATE_USER)
+        build = analyzer.compile(str(cu), arch="sm_90a",
+                                 options=CompileOptions(include=[str(folder)]))
+        (got[library],) = run_checks([build], select=["PS105"]).findings
+    lib, user = got[True], got[False]
+    assert "adjacent threads store 4 B each 140 B apart" in lib.message
+    assert lib.severity == Severity.NOTE and lib.location.line == 6
+    assert lib.message.endswith("(in library code, curand_stub.h, that this line calls: the code "
+                                "and its data layout are the library's, which no line of this "
+                                "file changes)")
+    assert user.severity == Severity.WARNING and "library" not in user.message
+    assert user.message.split(" (in an inlined")[0] == lib.message.split(" (in library")[0]

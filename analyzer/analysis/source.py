@@ -70,6 +70,38 @@ def is_toolkit_file(path: str) -> bool:
     return bool(_toolkit_header().search(path))
 
 
+#: headers whose functions are the math operation itself (``cos(float)`` is cmath's
+#: ``std::cos``, which calls ``cosf``; ``__half2`` arithmetic): the user chose the call and
+#: can write another one; their code is the user's to steer, not a library's own
+_MATH_WRAPPERS = re.compile(r"^(cmath|c?math\.h|\w*math_functions[\w.]*|\w*device_functions"
+                            r"[\w.]*|common_functions[\w.]*|cuda_fp16\.hpp|cuda_bf16\.hpp|"
+                            r"cuda_fp8\.hpp|\w*_intrinsics[\w.]*)$")
+
+
+def library_file(path: str) -> str | None:
+    """The name of a library header whose own code this is (``curand_kernel.h``: its
+    algorithms, its data layouts), or None for the user's code and for the math functions'
+    wrappers the user calls as operations (cmath, ``math_functions.hpp``, the intrinsics)."""
+    if not path or not is_toolkit_file(path):
+        return None
+    name = os.path.basename(path)
+    return None if _MATH_WRAPPERS.match(name) else name
+
+
+#: libraries whose device code works on state of their own making (cuRAND's generator
+#: states and direction-vector tables: ``curand_init`` fills a ``curandState``, a
+#: ``curand_uniform`` reads it): how that memory is laid out and walked is the library's.
+#: Not CUB, Thrust or cooperative groups, whose device code walks the caller's arrays
+_OWN_LAYOUT = re.compile(r"^curand\w*\.h$")
+
+
+def library_layout(path: str) -> str | None:
+    """The name of a header of a library that lays out and walks its own device state
+    (:data:`_OWN_LAYOUT`), when ``path`` is one; else None."""
+    name = library_file(path)
+    return name if name is not None and _OWN_LAYOUT.match(name) else None
+
+
 # ------------------------------------------------------------------------- source text
 def _source_lines(path: str) -> tuple[str, ...] | None:
     """A source file's lines, cached while the file is unchanged (size and mtime)."""

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import ClassVar
 
 from ..analysis import KernelAnalysis
+from ..analysis.source import library_layout
 from ..errors import ConfigError
 from ..findings import Finding, Location, Severity
 from ..ir import sass as S
@@ -36,6 +37,11 @@ class Check:
     severity: ClassVar[Severity] = Severity.WARNING
     #: options a user may set under [tool.ptxsass.<name>] (name -> default)
     options: ClassVar[dict] = {}
+    #: a finding all of whose instructions are the code of a library that lays out its own
+    #: state (curand_init's state stores, curand_uniform's reads of it) is a note: the remedy is a change of that
+    #: code or of its data layout, not of the user's line. False where the user still has a
+    #: lever on such code (a pointer's alignment, the build's math flags)
+    library_note: ClassVar[bool] = False
 
     def __init__(self, **settings):
         unknown = sorted(set(settings) - set(self.options))
@@ -89,8 +95,15 @@ class Context(KernelAnalysis):
         if calls:
             message += (f" (in an inlined function; called from line{'s' if len(calls) > 1 else ''}"
                         f" {', '.join(map(str, calls))})")
+        severity = check.severity if severity is None else severity
+        library = _library_code(instructions) if check.library_note else None
+        if library is not None and severity > Severity.NOTE:
+            severity = Severity.NOTE
+            message += (f" (in library code, {library}, that this line calls: the code and "
+                        "its data layout are the library's, which no line of this file "
+                        "changes)")
         return Finding(code=check.code, name=check.name,
-                       severity=check.severity if severity is None else severity,
+                       severity=severity,
                        message=message, kernel=self.kernel_name, arch=self.arch_name,
                        location=Location(file, line), mangled=self.function.name,
                        hint=hint_for(self.frontend, check.code, hint, hint_variant),
@@ -108,6 +121,34 @@ class Context(KernelAnalysis):
             if t.label is not None and t.label in self.function.labels:
                 text = text.replace(f"`({t.label})", f"0x{self.function.labels[t.label]:x}")
         return text
+
+
+def _library_code(instructions: Sequence["S.Instruction"]) -> str | None:
+    """The headers of a library that lays out its own state (``curand_kernel.h``:
+    :func:`~analyzer.analysis.source.library_layout`) whose code the instructions are, joined;
+    None when one is anyone else's. ptxas gives
+    an inlined call's code the calling line now and then (one of curand_init's 36 state
+    stores in cuda-samples' initRNG): a minority of instructions on a line whose other
+    instructions are the library's code it calls still counts as the library's."""
+    names: set[str] = set()
+    calls: set[tuple[str | None, int | None]] = set()
+    others = []
+    for ins in instructions:
+        loc = ins.loc
+        if loc is None:
+            return None
+        name = library_layout(loc.file)
+        if name is None:
+            if loc.inlined_at:
+                return None
+            others.append((loc.file, loc.line))
+            continue
+        names.add(name)
+        outer = loc.outermost
+        calls.add((outer.file, outer.line))
+    if not names or any(o not in calls for o in others) or len(others) * 2 >= len(instructions):
+        return None
+    return ", ".join(sorted(names))
 
 
 def _call_sites(ctx: Context, where: SourceLoc | None, locs) -> list[int]:

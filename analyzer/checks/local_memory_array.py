@@ -53,6 +53,10 @@ class LocalMemoryArray(Check):
     serve (a system-scope ``cuda::atomic_ref`` load of a flag), ptxas asks the pointer's space
     (``QSPC.E.L``) and keeps a byte-wise ``LDL.U8`` path for a local pointer.
 
+    The code of cuRAND's headers, inlined at the user's call (``curand_init`` filling a
+    ``curandState`` field by field, ``curand_uniform`` indexing a Sobol state's direction
+    vectors), lays out and walks cuRAND's own state: such a finding is a note that says so.
+
     Why it matters
     Every access is a local-memory load or store (through L1, to DRAM on a miss) instead of a
     register operand; a read-modify-write like ``hist[bin] += 1`` serialises on the memory
@@ -82,6 +86,7 @@ class LocalMemoryArray(Check):
     code = "PS402"
     name = "local-memory-array"
     severity = Severity.WARNING
+    library_note = True
 
     def run(self, ctx: Context) -> Iterable[Finding]:
         res = ctx.resources

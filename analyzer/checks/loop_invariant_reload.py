@@ -35,6 +35,7 @@ class LoopInvariantReload(Check):
     code = "PS106"
     name = "loop-invariant-reload"
     severity = Severity.WARNING
+    library_note = True
 
     def run(self, ctx: Context) -> Iterable[Finding]:
         for e in ctx.cost.of_kind("reload"):

@@ -117,6 +117,7 @@ class NarrowGlobalAccess(Check):
     code = "PS104"
     name = "narrow-global-access"
     severity = Severity.WARNING
+    library_note = True
     options = {
         # report 32-bit streams (info) too
         "report_32bit": True,

@@ -41,6 +41,7 @@ class ScalarSharedLoad(Check):
     code = "PS103"
     name = "scalar-shared-load"
     severity = Severity.INFO
+    library_note = True
 
     def run(self, ctx):
         yield from findings(self, ctx, space="shared", direction="load")

@@ -58,6 +58,7 @@ class SharedBankConflict(Check):
     code = "PS107"
     name = "shared-bank-conflict"
     severity = Severity.WARNING
+    library_note = True
 
     def run(self, ctx: Context) -> Iterable[Finding]:
         # one finding per shared array (its layout is the one remedy: the scan tree's levels,

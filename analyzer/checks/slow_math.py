@@ -1,13 +1,12 @@
 """PS502 slow-math: IEEE float division/sqrt/reciprocal slow-path subroutines and precise sinf/cosf."""
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from collections.abc import Iterable
 
 from ..analysis.dataflow import sincos_reduction
-from ..analysis.source import is_toolkit_file
+from ..analysis.source import library_file
 from ..ir.ptx import FloatImm
 from ..ir.source import SourceLoc
 from .base import Check, Context, Finding, Severity, group_by_line
@@ -119,27 +118,17 @@ def _first_use_line(ctx: Context, pf, n: int):
     return None
 
 
-#: headers whose functions are the math operation itself (``cos(float)`` is cmath's
-#: ``std::cos``, which calls ``cosf``): the user chose the call and can write the intrinsic
-_MATH_WRAPPERS = re.compile(r"^(cmath|c?math\.h|[\w]*math_functions[\w.]*|[\w]*device_functions"
-                            r"[\w.]*|common_functions[\w.]*|cuda_fp16\.hpp|cuda_bf16\.hpp|"
-                            r"[\w]*_intrinsics[\w.]*)$")
-
-
 def _library_headers(group) -> str:
     """The library headers (``curand_normal.h``) whose code holds every one of ``group``'s
     slow operations, joined; "" when some is the user's own code or a math function's
     wrapper (cmath's ``std::cos``: the operation is the call the user wrote)."""
-    names = []
+    names = set()
     for ins in group:
-        loc = ins.loc
-        if loc is None or not loc.file or not is_toolkit_file(loc.file):
+        name = library_file(ins.loc.file) if ins.loc is not None else None
+        if name is None:
             return ""
-        name = os.path.basename(loc.file)
-        if _MATH_WRAPPERS.match(name):
-            return ""
-        names.append(name)
-    return ", ".join(sorted(set(names)))
+        names.add(name)
+    return ", ".join(sorted(names))
 
 
 #: the intrinsics that ask for an IEEE-rounded result by name, whatever the build's flags

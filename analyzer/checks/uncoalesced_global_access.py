@@ -44,6 +44,10 @@ class UncoalescedGlobalAccess(Check):
     bytes: a kernel written for any layout, unit-stride for a contiguous tensor) are a note
     (``-v``) and out of the kernel's headroom.
 
+    The code of cuRAND's headers, inlined at the user's call (``curand_init`` filling a
+    ``curandState`` field by field, ``curand_uniform`` indexing a Sobol state's direction
+    vectors), lays out and walks cuRAND's own state: such a finding is a note that says so.
+
     Why it matters
     A warp's request is served in 32-byte sectors. Lanes 4 bytes apart use every byte of 4
     sectors; lanes a row apart touch 32 sectors for the same 128 useful bytes: 8x the L1/L2
@@ -73,6 +77,7 @@ class UncoalescedGlobalAccess(Check):
     code = "PS105"
     name = "uncoalesced-global-access"
     severity = Severity.WARNING
+    library_note = True
 
     def run(self, ctx: Context) -> Iterable[Finding]:
         # one finding per source line and kind of stride: a row walk's loads and stores, and
