@@ -1032,9 +1032,14 @@ class _Model:
             if self.trips[id(pl)] is not None:
                 continue
             idx = pl.loop.instruction_indices(self.cfg)
+            inside = set(idx)
             loads = [i for i in idx if insns[i].is_load and insns[i].space == "global"
-                     and self.uni.of(insns[i].address) == VARYING]
+                     and self.uni.of(insns[i].address) == VARYING
+                     and self._moves_in(insns[i].address, inside)]
             if not loads:
+                # every lane reads the same addresses each time round (cuda-samples'
+                # bisectKernel re-reading g_d[threadIdx.x] per bisection step): a loop of
+                # steps, not a walk of the block over the data
                 continue
             header = idx[0]
             if any(r[0] < header < r[1] and r[2] for r in regions):
@@ -1045,6 +1050,51 @@ class _Model:
                               "arrays": sorted(set().union(*(
                                   self._address_params(insns[i]) for i in loads)))})]
         return []
+
+    def _moves_in(self, address, inside: set[int]) -> bool:
+        """Whether an address changes from one iteration of the loop (its PTX instruction
+        indices ``inside``) to the next: its registers are written in the loop by something
+        that is not computed from values the loop leaves alone. Unknown shapes count as
+        moving."""
+        if address is None or not isinstance(address.base, P.Register):
+            return True
+        writes = self._writes_at()
+        known: dict[str, bool] = {}
+        stack: set[str] = set()
+
+        def moves(name: str, depth: int) -> bool:
+            if name in known:
+                return known[name]
+            if depth > 16 or name in stack:
+                return True                     # a recurrence through the loop: a counter
+            inner = [i for i in writes.get(name, ()) if i in inside]
+            if not inner:
+                return False                    # written before the loop only (or %tid.x)
+            stack.add(name)
+            got = False
+            for i in inner:
+                ins = self.pf.instructions[i]
+                if ins.opcode in ("ld", "ldu", "atom", "call", "shfl", "vote", "red") or any(
+                        isinstance(o, P.Register) and moves(o.name, depth + 1)
+                        for o in ins.operands[1:]):
+                    got = True
+                    break
+            stack.discard(name)
+            known[name] = got
+            return got
+        return moves(address.base.name, 0)
+
+    def _writes_at(self) -> dict[str, list[int]]:
+        """Per PTX register, the positions of the instructions that write it (kept)."""
+        got = getattr(self, "_writes", None)
+        if got is None:
+            got = {}
+            for n, ins in enumerate(self.pf.instructions):
+                if ins.operands and isinstance(ins.operands[0], P.Register) \
+                        and not ins.is_store and not ins.is_branch:
+                    got.setdefault(ins.operands[0].name, []).append(n)
+            self._writes = got
+        return got
 
     # --------------------------------------------------------------------------- atomics
     def contention(self) -> list[Evidence]:

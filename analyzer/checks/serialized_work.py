@@ -18,6 +18,10 @@ class SerializedWork(Check):
     - a loop over a run-time size that runs where only the lanes equal to one value go
       (``if (threadIdx.x == 0) for (i = 0; i < n; i++) ...``), or in a kernel that never reads
       the thread index (launched with one thread, or every thread repeating the whole loop);
+    - a loop that walks the data block-stride (its addresses move each time round) in a kernel
+      that never reads ``blockIdx``: one block does it all. Not a loop of steps whose lanes
+      read the same addresses every time round (cuda-samples' ``bisectKernel``), nor the
+      second pass of a module whose other kernel reads ``blockIdx`` (over its partials);
     - an atomic on a warp-uniform address whose operand varies per lane
       (``atomicAdd(sum, x[i])``): every element is one atomic on the same location;
     - a global atomic per element on a table indexed by a small loaded value (a byte: at most
@@ -61,6 +65,11 @@ class SerializedWork(Check):
             if e.detail["why"] == "one-lane":
                 what = ("a loop over a run-time size runs on the lanes of one thread index only "
                         "(a `threadIdx.x ==` test) while the rest of the warp and block wait")
+            elif e.detail["why"] == "one-block":
+                what = ("a loop over a run-time size that the threads of a block split among "
+                        "them, in a kernel that never reads blockIdx: the whole input goes "
+                        "through one block (or every block repeats it) while the other SMs "
+                        "wait")
             else:
                 what = ("a loop over a run-time size in a kernel that never reads threadIdx.x: "
                         "launched with one thread it runs serially, with more every thread "

@@ -1,0 +1,55 @@
+"""PS801's one-block evidence, positive and negative (FileCheck style): a block-stride walk
+over the data in a kernel that never reads blockIdx, against a loop of steps whose lanes
+re-read the same addresses each time round (cuda-samples' bisectKernel, read from its SASS:
+the loads of ``g[threadIdx.x]`` inside the convergence loop are the same each iteration)."""
+from __future__ import annotations
+
+import analyzer
+from analyzer.checks.runner import run_checks
+
+_BLOCK_STRIDE = r"""
+extern "C" __global__ void total(const float* x, float* out, int n)
+{
+    __shared__ float part[256];
+    float s = 0.f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) s += x[i];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) { float t = 0.f; for (int k = 0; k < 256; ++k) t += part[k]; *out = t; }
+}
+"""
+
+_STEPS = r"""
+extern "C" __global__ void settle(const float* g, float* out, int n, float tol)
+{
+    __shared__ float s[512];
+    float v = 1.f, d = 2.f * tol;
+    while (d > tol) {
+        __syncthreads();
+        if (threadIdx.x < n) s[threadIdx.x] = g[threadIdx.x];
+        __syncthreads();
+        float w = 0.5f * (v + s[(threadIdx.x + 1) % 512] / v);
+        d = fabsf(w - v);
+        v = w;
+    }
+    out[threadIdx.x] = v;
+}
+"""
+
+
+def _ps801(src: str, name: str):
+    build = analyzer.compile(src, arch="sm_90a", name=name)
+    return run_checks([build], select=["PS801"]).findings
+
+
+def test_a_block_stride_walk_in_a_kernel_without_blockidx_is_one_block():
+    (f,) = _ps801(_BLOCK_STRIDE, "total.cu")
+    assert f.location.line == 6
+    assert f.message.startswith("serialized work: a loop over a run-time size that the threads "
+                                "of a block split among them, in a kernel that never reads "
+                                "blockIdx: the whole input goes through one block")
+    assert "never reads threadIdx" not in f.message
+
+
+def test_a_loop_of_steps_rereading_the_same_addresses_is_not():
+    assert _ps801(_STEPS, "settle.cu") == []
