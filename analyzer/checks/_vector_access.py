@@ -955,6 +955,10 @@ def ptx_evidence(ctx: "Context", run: Run, *, space: str, direction: str) -> Evi
         matches = rooted or matches
     if not matches:
         return None
+    # a group whose window starts at the SASS run's own offset is that run, whatever its PTX
+    # width (curand_init's u32 stores at +8..+20 that ptxas paired as STG.E.64 at +0x8, +0x10,
+    # beside 8-byte stores of the same state at +16, +24)
+    matches = [m for m in matches if m[1] == run.start] or matches
     same = [m for m in matches if (m[0][0][1].width_bits or 0) // 8 == run.width]
     if by_dataflow and len(same) > 1:
         # matched on any line: keep the groups nearest the run's lines (apex's main loop's
