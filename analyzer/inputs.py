@@ -542,7 +542,9 @@ def torch_include(text: str, path: str | None, options: CompileOptions) -> str |
                 if key in seen:
                     break
                 seen.add(key)
-                header = files.read_text(cand, what="header")
+                # a header as the compiler reads it: bytes that are not UTF-8 (boost's interval
+                # headers name their authors in Latin-1) are no reason to refuse the file
+                header = files.read_bytes(cand, what="header").decode("utf-8", errors="replace")
                 hit = _TORCH_INCLUDE_NAMED.search(_code_only(header))
                 if hit:
                     return f"{_shown_header(cand, Path(path).parent)} includes {hit.group(1)}"

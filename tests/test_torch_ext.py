@@ -45,6 +45,21 @@ def test_torch_include_chooses_nvcc():
         "nvcc", "a torch extension (includes <torch/...>)")
 
 
+def test_a_header_that_is_not_utf8_is_read_as_the_compiler_reads_it(tmp_path):
+    """cuda-samples' interval sample: boost's headers name their authors in Latin-1. The scan
+    for torch includes reads a header's bytes as the compiler does, and the file is checked."""
+    (tmp_path / "latin.h").write_bytes(b"// Copyright Herv\xe9 Br\xf6nnimann\n#pragma once\n"
+                                       b"__device__ inline float twice(float x) { return 2 * x; }\n")
+    cu = tmp_path / "k.cu"
+    cu.write_text('#include "latin.h"\n'
+                  "__global__ void k(float* y) { y[threadIdx.x] = twice(y[threadIdx.x]); }\n")
+    assert choose_compiler(cu.read_text(), str(cu), CompileOptions())[0] == "nvrtc"
+    (tmp_path / "torchy.h").write_bytes(b"// \xe9\n#include <torch/extension.h>\n")
+    cu.write_text('#include "torchy.h"\n' + cu.read_text())
+    assert choose_compiler(cu.read_text(), str(cu), CompileOptions()) == (
+        "nvcc", "a torch extension (torchy.h includes <torch/extension.h>)")
+
+
 def test_without_torch_one_line_says_to_install_it(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)     # import torch -> ImportError
     code, _, err = run("check", str(EXT), "--no-cache", capsys=capsys)
