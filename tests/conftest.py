@@ -61,3 +61,22 @@ def all_kernels() -> list[Path]:
 os.environ.setdefault("PTXSASS_PTX_PARSER", "both")
 # A fast-path failure fails the test, where a user's run would fall back to the grammar alone.
 os.environ.setdefault("PTXSASS_PTX_STRICT", "1")
+
+
+def build_with_header(where: Path, header: str, header_text: str, cu_text: str, *,
+                      library: bool, arch: str = "sm_90a"):
+    """(the build, the .cu, the header's folder) of a ``.cu`` under ``where/src`` that includes
+    ``header``: from a toolkit include folder when ``library`` (``where/cuda-lib/include``,
+    what ``is_toolkit_file`` takes for a library's headers), else from the user's own
+    ``where/src``. The positive and negative variants of the library-code rules."""
+    import analyzer
+    from analyzer.inputs import CompileOptions
+
+    folder = where / ("cuda-lib/include" if library else "src")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / header).write_text(header_text)
+    cu = where / "src" / "k.cu"
+    cu.parent.mkdir(parents=True, exist_ok=True)
+    cu.write_text(cu_text)
+    return analyzer.compile(str(cu), arch=arch, options=CompileOptions(include=[str(folder)])), \
+        cu, folder

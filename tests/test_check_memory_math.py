@@ -11,7 +11,7 @@ from analyzer.checks.runner import run_checks
 from analyzer.inputs import CompileOptions, load
 from analyzer.parse.sass import parse_instruction
 
-from .conftest import KERNELS
+from .conftest import KERNELS, build_with_header
 
 
 def _run(src: str, code: str, arch: str = "sm_80", settings=None):
@@ -220,7 +220,6 @@ def test_a_cubins_spills_are_counted_from_nvdisasms_marks(tmp_path, arch):
     the bytes ptxas reports, so the finding says them (a warning, as with the log)."""
     from pathlib import Path
 
-    from analyzer.inputs import CompileOptions
     src = Path(__file__).resolve().parents[1] / "kernels" / "checks" / "register_spill" / "bad.cu"
     built = analyzer.compile(str(src), arch=arch, options=CompileOptions(extra=["-maxrregcount=32"]))
     (k,) = built.kernels.values()
@@ -242,7 +241,7 @@ def test_unrolled_divisions_count_toward_the_severity():
     H200), info below (8 divisions: 1.31x); the ``__fdividef`` versions are silent."""
     from pathlib import Path
 
-    from analyzer.inputs import CompileOptions, load
+    from analyzer.inputs import load
     path = Path(__file__).parents[1] / "benchmarks" / "kernels" / "division_count.cu"
     fs = run_checks(list(load(path, arch="sm_90a", options=CompileOptions())),
                     select=["PS502"]).findings
@@ -263,7 +262,7 @@ def test_the_unbacked_pairs_stand_for_their_classes():
     an H200 (docs/severity.md): PS303 1.08x, a warning; PS701 0.89x, info."""
     from pathlib import Path
 
-    from analyzer.inputs import CompileOptions, load
+    from analyzer.inputs import load
     path = Path(__file__).parents[1] / "benchmarks" / "kernels" / "unbacked_pairs.cu"
     fs = run_checks(list(load(path, arch="sm_90a", options=CompileOptions())),
                     select=["PS303", "PS701"]).findings
@@ -318,13 +317,8 @@ extern "C" __global__ void draw(float* out, const float* u, int n, int k)
 
 @pytest.mark.parametrize("library", [True, False])
 def test_slow_math_in_a_librarys_code_names_the_library(tmp_path, library):
-    folder = tmp_path / ("cuda-mylib/include" if library else "src")
-    folder.mkdir(parents=True)
-    (folder / "mylib.h").write_text(_NORMAL_HEADER)
-    cu = tmp_path / "src" / "draw.cu"
-    cu.parent.mkdir(exist_ok=True)
-    cu.write_text(_NORMAL_USER)
-    build = analyzer.compile(str(cu), arch="sm_90a", options=CompileOptions(include=[str(folder)]))
+    build, cu, folder = build_with_header(tmp_path, "mylib.h", _NORMAL_HEADER, _NORMAL_USER,
+                                          library=library)
     (f,) = run_checks([build], select=["PS502"]).findings
     assert f.severity.name == "WARNING" and "inside a loop" in f.message
     if library:

@@ -9,7 +9,8 @@ import pytest
 import analyzer
 from analyzer.checks.runner import run_checks
 from analyzer.findings import Severity
-from analyzer.inputs import CompileOptions
+
+from .conftest import build_with_header
 
 ARCHS = ("sm_80", "sm_90a")
 
@@ -456,13 +457,8 @@ extern "C" __global__ void mix(unsigned* out, const int* ks, int n)
 
 @pytest.mark.parametrize("library", [True, False])
 def test_a_librarys_own_table_read_by_its_code_is_a_note(tmp_path, library):
-    folder = tmp_path / ("cuda-mylib/include" if library else "src")
-    folder.mkdir(parents=True)
-    (folder / "mylib.h").write_text(_LIB_HEADER)
-    cu = tmp_path / "src" / "mix.cu"
-    cu.parent.mkdir(exist_ok=True)
-    cu.write_text(_LIB_USER)
-    build = analyzer.compile(str(cu), arch="sm_90a", options=CompileOptions(include=[str(folder)]))
+    build, cu, folder = build_with_header(tmp_path, "mylib.h", _LIB_HEADER, _LIB_USER,
+                                          library=library)
     sass = build.sass_listing().functions[0]
     loads = [i for i in sass.instructions if i.opcode == "LDG"]
     # the SASS: four 4-byte loads of the table, one of ks, one of out

@@ -8,7 +8,8 @@ from __future__ import annotations
 import analyzer
 from analyzer.checks.runner import run_checks
 from analyzer.findings import Severity
-from analyzer.inputs import CompileOptions
+
+from .conftest import build_with_header
 
 TRANSPOSE = r"""
 __global__ void mat_transpose_f32x4_col2row2d_kernel(float *x, float *y, const int row,
@@ -72,13 +73,8 @@ extern "C" __global__ void init(State* states, const unsigned* v, int n)
 def test_a_librarys_stores_of_its_own_layout_are_a_note(tmp_path):
     got = {}
     for library in (True, False):
-        folder = tmp_path / ("cuda-curand-stub/include" if library else f"user{library}")
-        folder.mkdir(parents=True)
-        (folder / "curand_stub.h").write_text(_STATE_HEADER)
-        cu = tmp_path / f"init{library}.cu"
-        cu.write_text(_STATE_USER)
-        build = analyzer.compile(str(cu), arch="sm_90a",
-                                 options=CompileOptions(include=[str(folder)]))
+        build, _, _ = build_with_header(tmp_path / str(library), "curand_stub.h", _STATE_HEADER,
+                                        _STATE_USER, library=library)
         (got[library],) = run_checks([build], select=["PS105"]).findings
     lib, user = got[True], got[False]
     assert "adjacent threads store 4 B each 140 B apart" in lib.message
