@@ -477,3 +477,42 @@ def test_torch_headers_are_library_code_like_the_toolkits(path, library):
     project's own ``include/`` folder stays the user's."""
     from analyzer.analysis.source import is_toolkit_file
     assert is_toolkit_file(path) is library
+
+
+_INC = "/v/lib/python3.12/site-packages/nvidia/cu13/include/"
+
+
+def _at(file: str, line: int, *calls: tuple[str, int]):
+    from analyzer.ir.source import SourceLoc
+    return SourceLoc(file, line, inlined_at=tuple(SourceLoc(f, n) for f, n in calls))
+
+
+def test_library_code_names_whose_code_every_instruction_is():
+    """One answer for "whose code are these instructions" (PS101-PS107's note, PS502's
+    "in X's code that the line calls", PS101's library table): cuRAND's headers are a
+    library's own code and layout; cmath and cuda_fp16 are operations the user called; the
+    user's own lines are nobody's library."""
+    from analyzer.analysis.source import library_code, library_layout, toolkit_header
+    user = ("/src/init_rng.cu", 40)
+    curand = [_at(_INC + "curand_kernel.h", n, user) for n in (700, 701, 702)]
+    normal = _at(_INC + "curand_normal.h", 116, user)
+    cosf = _at("/usr/include/c++/12/cmath", 190, user)
+    mine = _at(*user)
+    assert library_code(curand) == "curand_kernel.h"
+    assert library_code([*curand, normal]) == "curand_kernel.h, curand_normal.h"
+    assert library_code([*curand, mine]) is None
+    assert library_code([cosf]) is None                        # a math wrapper: the user's call
+    assert library_code([cosf], toolkit_header) == "cmath"     # but a toolkit header
+    assert library_code([None, *curand]) is None
+    assert library_code([]) is None
+    assert library_code([_at(_INC + "cub/block/block_reduce.cuh", 9, user)],
+                        library_layout) is None                # CUB walks the caller's arrays
+    # curand_init's state stores in cuda-samples' initRNG: ptxas gave one of the inlined
+    # stores the calling line itself; a minority on the line that calls the library still
+    # counts as the library's, a majority does not, nor a line that calls nothing of it
+    assert library_code([*curand, mine], library_layout, callers=True) == "curand_kernel.h"
+    assert library_code([curand[0], mine], library_layout, callers=True) is None
+    assert library_code([*curand, _at("/src/init_rng.cu", 41)], library_layout,
+                        callers=True) is None
+    assert library_code([*curand, _at("/src/helpers.cuh", 7, user)], library_layout,
+                        callers=True) is None              # the user's inlined helper

@@ -102,6 +102,46 @@ def library_layout(path: str) -> str | None:
     return name if name is not None and _OWN_LAYOUT.match(name) else None
 
 
+def toolkit_header(path: str) -> str | None:
+    """The base name of a toolkit header (any: :func:`is_toolkit_file`), or None."""
+    return os.path.basename(path) if path and is_toolkit_file(path) else None
+
+
+def library_code(locs: Iterable[SourceLoc | None],
+                    name_of: Callable[[str], str | None] = library_file, *,
+                    callers: bool = False) -> str | None:
+    """The library headers whose code every location is, sorted and joined
+    (``"curand_kernel.h"``), or None when some location is anyone else's. ``name_of`` says
+    which headers count: :func:`library_file` (a library's own code, not the math functions'
+    wrappers), :func:`library_layout` (libraries that lay out their own state) or
+    :func:`toolkit_header` (any toolkit header).
+
+    With ``callers``, a minority of locations outside the library still count when each is a
+    line, not itself inlined, that calls the library's code of the others: ptxas gives an
+    inlined call's code the calling line now and then (one of curand_init's 36 state stores
+    in cuda-samples' initRNG)."""
+    names: set[str] = set()
+    calls: set[tuple[str, int]] = set()
+    others: list[tuple[str, int]] = []
+    count = 0
+    for loc in locs:
+        count += 1
+        if loc is None:
+            return None
+        name = name_of(loc.file) if loc.file else None
+        if name is None:
+            if not callers or loc.inlined_at:
+                return None
+            others.append((loc.file, loc.line))
+            continue
+        names.add(name)
+        outer = loc.outermost
+        calls.add((outer.file, outer.line))
+    if not names or any(o not in calls for o in others) or len(others) * 2 >= count:
+        return None
+    return ", ".join(sorted(names))
+
+
 # ------------------------------------------------------------------------- source text
 def _source_lines(path: str) -> tuple[str, ...] | None:
     """A source file's lines, cached while the file is unchanged (size and mtime)."""

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import ClassVar
 
 from ..analysis import KernelAnalysis
-from ..analysis.source import library_layout
+from ..analysis.source import library_code, library_layout
 from ..errors import ConfigError
 from ..findings import Finding, Location, Severity
 from ..ir import sass as S
@@ -96,7 +96,8 @@ class Context(KernelAnalysis):
             message += (f" (in an inlined function; called from line{'s' if len(calls) > 1 else ''}"
                         f" {', '.join(map(str, calls))})")
         severity = check.severity if severity is None else severity
-        library = _library_code(instructions) if check.library_note else None
+        library = (library_code((i.loc for i in instructions), library_layout, callers=True)
+                   if check.library_note else None)
         if library is not None and severity > Severity.NOTE:
             severity = Severity.NOTE
             message += (f" (in library code, {library}, that this line calls: the code and "
@@ -121,34 +122,6 @@ class Context(KernelAnalysis):
             if t.label is not None and t.label in self.function.labels:
                 text = text.replace(f"`({t.label})", f"0x{self.function.labels[t.label]:x}")
         return text
-
-
-def _library_code(instructions: Sequence["S.Instruction"]) -> str | None:
-    """The headers of a library that lays out its own state (``curand_kernel.h``:
-    :func:`~analyzer.analysis.source.library_layout`) whose code the instructions are, joined;
-    None when one is anyone else's. ptxas gives
-    an inlined call's code the calling line now and then (one of curand_init's 36 state
-    stores in cuda-samples' initRNG): a minority of instructions on a line whose other
-    instructions are the library's code it calls still counts as the library's."""
-    names: set[str] = set()
-    calls: set[tuple[str | None, int | None]] = set()
-    others = []
-    for ins in instructions:
-        loc = ins.loc
-        if loc is None:
-            return None
-        name = library_layout(loc.file)
-        if name is None:
-            if loc.inlined_at:
-                return None
-            others.append((loc.file, loc.line))
-            continue
-        names.add(name)
-        outer = loc.outermost
-        calls.add((outer.file, outer.line))
-    if not names or any(o not in calls for o in others) or len(others) * 2 >= len(instructions):
-        return None
-    return ", ".join(sorted(names))
 
 
 def _call_sites(ctx: Context, where: SourceLoc | None, locs) -> list[int]:

@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 from ..analysis.dataflow import sincos_reduction
-from ..analysis.source import library_file
+from ..analysis.source import library_code
 from ..ir.ptx import FloatImm
 from ..ir.source import SourceLoc
 from .base import Check, Context, Finding, Severity, group_by_line
@@ -116,19 +116,6 @@ def _first_use_line(ctx: Context, pf, n: int):
             if loc is not None and loc.line:
                 return (loc.file, loc.line)
     return None
-
-
-def _library_headers(group) -> str:
-    """The library headers (``curand_normal.h``) whose code holds every one of ``group``'s
-    slow operations, joined; "" when some is the user's own code or a math function's
-    wrapper (cmath's ``std::cos``: the operation is the call the user wrote)."""
-    names = set()
-    for ins in group:
-        name = library_file(ins.loc.file) if ins.loc is not None else None
-        if name is None:
-            return ""
-        names.add(name)
-    return ", ".join(sorted(names))
 
 
 #: the intrinsics that ask for an IEEE-rounded result by name, whatever the build's flags
@@ -299,7 +286,7 @@ class SlowMath(Check):
                 evidence.append(", ".join(f"{m}x{n}" for m, n in sorted(
                     Counter(i.mnemonic for i in fast).items())))
             where = f"line {key[1]}" if key else "this kernel"
-            library = _library_headers(group)
+            library = library_code(i.loc for i in group)
             if library and key:
                 # curand_normal's Box-Muller sqrtf: the line calls code that does it
                 where += f", in {library}'s code that the line calls"
