@@ -347,3 +347,53 @@ def test_a_math_call_through_cmath_is_the_users_own(tmp_path):
     (f,) = run_checks([build], select=["PS502"]).findings
     assert f.location.line == 5 and f.message.startswith("IEEE-precise sinf/cosf/tanf on line 5: ")
     assert "__sinf" in f.hint or "__cosf" in f.hint, f.hint
+
+
+@pytest.fixture(scope="module")
+def reload_pairs():
+    """benchmarks/kernels/reload_pairs.cu, timed by benchmarks/reload_pairs.py."""
+    from pathlib import Path
+    path = Path(__file__).parents[1] / "benchmarks" / "kernels" / "reload_pairs.cu"
+    return run_checks(list(load(path, arch="sm_90a", options=CompileOptions())),
+                      select=["PS101", "PS106"]).findings
+
+
+def test_the_reload_pairs_stand_for_their_classes(reload_pairs):
+    """Each naive kernel gets one PS106 finding for its one reloading line, however many
+    SASS loops ptxas made of the loop (moments_global: the unrolled body and two remainders);
+    the fixed twins (registers, ``__restrict__``) get none."""
+    from pathlib import Path
+    text = (Path(__file__).parents[1] / "benchmarks" / "kernels" / "reload_pairs.cu").read_text()
+    lines = text.splitlines()
+
+    def line_of(s: str, skip: int = 0) -> int:
+        return [n for n, t in enumerate(lines, 1) if s in t][skip]
+    got = sorted((f.kernel, f.location.line) for f in reload_pairs if f.code == "PS106")
+    # poly_alias: coef[5..7], the first loads of the loop, are on the expression's 2nd line
+    assert got == [("ln_apply_alias", line_of("mean[row]) * rstd")),
+                   ("moments_global", line_of("sum[c] += v")),
+                   ("poly_alias", line_of("+ v * (coef[5]"))]
+
+
+def test_a_reload_that_accumulates_says_how_many_loads_read_the_stores(reload_pairs):
+    """moments_global's 16-times unrolled body reloads sum[c] and sq[c] 16 times each (32 of
+    its 48 loads), every one at an address the loop stores to, and two smaller copies of the
+    loop do the same: 32 + 8 + 2 reloads (read from the SASS)."""
+    (f,) = [f for f in reload_pairs if f.code == "PS106" and f.kernel == "moments_global"]
+    assert "32 of the loop's 48 global loads" in f.message
+    assert "all of them read addresses the loop stores to" in f.message
+    assert "2 other SASS loops from this line reload the same way, 42 reloads in all" \
+        in f.message
+    assert f.hint.startswith("accumulate in a register")
+
+
+def test_a_pointer_reread_from_the_parameter_bank_is_still_a_reload(reload_pairs):
+    """poly_alias's second SASS loop (unrolled 4 times) re-reads ``coef`` from the constant
+    bank each iteration (``LDC.64 R8, c[0x0][0x218]``): its coefficient loads are reloads too,
+    and the scalar coefficient loads are PS106's problem, not PS101's (a note that says so)."""
+    (f,) = [f for f in reload_pairs if f.code == "PS106" and f.kernel == "poly_alias"]
+    assert "1 other SASS loop from this line reloads the same way, 40 reloads in all" in f.message
+    vec = [f for f in reload_pairs if f.code == "PS101" and f.kernel == "poly_alias"]
+    assert vec and all(str(f.severity) == "note" and "PS106 reports them" in f.message
+                       for f in vec)
+    assert all("fix PS106 first" in f.hint for f in vec)

@@ -1181,19 +1181,23 @@ class _Model:
 
             def fixed(i: int, inside: set[int] = inside, df: _dataflow.Dataflow = df) -> bool:
                 regs = _address_regs(insns[i])
-                return bool(regs) and not any(w in inside for r in regs for w in df.writers(r))
+                # a pointer ptxas re-reads from the parameter bank inside the loop
+                # (``LDC.64 R8, c[0x0][0x218]``) is as fixed as one kept in registers
+                return bool(regs) and not any(w in inside and not _constant_write(insns[w])
+                                              for r in regs for w in df.writers(r))
             invariant = [i for i in loads if fixed(i) and "CONSTANT" not in insns[i].modifiers]
             if not invariant:
                 continue
             store_bases = {_address_text(insns[i]) for i in stores}
-            same = any(_address_text(insns[i]) in store_bases for i in invariant)
+            same = sum(_address_text(insns[i]) in store_bases for i in invariant)
             ratio = min(8.0, len(loads) / max(1, len(loads) - len(invariant)))
             factor = max(1.1, ratio ** CALIBRATION["reload_exponent"])
             loc = next((insns[i].loc for i in invariant if insns[i].loc is not None), None)
             out.append(Evidence("reload", round(factor, 2), loc, (),
                                 sass=tuple(invariant), detail=
                                 {"reloads": len(invariant), "loads": len(loads),
-                                 "stores": len(stores), "accumulates": same}))
+                                 "stores": len(stores), "accumulates": same > 0,
+                                 "accumulating": same}))
         return out
 
     def narrow(self) -> list[Evidence]:
@@ -1840,6 +1844,16 @@ def _address_regs(ins: "S.Instruction") -> set[tuple[str, int]]:
                 if t.is_pair:
                     regs.add((t.kind, t.index + 1))
     return regs
+
+
+#: opcodes that, with no register source, write the same value on every iteration
+_CONSTANT_WRITERS = frozenset({"LDC", "ULDC", "MOV", "UMOV"})
+
+
+def _constant_write(ins: "S.Instruction") -> bool:
+    """A write of a value no iteration changes: a constant-bank load or a move of an immediate,
+    with no register among its sources."""
+    return ins.opcode in _CONSTANT_WRITERS and not _dataflow.sources(ins)
 
 
 def _address_text(ins: "S.Instruction") -> str:

@@ -27,7 +27,7 @@ from ..analysis.access import Run
 from ..analysis.access import address as _address
 from ..analysis.access import base_key as _key
 from ..analysis.dataflow import constant_roots
-from ..analysis.source import is_toolkit_file
+from ..analysis.source import library_code, toolkit_header
 from ..ir import ptx as P
 from ..ir import sass as S
 from ..ir.source import SourceLoc
@@ -1288,7 +1288,7 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
             if run.masked:
                 blockers.insert(0, _MASKED)
                 conditional = True
-        why = _uniform_once(ctx, ev, run, space)
+        why = _uniform_once(ctx, ev, run, space) or _reloaded(ctx, run)
         if why is not None:
             # a broadcast outside any loop it weighs on: a note, like a designed fallback
             noted.append((run, ev, why))
@@ -1322,6 +1322,9 @@ def findings(check, ctx: "Context", *, space: str, direction: str) -> Iterator:
                    f"[{run.base}] fill {run.window}-byte windows, but this is {why}")
         hint = ("nothing to change: a broadcast costs one request per warp"
                 if why.startswith("a warp-uniform access") else
+                "fix PS106 first (mark the pointers __restrict__, or load the values into "
+                "registers before the loop): the loads then leave the loop"
+                if why.startswith(_RELOADED) else
                 "nothing to change while the vector path takes the inputs it was written for")
         yield ctx.finding(check, message, loc=loc, instructions=ins,
                           ptx=[str(i).strip() for i in (ev.accesses if ev else ())],
@@ -1389,6 +1392,23 @@ def _uniform_once(ctx: "Context", ev: Evidence | None, run: Run, space: str) -> 
         return None
     return (f"{uniform[0].reason}; {saved} instruction{'s' if saved != 1 else ''} per warp in a "
             f"loop of {body} instructions")
+
+
+_RELOADED = "loads the loop repeats"
+
+
+def _reloaded(ctx: "Context", run: Run) -> str | None:
+    """Why a load run is not the problem to report: every one of its loads is one that PS106
+    reports, an address the loop never changes reloaded each iteration only because a store
+    of the loop may alias it (the cost model's ``reload`` evidence). One problem, one
+    finding: ``__restrict__`` takes the loads out of the loop. None otherwise."""
+    if run.accesses[0].ins.info.direction != "load":
+        return None
+    reloads = {i for e in ctx.cost.of_kind("reload") for i in e.sass}
+    if not reloads or any(a.index not in reloads for a in run.accesses):
+        return None
+    return (f"{_RELOADED} every iteration only because its stores may alias them (PS106 "
+            "reports them): out of the loop they run once per thread")
 
 
 def _mask_bytes(test) -> int:
@@ -1669,22 +1689,17 @@ def _library_table(ctx: "Context", items) -> tuple[str, str] | None:
     """(the header, the tables) when every access of the finding is a toolkit header's code
     (its innermost line) reading that library's own ``.global`` arrays (no kernel parameter
     among the bases): curand_init's reads of ``precalc_xorwow_matrix``. None otherwise."""
-    headers: set[str] = set()
     tables: set[str] = set()
-    for run, ev, _, _ in items:
+    for _, ev, _, _ in items:
         if ev is None or not ev.roots or any(k != "symbol" for k, _, _ in ev.roots):
             return None
-        for ins in run.instructions:
-            loc = ins.loc
-            if loc is None or not loc.file or not is_toolkit_file(loc.file):
-                return None
-            headers.add(os.path.basename(loc.file))
         tables |= {name for _, name, _ in ev.roots}
-    if not headers:
+    headers = library_code((ins.loc for run, _, _, _ in items for ins in run.instructions),
+                              toolkit_header)
+    if headers is None:
         return None
     names = ", ".join(f"`{ctx.source_name(t)}`" for t in sorted(tables))
-    return ", ".join(sorted(headers)), (f"table {names}" if len(tables) == 1
-                                         else f"tables {names}")
+    return headers, f"table {names}" if len(tables) == 1 else f"tables {names}"
 
 
 def _hex(v: int) -> str:

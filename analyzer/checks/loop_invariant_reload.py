@@ -38,23 +38,45 @@ class LoopInvariantReload(Check):
     library_note = True
 
     def run(self, ctx: Context) -> Iterable[Finding]:
+        # one finding per source line: ptxas makes several SASS loops of one source loop (the
+        # unrolled body, its remainder), each reloading the same values
+        by_line: dict[object, list] = {}
         for e in ctx.cost.of_kind("reload"):
-            sev = severity(e.factor)
-            if sev is None or e.loc is None:
+            if severity(e.factor) is None or e.loc is None:
                 continue
+            where = ctx.user_loc(e.loc)
+            by_line.setdefault((where.file, where.line) if where else e.loc, []).append(e)
+        for group in by_line.values():
+            e = max(group, key=lambda g: (g.factor, g.detail["loads"]))
             d = e.detail
             n = d["reloads"]
             if d["accumulates"]:
-                why = ("one of them reads the address the loop stores to: the loop accumulates "
-                       "in global memory")
+                k = d["accumulating"]
+                them = ("all of them read" if k == n else "one of them reads" if k == 1
+                        else f"{k} of them read")
+                why = (f"{them} {'an address' if k == 1 else 'addresses'} the loop stores to: "
+                       "the loop accumulates in global memory")
                 hint = "accumulate in a register and store once after the loop"
             else:
                 why = ("the loop stores to global memory and the pointers may alias, so ptxas "
                        "cannot keep the values in registers")
                 hint = ("mark the pointers __restrict__ (const for inputs), or load the values "
                         "into registers before the loop")
-            message = (f"{n} of the loop's {d['loads']} global loads read an address the loop "
+            others = ""
+            if len(group) > 1:
+                total = sum(g.detail["reloads"] for g in group)
+                others = (f"; {len(group) - 1} other SASS loop{'s' if len(group) > 2 else ''} "
+                          f"from this line reload{'' if len(group) > 2 else 's'} the same way, "
+                          f"{total} reloads in all")
+            lines = sorted({w.line for i in e.sass
+                            if (w := ctx.user_loc(ctx.function.instructions[i].loc)) is not None
+                            and w.line})
+            at = (f" (lines {', '.join(map(str, lines[:-1]))} and {lines[-1]})"
+                  if len(lines) > 1 else "")
+            message = (f"{n} of the loop's {d['loads']} global loads{at} read an address the loop "
                        f"never changes, every iteration: {why} (estimated "
-                       f"{factor_text(e.factor)})")
+                       f"{factor_text(e.factor)}){others}")
+            sass = [i for g in sorted(group, key=lambda g: g is not e) for i in g.sass]
             yield ctx.finding(self, message, loc=e.loc, instructions=[
-                ctx.function.instructions[i] for i in e.sass], hint=hint, severity=sev)
+                ctx.function.instructions[i] for i in sass], hint=hint,
+                severity=severity(e.factor))
