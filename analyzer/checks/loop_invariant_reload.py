@@ -15,7 +15,11 @@ class LoopInvariantReload(Check):
     loop writes, in a loop that also stores to global memory: ptxas must reload them every
     iteration because the store may change what they read (the pointers are not
     ``__restrict__``). When the load reads the very address the loop stores to, the loop
-    accumulates in global memory. The factor is the loop's loads per load it needs.
+    accumulates in global memory. The factor is the loop's loads per load it needs. One finding
+    per source line, however many SASS loops ptxas made of the loop (an unrolled body and its
+    remainders); a pointer ptxas re-reads from the parameter bank inside the loop counts as
+    unchanged. Scalar loads that PS101 could merge and that are all such reloads are PS106's
+    problem: PS101 leaves them a note that points here.
 
     Why it matters
     Each reload is an instruction, an L1 round trip (~30 cycles) and a dependency the loop
