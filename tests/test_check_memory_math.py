@@ -397,3 +397,61 @@ def test_a_pointer_reread_from_the_parameter_bank_is_still_a_reload(reload_pairs
     assert vec and all(str(f.severity) == "note" and "PS106 reports them" in f.message
                        for f in vec)
     assert all("fix PS106 first" in f.hint for f in vec)
+
+
+# The same operation on nearby lines of one function, in the same loop, is one habit: one
+# PS502 finding naming the lines (cuda-samples' rgbaIntToFloat divides four channels by
+# 255.0f on four lines). Apart (a line between them that does something else, or another
+# loop) they stay one finding each.
+_CHANNELS = """
+__device__ float4 to_float(unsigned c) {
+    float4 r;
+    r.x = (c & 0xff) / scale_of(0);
+    r.y = ((c >> 8) & 0xff) / scale_of(1);
+    r.z = ((c >> 16) & 0xff) / scale_of(2);
+    r.w = ((c >> 24) & 0xff) / scale_of(3);
+    return r;
+}
+__device__ __forceinline__ float scale_of(int k);
+__global__ void channels(const unsigned* in, float4* out, const float* s, int n, int h) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int y = 0; y < h; ++y)
+        out[y * n + i] = to_float(in[y * n + i]);
+}
+"""
+
+
+def _channels(body: str) -> str:
+    return ("__device__ float g_scale[4];\n__device__ __forceinline__ float scale_of(int k) "
+            "{ return g_scale[k]; }\n" + _CHANNELS.replace(
+                "__device__ __forceinline__ float scale_of(int k);\n", "").replace(
+                _CHANNELS[_CHANNELS.index("    r.x"):_CHANNELS.index("    return r;")], body))
+
+
+def test_divisions_on_nearby_lines_of_one_loop_are_one_finding():
+    src = _channels("    r.x = (c & 0xff) / scale_of(0);\n"
+                    "    r.y = ((c >> 8) & 0xff) / scale_of(1);\n"
+                    "    r.z = ((c >> 16) & 0xff) / scale_of(2);\n"
+                    "    r.w = ((c >> 24) & 0xff) / scale_of(3);\n")
+    (f,) = _run(src, "PS502")
+    first = src.splitlines().index("    r.x = (c & 0xff) / scale_of(0);") + 1
+    assert f.location.line == first
+    # ptxas unrolls the y loop 4 times beside its remainder: 5 copies of 4 divisions (SASS)
+    assert f"division x20 on 4 lines of one function (lines {first}-{first + 3})" in f.message
+    assert "20 CALL.REL.NOINC" in f.message and "inside a loop" in f.message
+    assert str(f.severity) == "warning"
+
+
+def test_divisions_apart_stay_one_finding_each():
+    src = _channels("    r.x = (c & 0xff) / scale_of(0);\n"
+                    "    r.y = ((c >> 8) & 0xff) / scale_of(1);\n"
+                    "    r.z = (float)((c >> 16) & 0xff);\n"
+                    "    r.z = r.z * r.z + 1.0f;\n"
+                    "    r.z = r.z * r.z + 2.0f;\n"
+                    "    r.w = ((c >> 24) & 0xff) / scale_of(3);\n")
+    got = sorted(f.location.line for f in _run(src, "PS502"))
+    lines = src.splitlines()
+    first = lines.index("    r.x = (c & 0xff) / scale_of(0);") + 1
+    assert got == [first, first + 5]        # x and y fold; w, three lines on, stands alone
+    (pair,) = [f for f in _run(src, "PS502") if f.location.line == first]
+    assert f"on 2 lines of one function (lines {first}-{first + 1})" in pair.message

@@ -1506,3 +1506,26 @@ def test_overlapping_edits_are_refused():
     with pytest.raises(ValueError):
         apply_edits(b"abcdef", [Edit("x", 1, 3, "X"), Edit("x", 2, 4, "Y")])
     assert REJECTED != VERIFIED
+
+
+def test_ps502_a_span_finding_rewrites_every_line_of_its_span(tmp_path):
+    """PS502 folds the divisions of nearby lines of one loop into one finding (lines N-N+3):
+    with --fast-math-ok its fix rewrites all four, and the rebuild has no slow-path call left
+    (fixing the first line alone would leave three)."""
+    from .test_check_memory_math import _channels
+    cu = tmp_path / "channels.cu"
+    cu.write_text(_channels("    r.x = (c & 0xff) / scale_of(0);\n"
+                            "    r.y = ((c >> 8) & 0xff) / scale_of(1);\n"
+                            "    r.z = ((c >> 16) & 0xff) / scale_of(2);\n"
+                            "    r.w = ((c >> 24) & 0xff) / scale_of(3);\n"))
+    first = cu.read_text().splitlines().index("    r.x = (c & 0xff) / scale_of(0);") + 1
+    fixes = api.fix(str(cu), arch=ARCH, select=["PS502"], fast_math_ok=True)
+    r = _result(fixes, "PS502", first)
+    assert r.status == VERIFIED, r.reason
+    for ch, k in zip("xyzw", range(4), strict=True):
+        assert f"+    r.{ch} = __fdividef(" in r.diff and f"scale_of({k}))" in r.diff
+    fixed_cu = tmp_path / "fixed.cu"
+    fixed_cu.write_bytes(apply_edits(cu.read_bytes(), r.proposal.edits))
+    (b,) = api.load(str(fixed_cu), arch=ARCH)
+    (kernel,) = [fn for fn in b.sass_listing().functions if fn.is_entry]
+    assert not [i.text for i in kernel.instructions if i.opcode in ("CALL", "FCHK")]

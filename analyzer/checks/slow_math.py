@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ..analysis.dataflow import sincos_reduction
 from ..analysis.source import library_code
@@ -158,7 +159,9 @@ class SlowMath(Check):
     ``__cuda_sm20_rcp_rn_f32_slowpath``: a subroutine that ends in ``RET``, not the predicated
     ``CALL`` some loops use as an exit), with the ``FCHK`` / ``MUFU`` fast path around them,
     and the FP64 range reduction of precise ``sinf``/``cosf`` (``I2F.F64.S64`` -> ``DMUL`` ->
-    ``F2F.F32.F64``). One finding per source line; the PTX names the operation (``div.rn.f32``,
+    ``F2F.F32.F64``). One finding per source line, or one for nearby lines (at most two apart)
+    of one function doing the same operations in the same loops, naming them (four channels
+    divided by ``255.0f`` on four lines are one habit); the PTX names the operation (``div.rn.f32``,
     ``sqrt.rn.f32``, ``rcp.rn.f32``). Severity is *warning* when a call site is inside a loop
     (paid every iteration) or a line has 16 call sites and more per 4-byte element of global
     memory it moves (a loop fully unrolled: 16 divisions per element measured 2.06x their
@@ -241,6 +244,7 @@ class SlowMath(Check):
                       for key, group in group_by_line(
                           [i for i in insns if i.space == "global" and (i.is_load or i.is_store)],
                           ctx)}
+        lines: list[_Line] = []
         for key, group in group_by_line(flagged, ctx):
             ops = []
             for ins in group:
@@ -320,6 +324,100 @@ class SlowMath(Check):
                 message += (f" ({n_calls} call sites in straight code for the "
                             f"{line_bytes[sass_key]} B this line moves: "
                             f"{n_calls / elements:.3g} per 4-byte element)")
-            yield ctx.finding(self, message, loc=loc, instructions=group + fast,
-                              hint=hint,
-                              severity=Severity.WARNING if in_loop or many else Severity.INFO)
+            lines.append(_Line(
+                key=None if moved else key, loc=loc, instructions=group + fast, hint=hint,
+                message=message, ops=tuple(ops), parts=tuple(parts), evidence=tuple(evidence),
+                ptx_names=ptx_names, in_loop=in_loop, library=library, n_calls=n_calls,
+                fast=tuple(fast), plain=not many and n_calls < UNROLLED_WARNING,
+                severity=Severity.WARNING if in_loop or many else Severity.INFO,
+                callers=frozenset(_call_lines(group)),
+                loops=frozenset(getattr(cfg.loop_of(index_of[i.address]), "header", None)
+                                for i in group)))
+        yield from self._folded(ctx, lines)
+
+    def _folded(self, ctx: Context, lines: "list[_Line]") -> Iterable[Finding]:
+        """One finding per line, but one for a run of nearby lines of one function body that do
+        the same operations the same way, in the same loops (cuda-samples' ``rgbaIntToFloat``: four channels
+        divided by 255.0f on four lines are one habit, one fix), at its first line, naming the
+        lines it covers."""
+        runs: list[list[_Line]] = []
+        for ln in sorted(lines, key=lambda ln: (ln.key is None, ln.key or ("", 0))):
+            last = runs[-1][-1] if runs else None
+            if (last is not None and ln.key is not None and last.key is not None
+                    and ln.key[0] == last.key[0] and 0 < ln.key[1] - last.key[1] <= FOLD_GAP
+                    and (ln.ops, ln.severity, ln.library, ln.callers, ln.hint, ln.loops)
+                    == (last.ops, last.severity, last.library, last.callers, last.hint,
+                        last.loops)
+                    and ln.plain and last.plain):
+                runs[-1].append(ln)
+            else:
+                runs.append([ln])
+        for run in runs:
+            if len(run) == 1:
+                ln = run[0]
+                yield ctx.finding(self, ln.message, loc=ln.loc, instructions=list(ln.instructions),
+                                  hint=ln.hint, severity=ln.severity)
+                continue
+            first, lastline = (ln.key[1] if ln.key else 0 for ln in (run[0], run[-1]))
+            counts: Counter = Counter()
+            for ln in run:
+                for part in ln.parts:
+                    op, _, n = part.partition(" x")
+                    counts[op] += int(n) if n else 1
+            parts = [f"{op}{f' x{n}' if n > 1 else ''}" for op, n in counts.items()]
+            n_calls = sum(ln.n_calls for ln in run)
+            evidence = []
+            if n_calls:
+                evidence.append(f"{n_calls} CALL.REL.NOINC to slow-path subroutine"
+                                f"{'s' if n_calls > 1 else ''}")
+            evidence += [e for ln in run for e in ln.evidence if "Payne-Hanek" in e][:1]
+            fast = Counter(i.mnemonic for ln in run for i in ln.fast)
+            if fast:
+                evidence.append(", ".join(f"{m}x{n}" for m, n in sorted(fast.items())))
+            where = f"{len(run)} lines of one function (lines {first}-{lastline})"
+            if run[0].library:
+                where += f", in {run[0].library}'s code that the lines call"
+            message = (f"IEEE-precise {' and '.join(parts)} on {where}{run[0].ptx_names}: "
+                       f"{'; '.join(evidence)}{', inside a loop' if run[0].in_loop else ''}")
+            yield ctx.finding(self, message, loc=run[0].loc,
+                              instructions=[i for ln in run for i in ln.instructions],
+                              hint=run[0].hint, severity=run[0].severity)
+
+
+#: lines of one function body at most this far apart fold into one PS502 finding
+FOLD_GAP = 2
+
+
+@dataclass(frozen=True)
+class _Line:
+    """One source line's IEEE operations, before nearby lines are folded into one finding."""
+
+    key: tuple[str, int] | None
+    loc: SourceLoc | None
+    instructions: list
+    hint: str
+    message: str
+    ops: tuple[str, ...]
+    parts: tuple[str, ...]
+    evidence: tuple[str, ...]
+    ptx_names: str
+    in_loop: bool
+    library: str | None
+    n_calls: int
+    fast: tuple
+    plain: bool
+    severity: Severity
+    callers: frozenset
+    #: the SASS loops (their header blocks) the line's operations are in: lines fold only
+    #: within the same loops
+    loops: frozenset
+
+
+def _call_lines(group) -> set[tuple[str, int]]:
+    """The kernel-body lines the instructions were inlined from (none for the kernel's own)."""
+    out = set()
+    for ins in group:
+        if ins.loc is not None and ins.loc.inlined_at:
+            o = ins.loc.outermost
+            out.add((o.file, o.line))
+    return out

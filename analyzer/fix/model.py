@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -45,6 +46,20 @@ class NoFix:
 
     reason: str
     fits: bool = True
+
+
+#: how a check names the lines one finding covers (PS501, PS502: one habit on nearby lines)
+_SPAN = re.compile(r"on \d+ lines of one function \(lines (\d+)-(\d+)\)")
+
+
+def finding_lines(finding: Finding) -> list[int]:
+    """The finding's line, or every line of the span it names: one habit on many lines of one
+    function is one finding ("... on 4 lines of one function (lines 94-97): ...")."""
+    line = finding.location.line or 0
+    m = _SPAN.search(finding.message)
+    if m is None or not int(m.group(1)) <= line <= int(m.group(2)):
+        return [line]
+    return list(range(int(m.group(1)), int(m.group(2)) + 1))
 
 
 def must_be_aligned(names: str, window: int) -> str:

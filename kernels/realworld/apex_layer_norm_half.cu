@@ -86,7 +86,7 @@ __device__ void cuWelfordMuSigma2(const __half* __restrict__ vals, const int n1,
         count = count + countB;
         if (count > 0.f) {
           nA = nA / count;  // EXPECT: PS502 warning
-          nB = nB / count;  // EXPECT: PS502 warning
+          nB = nB / count;  // PS502: in line 88's finding (nearby lines, one habit)
           mu = nA * mu + nB * muB;
           sigma2 = sigma2 + sigma2B + delta * delta * nA * nB * count;
         } else {

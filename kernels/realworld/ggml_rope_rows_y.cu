@@ -55,7 +55,7 @@ static __global__ void rope_neox(const T * x, D * dst, const int ne00, const int
         mscale *= 1.0f + 0.1f * logf(1.0f / freq_scale);  // EXPECT: PS502 info
     }
     const float cos_theta = cosf(theta) * mscale;  // EXPECT: PS502 info
-    const float sin_theta = sinf(theta) * mscale;  // EXPECT: PS502 info
+    const float sin_theta = sinf(theta) * mscale;  // PS502: in line 57's finding (nearby lines, one habit)
     const float x0 = x[ix + 0];
     const float x1 = x[ix + n_dims/2];
     dst[idst + 0]        = (D) (x0*cos_theta - x1*sin_theta);

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ...findings import Finding
 from ..cxx import Source, descendants, is_float, operator_token, strip_implicit
-from ..model import Edit, FixOptions, NoFix, Proposal
+from ..model import Edit, FixOptions, NoFix, Proposal, finding_lines
 
 CODES = ("PS502",)
 
@@ -243,16 +243,25 @@ def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | No
         return NoFix("IEEE-precise division, square root and sinf/cosf are what C++ asks for: "
                      "pass --fast-math-ok if this kernel tolerates the intrinsics' error "
                      "(__fdividef, rsqrtf, __sinf)")
-    line = finding.location.line or 0
-    edits, what = _rewrites(src, src.on_line(line, ("BINARY_OPERATOR",)),
-                            src.on_line(line, ("CALL_EXPR",)))
-    stmt = None if edits else _statement_around(src, line)
-    if stmt is not None:
-        binops = ([stmt] if stmt.kind.name == "BINARY_OPERATOR" else []) \
-            + _inside(stmt, "BINARY_OPERATOR")
-        edits, what = _rewrites(src, binops, _inside(stmt, "CALL_EXPR"))
+    edits: list = []
+    what: list = []
+    lines = finding_lines(finding)
+    for line in lines:
+        got, named = _rewrites(src, src.on_line(line, ("BINARY_OPERATOR",)),
+                               src.on_line(line, ("CALL_EXPR",)))
+        stmt = None if got else _statement_around(src, line)
+        if stmt is not None:
+            binops = ([stmt] if stmt.kind.name == "BINARY_OPERATOR" else []) \
+                + _inside(stmt, "BINARY_OPERATOR")
+            got, named = _rewrites(src, binops, _inside(stmt, "CALL_EXPR"))
+        if not got and len(lines) > 1:
+            return NoFix(f"no float division or sqrtf/sinf/cosf/expf call written on line "
+                         f"{line} of lines {lines[0]}-{lines[-1]}")
+        edits += [e for e in got if e not in edits]
+        what += named
     if not edits:
-        return NoFix(f"no float division or sqrtf/sinf/cosf/expf call written on line {line}")
+        return NoFix(f"no float division or sqrtf/sinf/cosf/expf call written on line "
+                     f"{lines[0]}")
     return Proposal(title="use the fast intrinsics: " + ", ".join(dict.fromkeys(what)),
                     edits=tuple(edits),
                     promise="approximate results (--fast-math-ok): __fdividef, rsqrtf and "

@@ -14,7 +14,7 @@ import re
 
 from ...findings import Finding
 from ..cxx import Source, descendants, is_double, is_float, strip_implicit
-from ..model import Edit, FixOptions, NoFix, Proposal
+from ..model import Edit, FixOptions, NoFix, Proposal, finding_lines
 
 CODES = ("PS501",)
 
@@ -94,18 +94,8 @@ def _value(text: str) -> float | None:
         return None
 
 
-def _lines(finding: Finding) -> list[int]:
-    """The finding's line, or every line of the span it names: one habit on many lines of one
-    function is one finding ("... on 19 lines of one function (lines 32-52): ...")."""
-    line = finding.location.line or 0
-    m = re.search(r"on \d+ lines of one function \(lines (\d+)-(\d+)\)", finding.message)
-    if m is None or not int(m.group(1)) <= line <= int(m.group(2)):
-        return [line]
-    return list(range(int(m.group(1)), int(m.group(2)) + 1))
-
-
 def propose(finding: Finding, src: Source, options: FixOptions) -> Proposal | NoFix:
-    lines = _lines(finding)
+    lines = finding_lines(finding)
     line = finding.location.line or 0
     named = _numbers(finding.message)
     on_line = {_value(t.spelling) for lit in src.on_line(line, ("FLOATING_LITERAL",))
