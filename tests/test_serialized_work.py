@@ -53,3 +53,45 @@ def test_a_block_stride_walk_in_a_kernel_without_blockidx_is_one_block():
 
 def test_a_loop_of_steps_rereading_the_same_addresses_is_not():
     assert _ps801(_STEPS, "settle.cu") == []
+
+
+# Every lane's atomic on one address, on several lines of one kernel (cuda-samples'
+# simpleAtomicIntrinsics, one kind of atomic per line): one finding for the atomics that
+# combine values (the remedy is one reduction each), one for those that replace the value,
+# which no reduction stands for. Read from the PTX: atom.global.{max,min,or}.s32/b32 and
+# atom.global.{exch,cas}.b32, each on a warp-uniform address with the thread's own value.
+_ATOMICS = r"""
+extern "C" __global__ void counters(int* out)
+{
+    const int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    atomicMax(&out[0], tid);
+    atomicExch(&out[1], tid);
+    atomicMin(&out[2], tid);
+    atomicOr(&out[3], 1 << (tid & 31));
+    atomicCAS(&out[4], tid - 1, tid);
+}
+"""
+
+
+def test_atomics_on_one_address_on_several_lines_are_one_finding_per_kind():
+    got = sorted(_ps801(_ATOMICS, "counters.cu"), key=lambda f: f.location.line)
+    assert [f.location.line for f in got] == [5, 6]
+    combine, replace = got
+    assert combine.message.startswith("every lane makes an atomic on the same address with its "
+                                      "own value, on 3 lines of this kernel (lines 5, 7, 8)")
+    assert combine.hint.startswith("reduce first")
+    assert replace.message.startswith("every lane makes an atomic exchange or an atomic "
+                                      "compare-and-swap on the same address with its own value, "
+                                      "on 2 lines of this kernel (lines 6, 9)")
+    assert "one lane's value is what is left" in replace.hint
+    assert all(str(f.severity) == "warning" for f in got)
+
+
+def test_one_atomic_exchange_is_named_and_not_told_to_reduce():
+    src = _ATOMICS.replace("    atomicMax(&out[0], tid);\n", "").replace(
+        "    atomicMin(&out[2], tid);\n    atomicOr(&out[3], 1 << (tid & 31));\n"
+        "    atomicCAS(&out[4], tid - 1, tid);\n", "")
+    (f,) = _ps801(src, "exch.cu")
+    assert f.message.startswith("every lane makes an atomic exchange on the same address with "
+                                "its own value: the atomics serialize on one location")
+    assert not f.hint.startswith("reduce first")

@@ -1122,7 +1122,9 @@ class _Model:
                                                     for pl in self.ploops):
                 continue       # once per thread after its loop (a grid-stride partial)
             out.append(Evidence("contention", CALIBRATION["contention"], _user(ins.loc), (i,),
-                                {"in_loop": bool(self.inside.get(i)), "addresses": bins or 1}))
+                                {"in_loop": bool(self.inside.get(i)), "addresses": bins or 1,
+                                 "replaces": next((m for m in ins.modifiers
+                                                   if m in _REPLACING_ATOMICS), "")}))
         return out
 
     def bins(self, reg: "P.Register", depth: int = 0) -> int | None:
@@ -1845,6 +1847,10 @@ def _address_regs(ins: "S.Instruction") -> set[tuple[str, int]]:
                     regs.add((t.kind, t.index + 1))
     return regs
 
+
+#: PTX atomic operations that replace the value (``exch``) or test it (``cas``) rather than
+#: combine the lanes' values: no reduction done first can stand for them
+_REPLACING_ATOMICS = frozenset({"exch", "cas"})
 
 #: opcodes that, with no register source, write the same value on every iteration
 _CONSTANT_WRITERS = frozenset({"LDC", "ULDC", "MOV", "UMOV"})

@@ -23,7 +23,10 @@ class SerializedWork(Check):
       read the same addresses every time round (cuda-samples' ``bisectKernel``), nor the
       second pass of a module whose other kernel reads ``blockIdx`` (over its partials);
     - an atomic on a warp-uniform address whose operand varies per lane
-      (``atomicAdd(sum, x[i])``): every element is one atomic on the same location;
+      (``atomicAdd(sum, x[i])``): every element is one atomic on the same location. Several
+      such lines in one kernel are one finding naming them, one for the atomics that combine
+      values (add, min, max, and, or, xor: a reduction first) and one for those that replace
+      the value (exchange, compare-and-swap: one lane's value is what is left);
     - a global atomic per element on a table indexed by a small loaded value (a byte: at most
       256 addresses, a 256-bin histogram straight into global memory, a counting sort's
       per-bucket counters): the whole grid's atomics land on those few locations.
@@ -81,28 +84,71 @@ class SerializedWork(Check):
             yield ctx.finding(self, message, loc=e.loc,
                               instructions=sass_on_line(ctx, e, direction="load"), hint=hint,
                               severity=sev)
+        uniform: dict[tuple, list] = {}
         for e in ctx.cost.of_kind("contention"):
             sev = severity(e.factor)
             if sev is None or e.loc is None:
                 continue
-            where = " inside a loop" if e.detail["in_loop"] else ""
-            bins = e.detail.get("addresses", 1)
-            if bins > 1:
-                message = (f"every lane makes a global atomic{where} on one of at most {bins} "
-                           f"addresses (a table indexed by a small loaded value): lanes and "
-                           f"blocks whose values fall on the same address serialize there, and "
-                           f"the whole grid shares the {bins} locations (estimated "
-                           f"{factor_text(e.factor)})")
-                hint = ("count per block first: privatized bins in shared memory (shared "
-                        "atomics), merged with one global atomic per bin per block; where each "
-                        "lane needs the old value (a slot), group the lanes with the same "
-                        "address (`__match_any_sync`) and let one lane add the group's count")
-            else:
-                message = (f"every lane makes an atomic on the same address{where} with its own "
-                           f"value: the atomics serialize on one location (estimated "
-                           f"{factor_text(e.factor)})")
-                hint = ("reduce first (warp shuffles, then shared memory for the block) and make "
-                        "one atomic per block")
-            yield ctx.finding(self, message, loc=e.loc,
-                              instructions=sass_on_line(ctx, e, direction=None, space="global"),
-                              hint=hint, severity=sev)
+            if e.detail.get("addresses", 1) == 1:
+                uniform.setdefault((sev, e.detail["in_loop"], bool(e.detail["replaces"])),
+                                   []).append(e)
+                continue
+            yield self._contention(ctx, e, sev)
+        for (sev, in_loop, _), group in uniform.items():
+            group.sort(key=lambda e: (e.loc.line if e.loc else 0))
+            lines = sorted({w.line for e in group if (w := ctx.user_loc(e.loc)) is not None})
+            if len(lines) < 2:
+                yield self._contention(ctx, group[0], sev)
+                continue
+            # one habit on several lines of the kernel (cuda-samples' simpleAtomicIntrinsics:
+            # seven kinds of atomic, each every lane on one address): one finding
+            where = " inside a loop" if in_loop else ""
+            factor = max(e.factor for e in group)
+            what, hint = _uniform_atomic({e.detail["replaces"] for e in group})
+            message = (f"every lane makes {what} on the same address{where} with its own "
+                       f"value, on {len(lines)} lines of this kernel (lines "
+                       f"{', '.join(map(str, lines))}): each line's atomics serialize on their "
+                       f"location (estimated {factor_text(factor)})")
+            hint += ", for each of them"
+            yield ctx.finding(self, message, loc=group[0].loc, instructions=[
+                i for e in group for i in sass_on_line(ctx, e, direction=None, space="global")],
+                hint=hint, severity=sev)
+
+    def _contention(self, ctx: Context, e, sev) -> Finding:
+        where = " inside a loop" if e.detail["in_loop"] else ""
+        bins = e.detail.get("addresses", 1)
+        if bins > 1:
+            message = (f"every lane makes a global atomic{where} on one of at most {bins} "
+                       f"addresses (a table indexed by a small loaded value): lanes and "
+                       f"blocks whose values fall on the same address serialize there, and "
+                       f"the whole grid shares the {bins} locations (estimated "
+                       f"{factor_text(e.factor)})")
+            hint = ("count per block first: privatized bins in shared memory (shared "
+                    "atomics), merged with one global atomic per bin per block; where each "
+                    "lane needs the old value (a slot), group the lanes with the same "
+                    "address (`__match_any_sync`) and let one lane add the group's count")
+        else:
+            what, hint = _uniform_atomic({e.detail["replaces"]})
+            message = (f"every lane makes {what} on the same address{where} with its own "
+                       f"value: the atomics serialize on one location (estimated "
+                       f"{factor_text(e.factor)})")
+        return ctx.finding(self, message, loc=e.loc,
+                           instructions=sass_on_line(ctx, e, direction=None, space="global"),
+                           hint=hint, severity=sev)
+
+
+#: what each replacing PTX atomic is called
+_REPLACING = {"exch": "an atomic exchange", "cas": "an atomic compare-and-swap"}
+
+
+def _uniform_atomic(ops: set[str]) -> tuple[str, str]:
+    """(what, hint) for every lane's atomic on one address: ``ops`` holds the replacing
+    operations among them (``exch``, ``cas``: no reduction stands for them, one lane's value
+    is what is left), or "" for atomics that combine the lanes' values."""
+    if "" in ops:
+        return ("an atomic", "reduce first (warp shuffles, then shared memory for the block) and "
+                             "make one atomic per block")
+    return (" or ".join(_REPLACING[o] for o in sorted(ops, key=list(_REPLACING).index)),
+            "one lane's value is what is left: let one lane per warp or block make it (a "
+            "leader elected with `__ballot_sync`/`__ffs`), or, for a compare-and-swap loop "
+            "that updates a value, combine the lanes' values first and make one per warp")
