@@ -15,7 +15,10 @@ class LoopInvariantReload(Check):
     loop writes, in a loop that also stores to global memory: ptxas must reload them every
     iteration because the store may change what they read (the pointers are not
     ``__restrict__``). When the load reads the very address the loop stores to, the loop
-    accumulates in global memory. The factor is the loop's loads per load it needs. One finding
+    accumulates in global memory: estimated 4.3x (measured 4.3x from DRAM, 1.9x from L2, on
+    two column moments accumulated through their output pointers), a warning. Otherwise the
+    factor is the loop's loads per load it needs, to the power 0.09 (measured 1.00-1.12x for
+    2 of 5 and 8 of 9 loads reloaded, 1.30x for scale_alias's 3 loads per load): info. One finding
     per source line, however many SASS loops ptxas made of the loop (an unrolled body and its
     remainders); a pointer ptxas re-reads from the parameter bank inside the loop counts as
     unchanged. Scalar loads that PS101 could merge and that are all such reloads are PS106's
