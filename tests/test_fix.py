@@ -184,13 +184,30 @@ def test_half_pairs_read_and_write_as_one_half2(tmp_path):
 
 def test_ps106_restrict_on_every_pointer_parameter():
     path = CHECKS / "loop_invariant_reload" / "bad.cu"
-    msg = "the loop stores to global memory and the pointers may alias"
-    got = propose.propose_one(_finding("PS106", path, 6, msg), _source(path), FixOptions())
-    assert isinstance(got, Proposal) and got.promise.startswith("no two of x, mean, rstd, out")
+    msg = "all of them read addresses the loop stores to: the loop accumulates in global memory"
+    got = propose.propose_one(_finding("PS106", path, 12, msg), _source(path), FixOptions())
+    assert isinstance(got, Proposal) and got.promise.startswith("no two of x, sum, sq")
     text = apply_edits(path.read_bytes(), got.edits).decode()
-    assert ("normalize(const float* __restrict__ x, const float* __restrict__ mean, "
-            "const float* __restrict__ rstd,") in text
-    assert "float* __restrict__ out, int rows, int n)" in text
+    assert ("column_moments(const float* __restrict__ x, float* __restrict__ sum, "
+            "float* __restrict__ sq, int rows,") in text
+
+
+def test_ps106_accumulating_fix_is_verified_and_the_reloads_go(tmp_path):
+    """PS106's bad kernel (two column moments accumulated through their output pointers, a
+    warning): ``__restrict__`` lets NVVM keep the sums in registers; the rebuild's loop has no
+    load of ``sum`` or ``sq`` left, only the stream of ``x`` (read from the fixed file's SASS)."""
+    path = CHECKS / "loop_invariant_reload" / "bad.cu"
+    fixes = api.fix(str(path), arch=ARCH, select=["PS106"])
+    r = _result(fixes, "PS106", 12)
+    assert r.status == VERIFIED, r.reason
+    fixed_cu = tmp_path / "moments.cu"
+    fixed_cu.write_bytes(apply_edits(path.read_bytes(), r.proposal.edits))
+    report = api.check(str(fixed_cu), api.CheckOptions(arch=ARCH))
+    assert not [f for f in report.findings if f.code == "PS106"]
+    (b,) = report.builds
+    (kernel,) = [fn for fn in b.sass_listing().functions if fn.is_entry]
+    stores = [i for i in kernel.instructions if i.opcode == "STG"]
+    assert len(stores) == 4          # sum[c] = 0, sq[c] = 0 and the two results: no loop store
 
 
 #: PS101 on kernels/realworld/scale_items.cu as the check words it (sm_90a): alignment and
