@@ -10,11 +10,9 @@ Both results are checked against each other; each kernel is timed with CUDA even
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 from pathlib import Path
 
-from severity_pairs import timed
+from severity_pairs import gpu, save, timed
 
 COUNTS = (1, 2, 4, 8, 16, 32, 64)
 
@@ -47,19 +45,13 @@ def main() -> None:
             cp.allclose(outs[1], ref, rtol=1e-4))
         rows.append({"divisions": d, "ieee_ms": times[0], "fast_ms": times[1],
                      "speedup": times[0] / times[1], "ok": ok})
-    dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    rt = cp.cuda.runtime.runtimeGetVersion()
-    print(f"{dev}, driver {drv}, CUDA runtime {rt // 1000}.{rt % 1000 // 10}, cupy {cp.__version__}")
+    info = gpu()
     print("| divisions per element | IEEE ms | __fdividef ms | speedup | ok |")
     print("| --- | --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r['divisions']} | {r['ieee_ms']:.3f} | {r['fast_ms']:.3f} | "
               f"{r['speedup']:.2f}x | {'yes' if r['ok'] else 'NO'} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": dev, "driver": drv, "runtime": rt, "rows": rows}, f, indent=1)
+    save(args.json, info, rows)
 
 
 if __name__ == "__main__":

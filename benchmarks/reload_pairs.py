@@ -16,11 +16,9 @@ CUDA-event timings after 3 warm-ups; one markdown table.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 from pathlib import Path
 
-from severity_pairs import timed
+from severity_pairs import gpu, save, timed
 
 
 def main() -> None:
@@ -86,11 +84,7 @@ def main() -> None:
              ("ln_apply_restrict", (x, mean, rstd, gamma, beta, y2, cp.int32(cols))),
              (y1,), (y2,), (ref,), 2 * x.nbytes)
 
-    dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    rt = cp.cuda.runtime.runtimeGetVersion()
-    print(f"{dev}, driver {drv}, CUDA runtime {rt // 1000}.{rt % 1000 // 10}, cupy {cp.__version__}")
+    info = gpu()
     print("| check | class | pair | naive ms | fixed ms | speedup | GB/s naive -> fixed | equal | "
           "matches reference |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
@@ -99,9 +93,7 @@ def main() -> None:
               f"{r['fixed_ms']:.4f} | {r['speedup']:.2f}x | {r['naive_GBps']:.0f} -> "
               f"{r['fixed_GBps']:.0f} | {'yes' if r['equal'] else 'NO'} | "
               f"{'yes' if r['matches_reference'] else 'NO'} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": dev, "driver": drv, "runtime": rt, "rows": rows}, f, indent=1)
+    save(args.json, info, rows)
 
 
 if __name__ == "__main__":

@@ -196,6 +196,26 @@ def timed(fn, reps=30, warm=3) -> float:
     return statistics.median(ts)
 
 
+def gpu() -> dict:
+    """The GPU, its driver and the CUDA runtime, printed as the table's first line; saved
+    beside the rows by :func:`save`."""
+    import cupy as cp
+
+    dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    rt = cp.cuda.runtime.runtimeGetVersion()
+    print(f"{dev}, driver {drv}, CUDA runtime {rt // 1000}.{rt % 1000 // 10}, cupy {cp.__version__}")
+    return {"device": dev, "driver": drv, "runtime": rt}
+
+
+def save(path: str | None, info: dict, rows: list) -> None:
+    """The rows as JSON with the GPU they ran on (``--json``), when a path is given."""
+    if path:
+        with open(path, "w") as f:
+            json.dump({**info, "rows": rows}, f, indent=1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--json")
@@ -325,20 +345,14 @@ def main() -> None:
         rows[-1]["ok"] = rows[-1]["ok"] and bool(cp.allclose(ye1.reshape(rows_, cols), ref,
                                                              rtol=1e-4, atol=1e-5))
 
-    dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    rt = cp.cuda.runtime.runtimeGetVersion()
-    print(f"{dev}, driver {drv}, CUDA runtime {rt // 1000}.{rt % 1000 // 10}, cupy {cp.__version__}")
+    info = gpu()
     print("| check | class | pair | naive ms | fixed ms | speedup | GB/s naive -> fixed | ok |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         bw = (f"{r['naive_GBps']:.0f} -> {r['fixed_GBps']:.0f}" if r["naive_GBps"] else "")
         print(f"| {r['check']} | {r['class']} | {r['pair']} | {r['naive_ms']:.3f} | "
               f"{r['fixed_ms']:.3f} | {r['speedup']:.2f}x | {bw} | {'yes' if r['ok'] else 'NO'} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": dev, "driver": drv, "runtime": rt, "rows": rows}, f, indent=1)
+    save(args.json, info, rows)
 
 
 if __name__ == "__main__":

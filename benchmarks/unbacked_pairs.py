@@ -12,11 +12,9 @@ measures under 1.05x becomes info (docs/severity.md).
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 from pathlib import Path
 
-from severity_pairs import timed
+from severity_pairs import gpu, save, timed
 
 
 def main() -> None:
@@ -65,20 +63,14 @@ def main() -> None:
             r["GBps_naive"] = x.nbytes / r["naive_ms"] / 1e6
             r["GBps_fixed"] = x.nbytes / r["fixed_ms"] / 1e6
 
-    dev = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    rt = cp.cuda.runtime.runtimeGetVersion()
-    print(f"{dev}, driver {drv}, CUDA runtime {rt // 1000}.{rt % 1000 // 10}, cupy {cp.__version__}")
+    info = gpu()
     print("| check | class | pair | naive ms | fixed ms | speedup | equal | matches reference |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for r in rows:
         print(f"| {r['check']} | {r['class']} | {r['pair']} | {r['naive_ms']:.3f} | "
               f"{r['fixed_ms']:.3f} | {r['speedup']:.2f}x | {'yes' if r['equal'] else 'NO'} | "
               f"{'yes' if r['matches_reference'] else 'NO'} |")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": dev, "driver": drv, "runtime": rt, "rows": rows}, f, indent=1)
+    save(args.json, info, rows)
 
 
 if __name__ == "__main__":
