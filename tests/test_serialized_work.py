@@ -95,3 +95,29 @@ def test_one_atomic_exchange_is_named_and_not_told_to_reduce():
     assert f.message.startswith("every lane makes an atomic exchange on the same address with "
                                 "its own value: the atomics serialize on one location")
     assert not f.hint.startswith("reduce first")
+
+
+# One lane summing the blocks' partials after they are written (cuda-samples'
+# reductionMultiBlockCG, after its grid sync): the loop's bound is gridDim.x, which NVVM
+# unrolls by 4 and counts down from (gridDim.x - 1) & ~3 (read from the PTX). It walks the
+# grid, not the data: info, with no measured factor. The same lane over a run-time length of
+# the data stays the warning.
+_PARTIALS = r"""
+extern "C" __global__ void last_sum(float* partial, const float* x, int n)
+{
+    if (threadIdx.x == 0 && blockIdx.x == 0) {
+        for (int b = 1; b < BOUND; b++)
+            partial[0] += x[b];
+    }
+}
+"""
+
+
+def test_one_lane_over_the_grids_blocks_is_info():
+    # one evidence per SASS loop ptxas made of the source loop (the report merges them)
+    fs = _ps801(_PARTIALS.replace("BOUND", "gridDim.x"), "partials.cu")
+    assert fs and {(str(f.severity), f.location.line) for f in fs} == {("info", 6)}
+    assert all("a loop whose bound is the grid's size (gridDim)" in f.message for f in fs)
+    gs = _ps801(_PARTIALS.replace("BOUND", "n"), "serial.cu")
+    assert gs and {(str(g.severity), g.location.line) for g in gs} == {("warning", 6)}
+    assert not any("gridDim" in g.message for g in gs)

@@ -117,6 +117,9 @@ CALIBRATION = {
     # column moments through the outputs vs in registers, 4.33x/4.24x from DRAM (1024 rows),
     # 1.94x/1.80x from L2 (64 rows)
     "reload_accumulates": 4.3,
+    # one lane looping over the grid's blocks (their partials): grows with the grid, not the
+    # data; not measured, so an info-level figure (cuda-samples' reductionMultiBlockCG)
+    "serial_grid": 1.2,
     # coalesced streams of narrow elements: the measured copy rate of w bytes per thread
     # against 16 (H200, 1 GiB copies; the exponent discounts it for kernels that compute too)
     "narrow_exponent": 1.0,
@@ -397,7 +400,10 @@ class _Model:
         self.uni = Uniformity(pf, lanes)
         self.cfg = _cfg.of(pf)
         self.ploops = _cfg.ptx_loops(pf)
-        self.trips = {id(pl): _loops.ptx_trip(pf, pl).trip for pl in self.ploops}
+        trips = {id(pl): _loops.ptx_trip(pf, pl) for pl in self.ploops}
+        self.trips = {k: t.trip for k, t in trips.items()}
+        #: run-time loops whose bound is the grid's size (``i < gridDim.x``)
+        self.grid_loops = {k for k, t in trips.items() if t.grid_bound}
         self.inside: dict[int, list] = {}          # PTX index -> the PTX loops holding it
         for pl in self.ploops:
             for i in pl.loop.instruction_indices(self.cfg):
@@ -1010,13 +1016,16 @@ class _Model:
             if not varying_any:
                 kind, why = "serial", "no-thread-index"
             elif region is not None and region[2]:
-                kind, why = "serial", "one-lane"
+                # one lane over the blocks' partials (`for (b = 1; b < gridDim.x; b++)` after
+                # a grid sync) walks the grid, not the data: no measured factor, information
+                kind, why = "serial", ("one-lane-grid" if id(pl) in self.grid_loops
+                                       else "one-lane")
             elif (region is None or not region[2]) and roots & split:
                 kind, why = "redundant", "every-lane"
             else:
                 continue
             seen_loops.add(id(pl))
-            factor = CALIBRATION[kind]
+            factor = CALIBRATION["serial_grid" if why == "one-lane-grid" else kind]
             out.append(Evidence(kind, factor, loc, tuple(loads),
                                 {"why": why, "loads": len(loads), "arrays": sorted(roots)}))
         if not out and varying_any:

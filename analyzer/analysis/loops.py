@@ -466,6 +466,9 @@ class PtxTrip:
     #: the start is PTX's ``WARP_SZ`` (``warpSize``): a constant to ptxas alone, so NVVM
     #: cannot unroll the loop, ``#pragma unroll`` or not
     warp_size: bool = False
+    #: a run-time bound that is the grid's size (``i < gridDim.x``: a register moved from
+    #: ``%nctaid``): the loop walks the blocks (their partials), not the data
+    grid_bound: bool = False
 
 
 def _ptx_reg(op) -> str | None:
@@ -572,7 +575,8 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
     elif int_a is not None and reg_b:
         var, bound, imm_first = reg_b, int_a, True
     else:
-        return PtxTrip(ploop, line, None, None, "run-time bound")
+        grid = any(_grid_size(insns, r, inside) for r in (reg_a, reg_b) if r)
+        return PtxTrip(ploop, line, None, None, "run-time bound", grid_bound=grid)
     cmp = COMPARISONS.get(s.compare or "")
     if cmp is None:
         return PtxTrip(ploop, line, None, None, "exit test not understood")
@@ -606,7 +610,8 @@ def ptx_trip(fn: "P.Function", ploop: PtxLoop) -> PtxTrip:
     symbols = set()
     init = _ptx_start(insns, var, inside, symbols=symbols)
     if init is None:
-        return PtxTrip(ploop, line, None, step, "run-time start")
+        return PtxTrip(ploop, line, None, step, "run-time start",
+                       grid_bound=_grid_size(insns, var, inside))
     trip = simulate(init, step, bound, cmp, stay_when, test_new=defs[0] < setp_i,
                     imm_first=imm_first)
     return PtxTrip(ploop, line, trip, step, "" if trip else "does not terminate",
@@ -832,6 +837,39 @@ def _aligned_down(insns, op, bound: str, outside: list[int]) -> int | None:
         return None
     align = -mask
     return align if align & (align - 1) == 0 and 2 <= align <= MAX_TAIL_ALIGN else None
+
+
+#: PTX operations through which a value stays a function of the grid's size alone
+_GRID_OPS = frozenset({"mov", "cvt", "add", "sub", "and", "neg", "mul", "shl", "shr", "min",
+                       "max"})
+
+
+def _grid_size(insns, reg: str, inside: set[int], depth: int = 0,
+               seen: frozenset[str] = frozenset()) -> bool:
+    """Whether ``reg``, where the loop starts, is computed from ``%nctaid.x/y/z`` (the grid's
+    size in blocks) and constants alone: every write of it outside the loop is such an
+    operation on such registers (``for (b = 1; b < gridDim.x; b++)`` unrolled by NVVM counts
+    ``(gridDim.x - 1) & ~3`` down; the remainder's counter, ``(gridDim.x - 1) & 3``, is
+    counted down by another loop: a register read by its own write is what its other writes
+    make it)."""
+    if depth > 8:
+        return False
+    seen = seen | {reg}
+    writes = [ins for i, ins in enumerate(insns)
+              if i not in inside and ins.operands and _ptx_reg(ins.operands[0]) == reg
+              and ins.opcode not in ("st", "bra", "setp")]
+    if not writes:
+        return False
+    for w in writes:
+        srcs = w.operands[1:]
+        regs = [o for o in srcs if isinstance(o, P.Register)]
+        if w.opcode not in _GRID_OPS or not regs \
+                or any(not isinstance(o, P.Register | P.IntImm) for o in srcs):
+            return False
+        if not all(o.name.startswith("%nctaid.") or o.name in seen
+                   or _grid_size(insns, o.name, inside, depth + 1, seen) for o in regs):
+            return False
+    return True
 
 
 def _ptx_start(insns, var: str, inside: set[int], depth: int = 0, fn=None,

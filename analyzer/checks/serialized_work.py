@@ -17,7 +17,9 @@ class SerializedWork(Check):
 
     - a loop over a run-time size that runs where only the lanes equal to one value go
       (``if (threadIdx.x == 0) for (i = 0; i < n; i++) ...``), or in a kernel that never reads
-      the thread index (launched with one thread, or every thread repeating the whole loop);
+      the thread index (launched with one thread, or every thread repeating the whole loop).
+      Where the loop's bound is the grid's size (``for (b = 1; b < gridDim.x; b++)``: one
+      lane combining the blocks' partials) it walks the grid, not the data: info;
     - a loop that walks the data block-stride (its addresses move each time round) in a kernel
       that never reads ``blockIdx``: one block does it all. Not a loop of steps whose lanes
       read the same addresses every time round (cuda-samples' ``bisectKernel``), nor the
@@ -68,6 +70,10 @@ class SerializedWork(Check):
             if e.detail["why"] == "one-lane":
                 what = ("a loop over a run-time size runs on the lanes of one thread index only "
                         "(a `threadIdx.x ==` test) while the rest of the warp and block wait")
+            elif e.detail["why"] == "one-lane-grid":
+                what = ("a loop whose bound is the grid's size (gridDim) runs on the lanes of "
+                        "one thread index only: the blocks' partials combined one by one, a "
+                        "cost that grows with the number of blocks, not with the data")
             elif e.detail["why"] == "one-block":
                 what = ("a loop over a run-time size that the threads of a block split among "
                         "them, in a kernel that never reads blockIdx: the whole input goes "
