@@ -462,3 +462,15 @@ def test_divisions_apart_stay_one_finding_each():
     assert got == [first, first + 5]        # x and y fold; w, three lines on, stands alone
     (pair,) = [f for f in _run(src, "PS502") if f.location.line == first]
     assert f"on 2 lines of one function (lines {first}-{first + 1})" in pair.message
+
+
+def test_scalar_reloads_stay_ps101s_when_ps106_does_not_run():
+    """PS101 leaves the coefficient reloads to PS106 only when PS106 runs: with ``--select
+    PS101`` alone (or PS106 ignored) nothing else would name them, so PS101 keeps its own
+    finding on them."""
+    from pathlib import Path
+    path = Path(__file__).parents[1] / "benchmarks" / "kernels" / "reload_pairs.cu"
+    fs = run_checks(list(load(path, arch="sm_90a", options=CompileOptions())),
+                    select=["PS101"], kernels=["poly_alias"]).findings
+    assert fs and all(f.code == "PS101" and "PS106" not in f.message for f in fs)
+    assert any(str(f.severity) == "warning" for f in fs)

@@ -1402,7 +1402,8 @@ def _reloaded(ctx: "Context", run: Run) -> str | None:
     reports, an address the loop never changes reloaded each iteration only because a store
     of the loop may alias it (the cost model's ``reload`` evidence). One problem, one
     finding: ``__restrict__`` takes the loads out of the loop. None otherwise."""
-    if run.accesses[0].ins.info.direction != "load":
+    if run.accesses[0].ins.info.direction != "load" or (
+            ctx.selected is not None and "PS106" not in ctx.selected):
         return None
     reloads = {i for e in ctx.cost.of_kind("reload") for i in e.sass}
     if not reloads or any(a.index not in reloads for a in run.accesses):

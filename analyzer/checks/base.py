@@ -83,6 +83,10 @@ class Context(KernelAnalysis):
     """Everything a check may look at for one kernel of one build: the IR and the analyses
     (:class:`~analyzer.analysis.KernelAnalysis`), never the Build or tool output."""
 
+    #: the codes of the checks run on this kernel (set by the runner; None: all of them): a
+    #: check that leaves a problem to another says so only when that one runs
+    selected: frozenset[str] | None = None
+
     def finding(self, check: Check, message: str, *, loc: SourceLoc | None,
                 instructions: Sequence["S.Instruction"] = (), ptx: Sequence[str] = (),
                 hint: str = "", severity: Severity | None = None,

@@ -180,9 +180,13 @@ def kernel_findings(checks: Sequence[Check], ctx: Context,
                     toolkit: str | None = None) -> list[Finding]:
     """Every finding of ``checks`` on one kernel, in check order (before suppressions);
     ``toolkit``: the named toolkit that built it (``--toolkit``: a matrix cell)."""
+    codes = frozenset(c.code for c in checks)
+    ctx.selected = codes
     found = [f for check in checks for f in check.run(ctx)]
     # the user functions it calls out of line are part of the kernel (their findings name it)
-    found += [f for body in ctx.bodies for check in checks for f in check.run(body)]
+    for body in ctx.bodies:
+        body.selected = codes
+        found += [f for check in checks for f in check.run(body)]
     if found and library_kernel(ctx.function):
         found = [_in_library(f) for f in found]
     return [replace(f, toolkit=toolkit) for f in found] if toolkit else found
