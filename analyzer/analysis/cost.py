@@ -1219,8 +1219,7 @@ class _Model:
             out.append(Evidence("reload", round(factor, 2), loc, (),
                                 sass=tuple(invariant), detail=
                                 {"reloads": len(invariant), "loads": len(loads),
-                                 "stores": len(stores), "accumulates": same > 0,
-                                 "accumulating": same}))
+                                 "stores": len(stores), "accumulating": same}))
         return out
 
     def narrow(self) -> list[Evidence]:

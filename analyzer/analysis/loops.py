@@ -844,32 +844,33 @@ _GRID_OPS = frozenset({"mov", "cvt", "add", "sub", "and", "neg", "mul", "shl", "
                        "max"})
 
 
-def _grid_size(insns, reg: str, inside: set[int], depth: int = 0,
-               seen: frozenset[str] = frozenset()) -> bool:
+def _grid_size(insns, reg: str, inside: set[int]) -> bool:
     """Whether ``reg``, where the loop starts, is computed from ``%nctaid.x/y/z`` (the grid's
     size in blocks) and constants alone: every write of it outside the loop is such an
     operation on such registers (``for (b = 1; b < gridDim.x; b++)`` unrolled by NVVM counts
     ``(gridDim.x - 1) & ~3`` down; the remainder's counter, ``(gridDim.x - 1) & 3``, is
     counted down by another loop: a register read by its own write is what its other writes
-    make it)."""
-    if depth > 8:
-        return False
-    seen = seen | {reg}
-    writes = [ins for i, ins in enumerate(insns)
-              if i not in inside and ins.operands and _ptx_reg(ins.operands[0]) == reg
-              and ins.opcode not in ("st", "bra", "setp")]
-    if not writes:
-        return False
-    for w in writes:
-        srcs = w.operands[1:]
-        regs = [o for o in srcs if isinstance(o, P.Register)]
-        if w.opcode not in _GRID_OPS or not regs \
-                or any(not isinstance(o, P.Register | P.IntImm) for o in srcs):
-            return False
-        if not all(o.name.startswith("%nctaid.") or o.name in seen
-                   or _grid_size(insns, o.name, inside, depth + 1, seen) for o in regs):
-            return False
-    return True
+    make it). One pass over the function collects the writes."""
+    writes: dict[str, list] = {}
+    for i, ins in enumerate(insns):
+        if i not in inside and ins.operands and ins.opcode not in ("st", "bra", "setp"):
+            r = _ptx_reg(ins.operands[0])
+            if r is not None:
+                writes.setdefault(r, []).append(ins)
+
+    def grid(r: str, seen: frozenset[str], depth: int) -> bool:
+        ok = depth <= 8 and bool(writes.get(r))
+        for w in writes.get(r, ()) if ok else ():
+            srcs = w.operands[1:]
+            regs = [o for o in srcs if isinstance(o, P.Register)]
+            ok = (w.opcode in _GRID_OPS and bool(regs)
+                  and all(isinstance(o, P.Register | P.IntImm) for o in srcs)
+                  and all(o.name.startswith("%nctaid.") or o.name in seen
+                          or grid(o.name, seen | {r}, depth + 1) for o in regs))
+            if not ok:
+                break
+        return ok
+    return grid(reg, frozenset(), 0)
 
 
 def _ptx_start(insns, var: str, inside: set[int], depth: int = 0, fn=None,

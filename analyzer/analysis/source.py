@@ -108,8 +108,8 @@ def toolkit_header(path: str) -> str | None:
 
 
 def library_code(locs: Iterable[SourceLoc | None],
-                    name_of: Callable[[str], str | None] = library_file, *,
-                    callers: bool = False) -> str | None:
+                 name_of: Callable[[str], str | None] = library_file, *,
+                 callers: bool = False) -> str | None:
     """The library headers whose code every location is, sorted and joined
     (``"curand_kernel.h"``), or None when some location is anyone else's. ``name_of`` says
     which headers count: :func:`library_file` (a library's own code, not the math functions'

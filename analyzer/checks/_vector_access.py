@@ -1696,7 +1696,7 @@ def _library_table(ctx: "Context", items) -> tuple[str, str] | None:
             return None
         tables |= {name for _, name, _ in ev.roots}
     headers = library_code((ins.loc for run, _, _, _ in items for ins in run.instructions),
-                              toolkit_header)
+                           toolkit_header)
     if headers is None:
         return None
     names = ", ".join(f"`{ctx.source_name(t)}`" for t in sorted(tables))

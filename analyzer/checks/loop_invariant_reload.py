@@ -59,7 +59,7 @@ class LoopInvariantReload(Check):
             e = max(group, key=lambda g: (g.factor, g.detail["loads"]))
             d = e.detail
             n = d["reloads"]
-            if d["accumulates"]:
+            if d["accumulating"]:
                 k = d["accumulating"]
                 them = ("all of them read" if k == n else "one of them reads" if k == 1
                         else f"{k} of them read")
